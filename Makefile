@@ -1,0 +1,33 @@
+# heapledger build. `make demo` and `make test` are the two commands README.md promises:
+# each installs what it needs (Debian packages through scripts/install-deps.sh), builds, and runs.
+SHELL := /bin/bash
+GO ?= go
+BIN := bin/heapledger
+
+.PHONY: all deps build java go demo test test-go clean
+
+all: build
+
+deps:
+	bash scripts/install-deps.sh
+
+# Java-side builds (runtime, agent, test tools) are compiled by scripts/build-java.sh when present.
+java:
+	@if [ -x scripts/build-java.sh ]; then bash scripts/build-java.sh; fi
+
+go:
+	$(GO) build -o $(BIN) ./cli
+
+build: java go
+
+demo: deps build
+	./$(BIN) demo
+
+test-go:
+	$(GO) vet ./...
+	$(GO) test -timeout 25m ./...
+
+test: deps build test-go
+
+clean:
+	rm -rf bin build

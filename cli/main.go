@@ -1,0 +1,47 @@
+// Command heapledger rewrites Java bytecode so a running JVM can say who allocated its memory,
+// who still holds it, and which module leaks; it also analyses heap dumps and snapshots.
+//
+// Each subcommand lives in its own file and registers itself with register() from an init
+// function, so commands can be added without touching a shared list.
+package main
+
+import (
+	"fmt"
+	"os"
+	"sort"
+
+	"github.com/urfave/cli/v2"
+)
+
+var commands []*cli.Command
+
+// register adds a subcommand to the heapledger command line.
+func register(c *cli.Command) { commands = append(commands, c) }
+
+// version is overridden at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func newApp() *cli.App {
+	sort.Slice(commands, func(i, j int) bool { return commands[i].Name < commands[j].Name })
+	return &cli.App{
+		Name:                 "heapledger",
+		Usage:                "exact, cheap memory accounting for Java programs by bytecode rewriting",
+		Version:              version,
+		Commands:             commands,
+		EnableBashCompletion: true,
+		ExitErrHandler: func(c *cli.Context, err error) {
+			// Errors are printed once by main; urfave's default handler would exit early.
+		},
+	}
+}
+
+func main() {
+	if err := newApp().Run(os.Args); err != nil {
+		fmt.Fprintln(os.Stderr, "heapledger:", err)
+		code := 1
+		if ec, ok := err.(cli.ExitCoder); ok && ec.ExitCode() != 0 {
+			code = ec.ExitCode()
+		}
+		os.Exit(code)
+	}
+}

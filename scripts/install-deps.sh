@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs what heapledger's build, tests and benchmarks need on a fresh Debian machine.
+# Idempotent: packages already present are skipped, so CI pays for apt only once per machine.
+set -euo pipefail
+
+PKGS=(
+  # the corpus of real jars the rewriter is proven on
+  libguava-java libcommons-lang3-java libjackson2-databind-java libecj-java liblucene4.10-java
+  libh2-java libxalan2-java libbatik-java fop sunflow libasm-java libbyte-buddy-java
+  libicu4j-java libbcprov-java
+  # hand-assembled fixtures and the peers we measure against
+  jasmin-sable libjava-allocation-instrumenter-java
+  # JDK 17 (the default JDK) with javac
+  openjdk-17-jdk-headless
+  zip unzip
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}" >&2
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
