@@ -18,11 +18,30 @@ var commands []*cli.Command
 // register adds a subcommand to the heapledger command line.
 func register(c *cli.Command) { commands = append(commands, c) }
 
+// subcommands holds children registered by name of their parent (e.g. "heap" → histo, analyze,
+// trend), so that several files can contribute to one command group.
+var subcommands = map[string][]*cli.Command{}
+
+// registerSub adds child under the top-level command named parent. The parent must be registered
+// by some file too; newApp attaches the children.
+func registerSub(parent string, child *cli.Command) {
+	subcommands[parent] = append(subcommands[parent], child)
+}
+
 // version is overridden at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
 func newApp() *cli.App {
 	sort.Slice(commands, func(i, j int) bool { return commands[i].Name < commands[j].Name })
+	for _, c := range commands {
+		subs := subcommands[c.Name]
+		sort.Slice(subs, func(i, j int) bool { return subs[i].Name < subs[j].Name })
+		for _, s := range subs {
+			if !containsCommand(c.Subcommands, s.Name) {
+				c.Subcommands = append(c.Subcommands, s)
+			}
+		}
+	}
 	return &cli.App{
 		Name:                 "heapledger",
 		Usage:                "exact, cheap memory accounting for Java programs by bytecode rewriting",
@@ -44,4 +63,13 @@ func main() {
 		}
 		os.Exit(code)
 	}
+}
+
+func containsCommand(cs []*cli.Command, name string) bool {
+	for _, c := range cs {
+		if c.Name == name {
+			return true
+		}
+	}
+	return false
 }
