@@ -1,0 +1,258 @@
+package classfile
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+)
+
+// ErrPoolOverflow is returned when adding a constant would need more than 65535 pool slots.
+// Passes treat it as "leave this method unmodified", never as a failure of the whole run.
+var ErrPoolOverflow = errors.New("constant pool would exceed 65535 entries")
+
+// Pool is a constant pool. Entries[0] is unused, as in the class file. Constants added by a
+// pass are appended, so indices that existing code and attributes use never move.
+type Pool struct {
+	Entries []Constant
+
+	mu    sync.Mutex
+	index map[poolKey]uint16 // built lazily on the first Add, for de-duplication
+}
+
+type poolKey struct {
+	tag  uint8
+	a, b uint16
+	s    string
+}
+
+// Len returns the constant_pool_count of the class file (one more than the highest index).
+func (p *Pool) Len() int { return len(p.Entries) }
+
+// Entry returns the constant at index i, or an error naming the index when it is out of range
+// or the unusable slot after a Long/Double.
+func (p *Pool) Entry(i uint16) (*Constant, error) {
+	if i == 0 || int(i) >= len(p.Entries) || p.Entries[i].Tag == 0 {
+		return nil, fmt.Errorf("constant pool index %d is not a valid entry (pool size %d)", i, len(p.Entries))
+	}
+	return &p.Entries[i], nil
+}
+
+func (p *Pool) typed(i uint16, tags ...uint8) (*Constant, error) {
+	c, err := p.Entry(i)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range tags {
+		if c.Tag == t {
+			return c, nil
+		}
+	}
+	return nil, fmt.Errorf("constant pool index %d has tag %d (%s), want %s", i, c.Tag, TagName(c.Tag), TagName(tags[0]))
+}
+
+// Utf8 returns the string of a CONSTANT_Utf8 entry, decoding modified UTF-8.
+func (p *Pool) Utf8(i uint16) (string, error) {
+	c, err := p.typed(i, TagUtf8)
+	if err != nil {
+		return "", err
+	}
+	return DecodeModifiedUTF8(c.Bytes)
+}
+
+// ClassName returns the internal name (e.g. "java/lang/String" or "[I") of a CONSTANT_Class.
+func (p *Pool) ClassName(i uint16) (string, error) {
+	c, err := p.typed(i, TagClass)
+	if err != nil {
+		return "", err
+	}
+	return p.Utf8(c.A)
+}
+
+// NameAndType returns the name and descriptor of a CONSTANT_NameAndType.
+func (p *Pool) NameAndType(i uint16) (name, desc string, err error) {
+	c, err := p.typed(i, TagNameAndType)
+	if err != nil {
+		return "", "", err
+	}
+	if name, err = p.Utf8(c.A); err != nil {
+		return "", "", err
+	}
+	desc, err = p.Utf8(c.B)
+	return name, desc, err
+}
+
+// MemberRef returns owner class, name and descriptor of a Fieldref, Methodref or
+// InterfaceMethodref.
+func (p *Pool) MemberRef(i uint16) (owner, name, desc string, err error) {
+	c, err := p.typed(i, TagFieldref, TagMethodref, TagInterfaceMethodref)
+	if err != nil {
+		return "", "", "", err
+	}
+	if owner, err = p.ClassName(c.A); err != nil {
+		return "", "", "", err
+	}
+	name, desc, err = p.NameAndType(c.B)
+	return owner, name, desc, err
+}
+
+// DynamicNameAndType returns name and descriptor of an InvokeDynamic or Dynamic constant.
+func (p *Pool) DynamicNameAndType(i uint16) (name, desc string, err error) {
+	c, err := p.typed(i, TagInvokeDynamic, TagDynamic)
+	if err != nil {
+		return "", "", err
+	}
+	return p.NameAndType(c.B)
+}
+
+func (p *Pool) buildIndex() {
+	if p.index != nil {
+		return
+	}
+	p.index = make(map[poolKey]uint16, len(p.Entries))
+	for i := len(p.Entries) - 1; i >= 1; i-- { // lowest index wins
+		c := &p.Entries[i]
+		if c.Tag == 0 {
+			continue
+		}
+		p.index[poolKey{c.Tag, c.A, c.B, string(c.Bytes)}] = uint16(i)
+	}
+}
+
+// add returns the index of an equal constant, appending one if there is none.
+func (p *Pool) add(c Constant) (uint16, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.buildIndex()
+	k := poolKey{c.Tag, c.A, c.B, string(c.Bytes)}
+	if i, ok := p.index[k]; ok {
+		return i, nil
+	}
+	width := 1
+	if c.Tag == TagLong || c.Tag == TagDouble {
+		width = 2
+	}
+	if len(p.Entries)+width > math.MaxUint16 {
+		return 0, ErrPoolOverflow
+	}
+	i := uint16(len(p.Entries))
+	p.Entries = append(p.Entries, c)
+	if width == 2 {
+		p.Entries = append(p.Entries, Constant{})
+	}
+	p.index[k] = i
+	return i, nil
+}
+
+// AddUtf8 returns the index of a CONSTANT_Utf8 holding s, adding it if needed.
+func (p *Pool) AddUtf8(s string) (uint16, error) {
+	b := EncodeModifiedUTF8(s)
+	if len(b) > math.MaxUint16 {
+		return 0, fmt.Errorf("string of %d bytes does not fit a CONSTANT_Utf8", len(b))
+	}
+	return p.add(Constant{Tag: TagUtf8, Bytes: b})
+}
+
+// AddClass returns the index of a CONSTANT_Class for the internal name, adding it if needed.
+func (p *Pool) AddClass(internalName string) (uint16, error) {
+	u, err := p.AddUtf8(internalName)
+	if err != nil {
+		return 0, err
+	}
+	return p.add(Constant{Tag: TagClass, A: u})
+}
+
+// AddString returns the index of a CONSTANT_String.
+func (p *Pool) AddString(s string) (uint16, error) {
+	u, err := p.AddUtf8(s)
+	if err != nil {
+		return 0, err
+	}
+	return p.add(Constant{Tag: TagString, A: u})
+}
+
+// AddInteger returns the index of a CONSTANT_Integer.
+func (p *Pool) AddInteger(v int32) (uint16, error) {
+	u := uint32(v)
+	return p.add(Constant{Tag: TagInteger, Bytes: []byte{byte(u >> 24), byte(u >> 16), byte(u >> 8), byte(u)}})
+}
+
+// AddNameAndType returns the index of a CONSTANT_NameAndType.
+func (p *Pool) AddNameAndType(name, desc string) (uint16, error) {
+	n, err := p.AddUtf8(name)
+	if err != nil {
+		return 0, err
+	}
+	d, err := p.AddUtf8(desc)
+	if err != nil {
+		return 0, err
+	}
+	return p.add(Constant{Tag: TagNameAndType, A: n, B: d})
+}
+
+// AddMethodref returns the index of a CONSTANT_Methodref (or InterfaceMethodref when iface).
+func (p *Pool) AddMethodref(owner, name, desc string, iface bool) (uint16, error) {
+	tag := uint8(TagMethodref)
+	if iface {
+		tag = TagInterfaceMethodref
+	}
+	return p.addMember(tag, owner, name, desc)
+}
+
+// AddFieldref returns the index of a CONSTANT_Fieldref.
+func (p *Pool) AddFieldref(owner, name, desc string) (uint16, error) {
+	return p.addMember(TagFieldref, owner, name, desc)
+}
+
+func (p *Pool) addMember(tag uint8, owner, name, desc string) (uint16, error) {
+	c, err := p.AddClass(owner)
+	if err != nil {
+		return 0, err
+	}
+	nt, err := p.AddNameAndType(name, desc)
+	if err != nil {
+		return 0, err
+	}
+	return p.add(Constant{Tag: tag, A: c, B: nt})
+}
+
+// TagName returns the JVMS name of a constant pool tag, for messages.
+func TagName(tag uint8) string {
+	switch tag {
+	case TagUtf8:
+		return "Utf8"
+	case TagInteger:
+		return "Integer"
+	case TagFloat:
+		return "Float"
+	case TagLong:
+		return "Long"
+	case TagDouble:
+		return "Double"
+	case TagClass:
+		return "Class"
+	case TagString:
+		return "String"
+	case TagFieldref:
+		return "Fieldref"
+	case TagMethodref:
+		return "Methodref"
+	case TagInterfaceMethodref:
+		return "InterfaceMethodref"
+	case TagNameAndType:
+		return "NameAndType"
+	case TagMethodHandle:
+		return "MethodHandle"
+	case TagMethodType:
+		return "MethodType"
+	case TagDynamic:
+		return "Dynamic"
+	case TagInvokeDynamic:
+		return "InvokeDynamic"
+	case TagModule:
+		return "Module"
+	case TagPackage:
+		return "Package"
+	}
+	return fmt.Sprintf("unknown(%d)", tag)
+}
