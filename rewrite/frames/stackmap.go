@@ -109,28 +109,11 @@ func Decode(data []byte, pool *classfile.Pool, initial Frame, lim Limits) ([]Ent
 		case ft <= appendMax:
 			delta = int(r.u2())
 			k := ft - sameFrameExtended
-			locals = append(append([]Type(nil), prevLocals...), make([]Type, k)...)
-			for j := 0; j < k; j++ {
-				locals[len(prevLocals)+j] = r.vtype(pool)
-			}
+			locals = append(append([]Type(nil), prevLocals...), r.vtypes(k, pool)...)
 		default:
 			delta = int(r.u2())
-			nl := int(r.u2())
-			if nl > len(data) {
-				return nil, errorf(-1, "entry %d at byte %d: %d locals declared", i, start, nl)
-			}
-			locals = make([]Type, nl)
-			for j := range locals {
-				locals[j] = r.vtype(pool)
-			}
-			ns := int(r.u2())
-			if ns > len(data) {
-				return nil, errorf(-1, "entry %d at byte %d: %d stack items declared", i, start, ns)
-			}
-			stack = make([]Type, ns)
-			for j := range stack {
-				stack[j] = r.vtype(pool)
-			}
+			locals = r.vtypes(int(r.u2()), pool)
+			stack = r.vtypes(int(r.u2()), pool)
 		}
 		if r.err != nil {
 			return nil, errorf(-1, "entry %d at byte %d: %v", i, start, r.err)
@@ -284,6 +267,23 @@ func (r *reader) u2() uint16 {
 	}
 	r.pos += 2
 	return binary.BigEndian.Uint16(r.data[r.pos-2:])
+}
+
+// vtypes reads n types. Each takes at least one byte, so a count beyond the remaining data is
+// reported as truncation before anything is allocated for it.
+func (r *reader) vtypes(n int, pool *classfile.Pool) []Type {
+	if r.err != nil {
+		return nil
+	}
+	if n > len(r.data)-r.pos {
+		r.err = fmt.Errorf("%d types declared in the %d bytes left", n, len(r.data)-r.pos)
+		return nil
+	}
+	ts := make([]Type, n)
+	for j := range ts {
+		ts[j] = r.vtype(pool)
+	}
+	return ts
 }
 
 func (r *reader) vtype(pool *classfile.Pool) Type {
