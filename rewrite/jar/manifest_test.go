@@ -1,0 +1,73 @@
+package jar
+
+import (
+	"archive/zip"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/heapledger/heapledger/rewrite/transform"
+)
+
+func TestIsSignatureFile(t *testing.T) {
+	for name, want := range map[string]bool{
+		"META-INF/MYKEY.SF": true, "META-INF/mykey.rsa": true, "META-INF/A.DSA": true, "META-INF/B.EC": true,
+		"META-INF/SIG-FOO": true, "META-INF/MANIFEST.MF": false, "META-INF/sub/X.SF": false, "X.SF": false,
+		"META-INF/services/a.RSA": false,
+	} {
+		if got := isSignatureFile(name); got != want {
+			t.Errorf("isSignatureFile(%q) = %v", name, got)
+		}
+	}
+}
+
+func TestStripDigests(t *testing.T) {
+	mf := "Manifest-Version: 1.0\r\nCreated-By: 17 (Test)\r\n\r\n" +
+		"Name: a/A.class\r\nSHA-256-Digest: AAAA\r\n\r\n" +
+		"Name: a/B.class\r\nSHA-256-Digest: BBBB\r\n\r\n" +
+		"Name: a/very/long/package/name/that/needs/a/continuation/line/Clas\r\n s.class\r\nSHA-256-Digest: CCCC\r\nX-Keep: yes\r\n\r\n"
+	changed := map[string]bool{"a/A.class": true, "a/very/long/package/name/that/needs/a/continuation/line/Class.class": true}
+	got, n := stripDigests([]byte(mf), func(e string) bool { return changed[e] })
+	want := "Manifest-Version: 1.0\r\nCreated-By: 17 (Test)\r\n\r\n" +
+		"Name: a/B.class\r\nSHA-256-Digest: BBBB\r\n\r\n" +
+		"Name: a/very/long/package/name/that/needs/a/continuation/line/Clas\r\n s.class\r\nX-Keep: yes\r\n\r\n"
+	if string(got) != want || n != 2 {
+		t.Errorf("edited %d sections, got\n%q\nwant\n%q", n, got, want)
+	}
+	if got, n := stripDigests([]byte(mf), func(string) bool { return false }); string(got) != mf || n != 0 {
+		t.Errorf("manifest changed with nothing to strip: %q", got)
+	}
+}
+
+func TestSignedJarLosesSignatureAndStaleDigests(t *testing.T) {
+	dir := t.TempDir()
+	mf := "Manifest-Version: 1.0\r\n\r\nName: A.class\r\nSHA-256-Digest: AAAA\r\n\r\nName: r.txt\r\nSHA-256-Digest: RRRR\r\n\r\n"
+	in := makeJar(t, dir, "signed.jar", []testEntry{
+		{name: "META-INF/MANIFEST.MF", data: []byte(mf), method: zip.Deflate},
+		{name: "META-INF/KEY.SF", data: []byte("Signature-Version: 1.0\r\n\r\n"), method: zip.Deflate},
+		{name: "META-INF/KEY.RSA", data: []byte{1, 2, 3}, method: zip.Deflate},
+		{name: "A.class", data: fakeClass("A"), method: zip.Deflate},
+		{name: "r.txt", data: []byte("r"), method: zip.Deflate},
+	}, "")
+	out := filepath.Join(dir, "out.jar")
+	rep, err := Rewrite([]string{in}, out, transform.Func(func(n string, d []byte) (transform.Result, error) {
+		return transform.Result{Data: append(d, '!')}, nil
+	}), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr := readZip(t, out)
+	var names []string
+	for _, f := range zr.File {
+		names = append(names, f.Name)
+	}
+	if got := strings.Join(names, " "); got != "META-INF/MANIFEST.MF A.class r.txt" {
+		t.Errorf("entries %s", got)
+	}
+	if got := string(contents(t, zr.File[0])); got != "Manifest-Version: 1.0\r\n\r\nName: r.txt\r\nSHA-256-Digest: RRRR\r\n\r\n" {
+		t.Errorf("manifest %q", got)
+	}
+	if len(rep.Warnings) != 1 || !strings.Contains(rep.Warnings[0], "META-INF/KEY.SF") || !strings.Contains(rep.Warnings[0], "META-INF/KEY.RSA") {
+		t.Errorf("warnings %q", rep.Warnings)
+	}
+}

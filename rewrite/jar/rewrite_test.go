@@ -1,0 +1,391 @@
+package jar
+
+import (
+	"archive/zip"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heapledger/heapledger/rewrite/transform"
+)
+
+// fakeClass is not a real class file: the pipeline never parses classes, the pass does.
+func fakeClass(name string) []byte { return []byte("\xca\xfe\xba\xbe class " + name) }
+
+type testEntry struct {
+	name    string
+	data    []byte
+	method  uint16
+	comment string
+	extra   []byte
+}
+
+// makeJar writes a zip with the given entries, in order, and returns its path.
+func makeJar(t testing.TB, dir, name string, entries []testEntry, comment string) string {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	mod := time.Date(2020, 2, 3, 4, 5, 6, 0, time.UTC)
+	for _, e := range entries {
+		h := &zip.FileHeader{Name: e.name, Method: e.method, Comment: e.comment, Extra: e.extra, Modified: mod}
+		w, err := zw.CreateHeader(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(e.data)
+	}
+	if comment != "" {
+		zw.SetComment(comment)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+var sampleEntries = []testEntry{
+	{name: "META-INF/", method: zip.Store},
+	{name: "META-INF/MANIFEST.MF", data: []byte("Manifest-Version: 1.0\r\nMulti-Release: true\r\n\r\n"), method: zip.Deflate},
+	{name: "a/", method: zip.Store},
+	{name: "a/A.class", data: fakeClass("a/A"), method: zip.Deflate, comment: "entry comment", extra: []byte{0xfe, 0xca, 2, 0, 1, 2}},
+	{name: "a/B.class", data: fakeClass("a/B"), method: zip.Store},
+	{name: "a/package-info.class", data: fakeClass("a/package-info"), method: zip.Deflate},
+	{name: "module-info.class", data: fakeClass("module-info"), method: zip.Deflate},
+	{name: "a/res.txt", data: []byte(strings.Repeat("resource ", 100)), method: zip.Deflate},
+	{name: "META-INF/versions/11/a/A.class", data: fakeClass("a/A v11"), method: zip.Deflate},
+	{name: "META-INF/services/x.class", data: fakeClass("not a class"), method: zip.Deflate},
+}
+
+// marker is a pass that changes every class detectably and remembers what it saw.
+func marker(seen *[]string, mu chan struct{}) transform.Class {
+	return transform.Func(func(name string, data []byte) (transform.Result, error) {
+		mu <- struct{}{}
+		*seen = append(*seen, name)
+		<-mu
+		return transform.Result{Data: append([]byte("REWRITTEN "), data...)}, nil
+	})
+}
+
+func readZip(t testing.TB, p string) *zip.ReadCloser {
+	t.Helper()
+	zr, err := zip.OpenReader(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { zr.Close() })
+	return zr
+}
+
+func contents(t testing.TB, f *zip.File) []byte {
+	t.Helper()
+	rc, err := f.Open()
+	if err != nil {
+		t.Fatalf("%s: %v", f.Name, err)
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		t.Fatalf("%s: %v", f.Name, err)
+	}
+	return b
+}
+
+func rawBytes(t testing.TB, f *zip.File) []byte {
+	t.Helper()
+	r, err := f.OpenRaw()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(r)
+	return b
+}
+
+func TestRewriteKeepsEverythingElse(t *testing.T) {
+	dir := t.TempDir()
+	in := makeJar(t, dir, "in.jar", sampleEntries, "archive comment")
+	out := filepath.Join(dir, "out.jar")
+	var seen []string
+	rep, err := Rewrite([]string{in}, out, marker(&seen, make(chan struct{}, 1)), Options{Workers: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRewritten := map[string]bool{"a/A.class": true, "a/B.class": true, "META-INF/versions/11/a/A.class": true}
+	if len(seen) != len(wantRewritten) {
+		t.Errorf("pass saw %v, want %v", seen, wantRewritten)
+	}
+	if rep.Classes != 3 || rep.Rewritten != 3 || rep.Failed != 0 || rep.Entries != len(sampleEntries) {
+		t.Errorf("report %+v", rep)
+	}
+	src, dst := readZip(t, in), readZip(t, out)
+	if dst.Comment != "archive comment" {
+		t.Errorf("archive comment %q", dst.Comment)
+	}
+	if len(dst.File) != len(src.File) {
+		t.Fatalf("%d entries, want %d", len(dst.File), len(src.File))
+	}
+	for i, f := range dst.File {
+		o := src.File[i]
+		if f.Name != o.Name {
+			t.Fatalf("entry %d is %s, want %s (order changed)", i, f.Name, o.Name)
+		}
+		if f.Comment != o.Comment || !bytes.Equal(f.Extra, o.Extra) || !f.Modified.Equal(o.Modified) || f.Method != o.Method {
+			t.Errorf("%s: header changed: %+v vs %+v", f.Name, f.FileHeader, o.FileHeader)
+		}
+		got := contents(t, f)
+		if wantRewritten[f.Name] {
+			if want := append([]byte("REWRITTEN "), contents(t, o)...); !bytes.Equal(got, want) {
+				t.Errorf("%s: got %q, want %q", f.Name, got, want)
+			}
+		} else if !bytes.Equal(rawBytes(t, f), rawBytes(t, o)) {
+			t.Errorf("%s: raw bytes changed", f.Name)
+		}
+	}
+}
+
+func TestUnchangedClassesAreCopiedRaw(t *testing.T) {
+	dir := t.TempDir()
+	in := makeJar(t, dir, "in.jar", sampleEntries, "")
+	out := filepath.Join(dir, "out.jar")
+	same := transform.Func(func(name string, data []byte) (transform.Result, error) {
+		// Identical new bytes count as unchanged: only real changes are "rewritten".
+		return transform.Result{Data: append([]byte(nil), data...)}, nil
+	})
+	rep, err := Rewrite([]string{in}, out, same, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Unchanged != 3 || rep.Rewritten != 0 {
+		t.Errorf("report %+v", rep)
+	}
+	a, b := readZip(t, in), readZip(t, out)
+	for i := range a.File {
+		if !bytes.Equal(rawBytes(t, a.File[i]), rawBytes(t, b.File[i])) {
+			t.Errorf("%s: raw bytes changed", a.File[i].Name)
+		}
+	}
+}
+
+func TestFailuresPanicsAndSkipsAreReported(t *testing.T) {
+	dir := t.TempDir()
+	in := makeJar(t, dir, "in.jar", sampleEntries, "")
+	out := filepath.Join(dir, "out.jar")
+	pass := transform.Func(func(name string, data []byte) (transform.Result, error) {
+		switch name {
+		case "a/A.class":
+			return transform.Result{}, fmt.Errorf("%s: bad constant pool tag 99 at offset 10", name)
+		case "a/B.class":
+			var m map[string]int
+			m["boom"]++ // a bug in a pass: must cost this class only
+		}
+		return transform.Result{
+			Data:     append([]byte("X"), data...),
+			Skipped:  []transform.Skip{{Method: "big()V", Reason: "code would exceed 65535 bytes"}, {Method: "f()V", Reason: "jsr"}, {Method: "g()V", Reason: "jsr"}},
+			Warnings: []string{"class file version 70 is newer than known"},
+		}, nil
+	})
+	rep, err := Rewrite([]string{in}, out, pass, Options{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Failed != 2 || rep.Rewritten != 1 || len(rep.Failures) != 2 {
+		t.Fatalf("report %+v", rep)
+	}
+	if f := rep.Failures[0]; f.Entry != in+"!a/A.class" || !strings.Contains(f.Err.Error(), "offset 10") {
+		t.Errorf("failure %v", f)
+	}
+	if f := rep.Failures[1]; !strings.Contains(f.Err.Error(), "panicked") || !strings.Contains(f.Err.Error(), "rewrite_test.go") {
+		t.Errorf("panic failure does not say where: %v", f)
+	}
+	sum := rep.Summary()
+	for _, want := range []string{"3 classes: 1 rewritten, 0 unchanged, 2 failed", "3 methods skipped", "jsr: 2", "code would exceed 65535 bytes: 1"} {
+		if !strings.Contains(sum, want) {
+			t.Errorf("summary %q lacks %q", sum, want)
+		}
+	}
+	if len(rep.Warnings) != 1 || !strings.Contains(rep.Warnings[0], "META-INF/versions/11/a/A.class: class file version 70") {
+		t.Errorf("warnings %q", rep.Warnings)
+	}
+	// Failed classes are copied unchanged.
+	src, dst := readZip(t, in), readZip(t, out)
+	for i := range src.File {
+		if n := src.File[i].Name; n == "a/A.class" || n == "a/B.class" {
+			if !bytes.Equal(rawBytes(t, src.File[i]), rawBytes(t, dst.File[i])) {
+				t.Errorf("%s: failed class not copied unchanged", n)
+			}
+		}
+	}
+}
+
+func TestDirectoryInputAndOutput(t *testing.T) {
+	dir := t.TempDir()
+	in := makeJar(t, dir, "in.jar", sampleEntries, "")
+	classes := filepath.Join(dir, "classes") // no .jar suffix: a directory
+	var seen []string
+	if _, err := Rewrite([]string{in}, classes, marker(&seen, make(chan struct{}, 1)), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(classes, "META-INF/versions/11/a/A.class"))
+	if err != nil || string(got) != "REWRITTEN "+string(fakeClass("a/A v11")) {
+		t.Fatalf("versioned class: %q %v", got, err)
+	}
+	st, err := os.Stat(filepath.Join(classes, "a/res.txt"))
+	if err != nil || !st.ModTime().Equal(time.Date(2020, 2, 3, 4, 5, 6, 0, time.UTC)) {
+		t.Errorf("resource time not kept: %v %v", st, err)
+	}
+	// Directory back to a jar: the manifest comes first even though WalkDir sorts "META-INF"
+	// after upper-case names, and the classes are rewritten once more.
+	if err := os.WriteFile(filepath.Join(classes, "A.txt"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "again.jar")
+	seen = nil
+	rep, err := Rewrite([]string{classes}, out, marker(&seen, make(chan struct{}, 1)), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Rewritten != 3 {
+		t.Errorf("report %+v", rep)
+	}
+	zr := readZip(t, out)
+	if zr.File[0].Name != "META-INF/" || zr.File[1].Name != manifestName {
+		t.Errorf("manifest not first: %s, %s", zr.File[0].Name, zr.File[1].Name)
+	}
+	for _, f := range zr.File {
+		if f.Name == "a/A.class" && string(contents(t, f)) != "REWRITTEN REWRITTEN "+string(fakeClass("a/A")) {
+			t.Errorf("a/A.class: %q", contents(t, f))
+		}
+	}
+	// An existing, non-empty directory is never written into.
+	if _, err := Rewrite([]string{in}, classes, marker(&seen, make(chan struct{}, 1)), Options{}); err == nil || !strings.Contains(err.Error(), "not empty") {
+		t.Errorf("non-empty output directory: %v", err)
+	}
+}
+
+func TestMergeFirstWins(t *testing.T) {
+	dir := t.TempDir()
+	one := makeJar(t, dir, "one.jar", []testEntry{
+		{name: "p/", method: zip.Store},
+		{name: "p/C.class", data: fakeClass("one"), method: zip.Deflate},
+	}, "")
+	two := makeJar(t, dir, "two.jar", []testEntry{
+		{name: "META-INF/MANIFEST.MF", data: []byte("Manifest-Version: 1.0\n\n"), method: zip.Deflate},
+		{name: "p/", method: zip.Store},
+		{name: "p/C.class", data: fakeClass("two"), method: zip.Deflate},
+		{name: "p/D.class", data: fakeClass("two D"), method: zip.Deflate},
+	}, "")
+	out := filepath.Join(dir, "out.jar")
+	rep, err := Rewrite([]string{one, two}, out, transform.Func(func(string, []byte) (transform.Result, error) {
+		return transform.Result{}, nil
+	}), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	zr := readZip(t, out)
+	for _, f := range zr.File {
+		names = append(names, f.Name)
+		if f.Name == "p/C.class" && !bytes.Equal(contents(t, f), fakeClass("one")) {
+			t.Errorf("p/C.class came from the second input")
+		}
+	}
+	if got := strings.Join(names, " "); got != "META-INF/MANIFEST.MF p/ p/C.class p/D.class" {
+		t.Errorf("entries %s", got)
+	}
+	if len(rep.Warnings) != 1 || !strings.Contains(rep.Warnings[0], "two.jar!p/C.class: dropped, "+one+"!p/C.class comes first") {
+		t.Errorf("warnings %q", rep.Warnings)
+	}
+}
+
+func TestBadInputs(t *testing.T) {
+	dir := t.TempDir()
+	good := makeJar(t, dir, "good.jar", sampleEntries, "")
+	goodBytes, _ := os.ReadFile(good)
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, b, 0o644)
+		return p
+	}
+	zeros := make([]byte, 4<<20)
+	cases := []struct {
+		name, input, output string
+		opt                 Options
+		want                string
+	}{
+		{"not a jar", write("text.jar", []byte("hello, I am not a zip file")), "o1.jar", Options{}, "text.jar: not a jar or zip file"},
+		{"truncated", write("trunc.jar", goodBytes[:len(goodBytes)-30]), "o2.jar", Options{}, "trunc.jar: not a jar or zip file, or truncated"},
+		{"duplicate", makeJar(t, dir, "dup.jar", []testEntry{{name: "a.txt"}, {name: "a.txt"}}, ""), "o3.jar", Options{}, "dup.jar!a.txt: the entry occurs more than once"},
+		{"traversal", makeJar(t, dir, "evil.jar", []testEntry{{name: "../../etc/x.class", data: fakeClass("x")}}, ""), "o4dir", Options{}, "evil.jar!../../etc/x.class: unsafe entry name: path leaves the output directory"},
+		{"absolute", makeJar(t, dir, "abs.jar", []testEntry{{name: "/tmp/x.txt"}}, ""), "o5dir", Options{}, "abs.jar!/tmp/x.txt: unsafe entry name: absolute"},
+		{"bomb", makeJar(t, dir, "bomb.jar", []testEntry{{name: "Z.class", data: zeros, method: zip.Deflate}}, ""), "o6.jar", Options{}, "bomb.jar!Z.class: declared size 4194304 bytes from"},
+		{"too big", makeJar(t, dir, "big.jar", []testEntry{{name: "Z.class", data: zeros[:5000], method: zip.Store}}, ""), "o7.jar", Options{Limits: Limits{MaxEntrySize: 4096}}, "big.jar!Z.class: declared size 5000 bytes exceeds the limit of 4096 (raise it with --max-entry-size)"},
+		{"missing", filepath.Join(dir, "nope.jar"), "o8.jar", Options{}, "nope.jar: no such file"},
+	}
+	ok := transform.Func(func(string, []byte) (transform.Result, error) { return transform.Result{}, nil })
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out := filepath.Join(dir, c.output)
+			_, err := Rewrite([]string{c.input}, out, ok, c.opt)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want one containing %q", err, c.want)
+			}
+			if _, serr := os.Stat(out); !errors.Is(serr, os.ErrNotExist) {
+				t.Errorf("output %s exists after an error", out)
+			}
+			leftovers, _ := filepath.Glob(filepath.Join(dir, ".*.tmp"))
+			if len(leftovers) > 0 {
+				t.Errorf("temporary files left: %v", leftovers)
+			}
+		})
+	}
+}
+
+func TestErrorKeepsExistingOutput(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.jar")
+	os.WriteFile(out, []byte("the good old output"), 0o644)
+	// The bad entry comes after good ones, so writing has begun when the error strikes.
+	bad := makeJar(t, dir, "bad.jar", append(append([]testEntry(nil), sampleEntries...),
+		testEntry{name: "Z.class", data: make([]byte, 8000), method: zip.Store}), "")
+	_, err := Rewrite([]string{bad}, out, transform.Func(func(string, []byte) (transform.Result, error) {
+		return transform.Result{}, nil
+	}), Options{Limits: Limits{MaxEntrySize: 4096}})
+	if err == nil {
+		t.Fatal("expected an error")
+	}
+	if b, _ := os.ReadFile(out); string(b) != "the good old output" {
+		t.Errorf("existing output replaced by %q", b)
+	}
+}
+
+func TestIsDirOutput(t *testing.T) {
+	dir := t.TempDir()
+	for out, want := range map[string]bool{
+		"x.jar": false, "x.ZIP": false, "x.war": false, "classes": true, "x.jar/": true, dir: true, "out.d": true,
+	} {
+		if got := IsDirOutput(out); got != want {
+			t.Errorf("IsDirOutput(%q) = %v", out, got)
+		}
+	}
+}
+
+func TestIsClass(t *testing.T) {
+	for name, want := range map[string]bool{
+		"A.class": true, "a/b/C$1.class": true, "META-INF/versions/9/a/A.class": true,
+		"module-info.class": false, "META-INF/versions/9/module-info.class": false, "a/package-info.class": false,
+		"META-INF/x.class": false, "META-INF/versions/x/A.class": false, "a/A.txt": false, "a/": false,
+	} {
+		if got := IsClass(name); got != want {
+			t.Errorf("IsClass(%q) = %v", name, got)
+		}
+	}
+}
