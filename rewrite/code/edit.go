@@ -1,0 +1,168 @@
+package code
+
+import "fmt"
+
+// First returns the first node of the body, nil when it is empty.
+func (b *Body) First() *Insn { return b.first }
+
+// Last returns the last node of the body.
+func (b *Body) Last() *Insn { return b.last }
+
+// Modified reports whether the body was edited since Decode.
+func (b *Body) Modified() bool { return b.modified }
+
+// CodeLen is the length of the decoded code.
+func (b *Body) CodeLen() int { return b.codeLen }
+
+// newNode hands out nodes from chunks so that inserted code does not cost an allocation per
+// instruction either.
+func (b *Body) newNode() *Insn {
+	if len(b.free) == 0 {
+		b.free = make([]Insn, 32)
+	}
+	n := &b.free[0]
+	b.free = b.free[1:]
+	n.Offset = -1
+	n.depth = -1
+	return n
+}
+
+// NewLabel returns a label that is not yet placed; place it with Seq.Mark or PlaceBefore/After.
+func (b *Body) NewLabel() *Label {
+	if len(b.freeLabels) == 0 {
+		b.freeLabels = make([]Label, 16)
+	}
+	l := &b.freeLabels[0]
+	b.freeLabels = b.freeLabels[1:]
+	l.Offset = -1
+	return l
+}
+
+// NewLocal reserves size consecutive local slots (2 for long and double) that no existing code
+// uses and returns the first.
+func (b *Body) NewLocal(size int) int {
+	if size != 1 && size != 2 {
+		panic(fmt.Sprintf("code: NewLocal size %d, want 1 or 2", size))
+	}
+	n := b.nextLocal
+	b.nextLocal += size
+	b.modified = true
+	return n
+}
+
+// AddHandler appends an exception-table entry. It goes at the end of the table because the
+// JVM picks the first matching entry, so new handlers never steal exceptions from the
+// program's own ones, and type annotations keep indexing the existing entries.
+func (b *Body) AddHandler(start, end, handler *Label, catchType uint16) {
+	b.Handlers = append(b.Handlers, Handler{Start: start, End: end, Handler: handler, CatchType: catchType})
+	b.modified = true
+}
+
+// InsertBefore splices the nodes of s in front of at. When at is an instruction the inserted
+// code comes after any labels before it, so branches to those labels run the new code; when
+// at is a label node, branches to that label skip it. s is empty afterwards.
+func (b *Body) InsertBefore(at *Insn, s *Seq) {
+	if s.first == nil {
+		return
+	}
+	b.modified = true
+	first, last := s.first, s.last
+	s.first, s.last = nil, nil
+	first.prev = at.prev
+	last.next = at
+	if at.prev != nil {
+		at.prev.next = first
+	} else {
+		b.first = first
+	}
+	at.prev = last
+}
+
+// InsertAfter splices the nodes of s after at (or at the start of the body when at is nil).
+// s is empty afterwards.
+func (b *Body) InsertAfter(at *Insn, s *Seq) {
+	if s.first == nil {
+		return
+	}
+	if at == nil {
+		if b.first == nil {
+			b.Append(s)
+			return
+		}
+		b.InsertBefore(b.first, s)
+		return
+	}
+	b.modified = true
+	first, last := s.first, s.last
+	s.first, s.last = nil, nil
+	last.next = at.next
+	first.prev = at
+	if at.next != nil {
+		at.next.prev = last
+	} else {
+		b.last = last
+	}
+	at.next = first
+}
+
+// Append adds the nodes of s at the end of the body.
+func (b *Body) Append(s *Seq) {
+	if s.first == nil {
+		return
+	}
+	if b.last != nil {
+		b.InsertAfter(b.last, s)
+		return
+	}
+	b.modified = true
+	b.first, b.last = s.first, s.last
+	s.first, s.last = nil, nil
+}
+
+// Remove unlinks an instruction. Removing a label node is refused (labels may be referenced
+// from tables), as is removing a node that is not in the body.
+func (b *Body) Remove(i *Insn) error {
+	if i.IsLabel() {
+		return &Error{Method: b.Method, Offset: i.Offset, Msg: "a label node cannot be removed"}
+	}
+	if i.removed {
+		return &Error{Method: b.Method, Offset: i.Offset, Msg: "instruction already removed"}
+	}
+	b.modified = true
+	if i.prev != nil {
+		i.prev.next = i.next
+	} else {
+		b.first = i.next
+	}
+	if i.next != nil {
+		i.next.prev = i.prev
+	} else {
+		b.last = i.prev
+	}
+	i.prev, i.next = nil, nil
+	i.removed = true
+	return nil
+}
+
+// Replace puts the nodes of s where instruction i was.
+func (b *Body) Replace(i *Insn, s *Seq) error {
+	if i.IsLabel() {
+		return &Error{Method: b.Method, Offset: i.Offset, Msg: "a label node cannot be replaced"}
+	}
+	if s.first != nil {
+		b.InsertBefore(i, s)
+	}
+	return b.Remove(i)
+}
+
+// labelNode returns the node that places l, creating it (unlinked) if needed.
+func (b *Body) labelNode(l *Label) *Insn {
+	if l.node == nil {
+		n := b.newNode()
+		n.Op = OpLabel
+		n.Label = l
+		n.Offset = l.Offset
+		l.node = n
+	}
+	return l.node
+}
