@@ -1,0 +1,251 @@
+package classfile
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// realJars are Debian jars whose every class must survive Parse and Bytes unchanged.
+var realJars = []string{"guava.jar", "ecj.jar", "icu4j.jar", "bcprov.jar", "h2.jar", "byte-buddy.jar", "asm.jar"}
+
+func TestRoundTripRealJars(t *testing.T) {
+	for _, jar := range realJars {
+		t.Run(jar, func(t *testing.T) {
+			classes := jarClasses(t, jar)
+			skipped := 0
+			for _, e := range classes {
+				if !roundTrip(t, jar+"!"+e.name, e.data) {
+					skipped++
+				}
+			}
+			if skipped > 0 {
+				t.Errorf("%d of %d classes not parsed", skipped, len(classes))
+			}
+			t.Logf("%d classes byte-identical", len(classes))
+		})
+	}
+}
+
+// roundTrip parses and re-encodes data, failing the test unless the bytes are identical.
+func roundTrip(t *testing.T, name string, data []byte) bool {
+	t.Helper()
+	c, err := Parse(data)
+	if err != nil {
+		t.Errorf("%s: %v", name, err)
+		return false
+	}
+	out, err := c.Bytes()
+	if err != nil {
+		t.Errorf("%s: %v", name, err)
+		return false
+	}
+	if !bytes.Equal(out, data) {
+		t.Errorf("%s: re-encoded class differs (%d bytes in, %d out)", name, len(data), len(out))
+		return false
+	}
+	for _, m := range c.Methods {
+		a := FindAttribute(m.Attributes, "Code", c.Pool)
+		if a == nil {
+			continue
+		}
+		code, err := ParseCode(a)
+		if err != nil {
+			t.Errorf("%s: method %s: %v", name, m.String(c.Pool), err)
+			return false
+		}
+		back := code.Attribute(a.NameIndex)
+		if !bytes.Equal(back.Data, a.Data) {
+			t.Errorf("%s: method %s: Code attribute re-encodes differently", name, m.String(c.Pool))
+			return false
+		}
+	}
+	return true
+}
+
+func TestRoundTripJavac(t *testing.T) {
+	srcs := readSources(t, "Features.java")
+	t.Run("javac17", func(t *testing.T) {
+		for _, e := range compileJava(t, javacPath(t, ""), []string{"--release", "17"}, srcs) {
+			checkVersion(t, e, 61)
+			roundTrip(t, e.name, e.data)
+		}
+	})
+	t.Run("javac25", func(t *testing.T) {
+		srcs := readSources(t, "Features.java", "Early.java")
+		classes := compileJava(t, javacPath(t, jdk25Bin), nil, srcs)
+		if len(classes) < 9 {
+			t.Fatalf("only %d classes compiled", len(classes))
+		}
+		for _, e := range classes {
+			checkVersion(t, e, 69)
+			roundTrip(t, e.name, e.data)
+		}
+	})
+}
+
+func checkVersion(t *testing.T, e classEntry, major uint16) {
+	t.Helper()
+	c, err := Parse(e.data)
+	if err != nil {
+		t.Fatalf("%s: %v", e.name, err)
+	}
+	if c.Major != major {
+		t.Errorf("%s: major version %d, want %d", e.name, c.Major, major)
+	}
+}
+
+func readSources(t testing.TB, names ...string) map[string]string {
+	m := map[string]string{}
+	for _, n := range names {
+		b, err := os.ReadFile(filepath.Join("testdata", n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m[n] = string(b)
+	}
+	return m
+}
+
+func TestUnsupportedVersion(t *testing.T) {
+	for _, v := range []uint16{44, 70, 0xFFFF} {
+		data := []byte{0xCA, 0xFE, 0xBA, 0xBE, 0, 0, byte(v >> 8), byte(v)}
+		_, err := Parse(data)
+		var ue *UnsupportedVersionError
+		if !errors.As(err, &ue) || ue.Major != v {
+			t.Errorf("major %d: want UnsupportedVersionError, got %v", v, err)
+		}
+	}
+}
+
+// minimalClass builds "class A extends java/lang/Object" with the given extra bytes appended
+// after the class attributes count, for tests of malformed input.
+func minimalClass() []byte {
+	var b []byte
+	b = append(b, 0xCA, 0xFE, 0xBA, 0xBE, 0, 0, 0, 61)
+	b = append(b, 0, 5) // pool count
+	b = append(b, TagUtf8, 0, 1, 'A')
+	b = append(b, TagClass, 0, 1)
+	b = append(b, TagUtf8, 0, 16)
+	b = append(b, "java/lang/Object"...)
+	b = append(b, TagClass, 0, 3)
+	b = append(b, 0, 0x21, 0, 2, 0, 4) // flags, this, super
+	b = append(b, 0, 0, 0, 0, 0, 0, 0, 0)
+	return b
+}
+
+func TestMalformed(t *testing.T) {
+	good := minimalClass()
+	c, err := Parse(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Name() != "A" || c.SuperName() != "java/lang/Object" {
+		t.Fatalf("names %q %q", c.Name(), c.SuperName())
+	}
+	mod := func(f func(b []byte) []byte) []byte { return f(append([]byte(nil), good...)) }
+	cases := []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"bad magic", mod(func(b []byte) []byte { b[0] = 0; return b }), "offset 0: magic: bad magic"},
+		{"truncated header", good[:6], "header: need 2 bytes"},
+		{"pool count zero", mod(func(b []byte) []byte { b[9] = 0; return b }), "constant_pool_count: count 0"},
+		{"huge pool count", mod(func(b []byte) []byte { b[8], b[9] = 0xFF, 0xFF; return b }), "count 65535 needs at least"},
+		{"unknown tag", mod(func(b []byte) []byte { b[10] = 2; return b }), "constant 1: unknown tag 2"},
+		{"utf8 too long", mod(func(b []byte) []byte { b[12] = 200; return b }), "length 200 exceeds remaining"},
+		{"class to non-utf8", mod(func(b []byte) []byte { b[16] = 2; return b }), "constant 2 (Class): constant pool index 2 has tag 7"},
+		{"this not class", mod(func(b []byte) []byte { b[len(b)-11] = 1; return b }), "this_class: constant pool index 1 has tag 1"},
+		{"super out of range", mod(func(b []byte) []byte { b[len(b)-9] = 9; return b }), "super_class: constant pool index 9 is not a valid entry"},
+		{"trailing bytes", append(append([]byte(nil), good...), 0), "1 extra bytes"},
+		{"truncated", good[:len(good)-1], "class attributes_count: need 2 bytes"},
+		{"interfaces count too big", mod(func(b []byte) []byte { b[len(b)-7] = 100; return b }), "interfaces_count: count 100"},
+		{"long at end", mod(func(b []byte) []byte {
+			b[9] = 6
+			return append(b[:len(b)-14], append([]byte{TagLong, 0, 0, 0, 0, 0, 0, 0, 1}, b[len(b)-14:]...)...)
+		}), "constant 5: Long takes two slots but is the last entry"},
+	}
+	for _, c := range cases {
+		_, err := Parse(c.data)
+		var fe *FormatError
+		if !errors.As(err, &fe) {
+			t.Errorf("%s: want FormatError, got %v", c.name, err)
+			continue
+		}
+		if !bytes.Contains([]byte(err.Error()), []byte(c.want)) {
+			t.Errorf("%s: error %q does not contain %q", c.name, err, c.want)
+		}
+	}
+}
+
+func TestMemberAttributeErrorsNameTheMember(t *testing.T) {
+	c, err := Parse(minimalClass())
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, _ := c.Pool.AddUtf8("run")
+	desc, _ := c.Pool.AddUtf8("(I)V")
+	codeName, _ := c.Pool.AddUtf8("Code")
+	c.Methods = append(c.Methods, &Member{NameIndex: run, DescriptorIndex: desc,
+		Attributes: []*Attribute{{NameIndex: codeName, Data: make([]byte, 40)}}})
+	b, err := c.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Claim a longer attribute than the file holds.
+	i := bytes.Index(b, []byte{0, byte(codeName), 0, 0, 0, 40})
+	b[i+5] = 200
+	_, err = Parse(b)
+	want := "classfile: A: offset " + fmt.Sprint(i+2) + ": method 0 (run(I)V) attribute 0 (Code): length 200 exceeds remaining 42 bytes"
+	if err == nil || err.Error() != want {
+		t.Errorf("got  %v\nwant %s", err, want)
+	}
+}
+
+func TestWriteErrors(t *testing.T) {
+	c, err := Parse(minimalClass())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Pool.Entries = append(c.Pool.Entries, Constant{})
+	if _, err := c.Bytes(); err == nil {
+		t.Error("stray empty pool slot accepted")
+	}
+	c.Pool.Entries = c.Pool.Entries[:len(c.Pool.Entries)-1]
+	c.Pool.Entries[1].Bytes = make([]byte, 70000)
+	_, err = c.Bytes()
+	var we *WriteError
+	if !errors.As(err, &we) {
+		t.Errorf("oversized Utf8: got %v", err)
+	}
+}
+
+func TestAddedConstantsWrite(t *testing.T) {
+	c, err := Parse(minimalClass())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := c.Pool.AddMethodref("java/lang/System", "nanoTime", "()J", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := c.Pool.AddMethodref("java/lang/System", "nanoTime", "()J", false); again != m {
+		t.Errorf("Methodref not de-duplicated: %d then %d", m, again)
+	}
+	b, err := c.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2, err := Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner, name, desc, err := c2.Pool.MemberRef(m)
+	if err != nil || owner != "java/lang/System" || name != "nanoTime" || desc != "()J" {
+		t.Errorf("after write: %s %s %s %v", owner, name, desc, err)
+	}
+}

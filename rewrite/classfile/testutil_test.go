@@ -1,0 +1,118 @@
+package classfile
+
+import (
+	"archive/zip"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// unavailable skips a test that needs something outside Go, except in CI, where a missing tool
+// means the real checks would silently not run.
+func unavailable(t testing.TB, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf(format, args...)
+	}
+	t.Skipf(format+" (skipped outside CI)", args...)
+}
+
+type classEntry struct {
+	name string
+	data []byte
+}
+
+// jarClasses returns every .class entry of a Debian jar in /usr/share/java.
+func jarClasses(t testing.TB, jar string) []classEntry {
+	t.Helper()
+	path := filepath.Join("/usr/share/java", jar)
+	zr, err := zip.OpenReader(path)
+	if os.IsNotExist(err) {
+		unavailable(t, "%s is not installed (scripts/install-deps.sh installs it)", path)
+	}
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	defer zr.Close()
+	var out []classEntry
+	for _, f := range zr.File {
+		if !strings.HasSuffix(f.Name, ".class") {
+			continue
+		}
+		rc, err := f.Open()
+		if err != nil {
+			t.Fatalf("%s!%s: %v", path, f.Name, err)
+		}
+		b, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			t.Fatalf("%s!%s: %v", path, f.Name, err)
+		}
+		out = append(out, classEntry{f.Name, b})
+	}
+	if len(out) == 0 {
+		t.Fatalf("%s has no classes", path)
+	}
+	return out
+}
+
+const jdk25Bin = "/usr/lib/jvm/temurin-25-jdk-amd64/bin"
+
+// javacPath finds javac for a JDK: "" means the default JDK on PATH.
+func javacPath(t testing.TB, jdkBin string) string {
+	t.Helper()
+	if jdkBin == "" {
+		p, err := exec.LookPath("javac")
+		if err != nil {
+			unavailable(t, "javac not found on PATH")
+		}
+		return p
+	}
+	p := filepath.Join(jdkBin, "javac")
+	if _, err := os.Stat(p); err != nil {
+		unavailable(t, "%s not found", p)
+	}
+	return p
+}
+
+// compileJava compiles sources (file name → text) and returns the class files by name.
+func compileJava(t testing.TB, javac string, args []string, sources map[string]string) []classEntry {
+	t.Helper()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	out := filepath.Join(dir, "out")
+	var files []string
+	for name, text := range sources {
+		p := filepath.Join(src, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, p)
+	}
+	cmd := exec.Command(javac, append(append(append([]string{}, args...), "-d", out), files...)...)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", javac, err, b)
+	}
+	var res []classEntry
+	err := filepath.Walk(out, func(p string, fi os.FileInfo, err error) error {
+		if err != nil || fi.IsDir() || !strings.HasSuffix(p, ".class") {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(out, p)
+		res = append(res, classEntry{filepath.ToSlash(rel), b})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Slice(res, func(i, j int) bool { return res[i].name < res[j].name })
+	return res
+}
