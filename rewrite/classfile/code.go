@@ -32,7 +32,7 @@ func ParseCode(a *Attribute) (*Code, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
-	ne := r.count(8, "exception_table_length")
+	ne := r.count(8, owner{}, "exception_table_length")
 	if r.err != nil {
 		return nil, r.err
 	}

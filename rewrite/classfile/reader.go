@@ -92,7 +92,7 @@ func Parse(data []byte) (*Class, error) {
 			return nil, err
 		}
 	}
-	n := r.count(2, "interfaces_count")
+	n := r.count(2, owner{}, "interfaces_count")
 	if r.err != nil {
 		return nil, r.err
 	}
@@ -199,15 +199,16 @@ func (r *reader) bytes(n int, ctx string) []byte {
 
 // count reads a u2 count of items that take at least minSize bytes each, rejecting a count the
 // remaining bytes cannot hold before the caller allocates for it.
-func (r *reader) count(minSize int, ctx string) int {
+// The context is o.describe followed by what, built only on failure.
+func (r *reader) count(minSize int, o owner, what string) int {
 	off := r.off
 	n := int(r.u2())
 	if r.err != nil {
-		r.wrap(ctx)
+		r.wrap(o.describe(r.pl) + what)
 		return 0
 	}
 	if n*minSize > len(r.b)-r.off {
-		r.fail(off, ctx, fmt.Sprintf("count %d needs at least %d bytes, only %d remain", n, n*minSize, len(r.b)-r.off))
+		r.fail(off, o.describe(r.pl)+what, fmt.Sprintf("count %d needs at least %d bytes, only %d remain", n, n*minSize, len(r.b)-r.off))
 		return 0
 	}
 	return n
@@ -309,7 +310,7 @@ func (r *reader) pool() (*Pool, error) {
 
 func (r *reader) members(kind string) ([]*Member, error) {
 	// access, name, descriptor, attributes_count: 8 bytes at least.
-	n := r.count(8, kind+"s_count")
+	n := r.count(8, owner{kind: kind}, "s_count")
 	if r.err != nil || n == 0 {
 		return nil, r.err
 	}
@@ -355,16 +356,9 @@ func (o owner) describe(p *Pool) string {
 }
 
 func (r *reader) attributes(o owner) ([]*Attribute, error) {
-	off := r.off
-	n := int(r.u2())
-	if r.err != nil {
-		return nil, r.wrap(o.describe(r.pl) + " attributes_count")
-	}
-	if n == 0 {
-		return nil, nil
-	}
-	if n*6 > len(r.b)-r.off {
-		return nil, r.fail(off, o.describe(r.pl)+" attributes_count", fmt.Sprintf("count %d needs at least %d bytes, only %d remain", n, n*6, len(r.b)-r.off))
+	n := r.count(6, o, " attributes_count")
+	if r.err != nil || n == 0 {
+		return nil, r.err
 	}
 	owner := o.describe
 	as := make([]Attribute, n)
