@@ -1,0 +1,141 @@
+// Package dynsize computes dynamic sizes as the dynaTrace thesis defines them: the shallow size
+// of an object plus that of every object reachable from it. Computing it for every object by
+// walking from each one is quadratic, so, as in the thesis, the graph is first condensed into
+// its strongly connected components (all members share one dynamic size), the condensed DAG is
+// given a dominator tree, and the dominating articulation points of Listing 4.4 — components that
+// dominate everything they reach — get their dynamic size once, bottom-up. A walk from any other
+// component then stops at the first dominating articulation point it meets and adds that
+// point's size, which cannot double count because nothing below the point is reachable except
+// through it (unlike plain articulation points: the thesis's Figure 4.11).
+package dynsize
+
+import "github.com/heapledger/heapledger/analysis/heapgraph"
+
+// Components labels each node with its strongly connected component, considering only the part
+// of g reachable from node 0 and leaving out the edges in skip. Components are numbered in
+// topological order: component 0 holds node 0 and every edge between two components goes from a
+// smaller number to a larger one. Unreachable nodes get heapgraph.NoNode. count is the number of
+// components.
+//
+// This is Tarjan's algorithm in Pearce's one-array form, run with an explicit stack of frames:
+// while a node is open its entry holds its DFS lowlink; once its component is complete the entry
+// holds a value counting down from the top of the uint32 range, which every open lowlink is below.
+func Components(g *heapgraph.Graph, skip heapgraph.EdgeSet) (comp []uint32, count int) {
+	n := g.N()
+	r := make([]uint32, n) // 0: not visited yet
+	type frame struct {
+		v, e uint32
+		root bool
+	}
+	var frames []frame
+	var done []uint32 // visited nodes whose component is not complete yet (Tarjan's stack)
+	next := uint32(1) // next DFS index
+	completed := uint32(0)
+	finished := func(k uint32) uint32 { return heapgraph.NoNode - 1 - k }
+
+	r[0] = next
+	next++
+	frames = append(frames, frame{v: 0, e: g.Off[0], root: true})
+	for len(frames) > 0 {
+		f := &frames[len(frames)-1]
+		if f.e < g.Off[f.v+1] {
+			e := f.e
+			f.e++
+			if skip.Has(e) {
+				continue
+			}
+			w := g.Succ[e]
+			if r[w] == 0 {
+				r[w] = next
+				next++
+				frames = append(frames, frame{v: w, e: g.Off[w], root: true})
+			} else if r[w] < r[f.v] {
+				r[f.v] = r[w]
+				f.root = false
+			}
+			continue
+		}
+		v, root := f.v, f.root
+		frames = frames[:len(frames)-1]
+		if root {
+			id := finished(completed)
+			for len(done) > 0 && r[v] <= r[done[len(done)-1]] {
+				r[done[len(done)-1]] = id
+				done = done[:len(done)-1]
+			}
+			r[v] = id
+			completed++
+		} else {
+			done = append(done, v)
+		}
+		if len(frames) > 0 {
+			if p := &frames[len(frames)-1]; r[v] < r[p.v] {
+				r[p.v] = r[v]
+				p.root = false
+			}
+		}
+	}
+	// Completion order runs from sinks to node 0's component; reverse it for a topological order.
+	for i, x := range r {
+		if x == 0 {
+			r[i] = heapgraph.NoNode
+		} else {
+			r[i] = completed - 1 - (heapgraph.NoNode - 1 - x)
+		}
+	}
+	return r, int(completed)
+}
+
+// Condense builds the component DAG: node c is component c, its size is the sum of its members'
+// shallow sizes, and there is one edge c → d for each pair of distinct components joined by at
+// least one edge of g outside skip. rep and members give each component's lowest-numbered node
+// and its number of nodes, to name components in reports.
+func Condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count int) (dag *heapgraph.Graph, rep, members []uint32) {
+	// Group nodes by component (a counting sort), so that each component's out-edges can be
+	// emitted in component order straight into CSR form.
+	off := make([]uint32, count+1)
+	for _, c := range comp {
+		if c != heapgraph.NoNode {
+			off[c+1]++
+		}
+	}
+	members = make([]uint32, count)
+	for c := 0; c < count; c++ {
+		members[c] = off[c+1]
+		off[c+1] += off[c]
+	}
+	byComp := make([]uint32, off[count])
+	fill := make([]uint32, count)
+	copy(fill, off[:count])
+	for v, c := range comp {
+		if c != heapgraph.NoNode {
+			byComp[fill[c]] = uint32(v)
+			fill[c]++
+		}
+	}
+	rep = make([]uint32, count)
+	size := make([]uint64, count)
+	dagOff := make([]uint32, count+1)
+	var succ []uint32
+	seen := fill // reused: seen[d] == c+1 once edge c → d is emitted
+	clear(seen)
+	for c := 0; c < count; c++ {
+		nodes := byComp[off[c]:off[c+1]]
+		rep[c] = nodes[0]
+		for _, v := range nodes {
+			size[c] += g.Size[v]
+			for e := g.Off[v]; e < g.Off[v+1]; e++ {
+				if skip.Has(e) {
+					continue
+				}
+				d := comp[g.Succ[e]]
+				if d != uint32(c) && seen[d] != uint32(c)+1 {
+					seen[d] = uint32(c) + 1
+					succ = append(succ, d)
+				}
+			}
+		}
+		dagOff[c+1] = uint32(len(succ))
+	}
+	return &heapgraph.Graph{Off: dagOff, Succ: succ, Size: size}, rep, members
+}
