@@ -1,0 +1,138 @@
+// Package rt holds the Java runtime's tests; the runtime itself is Java (src/).
+package rt
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// need skips outside CI and fails in CI when a tool is missing.
+func need(t *testing.T, tool string) string {
+	t.Helper()
+	p, err := exec.LookPath(tool)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is required in CI: %v", tool, err)
+		}
+		t.Skipf("%s not found: %v", tool, err)
+	}
+	return p
+}
+
+func build(t *testing.T) string {
+	t.Helper()
+	javac := need(t, "javac")
+	out := t.TempDir()
+	var srcs []string
+	for _, dir := range []string{"src", "test"} {
+		filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+			if err == nil && strings.HasSuffix(p, ".java") {
+				srcs = append(srcs, p)
+			}
+			return nil
+		})
+	}
+	cmd := exec.Command(javac, append([]string{"--release", "8", "-nowarn", "-d", out}, srcs...)...)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("javac: %v\n%s", err, b)
+	}
+	return out
+}
+
+func TestFigure3(t *testing.T) {
+	classes := build(t)
+	out, err := exec.Command(need(t, "java"), "-cp", classes, "heapledger.rt.SelfTest", "figure3").CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	// Figure 3 of "Portable profiling of memory allocation in Java": arrays and elements.
+	want := `Object[2][3][5] 9 38
+Object[2][3][0] 9 8
+Object[2][0][5] 3 2
+Object[0][3][5] 1 0
+int[2][3][5] 3 8 | 6 30
+int[2][3][0] 3 8 | 6 0
+int[2][0][5] 3 2 | 0 0
+int[0][3][5] 1 0 | 0 0
+int[2][3][] 3 8
+`
+	if string(out) != want {
+		t.Errorf("got\n%s\nwant\n%s", out, want)
+	}
+}
+
+func TestThreadsExactTotals(t *testing.T) {
+	classes := build(t)
+	dir := t.TempDir()
+	cmd := exec.Command(need(t, "java"), "-cp", classes, "-Dheapledger.snapshot.dir="+dir,
+		"-Dheapledger.snapshot.format=both", "heapledger.rt.SelfTest", "threads", "64", "20000")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	snaps, _ := filepath.Glob(filepath.Join(dir, "heapledger-SelfTest-*-1.snapshot"))
+	if len(snaps) != 1 {
+		all, _ := os.ReadDir(dir)
+		t.Fatalf("want one exit snapshot named after the program, found %v (dir has %v)", snaps, all)
+	}
+	if _, err := os.Stat(strings.TrimSuffix(snaps[0], ".snapshot") + ".json"); err != nil {
+		t.Errorf("json snapshot missing: %v", err)
+	}
+	f, err := os.Open(snaps[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	type key struct{ account, site, part string }
+	got := map[key][3]string{}
+	sc := bufio.NewScanner(f)
+	first := true
+	for sc.Scan() {
+		line := sc.Text()
+		if first {
+			if line != "# heapledger snapshot 1" {
+				t.Fatalf("bad header %q", line)
+			}
+			first = false
+		}
+		fs := strings.Split(line, "\t")
+		if fs[0] == "alloc" {
+			got[key{fs[1], fs[2], fs[3]}] = [3]string{fs[4], fs[5], fs[6]}
+		}
+		if fs[0] == "dropped" && fs[1] != "0" {
+			t.Errorf("runtime dropped events: %s", line)
+		}
+	}
+	// 64 threads over accounts 1..3: 22, 21, 21 threads; each 20000 objects and 20000 int
+	// arrays of lengths j%10 (sum 90000 elements per thread).
+	threadsPer := map[string]int{"1": 22, "2": 21, "3": 21}
+	for a, n := range threadsPer {
+		if g := got[key{a, "2", "0"}][0]; g != itoa(n*20000) {
+			t.Errorf("account %s objects: got %s want %d", a, g, n*20000)
+		}
+		if g := got[key{a, "1", "0"}]; g[0] != itoa(n*20000) || g[1] != itoa(n*90000) {
+			t.Errorf("account %s arrays: got %v want %d arrays %d elements", a, g, n*20000, n*90000)
+		}
+		// int[len] is 16 + 4*len rounded up to 8 with compressed oops: lengths 0..9 give
+		// 16,24,24,32,32,40,40,48,48,56 = 360 bytes per 10 arrays.
+		if g := got[key{a, "1", "0"}][2]; g != itoa(n*2000*360) {
+			t.Errorf("account %s array bytes: got %s want %d", a, g, n*2000*360)
+		}
+		// new Object() is 16 bytes (12-byte header aligned to 8).
+		if g := got[key{a, "2", "0"}][2]; g != itoa(n*20000*16) {
+			t.Errorf("account %s object bytes: got %s want %d", a, g, n*20000*16)
+		}
+	}
+	if g := got[key{"0", "3", "0"}]; g[0] != "1" || g[1] != "2" {
+		t.Errorf("multi site reference arrays: got %v want 1 array, 2 elements", g)
+	}
+	if g := got[key{"0", "3", "1"}]; g[0] != "2" || g[1] != "6" {
+		t.Errorf("multi site int arrays: got %v want 2 arrays, 6 elements", g)
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

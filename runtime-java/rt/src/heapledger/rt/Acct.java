@@ -1,0 +1,177 @@
+package heapledger.rt;
+
+import java.lang.ref.WeakReference;
+
+/**
+ * One thread's accounting state. Rewritten code fetches it once per method entry
+ * ({@link Ledger#here()}), keeps it in a local, saves and sets {@link #account} directly, and
+ * passes it to the counting methods below, so the thread-local lookup is paid once per method
+ * and never per allocation.
+ *
+ * <p>The counting methods are called after an allocation has succeeded (after the constructor
+ * returned, for objects), so a failed allocation is never counted. They never throw: an
+ * internal failure is counted in {@link Ledger#dropped} and reported in the snapshot.
+ */
+public final class Acct {
+    /** The account allocations of this thread are charged to; 0 is {@code <unaccounted>}. */
+    public int account;
+
+    final Counts counts = new Counts();
+    final WeakReference<Thread> owner;
+    final String threadName;
+
+    Acct(Thread t) {
+        owner = new WeakReference<Thread>(t);
+        threadName = t.getName();
+    }
+
+    boolean alive() {
+        Thread t = owner.get();
+        return t != null && t.isAlive();
+    }
+
+    // ---- objects ----
+
+    /** An object, fully constructed, allocated at site. Its class gives the site's size. */
+    public static void object(Object o, Acct t, int site) {
+        try {
+            Ledger.noteClass(site, o);
+            t.counts.add(Counts.key(t.account, site, 0), 1, 0, 0);
+        } catch (Throwable e) {
+            Ledger.drop(e);
+        }
+    }
+
+    /** An object allocated at site when the reference is not at hand (unusual bytecode). */
+    public static void object(Acct t, int site) {
+        try {
+            t.counts.add(Counts.key(t.account, site, 0), 1, 0, 0);
+        } catch (Throwable e) {
+            Ledger.drop(e);
+        }
+    }
+
+    // ---- one-dimensional arrays: one overload per element type so the length is read
+    // without reflection ----
+
+    public static void array(boolean[] a, Acct t, int site) { one(t, site, a.length, 1); }
+    public static void array(byte[] a, Acct t, int site) { one(t, site, a.length, 1); }
+    public static void array(char[] a, Acct t, int site) { one(t, site, a.length, 2); }
+    public static void array(short[] a, Acct t, int site) { one(t, site, a.length, 2); }
+    public static void array(int[] a, Acct t, int site) { one(t, site, a.length, 4); }
+    public static void array(float[] a, Acct t, int site) { one(t, site, a.length, 4); }
+    public static void array(long[] a, Acct t, int site) { one(t, site, a.length, 8); }
+    public static void array(double[] a, Acct t, int site) { one(t, site, a.length, 8); }
+    public static void array(Object[] a, Acct t, int site) { one(t, site, a.length, Sizes.REF); }
+
+    /** An array whose static type is not known at the call (e.g. Array.newInstance, clone()). */
+    public static void anyArray(Object a, Acct t, int site) {
+        try {
+            Class<?> c = a.getClass();
+            int len = java.lang.reflect.Array.getLength(a);
+            Class<?> e = c.getComponentType();
+            int size = e.isPrimitive() ? Sizes.element(primitiveChar(e)) : Sizes.REF;
+            t.counts.add(Counts.key(t.account, site, 0), 1, len, Sizes.array(len, size));
+        } catch (Throwable x) {
+            Ledger.drop(x);
+        }
+    }
+
+    private static void one(Acct t, int site, int length, int elementSize) {
+        try {
+            t.counts.add(Counts.key(t.account, site, 0), 1, length, Sizes.array(length, elementSize));
+        } catch (Throwable e) {
+            Ledger.drop(e);
+        }
+    }
+
+    // ---- multianewarray ----
+
+    /**
+     * A multianewarray of allocDim = dims.length dimensions that succeeded. shape packs the
+     * array type: (arrayDim) | (base descriptor char << 8), base 'L' for references.
+     * Counts follow section 5 / Figure 4 of "Portable profiling of memory allocation in Java"
+     * (long arithmetic): part 0 of the site holds the arrays of references, part 1 the arrays
+     * of the primitive base type when all dimensions of a primitive array are allocated.
+     */
+    public static void multi(Acct t, int d1, int d2, int shape, int site) {
+        try {
+            multiCount(t, new int[] {d1, d2}, shape, site);
+        } catch (Throwable e) {
+            Ledger.drop(e);
+        }
+    }
+
+    public static void multi(Acct t, int d1, int d2, int d3, int shape, int site) {
+        try {
+            multiCount(t, new int[] {d1, d2, d3}, shape, site);
+        } catch (Throwable e) {
+            Ledger.drop(e);
+        }
+    }
+
+    public static void multi(Acct t, int[] dims, int shape, int site) {
+        try {
+            multiCount(t, dims, shape, site);
+        } catch (Throwable e) {
+            Ledger.drop(e);
+        }
+    }
+
+    static void multiCount(Acct t, int[] dims, int shape, int site) {
+        long[] r = multiArrays(dims, shape);
+        int account = t.account;
+        t.counts.add(Counts.key(account, site, 0), r[0], r[1], r[2]);
+        if (r[3] >= 0) t.counts.add(Counts.key(account, site, 1), r[3], r[4], r[5]);
+    }
+
+    /**
+     * Returns {refArrays, refElements, refBytes, leafArrays, leafElements, leafBytes}; the leaf
+     * triple is -1 when the allocation has no primitive leaf level. Exposed for tests of Figure 3.
+     */
+    static long[] multiArrays(int[] dims, int shape) {
+        int allocDim = dims.length;
+        int arrayDim = shape & 0xFF;
+        char base = (char) ((shape >>> 8) & 0xFF);
+        boolean primitiveLeaf = allocDim == arrayDim && base != 'L' && base != '[';
+        long prod = 1, arr = 0, el = 0, bytes = 0;
+        long[] out = {0, 0, 0, -1, -1, -1};
+        for (int i = 1; i <= allocDim; i++) {
+            int elemSize = Sizes.REF;
+            if (i == allocDim && primitiveLeaf) {
+                out[0] = arr;
+                out[1] = el;
+                out[2] = bytes;
+                arr = 0;
+                el = 0;
+                bytes = 0;
+                elemSize = Sizes.element(base);
+            }
+            arr += prod; // prod arrays are allocated at this level, each dims[i-1] long
+            bytes += prod * Sizes.array(dims[i - 1], elemSize);
+            prod *= dims[i - 1];
+            el += prod;
+        }
+        if (primitiveLeaf) {
+            out[3] = arr;
+            out[4] = el;
+            out[5] = bytes;
+        } else {
+            out[0] = arr;
+            out[1] = el;
+            out[2] = bytes;
+        }
+        return out;
+    }
+
+    private static char primitiveChar(Class<?> c) {
+        if (c == int.class) return 'I';
+        if (c == long.class) return 'J';
+        if (c == double.class) return 'D';
+        if (c == float.class) return 'F';
+        if (c == char.class) return 'C';
+        if (c == short.class) return 'S';
+        if (c == byte.class) return 'B';
+        return 'Z';
+    }
+}

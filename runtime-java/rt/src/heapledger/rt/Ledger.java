@@ -1,0 +1,112 @@
+package heapledger.rt;
+
+import java.util.ArrayList;
+
+/**
+ * Entry point of the heapledger runtime for rewritten code, and owner of the global state:
+ * the registry of per-thread accounts, the classes seen at each object allocation site, and
+ * the snapshot schedule.
+ *
+ * <p>This class and everything it uses belong to java.base, so loading the runtime can never
+ * wait on an application class loader (no deadlock, no ClassCircularityError), and the runtime
+ * is never rewritten, so it never counts its own allocations.
+ */
+public final class Ledger {
+    private Ledger() {}
+
+    private static final ThreadLocal<Acct> CURRENT = new ThreadLocal<Acct>() {
+        @Override
+        protected Acct initialValue() {
+            return register(Thread.currentThread());
+        }
+    };
+
+    private static final ArrayList<Acct> THREADS = new ArrayList<Acct>();
+    /** Counts of threads that have ended, folded in at snapshot time so the registry stays small. */
+    static final Counts RETIRED = new Counts();
+
+    /** Class of the first object seen at each object site, for the size model. */
+    static volatile Class<?>[] siteClasses = new Class<?>[1024];
+
+    /** Internal failures swallowed so as never to throw into the application. */
+    static final java.util.concurrent.atomic.AtomicLong DROPPED = new java.util.concurrent.atomic.AtomicLong();
+    static volatile String firstDrop;
+
+    static {
+        Snapshots.start();
+    }
+
+    /** The calling thread's accounting state; rewritten methods call this once on entry. */
+    public static Acct here() {
+        return CURRENT.get();
+    }
+
+    private static Acct register(Thread t) {
+        Acct a = new Acct(t);
+        synchronized (THREADS) {
+            THREADS.add(a);
+        }
+        return a;
+    }
+
+    static void noteClass(int site, Object o) {
+        Class<?>[] sc = siteClasses;
+        if (site < sc.length && sc[site] != null) return;
+        recordClass(site, o.getClass());
+    }
+
+    private static synchronized void recordClass(int site, Class<?> c) {
+        Class<?>[] sc = siteClasses;
+        if (site >= sc.length) {
+            int n = sc.length;
+            while (n <= site) n *= 2;
+            Class<?>[] bigger = new Class<?>[n];
+            System.arraycopy(sc, 0, bigger, 0, sc.length);
+            sc = bigger;
+        }
+        if (sc[site] == null) sc[site] = c;
+        siteClasses = sc;
+    }
+
+    static void drop(Throwable e) {
+        DROPPED.incrementAndGet();
+        if (firstDrop == null) firstDrop = String.valueOf(e);
+    }
+
+    /**
+     * Merges the counts of all threads. Threads that have ended are folded into RETIRED and
+     * forgotten, so a program that starts many short threads does not grow the registry.
+     */
+    static Counts merge() {
+        Counts total = new Counts();
+        synchronized (THREADS) {
+            for (int i = THREADS.size() - 1; i >= 0; i--) {
+                Acct a = THREADS.get(i);
+                if (!a.alive()) {
+                    synchronized (RETIRED) {
+                        RETIRED.addAll(a.counts);
+                    }
+                    THREADS.remove(i);
+                } else {
+                    total.addAll(a.counts);
+                }
+            }
+        }
+        synchronized (RETIRED) {
+            total.addAll(RETIRED);
+        }
+        return total;
+    }
+
+    /** Number of threads that currently have accounting state (for the snapshot header). */
+    static int liveThreads() {
+        synchronized (THREADS) {
+            return THREADS.size();
+        }
+    }
+
+    /** Writes a snapshot now; returns the file written, or null if writing failed (reported on stderr). */
+    public static String snapshot(String reason) {
+        return Snapshots.write(reason);
+    }
+}

@@ -1,0 +1,138 @@
+package heapledger.rt;
+
+import java.io.IOException;
+import java.io.Writer;
+import java.util.Arrays;
+import java.util.Map;
+import java.util.TreeSet;
+
+/**
+ * The two snapshot encodings, documented in docs/formats.md. Both carry the same data: a
+ * header, the names of the accounts and sites that occur, and one row per (account, site,
+ * part) with objects (or arrays), array elements and bytes. Rows are sorted so that equal
+ * runs give equal files.
+ */
+final class SnapshotFormat {
+    static final int VERSION = 1;
+
+    static long[] rows(Counts c, Map<Integer, Long> sizes) {
+        long[] t = c.table;
+        int n = 0;
+        for (int s = 0; s < t.length; s += Counts.STRIDE) if (t[s] != 0) n++;
+        long[] keys = new long[n];
+        n = 0;
+        for (int s = 0; s < t.length; s += Counts.STRIDE) if (t[s] != 0) keys[n++] = t[s] - 1;
+        Arrays.sort(keys);
+        return keys;
+    }
+
+    static long bytes(long[] slot, int site, Map<Integer, Long> sizes) {
+        if (slot[3] != 0 || slot[2] != 0) return slot[3]; // arrays carry their own bytes
+        Long size = sizes.get(site);
+        if (size == null || size < 0) return slot[1] == 0 ? 0 : -1;
+        return size * slot[1];
+    }
+
+    static void text(Writer w, Counts c, Snapshots.Tables t, Map<Integer, Long> sizes, String reason, String[][] header)
+            throws IOException {
+        w.write("# heapledger snapshot " + VERSION + "\n");
+        w.write("reason\t" + reason + "\n");
+        for (String[] h : header) w.write(h[0] + "\t" + clean(h[1]) + "\n");
+        long[] keys = rows(c, sizes);
+        TreeSet<Integer> accounts = new TreeSet<Integer>();
+        TreeSet<Integer> sites = new TreeSet<Integer>();
+        for (long k : keys) {
+            accounts.add(Counts.account(k));
+            sites.add(Counts.site(k));
+        }
+        for (int a : accounts) w.write("account\t" + a + "\t" + clean(accountName(t, a)) + "\n");
+        for (int s : sites) {
+            String[] f = t.sites.get(s);
+            w.write("site\t" + s);
+            if (f != null) for (String x : f) w.write("\t" + clean(x));
+            w.write("\n");
+        }
+        long[] slot = new long[4];
+        for (long k : keys) {
+            read(c, k, slot);
+            int site = Counts.site(k);
+            w.write("alloc\t" + Counts.account(k) + "\t" + site + "\t" + Counts.part(k) + "\t" + slot[1] + "\t" + slot[2]
+                    + "\t" + bytes(slot, site, sizes) + "\n");
+        }
+        w.write("end\n");
+    }
+
+    static void json(Writer w, Counts c, Snapshots.Tables t, Map<Integer, Long> sizes, String reason, String[][] header)
+            throws IOException {
+        w.write("{\"format\":\"heapledger-snapshot\",\"version\":" + VERSION + ",\"reason\":" + q(reason));
+        for (String[] h : header) w.write("," + q(h[0]) + ":" + q(h[1]));
+        long[] keys = rows(c, sizes);
+        TreeSet<Integer> accounts = new TreeSet<Integer>();
+        TreeSet<Integer> sites = new TreeSet<Integer>();
+        for (long k : keys) {
+            accounts.add(Counts.account(k));
+            sites.add(Counts.site(k));
+        }
+        w.write(",\"accounts\":{");
+        boolean first = true;
+        for (int a : accounts) {
+            w.write((first ? "" : ",") + q(String.valueOf(a)) + ":" + q(accountName(t, a)));
+            first = false;
+        }
+        w.write("},\"sites\":{");
+        first = true;
+        for (int s : sites) {
+            w.write((first ? "" : ",") + q(String.valueOf(s)) + ":[");
+            String[] f = t.sites.get(s);
+            if (f != null) for (int i = 0; i < f.length; i++) w.write((i == 0 ? "" : ",") + q(f[i]));
+            w.write("]");
+            first = false;
+        }
+        w.write("},\"allocations\":[");
+        long[] slot = new long[4];
+        first = true;
+        for (long k : keys) {
+            read(c, k, slot);
+            int site = Counts.site(k);
+            w.write((first ? "" : ",") + "{\"account\":" + Counts.account(k) + ",\"site\":" + site + ",\"part\":"
+                    + Counts.part(k) + ",\"count\":" + slot[1] + ",\"elements\":" + slot[2] + ",\"bytes\":"
+                    + bytes(slot, site, sizes) + "}");
+            first = false;
+        }
+        w.write("]}\n");
+    }
+
+    private static void read(Counts c, long key, long[] slot) {
+        int s = c.slot(key);
+        System.arraycopy(c.table, s, slot, 0, Counts.STRIDE);
+    }
+
+    static String accountName(Snapshots.Tables t, int a) {
+        String n = t.accounts.get(a);
+        if (n != null) return n;
+        return a == 0 ? "<unaccounted>" : "account-" + a;
+    }
+
+    /** Tabs and newlines would break the line format; names never legitimately contain them. */
+    static String clean(String s) {
+        return s.replace('\t', ' ').replace('\n', ' ').replace('\r', ' ');
+    }
+
+    static String q(String s) {
+        StringBuilder b = new StringBuilder(s.length() + 2).append('"');
+        for (int i = 0; i < s.length(); i++) {
+            char ch = s.charAt(i);
+            switch (ch) {
+                case '"': b.append("\\\""); break;
+                case '\\': b.append("\\\\"); break;
+                case '\n': b.append("\\n"); break;
+                case '\r': b.append("\\r"); break;
+                case '\t': b.append("\\t"); break;
+                default:
+                    if (ch < 0x20) b.append(String.format("\\u%04x", (int) ch));
+                    else b.append(ch);
+            }
+        }
+        return b.append('"').toString();
+    }
+}

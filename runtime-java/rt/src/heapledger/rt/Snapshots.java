@@ -1,0 +1,284 @@
+package heapledger.rt;
+
+import java.io.BufferedReader;
+import java.io.File;
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
+import java.io.Writer;
+import java.net.URL;
+import java.text.SimpleDateFormat;
+import java.util.Date;
+import java.util.Enumeration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.TimeZone;
+
+/**
+ * Writes snapshots: at exit (shutdown hook), every N seconds when asked, and on demand.
+ *
+ * <p>Settings, each a system property or else an environment variable:
+ * heapledger.snapshot.dir / HEAPLEDGER_SNAPSHOT_DIR (default: the working directory),
+ * heapledger.snapshot.interval / HEAPLEDGER_SNAPSHOT_INTERVAL (seconds, default 0 = only at exit),
+ * heapledger.snapshot.format / HEAPLEDGER_SNAPSHOT_FORMAT (text, json or both; default text),
+ * heapledger.table / HEAPLEDGER_TABLE (extra table files, path-separator separated; tables
+ * named META-INF/heapledger/table.tsv on the class path are always read).
+ *
+ * <p>File names say which program and process wrote them:
+ * heapledger-PROGRAM-PID-SEQ.snapshot (and .json), SEQ counting from 1 within the process.
+ */
+final class Snapshots {
+    static final String TABLE_RESOURCE = "META-INF/heapledger/table.tsv";
+
+    private static String dir;
+    private static String format;
+    private static long intervalMillis;
+    private static int seq;
+    private static final long START = System.currentTimeMillis();
+
+    static void start() {
+        dir = setting("heapledger.snapshot.dir", "HEAPLEDGER_SNAPSHOT_DIR", ".");
+        format = setting("heapledger.snapshot.format", "HEAPLEDGER_SNAPSHOT_FORMAT", "text");
+        if (!format.equals("text") && !format.equals("json") && !format.equals("both")) {
+            warn("unknown snapshot format '" + format + "', using text");
+            format = "text";
+        }
+        String iv = setting("heapledger.snapshot.interval", "HEAPLEDGER_SNAPSHOT_INTERVAL", "0");
+        try {
+            intervalMillis = (long) (Double.parseDouble(iv) * 1000);
+        } catch (NumberFormatException e) {
+            warn("snapshot interval '" + iv + "' is not a number of seconds; snapshots only at exit");
+        }
+        try {
+            Runtime.getRuntime().addShutdownHook(new Thread("heapledger-exit-snapshot") {
+                @Override
+                public void run() {
+                    write("exit");
+                }
+            });
+        } catch (Throwable e) {
+            warn("cannot register the exit snapshot: " + e);
+        }
+        if (intervalMillis > 0) {
+            Thread t = new Thread("heapledger-snapshots") {
+                @Override
+                public void run() {
+                    while (true) {
+                        try {
+                            Thread.sleep(intervalMillis);
+                        } catch (InterruptedException e) {
+                            return;
+                        }
+                        write("interval");
+                    }
+                }
+            };
+            t.setDaemon(true);
+            t.start();
+        }
+    }
+
+    static String setting(String prop, String env, String def) {
+        String v = null;
+        try {
+            v = System.getProperty(prop);
+            if (v == null || v.isEmpty()) v = System.getenv(env);
+        } catch (SecurityException e) {
+            v = null;
+        }
+        return v == null || v.isEmpty() ? def : v;
+    }
+
+    static void warn(String msg) {
+        System.err.println("heapledger: " + msg);
+    }
+
+    static synchronized String write(String reason) {
+        int n = ++seq;
+        String base = "heapledger-" + program() + "-" + pid() + "-" + n;
+        String written = null;
+        try {
+            Counts c = Ledger.merge();
+            Tables t = Tables.load();
+            Map<Integer, Long> sizes = objectSizes(c);
+            if (!format.equals("json")) written = writeFile(new File(dir, base + ".snapshot"), c, t, sizes, reason, false);
+            if (!format.equals("text")) {
+                String j = writeFile(new File(dir, base + ".json"), c, t, sizes, reason, true);
+                if (written == null) written = j;
+            }
+        } catch (Throwable e) {
+            warn("could not write snapshot " + base + " to " + dir + ": " + e);
+        }
+        return written;
+    }
+
+    private static String writeFile(File f, Counts c, Tables t, Map<Integer, Long> sizes, String reason, boolean json)
+            throws IOException {
+        File parent = f.getAbsoluteFile().getParentFile();
+        if (parent != null && !parent.isDirectory() && !parent.mkdirs()) {
+            throw new IOException("cannot create directory " + parent);
+        }
+        File tmp = new File(f.getPath() + ".tmp");
+        Writer w = new OutputStreamWriter(new FileOutputStream(tmp), "UTF-8");
+        try {
+            if (json) SnapshotFormat.json(w, c, t, sizes, reason, header());
+            else SnapshotFormat.text(w, c, t, sizes, reason, header());
+        } finally {
+            w.close();
+        }
+        if (!tmp.renameTo(f)) {
+            f.delete();
+            if (!tmp.renameTo(f)) throw new IOException("cannot rename " + tmp + " to " + f);
+        }
+        return f.getPath();
+    }
+
+    static String[][] header() {
+        SimpleDateFormat iso = new SimpleDateFormat("yyyy-MM-dd'T'HH:mm:ss.SSS'Z'");
+        iso.setTimeZone(TimeZone.getTimeZone("UTC"));
+        return new String[][] {
+            {"program", program()},
+            {"pid", String.valueOf(pid())},
+            {"time", iso.format(new Date())},
+            {"uptime_ms", String.valueOf(System.currentTimeMillis() - START)},
+            {"threads", String.valueOf(Ledger.liveThreads())},
+            {"dropped", String.valueOf(Ledger.DROPPED.get()) + (Ledger.firstDrop == null ? "" : " first: " + Ledger.firstDrop)},
+            {"size_model", "header=" + Sizes.OBJECT_HEADER + " ref=" + Sizes.REF + " array_base=" + Sizes.ARRAY_BASE
+                    + " align=" + Sizes.ALIGN},
+        };
+    }
+
+    /** Shallow size of the class seen at each object site that has counts; -1 when unknown. */
+    private static Map<Integer, Long> objectSizes(Counts c) {
+        Map<Integer, Long> sizes = new HashMap<Integer, Long>();
+        Class<?>[] sc = Ledger.siteClasses;
+        long[] tab = c.table;
+        for (int s = 0; s < tab.length; s += Counts.STRIDE) {
+            if (tab[s] == 0) continue;
+            long key = tab[s] - 1;
+            int site = Counts.site(key);
+            if (sizes.containsKey(site)) continue;
+            long size = -1;
+            if (site < sc.length && sc[site] != null && !sc[site].isArray()) {
+                try {
+                    size = Sizes.instance(sc[site]);
+                } catch (Throwable e) {
+                    size = -1;
+                }
+            }
+            sizes.put(site, size);
+        }
+        return sizes;
+    }
+
+    private static String program;
+
+    static String program() {
+        if (program != null) return program;
+        String cmd = null;
+        try {
+            cmd = System.getProperty("sun.java.command");
+        } catch (SecurityException e) {
+            cmd = null;
+        }
+        String p = "java";
+        if (cmd != null && !cmd.trim().isEmpty()) {
+            p = cmd.trim().split("\\s+")[0];
+            int slash = Math.max(p.lastIndexOf('/'), p.lastIndexOf('\\'));
+            if (slash >= 0) p = p.substring(slash + 1);
+            if (p.endsWith(".jar")) p = p.substring(0, p.length() - 4);
+            else if (p.indexOf('.') >= 0) p = p.substring(p.lastIndexOf('.') + 1); // simple class name
+        }
+        StringBuilder sb = new StringBuilder();
+        for (char ch : p.toCharArray()) sb.append(Character.isLetterOrDigit(ch) || ch == '-' || ch == '_' ? ch : '_');
+        program = sb.length() == 0 ? "java" : sb.toString();
+        return program;
+    }
+
+    private static long pid = -1;
+
+    static long pid() {
+        if (pid >= 0) return pid;
+        try {
+            // Java 9+: ProcessHandle, reached reflectively because the runtime targets Java 8.
+            Class<?> ph = Class.forName("java.lang.ProcessHandle");
+            Object cur = ph.getMethod("current").invoke(null);
+            pid = (Long) ph.getMethod("pid").invoke(cur);
+        } catch (Throwable e) {
+            try {
+                String n = java.lang.management.ManagementFactory.getRuntimeMXBean().getName();
+                pid = Long.parseLong(n.substring(0, n.indexOf('@')));
+            } catch (Throwable e2) {
+                pid = 0;
+            }
+        }
+        return pid;
+    }
+
+    /** Account and site names from the tables the rewriter wrote. */
+    static final class Tables {
+        final Map<Integer, String> accounts = new HashMap<Integer, String>();
+        final Map<Integer, String[]> sites = new HashMap<Integer, String[]>();
+        final StringBuilder sources = new StringBuilder();
+
+        static Tables load() {
+            Tables t = new Tables();
+            try {
+                ClassLoader cl = ClassLoader.getSystemClassLoader();
+                Enumeration<URL> e = cl == null ? null : cl.getResources(TABLE_RESOURCE);
+                while (e != null && e.hasMoreElements()) {
+                    URL u = e.nextElement();
+                    InputStream in = u.openStream();
+                    try {
+                        t.read(in, u.toString());
+                    } finally {
+                        in.close();
+                    }
+                }
+            } catch (Throwable e) {
+                warn("cannot read table resources: " + e);
+            }
+            String extra = setting("heapledger.table", "HEAPLEDGER_TABLE", "");
+            if (!extra.isEmpty()) {
+                for (String p : extra.split(File.pathSeparator)) {
+                    if (p.isEmpty()) continue;
+                    try {
+                        InputStream in = new java.io.FileInputStream(p);
+                        try {
+                            t.read(in, p);
+                        } finally {
+                            in.close();
+                        }
+                    } catch (Throwable e) {
+                        warn("cannot read table " + p + ": " + e);
+                    }
+                }
+            }
+            return t;
+        }
+
+        void read(InputStream in, String source) throws IOException {
+            if (sources.length() > 0) sources.append(' ');
+            sources.append(source);
+            BufferedReader r = new BufferedReader(new InputStreamReader(in, "UTF-8"));
+            String line;
+            while ((line = r.readLine()) != null) {
+                if (line.isEmpty() || line.charAt(0) == '#') continue;
+                String[] f = line.split("\t", -1);
+                try {
+                    if (f[0].equals("account") && f.length >= 3) {
+                        accounts.put(Integer.valueOf(f[1]), f[2]);
+                    } else if (f[0].equals("site") && f.length >= 3) {
+                        String[] rest = new String[f.length - 2];
+                        System.arraycopy(f, 2, rest, 0, rest.length);
+                        sites.put(Integer.valueOf(f[1]), rest);
+                    }
+                } catch (NumberFormatException e) {
+                    warn(source + ": bad table line: " + line);
+                }
+            }
+        }
+    }
+}
