@@ -177,6 +177,54 @@ func (p *Pool) AddInteger(v int32) (uint16, error) {
 	return p.add(Constant{Tag: TagInteger, Bytes: []byte{byte(u >> 24), byte(u >> 16), byte(u >> 8), byte(u)}})
 }
 
+// AddLong returns the index of a CONSTANT_Long (two slots).
+func (p *Pool) AddLong(v int64) (uint16, error) {
+	return p.add(Constant{Tag: TagLong, Bytes: be64(uint64(v))})
+}
+
+// AddFloat returns the index of a CONSTANT_Float holding exactly the bits of v.
+func (p *Pool) AddFloat(v float32) (uint16, error) {
+	u := math.Float32bits(v)
+	return p.add(Constant{Tag: TagFloat, Bytes: []byte{byte(u >> 24), byte(u >> 16), byte(u >> 8), byte(u)}})
+}
+
+// AddDouble returns the index of a CONSTANT_Double (two slots) holding exactly the bits of v.
+func (p *Pool) AddDouble(v float64) (uint16, error) {
+	return p.add(Constant{Tag: TagDouble, Bytes: be64(math.Float64bits(v))})
+}
+
+func be64(u uint64) []byte {
+	return []byte{byte(u >> 56), byte(u >> 48), byte(u >> 40), byte(u >> 32), byte(u >> 24), byte(u >> 16), byte(u >> 8), byte(u)}
+}
+
+// AddMethodType returns the index of a CONSTANT_MethodType for a method descriptor.
+func (p *Pool) AddMethodType(desc string) (uint16, error) {
+	u, err := p.AddUtf8(desc)
+	if err != nil {
+		return 0, err
+	}
+	return p.add(Constant{Tag: TagMethodType, A: u})
+}
+
+// AddMethodHandle returns the index of a CONSTANT_MethodHandle of the given reference kind
+// (1 getField … 9 invokeInterface) to a Fieldref/Methodref/InterfaceMethodref at ref.
+func (p *Pool) AddMethodHandle(kind uint8, ref uint16) (uint16, error) {
+	if kind < 1 || kind > 9 {
+		return 0, fmt.Errorf("method handle reference kind %d, want 1 to 9", kind)
+	}
+	return p.add(Constant{Tag: TagMethodHandle, A: uint16(kind), B: ref})
+}
+
+// AddInvokeDynamic returns the index of a CONSTANT_InvokeDynamic for bootstrap method bsm (an
+// index into BootstrapMethods, see Class.AddBootstrapMethod).
+func (p *Pool) AddInvokeDynamic(bsm uint16, name, desc string) (uint16, error) {
+	nt, err := p.AddNameAndType(name, desc)
+	if err != nil {
+		return 0, err
+	}
+	return p.add(Constant{Tag: TagInvokeDynamic, A: bsm, B: nt})
+}
+
 // AddNameAndType returns the index of a CONSTANT_NameAndType.
 func (p *Pool) AddNameAndType(name, desc string) (uint16, error) {
 	n, err := p.AddUtf8(name)
