@@ -51,6 +51,18 @@ func newJarSink(output, comment string) (*jarSink, error) {
 func (s *jarSink) isDir() bool { return false }
 
 func (s *jarSink) copy(e *Entry, lim Limits) error {
+	if e.zf != nil && e.IsDir() && e.Header.CompressedSize64 > 0 {
+		// The jar tool deflates directory entries into a 2-byte empty stream, which archive/zip
+		// refuses to write for a directory. The content (nothing) is the same stored.
+		h := e.Header
+		h.Method = zip.Store
+		h.CRC32, h.CompressedSize64, h.UncompressedSize64, h.CompressedSize, h.UncompressedSize = 0, 0, 0, 0, 0
+		_, err := s.zw.CreateRaw(&h)
+		if err != nil {
+			return fmt.Errorf("%s: %w", e, err)
+		}
+		return nil
+	}
 	if e.zf != nil {
 		if err := s.zw.Copy(e.zf); err != nil {
 			return fmt.Errorf("%s: %w", e, err)
