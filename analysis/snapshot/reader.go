@@ -1,0 +1,197 @@
+package snapshot
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// ReadFile reads a snapshot in either encoding, chosen by its first byte.
+func ReadFile(path string) (*Snapshot, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	s, err := Read(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	s.Path = path
+	return s, nil
+}
+
+// Read reads a snapshot from r.
+func Read(r io.Reader) (*Snapshot, error) {
+	br := bufio.NewReaderSize(r, 1<<16)
+	first, err := br.Peek(1)
+	if err != nil {
+		return nil, fmt.Errorf("empty snapshot")
+	}
+	if first[0] == '{' {
+		return readJSON(br)
+	}
+	return readText(br)
+}
+
+func newSnapshot() *Snapshot {
+	return &Snapshot{Header: map[string]string{}, Accounts: map[int]string{}, Sites: map[int]Site{}}
+}
+
+func readText(r *bufio.Reader) (*Snapshot, error) {
+	s := newSnapshot()
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<16), 1<<24)
+	line := 0
+	ended := false
+	for sc.Scan() {
+		line++
+		text := sc.Text()
+		if line == 1 {
+			const magic = "# heapledger snapshot "
+			if !strings.HasPrefix(text, magic) {
+				return nil, fmt.Errorf("line 1: not a heapledger snapshot (want %q)", magic+"1")
+			}
+			v, err := strconv.Atoi(strings.TrimPrefix(text, magic))
+			if err != nil || v != 1 {
+				return nil, fmt.Errorf("line 1: snapshot format version %q is not supported (this heapledger reads version 1)", strings.TrimPrefix(text, magic))
+			}
+			s.Version = v
+			continue
+		}
+		if text == "" || text[0] == '#' {
+			continue
+		}
+		f := strings.Split(text, "\t")
+		var err error
+		switch f[0] {
+		case "account":
+			if len(f) < 3 {
+				return nil, fmt.Errorf("line %d: account needs ID and name", line)
+			}
+			var id int
+			if id, err = strconv.Atoi(f[1]); err == nil {
+				s.Accounts[id] = f[2]
+			}
+		case "site":
+			var site Site
+			if site, err = parseSite(f[1:]); err == nil {
+				s.Sites[site.ID] = site
+			}
+		case "alloc":
+			if len(f) != 7 {
+				return nil, fmt.Errorf("line %d: alloc needs 6 fields, has %d", line, len(f)-1)
+			}
+			var v [6]int64
+			for i := range v {
+				if v[i], err = strconv.ParseInt(f[i+1], 10, 64); err != nil {
+					break
+				}
+			}
+			s.Rows = append(s.Rows, Row{Account: int(v[0]), Site: int(v[1]), Part: int(v[2]), Count: v[3], Elements: v[4], Bytes: v[5]})
+		case "end":
+			ended = true
+		default:
+			if len(f) >= 2 {
+				s.Header[f[0]] = f[1]
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %v", line, err)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("line %d: %v", line+1, err)
+	}
+	if s.Version == 0 {
+		return nil, fmt.Errorf("empty snapshot")
+	}
+	if !ended {
+		return nil, fmt.Errorf("line %d: snapshot is truncated (no end line): the process may have been killed while writing it", line)
+	}
+	return s, nil
+}
+
+// parseSite reads "ID [KIND TYPE METHOD OFFSET LINE]"; the runtime copies what the table holds.
+func parseSite(f []string) (Site, error) {
+	id, err := strconv.Atoi(f[0])
+	if err != nil {
+		return Site{}, fmt.Errorf("site ID %q: %v", f[0], err)
+	}
+	s := Site{ID: id, Offset: -1, Line: -1}
+	get := func(i int) string {
+		if i < len(f) {
+			return f[i]
+		}
+		return ""
+	}
+	s.Kind, s.Type, s.Method = get(1), get(2), get(3)
+	if v, err := strconv.Atoi(get(4)); err == nil {
+		s.Offset = v
+	}
+	if v, err := strconv.Atoi(get(5)); err == nil {
+		s.Line = v
+	}
+	return s, nil
+}
+
+type jsonSnapshot struct {
+	Format      string              `json:"format"`
+	Version     int                 `json:"version"`
+	Accounts    map[string]string   `json:"accounts"`
+	Sites       map[string][]string `json:"sites"`
+	Allocations []struct {
+		Account, Site, Part   int
+		Count, Elements, Bytes int64
+	} `json:"allocations"`
+}
+
+func readJSON(r io.Reader) (*Snapshot, error) {
+	raw, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	var j jsonSnapshot
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if err := dec.Decode(&j); err != nil {
+		return nil, fmt.Errorf("JSON snapshot: %v", err)
+	}
+	if j.Format != "heapledger-snapshot" {
+		return nil, fmt.Errorf("JSON is not a heapledger snapshot (format %q)", j.Format)
+	}
+	if j.Version != 1 {
+		return nil, fmt.Errorf("snapshot format version %d is not supported (this heapledger reads version 1)", j.Version)
+	}
+	var hdr map[string]any
+	_ = json.Unmarshal(raw, &hdr)
+	s := newSnapshot()
+	s.Version = j.Version
+	for k, v := range hdr {
+		if str, ok := v.(string); ok && k != "format" {
+			s.Header[k] = str
+		}
+	}
+	for k, v := range j.Accounts {
+		id, err := strconv.Atoi(k)
+		if err != nil {
+			return nil, fmt.Errorf("account ID %q: %v", k, err)
+		}
+		s.Accounts[id] = v
+	}
+	for k, v := range j.Sites {
+		site, err := parseSite(append([]string{k}, v...))
+		if err != nil {
+			return nil, err
+		}
+		s.Sites[site.ID] = site
+	}
+	for _, a := range j.Allocations {
+		s.Rows = append(s.Rows, Row{Account: a.Account, Site: a.Site, Part: a.Part, Count: a.Count, Elements: a.Elements, Bytes: a.Bytes})
+	}
+	return s, nil
+}

@@ -1,0 +1,90 @@
+// Package snapshot reads the snapshots that the heapledger Java runtime writes (text format
+// version 1 or its JSON twin, see docs/formats.md) and aggregates them into per-account
+// reports.
+package snapshot
+
+// Snapshot is one snapshot file.
+type Snapshot struct {
+	Path    string
+	Version int
+	Header  map[string]string // reason, program, pid, time, uptime_ms, threads, dropped, size_model
+	// Accounts maps account ID to name; 0 is "<unaccounted>".
+	Accounts map[int]string
+	Sites    map[int]Site
+	Rows     []Row
+}
+
+// Site is an allocation site as the rewriter described it in its table.
+type Site struct {
+	ID     int
+	Kind   string // object, array, multi, lambda, concat, clone, reflect, ... ("" when unknown)
+	Type   string // Java type name of what the site allocates, e.g. "java.lang.String", "int[][]"
+	Method string // allocating method, e.g. "com.acme.Cache.put(Ljava/lang/Object;)V"
+	Offset int    // bytecode offset, -1 when unknown
+	Line   int    // source line, -1 when unknown
+}
+
+// Row is the count of one (account, site, part). Part 1 of a multianewarray site holds the
+// arrays of its primitive base type; part 0 everything else.
+type Row struct {
+	Account, Site, Part int
+	Count               int64 // objects or arrays
+	Elements            int64 // array elements; 0 for objects
+	Bytes               int64 // shallow bytes; -1 when the size of the type was unknown
+}
+
+// TypeOf returns the type name a row counts, from its site and part.
+func (s *Snapshot) TypeOf(r Row) string {
+	site, ok := s.Sites[r.Site]
+	if !ok || site.Type == "" {
+		return "site#" + itoa(r.Site)
+	}
+	if site.Kind == "multi" {
+		if r.Part == 1 {
+			return leafArray(site.Type)
+		}
+		return site.Type + " (reference levels)"
+	}
+	return site.Type
+}
+
+// AccountName returns the account's name, or a stable placeholder.
+func (s *Snapshot) AccountName(id int) string {
+	if n, ok := s.Accounts[id]; ok {
+		return n
+	}
+	if id == 0 {
+		return "<unaccounted>"
+	}
+	return "account-" + itoa(id)
+}
+
+// leafArray turns "int[][][]" into "int[]".
+func leafArray(t string) string {
+	for len(t) > 4 && t[len(t)-4:] == "[][]" {
+		t = t[:len(t)-2]
+	}
+	return t
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	neg := n < 0
+	if neg {
+		n = -n
+	}
+	var b [20]byte
+	i := len(b)
+	for n > 0 {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	if neg {
+		i--
+		b[i] = '-'
+	}
+	return string(b[i:])
+}

@@ -1,0 +1,74 @@
+package snapshot
+
+import (
+	"strings"
+	"testing"
+)
+
+const sample = "# heapledger snapshot 1\n" +
+	"reason\texit\nprogram\tDemo\npid\t42\n" +
+	"account\t0\t<unaccounted>\naccount\t1\tcom.acme.*\n" +
+	"site\t3\tobject\tjava.lang.String\tcom.acme.A.f()V\t7\t12\n" +
+	"site\t4\tmulti\tint[][]\tcom.acme.A.g()V\t9\t-1\n" +
+	"alloc\t1\t3\t0\t10\t0\t240\n" +
+	"alloc\t1\t4\t0\t1\t2\t24\n" +
+	"alloc\t1\t4\t1\t2\t6\t64\n" +
+	"alloc\t0\t3\t0\t5\t0\t-1\n" +
+	"end\n"
+
+func TestReadTextAndSummarize(t *testing.T) {
+	s, err := Read(strings.NewReader(sample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Header["program"] != "Demo" || len(s.Rows) != 4 {
+		t.Fatalf("header %v rows %d", s.Header, len(s.Rows))
+	}
+	rep := s.Summarize(10)
+	if rep.Accounts[0].Name != "com.acme.*" {
+		t.Fatalf("largest account first: %+v", rep.Accounts)
+	}
+	a := rep.Accounts[0].Totals
+	if a.Objects != 10 || a.Arrays != 3 || a.Elements != 8 || a.Bytes != 328 {
+		t.Errorf("account totals %+v", a)
+	}
+	u := rep.Accounts[1].Totals
+	if u.Objects != 5 || u.UnknownRows != 1 || u.Bytes != 0 {
+		t.Errorf("unknown sizes must be flagged, not counted as zero: %+v", u)
+	}
+	types := map[string]int64{}
+	for _, e := range rep.Accounts[0].TopTypes {
+		types[e.Name] = e.Totals.Arrays + e.Totals.Objects
+	}
+	if types["int[]"] != 2 || types["int[][] (reference levels)"] != 1 || types["java.lang.String"] != 10 {
+		t.Errorf("types %v", types)
+	}
+}
+
+func TestTruncatedAndWrongVersion(t *testing.T) {
+	if _, err := Read(strings.NewReader(strings.TrimSuffix(sample, "end\n"))); err == nil || !strings.Contains(err.Error(), "truncated") {
+		t.Errorf("truncated snapshot: %v", err)
+	}
+	if _, err := Read(strings.NewReader(strings.Replace(sample, "snapshot 1", "snapshot 9", 1))); err == nil || !strings.Contains(err.Error(), "version") {
+		t.Errorf("version: %v", err)
+	}
+	if _, err := Read(strings.NewReader("hello\n")); err == nil {
+		t.Error("garbage accepted")
+	}
+	if _, err := Read(strings.NewReader(strings.Replace(sample, "alloc\t1\t3\t0\t10\t0\t240", "alloc\t1\tx\t0\t10\t0\t240", 1))); err == nil || !strings.Contains(err.Error(), "line 9") {
+		t.Errorf("bad number should name the line: %v", err)
+	}
+}
+
+func TestReadJSON(t *testing.T) {
+	j := `{"format":"heapledger-snapshot","version":1,"reason":"exit","program":"P","accounts":{"0":"<unaccounted>"},` +
+		`"sites":{"3":["object","java.lang.Object","M.m()V","0","-1"]},` +
+		`"allocations":[{"account":0,"site":3,"part":0,"count":2,"elements":0,"bytes":32}]}`
+	s, err := Read(strings.NewReader(j))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Header["program"] != "P" || s.Rows[0].Bytes != 32 || s.Sites[3].Type != "java.lang.Object" {
+		t.Errorf("%+v", s)
+	}
+}

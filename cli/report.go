@@ -1,0 +1,127 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/heapledger/heapledger/analysis/snapshot"
+	"github.com/urfave/cli/v2"
+)
+
+func init() {
+	register(&cli.Command{
+		Name:      "report",
+		Usage:     "print who allocated what, per memory account, from a runtime snapshot",
+		ArgsUsage: "SNAPSHOT",
+		Description: "Reads a snapshot written by the heapledger runtime (text or JSON) and prints, per account,\n" +
+			"objects, arrays, array elements and shallow bytes, with the top types, methods and sites.\n" +
+			"Accounts are sorted by bytes. Rows whose object size was unknown are counted but their\n" +
+			"bytes are left out, and the report says so.",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
+			&cli.IntFlag{Name: "top", Value: 5, Usage: "entries in each top list (0 = all)"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return cli.Exit("report needs exactly one SNAPSHOT file (see heapledger report --help)", 2)
+			}
+			if c.Int("top") < 0 {
+				return cli.Exit("--top must be 0 (all) or more", 2)
+			}
+			s, err := snapshot.ReadFile(c.Args().First())
+			if err != nil {
+				return err
+			}
+			rep := s.Summarize(c.Int("top"))
+			if c.Bool("json") {
+				enc := json.NewEncoder(c.App.Writer)
+				enc.SetIndent("", "  ")
+				return enc.Encode(rep)
+			}
+			printReport(c.App.Writer, s, rep)
+			return nil
+		},
+	})
+}
+
+func printReport(w io.Writer, s *snapshot.Snapshot, rep *snapshot.Report) {
+	h := rep.Header
+	fmt.Fprintf(w, "heapledger report: %s (program %s, pid %s, %s snapshot at %s)\n",
+		s.Path, h["program"], h["pid"], h["reason"], h["time"])
+	if d := h["dropped"]; d != "" && d != "0" {
+		fmt.Fprintf(w, "warning: the runtime dropped events: %s\n", d)
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "objects\tarrays\telements\tbytes\tshare\t\taccount\t")
+	for _, a := range rep.Accounts {
+		t := a.Totals
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%s\t\t%s\t\n", t.Objects, t.Arrays, t.Elements, bytesCell(t), share(t.Bytes, rep.Total.Bytes), a.Name)
+	}
+	t := rep.Total
+	fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t100.0%%\t\t%s\t\n", t.Objects, t.Arrays, t.Elements, bytesCell(t), "(total)")
+	tw.Flush()
+	for _, a := range rep.Accounts {
+		fmt.Fprintf(w, "\n%s\n", a.Name)
+		section(w, "top types", a.TopTypes)
+		section(w, "top methods", a.TopMethods)
+		section(w, "top sites", a.TopSites)
+	}
+	if rep.Total.UnknownRows > 0 {
+		fmt.Fprintf(w, "\nnote: %d rows had no known object size; their bytes are not included (marked '+?').\n", rep.Total.UnknownRows)
+	}
+}
+
+func section(w io.Writer, title string, es []snapshot.Entry) {
+	if len(es) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "  %s:\n", title)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, e := range es {
+		n := e.Totals.Objects + e.Totals.Arrays
+		kind := "objects"
+		if e.Totals.Arrays > 0 && e.Totals.Objects == 0 {
+			kind = "arrays"
+		} else if e.Totals.Arrays > 0 {
+			kind = "objects+arrays"
+		}
+		fmt.Fprintf(tw, "    %d %s\t%s\t%s\n", n, kind, bytesCell(e.Totals), e.Name)
+	}
+	tw.Flush()
+}
+
+func bytesCell(t snapshot.Totals) string {
+	s := humanBytes(t.Bytes)
+	if t.UnknownRows > 0 {
+		s += "+?"
+	}
+	return s
+}
+
+func share(part, total int64) string {
+	if total <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", 100*float64(part)/float64(total))
+}
+
+// humanBytes prints exact bytes below 10 KiB and binary units above, so small fixtures stay
+// readable as exact numbers.
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < 10*unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	f := float64(n)
+	for _, u := range []string{"KiB", "MiB", "GiB", "TiB"} {
+		f /= unit
+		if f < unit {
+			return strings.TrimSuffix(fmt.Sprintf("%.1f", f), ".0") + " " + u
+		}
+	}
+	return fmt.Sprintf("%.1f PiB", f/unit)
+}
