@@ -1,0 +1,130 @@
+package frames
+
+import (
+	"archive/zip"
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/heapledger/heapledger/rewrite/classfile"
+)
+
+// realJars are Debian jars built by javac (and ecj, for ecj itself), read by the round-trip and
+// interpreter tests.
+var realJars = []string{"guava.jar", "ecj.jar", "commons-lang3.jar", "jackson-databind.jar", "h2.jar", "byte-buddy.jar", "bcprov.jar", "icu4j.jar", "asm.jar", "sunflow.jar", "batik-all.jar", "lucene-core-4.10.4.jar", "xalan2.jar"}
+
+// eachClass calls fn with every parsed class of a Debian jar. A missing jar skips the test
+// outside CI and fails it in CI, where the real checks must run.
+func eachClass(t *testing.T, jar string, fn func(entry string, c *classfile.Class)) {
+	t.Helper()
+	path := filepath.Join("/usr/share/java", jar)
+	zr, err := zip.OpenReader(path)
+	if os.IsNotExist(err) {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is required under CI (scripts/install-deps.sh installs it)", path)
+		}
+		t.Skipf("skipping: %s is not installed (scripts/install-deps.sh installs it)", path)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	for _, f := range zr.File {
+		if !strings.HasSuffix(f.Name, ".class") || strings.HasSuffix(f.Name, "module-info.class") {
+			continue
+		}
+		rc, err := f.Open()
+		if err != nil {
+			t.Fatalf("%s!%s: %v", jar, f.Name, err)
+		}
+		data, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			t.Fatalf("%s!%s: %v", jar, f.Name, err)
+		}
+		c, err := classfile.Parse(data)
+		if err != nil {
+			t.Fatalf("%s!%s: %v", jar, f.Name, err)
+		}
+		fn(f.Name, c)
+	}
+}
+
+// methodFrames returns the StackMapTable of a method and its implicit frame, or ok=false when it
+// has none.
+func methodFrames(t *testing.T, c *classfile.Class, m *classfile.Member) (code *classfile.Code, smt []byte, initial Frame, ok bool) {
+	code, _, err := c.MethodCode(m)
+	if err != nil {
+		t.Fatalf("%s.%s: %v", c.Name(), m.String(c.Pool), err)
+	}
+	if code == nil {
+		return nil, nil, Frame{}, false
+	}
+	a := classfile.FindAttribute(code.Attributes, "StackMapTable", c.Pool)
+	if a == nil {
+		return code, nil, Frame{}, false
+	}
+	initial, err = Initial(c.Name(), m.Name(c.Pool), m.Descriptor(c.Pool), m.AccessFlags)
+	if err != nil {
+		t.Fatalf("%s.%s: %v", c.Name(), m.String(c.Pool), err)
+	}
+	return code, a.Data, initial, true
+}
+
+// TestRealJarRoundTrip decodes and re-encodes every StackMapTable of real jars. The compact
+// writer makes the choices javac makes, so nearly every table comes back byte for byte; the
+// rest must be other encodings of the very same frames.
+func TestRealJarRoundTrip(t *testing.T) {
+	for _, jar := range realJars {
+		t.Run(jar, func(t *testing.T) {
+			var tables, identical, frames int
+			eachClass(t, jar, func(entry string, c *classfile.Class) {
+				for _, m := range c.Methods {
+					code, smt, initial, ok := methodFrames(t, c, m)
+					if !ok {
+						continue
+					}
+					where := c.Name() + "." + m.String(c.Pool)
+					lim := Limits{CodeLength: len(code.Bytecode), MaxLocals: int(code.MaxLocals), MaxStack: int(code.MaxStack)}
+					entries, err := Decode(smt, c.Pool, initial, lim)
+					if err != nil {
+						t.Fatalf("%s: %v", where, err)
+					}
+					tables++
+					frames += len(entries)
+					out, err := Encode(entries, initial, c.Pool)
+					if err != nil {
+						t.Fatalf("%s: encode: %v", where, err)
+					}
+					if bytes.Equal(out, smt) {
+						identical++
+						continue
+					}
+					again, err := Decode(out, c.Pool, initial, lim)
+					if err != nil {
+						t.Fatalf("%s: re-encoded table does not decode: %v", where, err)
+					}
+					if len(again) != len(entries) {
+						t.Fatalf("%s: %d frames became %d", where, len(entries), len(again))
+					}
+					for i := range again {
+						if again[i].Offset != entries[i].Offset || !again[i].Frame.Equal(entries[i].Frame) {
+							t.Fatalf("%s: frame %d changed: %d %v became %d %v", where, i, entries[i].Offset, entries[i].Frame, again[i].Offset, again[i].Frame)
+						}
+					}
+					t.Logf("%s: equivalent encoding\n  class file % x\n  ours       % x", where, smt, out)
+					if len(out) > len(smt) {
+						t.Errorf("%s: re-encoding grew the table from %d to %d bytes", where, len(smt), len(out))
+					}
+				}
+			})
+			if tables == 0 {
+				t.Fatalf("%s: no StackMapTable found", jar)
+			}
+			t.Logf("%s: %d tables, %d frames, %d byte-identical (%.2f%%), the rest equivalent", jar, tables, frames, identical, 100*float64(identical)/float64(tables))
+		})
+	}
+}
