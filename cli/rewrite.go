@@ -1,0 +1,222 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/heapledger/heapledger/rewrite/jar"
+	"github.com/heapledger/heapledger/rewrite/transform"
+)
+
+// passFactory builds a pass from the command line (a pass may read its own flags from c).
+type passFactory func(c *cli.Context) (transform.Class, error)
+
+type passEntry struct {
+	usage   string
+	factory passFactory
+}
+
+// passes holds the rewriting passes by name. Each pass registers itself from an init function in
+// its own file (pass_*.go), like the subcommands do.
+var passes = map[string]passEntry{}
+
+// defaultPass is what `heapledger rewrite` runs without --pass: the pass whose output behaves
+// exactly like its input, so that trying the command can never break a program.
+const defaultPass = "identity"
+
+// registerPass adds a pass to `heapledger rewrite --pass`. It keeps the command's help current,
+// whatever the order in which init functions run: rewriteCmd is a package-level variable and so
+// exists before any of them.
+func registerPass(name, usage string, f passFactory) {
+	if _, dup := passes[name]; dup {
+		panic("pass registered twice: " + name)
+	}
+	passes[name] = passEntry{usage: usage, factory: f}
+	rewriteCmd.Description = rewriteDescription()
+}
+
+func passNames() []string {
+	names := make([]string, 0, len(passes))
+	for n := range passes {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func rewriteDescription() string {
+	var b strings.Builder
+	b.WriteString(`Rewrites the classes of jars or class directories with a pass and writes the result.
+
+OUTPUT is a directory when it already is one (it must then be empty), ends in "/", or does not end
+in .jar, .zip, .war or .ear; otherwise a jar, replaced if it exists. The output appears only when
+complete: an error never leaves a half-written file in place of a good one.
+
+Several INPUTs are merged like a classpath: the first entry of a name wins, later ones are dropped
+with a warning. Entries that are not rewritten are copied byte for byte, in their order, with the
+manifest first. Classes under META-INF/versions/N/ are rewritten too; module-info and package-info
+are copied. Signature files of signed jars are removed with a warning (the classes change), with
+the manifest digests of the classes that changed.
+
+A class that the pass cannot rewrite is copied unchanged and reported; methods it cannot instrument
+safely stay as they were and are counted by reason in the summary. With --strict any failed class
+makes the exit status non-zero (the output is still written).
+
+Passes:
+`)
+	if len(passes) == 0 {
+		b.WriteString("   (none registered in this build)\n")
+	}
+	for _, n := range passNames() {
+		fmt.Fprintf(&b, "   %-10s %s\n", n, passes[n].usage)
+	}
+	return b.String()
+}
+
+var rewriteCmd = &cli.Command{
+	Name:      "rewrite",
+	Usage:     "rewrite the classes of jars or class directories with a pass",
+	ArgsUsage: "INPUT... -o OUTPUT",
+	Flags: []cli.Flag{
+		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "the jar or directory to write (required)"},
+		&cli.StringFlag{Name: "pass", Value: defaultPass, Usage: "the pass to run (see Passes above)"},
+		&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "classes rewritten at once", DefaultText: "the number of CPUs"},
+		&cli.BoolFlag{Name: "strict", Usage: "exit with status 2 when any class failed"},
+		&cli.BoolFlag{Name: "progress", Usage: "show progress on stderr even when it is not a terminal"},
+		&cli.BoolFlag{Name: "verbose", Usage: "print every warning (by default the first 20, then a count)"},
+		&cli.Int64Flag{Name: "max-entry-size", Value: jar.DefaultLimits.MaxEntrySize,
+			Usage: "refuse to inflate an entry declared larger than this many bytes"},
+		&cli.Int64Flag{Name: "max-ratio", Value: jar.DefaultLimits.MaxRatio,
+			Usage: "refuse to inflate an entry over 1 MiB whose size/compressed-size ratio exceeds this (zip bombs)"},
+	},
+	Action: rewriteAction,
+}
+
+func init() {
+	rewriteCmd.Description = rewriteDescription()
+	register(rewriteCmd)
+}
+
+// maxWarnings is how many warnings are printed without --verbose; the rest are counted, never
+// silently dropped.
+const maxWarnings = 20
+
+func rewriteAction(c *cli.Context) error {
+	inputs, err := interspersedArgs(c, c.Command.Flags)
+	if err != nil {
+		return fmt.Errorf("rewrite: %w", err)
+	}
+	if len(inputs) == 0 {
+		return errors.New("rewrite: no INPUT given (jars or class directories)")
+	}
+	output := c.String("output")
+	if output == "" {
+		return errors.New("rewrite: no -o OUTPUT given (a jar, or a directory)")
+	}
+	name := c.String("pass")
+	p, ok := passes[name]
+	if !ok {
+		known := strings.Join(passNames(), ", ")
+		if known == "" {
+			known = "none in this build"
+		}
+		return fmt.Errorf("rewrite: unknown pass %q (known passes: %s)", name, known)
+	}
+	if c.Int("jobs") < 0 {
+		return fmt.Errorf("rewrite: -j %d: must be positive", c.Int("jobs"))
+	}
+	pass, err := p.factory(c)
+	if err != nil {
+		return fmt.Errorf("rewrite: pass %s: %w", name, err)
+	}
+	stderr := c.App.ErrWriter
+	if stderr == nil {
+		stderr = os.Stderr
+	}
+	opt := jar.Options{
+		Workers: c.Int("jobs"),
+		Limits:  jar.Limits{MaxEntrySize: c.Int64("max-entry-size"), MaxRatio: c.Int64("max-ratio")},
+	}
+	if c.Bool("progress") || isTerminal(stderr) {
+		opt.Progress = stderr
+	}
+	rep, err := jar.Rewrite(inputs, output, pass, opt)
+	if err != nil {
+		return fmt.Errorf("rewrite: %w", err)
+	}
+	for i, w := range rep.Warnings {
+		if i == maxWarnings && !c.Bool("verbose") {
+			fmt.Fprintf(stderr, "warning: %d more warnings not shown (--verbose shows all)\n", len(rep.Warnings)-i)
+			break
+		}
+		fmt.Fprintln(stderr, "warning:", w)
+	}
+	for _, f := range rep.Failures {
+		fmt.Fprintln(stderr, "failed (copied unchanged):", f)
+	}
+	fmt.Fprintf(stderr, "%s: pass %s: %s\n", output, name, rep.Summary())
+	if c.Bool("strict") && rep.Failed > 0 {
+		return cli.Exit(fmt.Sprintf("rewrite: --strict: %d classes failed", rep.Failed), 2)
+	}
+	return nil
+}
+
+// interspersedArgs lets flags follow the inputs, as in `rewrite a.jar b.jar -o out.jar`:
+// urfave/cli stops parsing flags at the first argument, so the flags among the arguments are
+// applied here. "--" ends the flags; what follows is an argument even if it starts with "-".
+func interspersedArgs(c *cli.Context, flags []cli.Flag) ([]string, error) {
+	byName := map[string]cli.Flag{}
+	for _, f := range flags {
+		for _, n := range f.Names() {
+			byName[n] = f
+		}
+	}
+	var args []string
+	rest := c.Args().Slice()
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		if a == "--" {
+			args = append(args, rest[i+1:]...)
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			args = append(args, a)
+			continue
+		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		f, ok := byName[name]
+		if !ok {
+			return nil, fmt.Errorf("flag provided but not defined: %s", a)
+		}
+		if _, isBool := f.(*cli.BoolFlag); isBool && !hasValue {
+			value = "true"
+		} else if !hasValue {
+			if i+1 >= len(rest) {
+				return nil, fmt.Errorf("flag needs an argument: %s", a)
+			}
+			i++
+			value = rest[i]
+		}
+		if err := c.Set(f.Names()[0], value); err != nil {
+			return nil, fmt.Errorf("invalid value %q for flag %s: %w", value, a, err)
+		}
+	}
+	return args, nil
+}
+
+// isTerminal reports whether w is a character device, the standard library's way to tell a
+// terminal without a dependency.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

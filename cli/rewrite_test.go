@@ -1,0 +1,130 @@
+package main
+
+import (
+	"archive/zip"
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/heapledger/heapledger/rewrite/transform"
+)
+
+// Test passes, registered like the real ones, so the command is proven before those land.
+func init() {
+	registerPass("test-mark", "prefixes every class with MARK (tests only)", func(*cli.Context) (transform.Class, error) {
+		return transform.Func(func(name string, data []byte) (transform.Result, error) {
+			return transform.Result{Data: append([]byte("MARK"), data...),
+				Skipped: []transform.Skip{{Method: "m()V", Reason: "test reason"}}}, nil
+		}), nil
+	})
+	registerPass("test-fail", "fails on classes named Bad, panics on Panic (tests only)", func(*cli.Context) (transform.Class, error) {
+		return transform.Func(func(name string, data []byte) (transform.Result, error) {
+			switch name {
+			case "Bad.class":
+				return transform.Result{}, errors.New("Bad: cannot parse at offset 8")
+			case "Panic.class":
+				panic("index out of range in test pass")
+			}
+			return transform.Result{}, nil
+		}), nil
+	})
+}
+
+func writeTestJar(t *testing.T, path string, names ...string) {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, n := range names {
+		w, _ := zw.Create(n)
+		w.Write([]byte("class " + n))
+	}
+	zw.Close()
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRewriteCommand(t *testing.T) {
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "in.jar"), filepath.Join(dir, "out.jar")
+	writeTestJar(t, in, "META-INF/MANIFEST.MF", "A.class", "r.txt")
+	_, stderr, err := runCLI(t, "rewrite", "--pass", "test-mark", "-j", "2", in, "-o", out)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if !strings.Contains(stderr, "1 classes: 1 rewritten, 0 unchanged, 0 failed; 1 methods skipped (test reason: 1)") {
+		t.Errorf("summary missing:\n%s", stderr)
+	}
+	zr, err := zip.OpenReader(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	for _, f := range zr.File {
+		rc, _ := f.Open()
+		b, _ := io.ReadAll(rc)
+		rc.Close()
+		want := "class " + f.Name
+		if f.Name == "A.class" {
+			want = "MARK" + want
+		}
+		if string(b) != want {
+			t.Errorf("%s: %q, want %q", f.Name, b, want)
+		}
+	}
+}
+
+func TestRewriteFailuresAndStrict(t *testing.T) {
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "in.jar"), filepath.Join(dir, "out.jar")
+	writeTestJar(t, in, "Good.class", "Bad.class", "Panic.class")
+	_, stderr, err := runCLI(t, "rewrite", "--pass", "test-fail", in, "-o", out)
+	if err != nil {
+		t.Fatalf("without --strict failures are reported, not fatal: %v", err)
+	}
+	for _, want := range []string{"in.jar!Bad.class: Bad: cannot parse at offset 8", "in.jar!Panic.class: pass panicked: index out of range in test pass", "3 classes: 0 rewritten, 1 unchanged, 2 failed"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	_, _, err = runCLI(t, "rewrite", "--pass", "test-fail", in, "-o", out, "--strict")
+	var ec cli.ExitCoder
+	if !errors.As(err, &ec) || ec.ExitCode() != 2 || !strings.Contains(err.Error(), "2 classes failed") {
+		t.Errorf("--strict: %v", err)
+	}
+}
+
+func TestRewriteUnknownPassAndHelp(t *testing.T) {
+	_, _, err := runCLI(t, "rewrite", "--pass", "nope", "x.jar", "-o", "y.jar")
+	if err == nil || !strings.Contains(err.Error(), `unknown pass "nope"`) || !strings.Contains(err.Error(), "test-fail, test-mark") {
+		t.Errorf("unknown pass: %v", err)
+	}
+	out, _, err := runCLI(t, "rewrite", "--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range passNames() {
+		if !strings.Contains(out, n+" ") || !strings.Contains(out, passes[n].usage) {
+			t.Errorf("help does not list pass %s:\n%s", n, out)
+		}
+	}
+	if _, _, err := runCLI(t, "rewrite", "-o", "y.jar"); err == nil || !strings.Contains(err.Error(), "no INPUT") {
+		t.Errorf("no input: %v", err)
+	}
+}
+
+func TestRewriteBadInputNamesFile(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "notajar.jar")
+	os.WriteFile(in, []byte("plain text"), 0o644)
+	_, _, err := runCLI(t, "rewrite", "--pass", "test-mark", in, "-o", filepath.Join(dir, "o.jar"))
+	if err == nil || !strings.Contains(err.Error(), "notajar.jar: not a jar or zip file") {
+		t.Errorf("bad input: %v", err)
+	}
+}
