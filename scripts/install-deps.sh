@@ -13,6 +13,8 @@ PKGS=(
   # JDK 17 (the default JDK) with javac
   openjdk-17-jdk-headless
   zip unzip
+  # heap-dump benchmark: the VisualVM heap library as the peer, GNU time for peak RSS
+  visualvm time
 )
 
 missing=()

@@ -1,0 +1,359 @@
+package heapdump
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"slices"
+
+	"github.com/heapledger/heapledger/analysis/heapgraph"
+	"github.com/heapledger/heapledger/analysis/hprof"
+)
+
+// prepare turns pass 1's file-order records into id-ordered nodes with sizes, resolves roots and
+// lays out the successor array for pass 2.
+func (l *loader) prepare() {
+	d := l.d
+	n := len(l.ids)
+	minID, maxID := ^uint64(0), uint64(0)
+	for _, id := range l.ids[1:] {
+		minID = min(minID, id)
+		maxID = max(maxID, id)
+	}
+	compressed := hprof.InferCompressed(l.d.IDSize, minID, maxID)
+	switch l.opt.Compressed {
+	case "on":
+		compressed = true
+	case "off":
+		compressed = false
+	}
+	d.Model = hprof.ModelFor(l.d.IDSize, compressed)
+	m := d.Model
+
+	// Primitive arrays carry no class id in HotSpot dumps; link them to the class object of
+	// that array type when the dump has one, as MAT does.
+	byName := map[string]uint64{}
+	for id := range l.schema.Classes {
+		byName[l.schema.Name(id)] = id
+	}
+	remap := make([]uint32, len(l.entries))
+	for i := range remap {
+		remap[i] = uint32(i)
+	}
+	for t, pk := range l.primKey {
+		if pk < 0 {
+			continue
+		}
+		id, ok := byName[hprof.Type(t).ArrayName()]
+		if !ok {
+			continue
+		}
+		if k, ok := l.keys[id]; ok {
+			remap[pk] = k
+		} else {
+			l.entries[pk].id = id
+			l.keys[id] = uint32(pk)
+		}
+	}
+	classKey := uint32(len(l.entries))
+	if id, ok := byName["java.lang.Class"]; ok {
+		classKey = l.key(id)
+	} else {
+		l.entries = append(l.entries, classEntry{})
+	}
+
+	// Classes and per-class instance sizes.
+	d.Classes = make([]Class, len(l.entries))
+	for k, e := range l.entries {
+		c := &d.Classes[k]
+		c.Super = -1
+		c.ID = e.id
+		switch {
+		case e.id != 0:
+			c.Name = l.schema.Name(e.id)
+		case uint32(k) == classKey:
+			c.Name = "java.lang.Class"
+		default:
+			c.Name = e.prim.ArrayName()
+		}
+		sc := l.schema.Classes[e.id]
+		if sc == nil || sc.Dump == nil {
+			continue
+		}
+		if sc.Dump.Super != 0 {
+			c.Super = int32(l.key(sc.Dump.Super))
+		}
+		if lay, ok := l.schema.Layout(m, e.id); ok {
+			c.InstanceSize = m.InstanceSize(lay)
+		}
+	}
+	for len(d.Classes) < len(l.entries) { // l.key may have added superclasses seen only as supers
+		k := len(d.Classes)
+		d.Classes = append(d.Classes, Class{Super: -1, ID: l.entries[k].id, Name: l.schema.Name(l.entries[k].id)})
+	}
+	l.classifyReferences()
+	classSize := d.Classes[classKey].InstanceSize
+	if classSize == 0 {
+		classSize = uint64(m.Header)
+	}
+
+	// Sizes, and out-degrees that pass 1 could only bound.
+	for i := 1; i < n; i++ {
+		switch l.kind[i] {
+		case KindInstance:
+			c := &d.Classes[l.cls[i]]
+			if c.InstanceSize == 0 {
+				l.warn("layout"+c.Name, fmt.Sprintf("%s: class %s has no CLASS DUMP (or a superclass lacks one): its instances are sized as bare objects and their fields are not followed", l.path, c.Name))
+				c.InstanceSize = uint64(m.InstanceSize(m.RootLayout()))
+			}
+			l.aux[i] = c.InstanceSize
+			if l.deg[i] == unresolved {
+				refs, _, ok := l.schema.InstanceRefs(l.entries[l.cls[i]].id)
+				l.deg[i] = 1
+				if ok {
+					l.deg[i] += uint32(len(refs))
+				}
+			}
+		case KindObjArray:
+			l.aux[i] = m.ObjArraySize(uint32(l.aux[i]))
+		case KindPrimArray:
+			l.aux[i] = m.PrimArraySize(l.entries[l.cls[i]].prim, uint32(l.aux[i]))
+			l.cls[i] = remap[l.cls[i]]
+		case KindClass:
+			cd := l.schema.Classes[l.entries[l.cls[i]].id].Dump
+			l.aux[i] = uint64(m.Align-1+int(classSize+m.StaticBytes(cd))) &^ uint64(m.Align-1)
+		}
+	}
+
+	// Order nodes by object id, remembering where each file-order record went.
+	var inv []uint32
+	if !slices.IsSorted(l.ids[1:]) {
+		ord := make([]uint32, n-1)
+		for i := range ord {
+			ord[i] = uint32(i + 1)
+		}
+		ids := l.ids
+		slices.SortFunc(ord, func(a, b uint32) int { return cmp.Compare(ids[a], ids[b]) })
+		l.ids = permute(l.ids, ord)
+		l.cls = permute(l.cls, ord)
+		l.kind = permute(l.kind, ord)
+		l.aux = permute(l.aux, ord)
+		l.deg = permute(l.deg, ord)
+		inv = make([]uint32, n)
+		for i, o := range ord {
+			inv[o] = uint32(i + 1)
+		}
+		ord = nil
+		debug.FreeOSMemory()
+	}
+	l.inv = inv
+	for i := 2; i < n; i++ {
+		if l.ids[i] == l.ids[i-1] {
+			l.warn("dup", fmt.Sprintf("%s: object id 0x%x occurs more than once; references reach only one of the records", l.path, l.ids[i]))
+		}
+	}
+	d.ObjectID, d.Kind = l.ids, l.kind
+	d.lookup.build(d.ObjectID)
+
+	// Class objects: the class they represent, and their own class java.lang.Class.
+	d.classNode = map[uint32]int32{}
+	for i := 1; i < n; i++ {
+		if l.kind[i] == KindClass {
+			k := l.cls[i]
+			d.classNode[uint32(i)] = int32(k)
+			d.Classes[k].Node = uint32(i)
+			l.cls[i] = classKey
+		}
+	}
+	d.ClassOf = l.cls
+
+	// GC roots: every record is kept; the super root points at each rooted object once.
+	missing := 0
+	for _, r := range l.roots {
+		node, ok := d.Node(r.id)
+		if !ok {
+			missing++
+			continue
+		}
+		d.Roots = append(d.Roots, Root{Node: node, Kind: r.kind, Thread: r.thread, Frame: r.frame})
+	}
+	if missing > 0 {
+		d.Warnings = append(d.Warnings, fmt.Sprintf("%s: %d GC-root record(s) name objects that are not in the dump", l.path, missing))
+	}
+	slices.SortStableFunc(d.Roots, func(a, b Root) int { return cmp.Compare(a.Node, b.Node) })
+	var rootNodes []uint32
+	for i, r := range d.Roots {
+		if i == 0 || r.Node != d.Roots[i-1].Node {
+			rootNodes = append(rootNodes, r.Node)
+		}
+	}
+	l.deg[0] = uint32(len(rootNodes))
+
+	// Prefix sums turn the degrees into CSR offsets in place.
+	l.deg = append(l.deg, 0)
+	var total uint64
+	for i := 0; i < n; i++ {
+		dg := uint64(l.deg[i])
+		l.deg[i] = uint32(total)
+		total += dg
+		if total >= uint64(pad) {
+			l.tooBig = true
+			return
+		}
+	}
+	l.deg[n] = uint32(total)
+	d.Graph = &heapgraph.Graph{Off: l.deg, Size: l.aux, Succ: make([]uint32, total)}
+	copy(d.Graph.Succ, rootNodes)
+	d.Weak = make([]uint64, (total+63)/64)
+	l.deg, l.aux = nil, nil
+}
+
+func permute[T any](a []T, ord []uint32) []T {
+	out := make([]T, len(a))
+	out[0] = a[0]
+	for i, o := range ord {
+		out[i+1] = a[o]
+	}
+	return out
+}
+
+// classifyReferences marks subclasses of java.lang.ref.Reference and remembers where their
+// referent field sits.
+func (l *loader) classifyReferences() {
+	d := l.d
+	kinds := map[string]RefKind{"java.lang.ref.WeakReference": RefWeak, "java.lang.ref.SoftReference": RefSoft,
+		"java.lang.ref.PhantomReference": RefPhantom, "java.lang.ref.FinalReference": RefFinal, "java.lang.ref.Reference": RefOther}
+	l.refClass = -1
+	for k := range d.Classes {
+		if d.Classes[k].Name == "java.lang.ref.Reference" {
+			l.refClass = int32(k)
+		}
+	}
+	for k := range d.Classes {
+		kind := RefNone
+		for c, steps := int32(k), 0; c >= 0 && steps < 1<<16; c, steps = d.Classes[c].Super, steps+1 {
+			if rk, ok := kinds[d.Classes[c].Name]; ok {
+				kind = rk
+				if rk != RefOther {
+					break
+				}
+			}
+		}
+		d.Classes[k].Ref = kind
+	}
+}
+
+// pass2 fills the successor lists.
+func (l *loader) pass2() error {
+	d := l.d
+	if l.tooBig {
+		return fmt.Errorf("%s: more than 2^32 references: too large for the 32-bit edge indices of heapgraph.Graph", l.path)
+	}
+	f, r, err := l.open()
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	idSize := r.IDSize
+	g := d.Graph
+	target := d.DumpIndex
+	var classNode uint32 // java.lang.Class's own class object, the class of every class object
+	if n := len(d.ClassOf); n > 1 {
+		for i := 1; i < n; i++ {
+			if d.Kind[i] == KindClass {
+				classNode = d.Classes[d.ClassOf[i]].Node
+				break
+			}
+		}
+	}
+	nObj := len(d.ObjectID) - 1
+	k := 0
+	var last int64
+	for k < nObj {
+		rec, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			// Pass 1 read the same bytes, so this is a file that changed under us.
+			return fmt.Errorf("%s: second pass: %w", l.path, err)
+		}
+		l.progress("reading references", r, &last)
+		if rec.Tag&hprof.SubTag == 0 || rec.Dump != target {
+			continue
+		}
+		var node uint32
+		switch rec.Tag {
+		case hprof.TagClassDump, hprof.TagInstanceDump, hprof.TagObjArrayDump, hprof.TagPrimArrayDump:
+			k++
+			node = uint32(k)
+			if l.inv != nil {
+				node = l.inv[k]
+			}
+		default:
+			continue
+		}
+		pos := g.Off[node]
+		end := g.Off[node+1]
+		putNode := func(t uint32) {
+			if t != 0 && pos < end {
+				g.Succ[pos] = t
+				pos++
+			}
+		}
+		put := func(id uint64) bool {
+			if id == 0 {
+				return false
+			}
+			t, ok := d.Node(id)
+			if !ok {
+				l.warn("dangling", fmt.Sprintf("%s: references to object ids absent from the dump were dropped (first: 0x%x from %s at offset %d)", l.path, id, rec.Tag, rec.Offset))
+				return false
+			}
+			if pos < end {
+				g.Succ[pos] = t
+				pos++
+			}
+			return true
+		}
+		switch rec.Tag {
+		case hprof.TagClassDump:
+			putNode(classNode)
+			classEdges(l.schema, l.schema.Classes[rec.ID].Dump, func(_ string, id uint64) { put(id) })
+		case hprof.TagInstanceDump:
+			ck := d.ClassOf[node]
+			refs, _, _ := l.schema.InstanceRefs(rec.Class)
+			isRef := d.Classes[ck].Ref != RefNone
+			for _, fr := range refs {
+				if int(fr.Offset)+idSize > len(rec.Data) {
+					l.warn("short"+d.Classes[ck].Name, fmt.Sprintf("%s: INSTANCE DUMP at offset %d of %s has %d bytes of fields, fewer than its class layout needs", l.path, rec.Offset, d.Classes[ck].Name, len(rec.Data)))
+					break
+				}
+				at := pos
+				if put(r.ReadID(rec.Data[fr.Offset:])) && isRef && l.schema.FieldName(fr.NameID) == "referent" &&
+					l.refClass >= 0 && fr.Declarer == d.Classes[l.refClass].ID {
+					d.Weak[at>>6] |= 1 << (at & 63)
+				}
+			}
+			putNode(d.Classes[ck].Node)
+		case hprof.TagObjArrayDump:
+			for p := 0; p+idSize <= len(rec.Data); p += idSize {
+				put(r.ReadID(rec.Data[p:]))
+			}
+			ck := d.ClassOf[node]
+			putNode(d.Classes[ck].Node)
+		case hprof.TagPrimArrayDump:
+			ck := d.ClassOf[node]
+			putNode(d.Classes[ck].Node)
+		}
+		for ; pos < end; pos++ {
+			g.Succ[pos] = pad
+		}
+	}
+	if k < nObj {
+		return fmt.Errorf("%s: second pass found %d objects, the first %d: the file changed while being read", l.path, k, nObj)
+	}
+	l.inv = nil
+	return nil
+}

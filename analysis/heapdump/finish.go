@@ -1,0 +1,201 @@
+package heapdump
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+)
+
+// finish squeezes unused successor slots out, deals with unreachable objects and totals classes.
+func (l *loader) finish() {
+	d := l.d
+	l.squeeze()
+	g := d.Graph
+	n := g.N()
+	seen := newBitset(n)
+	stack := make([]uint32, 0, 1024)
+	walk := func(from uint32) (objs, bytes uint64) {
+		if seen.has(from) {
+			return
+		}
+		seen.set(from)
+		stack = append(stack[:0], from)
+		for len(stack) > 0 {
+			v := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			objs++
+			bytes += g.Size[v]
+			for _, w := range g.Succ[g.Off[v]:g.Off[v+1]] {
+				if !seen.has(w) {
+					seen.set(w)
+					stack = append(stack, w)
+				}
+			}
+		}
+		return
+	}
+	walk(0)
+	if reached := seen.count(); reached < n {
+		if l.opt.KeepUnreachable || len(d.Roots) == 0 {
+			l.adoptUnreachable(seen, walk)
+		} else {
+			l.dropUnreachable(seen)
+		}
+	}
+	d.lookup.build(d.ObjectID)
+	for i := 1; i < len(d.ClassOf); i++ {
+		c := &d.Classes[d.ClassOf[i]]
+		c.Instances++
+		c.Bytes += d.Graph.Size[i]
+	}
+}
+
+// squeeze removes the pad slots pass 2 left where references pointed nowhere, moving weak bits
+// along with their edges.
+func (l *loader) squeeze() {
+	g := l.d.Graph
+	w := uint32(0)
+	start := g.Off[0]
+	for v := 0; v < g.N(); v++ {
+		end := g.Off[v+1]
+		g.Off[v] = w
+		for e := start; e < end; e++ {
+			t := g.Succ[e]
+			if t == pad {
+				continue
+			}
+			weak := l.d.Weak[e>>6]&(1<<(e&63)) != 0
+			l.d.Weak[e>>6] &^= 1 << (e & 63)
+			g.Succ[w] = t
+			if weak {
+				l.d.Weak[w>>6] |= 1 << (w & 63)
+			}
+			w++
+		}
+		start = end
+	}
+	g.Off[g.N()] = w
+	if int(w) < len(g.Succ) {
+		g.Succ = g.Succ[:w]
+		if len(g.Succ) < cap(g.Succ)*3/4 {
+			g.Succ = append([]uint32(nil), g.Succ...)
+		}
+		l.d.Weak = l.d.Weak[:(w+63)/64]
+	}
+}
+
+// adoptUnreachable applies the thesis's rule: objects without referrers become roots, then the
+// lowest-id object of each cycle still unreached; all are attached to the super root.
+func (l *loader) adoptUnreachable(seen bitset, walk func(uint32) (uint64, uint64)) {
+	d := l.d
+	g := d.Graph
+	n := g.N()
+	referred := newBitset(n)
+	for v := 1; v < n; v++ {
+		for _, w := range g.Succ[g.Off[v]:g.Off[v+1]] {
+			if w != uint32(v) {
+				referred.set(w)
+			}
+		}
+	}
+	var extra []uint32
+	for pass := 0; pass < 2; pass++ {
+		for v := uint32(1); v < uint32(n); v++ {
+			if seen.has(v) || (pass == 0 && referred.has(v)) {
+				continue
+			}
+			objs, bytes := walk(v)
+			d.Unreachable.Objects += objs
+			d.Unreachable.Bytes += bytes
+			extra = append(extra, v)
+			d.Roots = append(d.Roots, Root{Node: v, Kind: RootUnreachable})
+		}
+	}
+	slices.SortStableFunc(d.Roots, func(a, b Root) int { return cmp.Compare(a.Node, b.Node) })
+	// Insert the new roots at the end of the super root's successor list.
+	k := uint32(len(extra))
+	at := g.Off[1]
+	old := len(g.Succ)
+	g.Succ = append(g.Succ, extra...)
+	copy(g.Succ[at+k:], g.Succ[at:old])
+	copy(g.Succ[at:], extra)
+	for v := 1; v <= n; v++ {
+		g.Off[v] += k
+	}
+	weak := newBitset(len(g.Succ))
+	for e := uint32(0); e < uint32(old); e++ {
+		if d.Weak[e>>6]&(1<<(e&63)) != 0 {
+			ne := e
+			if e >= at {
+				ne += k
+			}
+			weak.set(ne)
+		}
+	}
+	d.Weak = weak
+	if len(d.Roots) == len(extra) {
+		d.Warnings = append(d.Warnings, fmt.Sprintf("%s: the dump has no GC-root records; roots were chosen by the rule \"objects without referrers, and the lowest id of each unreferenced cycle\"", l.path))
+	}
+}
+
+// dropUnreachable removes objects no GC root reaches, renumbering the rest in place.
+func (l *loader) dropUnreachable(seen bitset) {
+	d := l.d
+	g := d.Graph
+	n := g.N()
+	newIdx := make([]uint32, n)
+	next := uint32(0)
+	for v := 0; v < n; v++ {
+		if seen.has(uint32(v)) {
+			newIdx[v] = next
+			next++
+		} else {
+			d.Unreachable.Objects++
+			d.Unreachable.Bytes += g.Size[v]
+		}
+	}
+	weak := newBitset(len(g.Succ))
+	w := uint32(0)
+	start := g.Off[0]
+	for v := 0; v < n; v++ {
+		end := g.Off[v+1]
+		if seen.has(uint32(v)) {
+			nv := newIdx[v]
+			g.Off[nv] = w
+			for e := start; e < end; e++ {
+				if d.Weak[e>>6]&(1<<(e&63)) != 0 {
+					weak.set(w)
+				}
+				g.Succ[w] = newIdx[g.Succ[e]]
+				w++
+			}
+			d.ObjectID[nv] = d.ObjectID[v]
+			d.ClassOf[nv] = d.ClassOf[v]
+			d.Kind[nv] = d.Kind[v]
+			g.Size[nv] = g.Size[v]
+		}
+		start = end
+	}
+	g.Off[next] = w
+	g.Off = g.Off[:next+1]
+	g.Succ = append([]uint32(nil), g.Succ[:w]...)
+	g.Size = g.Size[:next]
+	d.ObjectID, d.ClassOf, d.Kind = d.ObjectID[:next], d.ClassOf[:next], d.Kind[:next]
+	d.Weak = weak[:(w+63)/64]
+	roots := d.Roots[:0]
+	for _, r := range d.Roots {
+		r.Node = newIdx[r.Node]
+		roots = append(roots, r)
+	}
+	d.Roots = roots
+	cn := map[uint32]int32{}
+	for node, k := range d.classNode {
+		if seen.has(node) {
+			cn[newIdx[node]] = k
+			d.Classes[k].Node = newIdx[node]
+		} else {
+			d.Classes[k].Node = 0
+		}
+	}
+	d.classNode = cn
+}

@@ -1,0 +1,298 @@
+package heapdump
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/heapledger/heapledger/analysis/hprof"
+)
+
+// pad marks successor slots reserved in pass 1 that pass 2 left empty (a reference to an id
+// absent from the dump); they are squeezed out before the graph is handed over.
+const pad = ^uint32(0)
+
+// unresolved marks an instance whose class layout was not yet known in pass 1, so its
+// reference count is an upper bound computed afterwards.
+const unresolved = ^uint32(0)
+
+// minObjectRecord is the smallest heap sub-record that makes a node (a primitive array with no
+// elements and 4-byte ids): it bounds how many nodes a file of a given size can hold, so slices
+// can be reserved once — untouched reserved pages cost no resident memory.
+const minObjectRecord = 1 + 4 + 4 + 4 + 1
+
+type classEntry struct {
+	id   uint64     // class object id; 0 for an unnamed primitive-array class
+	prim hprof.Type // element type for primitive-array classes
+}
+
+type rawRoot struct {
+	id            uint64
+	kind          RootKind
+	thread, frame uint32
+}
+
+type loader struct {
+	path   string
+	opt    Options
+	size   int64
+	schema *hprof.Schema
+	d      *Dump
+
+	// Per node, in file order during pass 1 (index 0 is the super root).
+	ids  []uint64
+	cls  []uint32 // class key; for class objects, the key of the class they represent
+	kind []Kind
+	aux  []uint64 // array length in pass 1, shallow size afterwards
+	deg  []uint32
+
+	keys    map[uint64]uint32
+	entries []classEntry
+	primKey [16]int32
+	roots   []rawRoot
+	warned  map[string]int
+
+	inv      []uint32 // file-order record k → node, when the file is not in id order
+	tooBig   bool
+	refClass int32 // index of java.lang.ref.Reference in Dump.Classes, or -1
+}
+
+// Load reads the heap dump at path into a graph. See the package comment for the graph's shape.
+func Load(path string, opt Options) (*Dump, error) {
+	switch opt.Compressed {
+	case "", "auto", "on", "off":
+	default:
+		return nil, fmt.Errorf("%s: compressed-references setting %q (want auto, on or off)", path, opt.Compressed)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	l := &loader{path: path, opt: opt, size: st.Size(), d: &Dump{Path: path}, warned: map[string]int{}}
+	if err := l.pass1(); err != nil {
+		return nil, err
+	}
+	l.prepare()
+	if err := l.pass2(); err != nil {
+		return nil, err
+	}
+	l.finish()
+	l.d.schema = l.schema
+	return l.d, nil
+}
+
+func (l *loader) warn(key, msg string) {
+	l.warned[key]++
+	if l.warned[key] == 1 {
+		l.d.Warnings = append(l.d.Warnings, msg)
+	}
+}
+
+// open starts a pass over the file.
+func (l *loader) open() (*os.File, *hprof.Reader, error) {
+	f, err := os.Open(l.path)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := hprof.NewReader(f)
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s: %w", l.path, err)
+	}
+	r.SkipPrimitiveData = true
+	return f, r, nil
+}
+
+func (l *loader) progress(phase string, r *hprof.Reader, last *int64) {
+	if l.opt.Progress == nil {
+		return
+	}
+	if off := r.Offset(); off-*last >= 32<<20 {
+		*last = off
+		total := l.size
+		if r.Gzip {
+			total = -1
+		}
+		l.opt.Progress(phase, off, total)
+	}
+}
+
+func (l *loader) reset() {
+	l.ids = append(l.ids[:0], 0)
+	l.cls = append(l.cls[:0], 0)
+	l.kind = append(l.kind[:0], KindSuperRoot)
+	l.aux = append(l.aux[:0], 0)
+	l.deg = append(l.deg[:0], 0)
+	l.keys = map[uint64]uint32{}
+	l.entries = l.entries[:0]
+	for i := range l.primKey {
+		l.primKey[i] = -1
+	}
+	l.roots = l.roots[:0]
+	l.schema.Reset()
+}
+
+func (l *loader) key(id uint64) uint32 {
+	k, ok := l.keys[id]
+	if !ok {
+		k = uint32(len(l.entries))
+		l.entries = append(l.entries, classEntry{id: id})
+		l.keys[id] = k
+	}
+	return k
+}
+
+func (l *loader) primClassKey(t hprof.Type) uint32 {
+	if l.primKey[t&15] < 0 {
+		l.primKey[t&15] = int32(len(l.entries))
+		l.entries = append(l.entries, classEntry{prim: t})
+	}
+	return uint32(l.primKey[t&15])
+}
+
+func (l *loader) add(id uint64, cls uint32, k Kind, aux uint64, deg uint32) {
+	l.ids = append(l.ids, id)
+	l.cls = append(l.cls, cls)
+	l.kind = append(l.kind, k)
+	l.aux = append(l.aux, aux)
+	l.deg = append(l.deg, deg)
+}
+
+var rootKinds = map[hprof.Tag]RootKind{
+	hprof.TagRootUnknown: RootUnknown, hprof.TagRootJNIGlobal: RootJNIGlobal, hprof.TagRootJNILocal: RootJNILocal,
+	hprof.TagRootJavaFrame: RootJavaFrame, hprof.TagRootNativeStack: RootNativeStack,
+	hprof.TagRootStickyClass: RootStickyClass, hprof.TagRootThreadBlock: RootThreadBlock,
+	hprof.TagRootMonitorUsed: RootMonitorUsed, hprof.TagRootThreadObj: RootThreadObject,
+}
+
+// pass1 records every object of the chosen dump (id, class, kind, array length) and an upper
+// bound of its out-degree, plus classes and roots.
+func (l *loader) pass1() error {
+	f, r, err := l.open()
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	l.d.IDSize, l.d.gzip = r.IDSize, r.Gzip
+	l.schema = hprof.NewSchema(r.IDSize)
+	if !r.Gzip {
+		est := int(l.size/minObjectRecord) + 2
+		l.ids = make([]uint64, 0, est)
+		l.aux = make([]uint64, 0, est)
+		l.cls = make([]uint32, 0, est)
+		l.deg = make([]uint32, 0, est+1)
+		l.kind = make([]Kind, 0, est)
+	}
+	l.reset()
+	idSize := r.IDSize
+	cur := 0
+	var last int64
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			if hprof.Truncated(err) && l.opt.AllowPartial {
+				l.d.Partial = true
+				l.d.Warnings = append(l.d.Warnings, fmt.Sprintf("%s: partial: %v", l.path, err))
+				break
+			}
+			return fmt.Errorf("%s: %w", l.path, err)
+		}
+		l.progress("reading objects", r, &last)
+		if rec.Tag&hprof.SubTag == 0 {
+			if rec.Tag == hprof.TagUTF8 || rec.Tag == hprof.TagLoadClass {
+				if err := l.schema.Add(rec); err != nil {
+					return fmt.Errorf("%s: %w", l.path, err)
+				}
+			}
+			continue
+		}
+		if rec.Dump != cur {
+			if l.opt.Dump != 0 && cur == l.opt.Dump {
+				// The chosen dump is complete; later ones are of no interest.
+				l.d.Dumps = r.Dumps()
+				break
+			}
+			cur = rec.Dump
+			if l.opt.Dump == 0 {
+				l.reset()
+			}
+		}
+		if l.opt.Dump != 0 && rec.Dump != l.opt.Dump {
+			continue
+		}
+		switch {
+		case rec.Tag.IsRoot():
+			l.roots = append(l.roots, rawRoot{id: rec.ID, kind: rootKinds[rec.Tag], thread: rec.Serial, frame: rec.Frame})
+		case rec.Tag == hprof.TagClassDump:
+			if err := l.schema.Add(rec); err != nil {
+				return fmt.Errorf("%s: %w", l.path, err)
+			}
+			cd := l.schema.Classes[rec.ID].Dump
+			n := uint32(1)
+			classEdges(l.schema, cd, func(string, uint64) { n++ })
+			l.add(rec.ID, l.key(rec.ID), KindClass, 0, n)
+		case rec.Tag == hprof.TagInstanceDump:
+			deg := unresolved
+			if refs, _, ok := l.schema.InstanceRefs(rec.Class); ok {
+				deg = 1
+				for _, fr := range refs {
+					if int(fr.Offset)+idSize <= len(rec.Data) && r.ReadID(rec.Data[fr.Offset:]) != 0 {
+						deg++
+					}
+				}
+			}
+			l.add(rec.ID, l.key(rec.Class), KindInstance, 0, deg)
+		case rec.Tag == hprof.TagObjArrayDump:
+			deg := uint32(1)
+			for p := 0; p+idSize <= len(rec.Data); p += idSize {
+				if r.ReadID(rec.Data[p:]) != 0 {
+					deg++
+				}
+			}
+			l.add(rec.ID, l.key(rec.Class), KindObjArray, uint64(rec.Length), deg)
+		case rec.Tag == hprof.TagPrimArrayDump:
+			l.add(rec.ID, l.primClassKey(rec.Elem), KindPrimArray, uint64(rec.Length), 1)
+		}
+	}
+	if l.d.Dumps == 0 {
+		l.d.Dumps = r.Dumps()
+	}
+	l.d.DumpIndex = l.opt.Dump
+	if l.d.DumpIndex == 0 {
+		l.d.DumpIndex = cur
+	}
+	if l.d.Dumps == 0 {
+		return fmt.Errorf("%s: no heap dump records (HEAP DUMP or HEAP DUMP SEGMENT) in the file", l.path)
+	}
+	if l.opt.Dump > l.d.Dumps {
+		return fmt.Errorf("%s: has %d heap dump(s), dump %d was asked for", l.path, l.d.Dumps, l.opt.Dump)
+	}
+	return nil
+}
+
+// classEdges calls fn for each outgoing reference of a class object after its "<class>" edge,
+// in graph order. Pass 1, pass 2 and EdgeNames share it so that edge positions agree. Classes
+// number thousands, not millions, so building the names here costs nothing that matters.
+func classEdges(s *hprof.Schema, cd *hprof.ClassDump, fn func(name string, id uint64)) {
+	for _, e := range [...]struct {
+		name string
+		id   uint64
+	}{{"<super>", cd.Super}, {"<classloader>", cd.Loader}, {"<signers>", cd.Signers}, {"<protection domain>", cd.ProtectionDomain}} {
+		if e.id != 0 {
+			fn(e.name, e.id)
+		}
+	}
+	for _, st := range cd.Statics {
+		if st.Value.Type == hprof.TypeObject && st.Value.Bits != 0 {
+			fn(s.FieldName(st.NameID), st.Value.Bits)
+		}
+	}
+	for _, c := range cd.Constants {
+		if c.Type == hprof.TypeObject && c.Bits != 0 {
+			fn(fmt.Sprintf("<constant pool[%d]>", c.Index), c.Bits)
+		}
+	}
+}

@@ -1,0 +1,526 @@
+package hprof
+
+import (
+	"bufio"
+	"compress/gzip"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"time"
+)
+
+// bufSize is the reader's initial buffer; big enough that nearly every sub-record is parsed
+// straight out of it, and reads from the page cache come in large blocks.
+const bufSize = 4 << 20
+
+// Reader iterates over the records of an HPROF stream.
+type Reader struct {
+	Format    string // e.g. "JAVA PROFILE 1.0.2"
+	IDSize    int    // 4 or 8
+	Timestamp time.Time
+	Gzip      bool // the input was gzip-compressed
+
+	// SkipPrimitiveData makes Next leave Record.Data nil for primitive arrays, which saves copying
+	// most of a typical dump when only counts and sizes are wanted.
+	SkipPrimitiveData bool
+
+	in      input
+	segEnd  int64 // end offset of the HEAP DUMP (SEGMENT) body being read; -1 outside one
+	segOff  int64
+	segTag  Tag
+	open    bool // a segmented dump has started and not yet seen HEAP DUMP END
+	dumps   int
+	rec     Record
+	recName string
+}
+
+// NewReader reads the file header from r and returns a Reader positioned at the first record.
+// A gzip-compressed stream is detected by its magic number and decompressed transparently.
+func NewReader(r io.Reader) (*Reader, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	if magic, err := br.Peek(2); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, &FormatError{Offset: 0, Msg: "bad gzip header: " + err.Error()}
+		}
+		rd, err := newReader(zr)
+		if rd != nil {
+			rd.Gzip = true
+		}
+		return rd, err
+	}
+	return newReader(br)
+}
+
+func newReader(r io.Reader) (*Reader, error) {
+	rd := &Reader{in: input{r: r, buf: make([]byte, 64<<10)}, segEnd: -1}
+	// The header is a NUL-terminated format string; no real one is longer than a few dozen bytes.
+	var name []byte
+	for {
+		b, err := rd.in.peek(len(name) + 1)
+		if err != nil {
+			return nil, rd.errAt(rd.in.off, "file header", "missing or truncated header (not an HPROF file?)", err)
+		}
+		c := b[len(name)]
+		if c == 0 {
+			break
+		}
+		name = b[:len(name)+1]
+		if len(name) > 64 || c < 0x20 || c > 0x7e {
+			return nil, &FormatError{Offset: 0, Record: "file header", Msg: "not an HPROF file (no format string such as \"JAVA PROFILE 1.0.2\")"}
+		}
+	}
+	rd.Format = string(name)
+	rd.in.consume(len(name) + 1)
+	b, err := rd.in.peek(12)
+	if err != nil {
+		return nil, rd.errAt(rd.in.off, "file header", "truncated after format string", err)
+	}
+	rd.IDSize = int(binary.BigEndian.Uint32(b))
+	if rd.IDSize != 4 && rd.IDSize != 8 {
+		return nil, &FormatError{Offset: rd.in.off, Record: "file header", Msg: fmt.Sprintf("identifier size %d (want 4 or 8)", rd.IDSize)}
+	}
+	rd.Timestamp = time.UnixMilli(int64(binary.BigEndian.Uint64(b[4:])))
+	rd.in.consume(12)
+	rd.in.grow(bufSize)
+	return rd, nil
+}
+
+// Offset returns the number of (uncompressed) bytes consumed so far.
+func (r *Reader) Offset() int64 { return r.in.off }
+
+// Dumps returns how many heap dumps have started so far; after io.EOF, the number in the file.
+func (r *Reader) Dumps() int { return r.dumps }
+
+// Next returns the next record. At the end of the input it returns io.EOF; a record cut short
+// returns a *FormatError for which Truncated is true.
+func (r *Reader) Next() (*Record, error) {
+	for {
+		if r.segEnd >= 0 {
+			if r.in.off < r.segEnd {
+				return r.sub()
+			}
+			if r.in.off > r.segEnd {
+				return nil, &FormatError{Offset: r.in.off, Record: r.segName(), Msg: fmt.Sprintf("sub-record runs past the end of its segment at %d", r.segEnd)}
+			}
+			r.segEnd = -1
+			if r.segTag == TagHeapDump {
+				r.open = false
+			}
+		}
+		return r.top()
+	}
+}
+
+func (r *Reader) segName() string { return fmt.Sprintf("%v at offset %d", r.segTag, r.segOff) }
+
+func (r *Reader) top() (*Record, error) {
+	off := r.in.off
+	b, err := r.in.peek(9)
+	if err != nil {
+		if err == io.EOF && len(b) == 0 {
+			return nil, io.EOF
+		}
+		return nil, r.errAt(off, "record header", "truncated record header", err)
+	}
+	tag := Tag(b[0])
+	n := int64(binary.BigEndian.Uint32(b[5:]))
+	r.rec = Record{Tag: tag, Offset: off}
+	rec := &r.rec
+	r.in.consume(9)
+	switch tag {
+	case TagHeapDump, TagHeapDumpSegment:
+		if tag == TagHeapDump || !r.open {
+			r.dumps++
+		}
+		r.open = true
+		r.segTag, r.segOff, r.segEnd = tag, off, r.in.off+n
+		rec.Dump = r.dumps
+		return rec, nil
+	case TagHeapDumpEnd:
+		r.open = false
+		rec.Dump = r.dumps
+	}
+	body, err := r.in.peek(int(n))
+	if err != nil {
+		return nil, r.errAt(r.in.off, fmt.Sprintf("%v at offset %d", tag, off), fmt.Sprintf("body of %d bytes is cut short", n), err)
+	}
+	id := r.IDSize
+	short := func(want int) error {
+		return &FormatError{Offset: off, Record: tag.String(), Msg: fmt.Sprintf("body of %d bytes is shorter than the %d it needs", n, want)}
+	}
+	switch tag {
+	case TagUTF8:
+		if int(n) < id {
+			return nil, short(id)
+		}
+		rec.ID = r.readID(body)
+		rec.Data = body[id:]
+	case TagLoadClass:
+		if int(n) < 8+2*id {
+			return nil, short(8 + 2*id)
+		}
+		rec.Serial = binary.BigEndian.Uint32(body)
+		rec.ID = r.readID(body[4:])
+		rec.NameID = r.readID(body[8+id:])
+	default:
+		rec.Data = body
+	}
+	r.in.consume(int(n))
+	return rec, nil
+}
+
+func (r *Reader) readID(b []byte) uint64 {
+	if r.IDSize == 4 {
+		return uint64(binary.BigEndian.Uint32(b))
+	}
+	return binary.BigEndian.Uint64(b)
+}
+
+// ReadID decodes an identifier of the reader's size from the start of b.
+func (r *Reader) ReadID(b []byte) uint64 { return r.readID(b) }
+
+// sub parses one heap-dump sub-record. Fixed-size parts are peeked first so that a truncated
+// file is reported at the record it breaks, never as a panic or a bogus huge allocation.
+func (r *Reader) sub() (*Record, error) {
+	off := r.in.off
+	id := r.IDSize
+	b, err := r.in.peek(1)
+	if err != nil {
+		return nil, r.errAt(off, r.segName(), "truncated sub-record", err)
+	}
+	tag := SubTag | Tag(b[0])
+	r.rec = Record{Tag: tag, Offset: off, Dump: r.dumps}
+	rec := &r.rec
+	var head int // fixed part after the tag byte
+	switch tag {
+	case TagRootUnknown, TagRootStickyClass, TagRootMonitorUsed:
+		head = id
+	case TagRootJNIGlobal:
+		head = 2 * id
+	case TagRootJNILocal, TagRootJavaFrame, TagRootThreadObj:
+		head = id + 8
+	case TagRootNativeStack, TagRootThreadBlock:
+		head = id + 4
+	case TagClassDump:
+		return r.classDump(off)
+	case TagInstanceDump:
+		head = 2*id + 8
+	case TagObjArrayDump:
+		head = 2*id + 8
+	case TagPrimArrayDump:
+		head = id + 9
+	default:
+		return nil, &FormatError{Offset: off, Record: r.segName(), Msg: fmt.Sprintf("unknown heap-dump sub-record tag 0x%02x", uint8(tag))}
+	}
+	b, err = r.in.peek(1 + head)
+	if err != nil {
+		return nil, r.errAt(off, fmt.Sprintf("%v at offset %d", tag, off), "truncated", err)
+	}
+	b = b[1:]
+	rec.ID = r.readID(b)
+	var body int64
+	switch tag {
+	case TagRootJNIGlobal:
+		rec.NameID = r.readID(b[id:])
+	case TagRootJNILocal, TagRootJavaFrame, TagRootThreadObj:
+		rec.Serial = binary.BigEndian.Uint32(b[id:])
+		rec.Frame = binary.BigEndian.Uint32(b[id+4:])
+	case TagRootNativeStack, TagRootThreadBlock:
+		rec.Serial = binary.BigEndian.Uint32(b[id:])
+	case TagInstanceDump:
+		rec.Serial = binary.BigEndian.Uint32(b[id:])
+		rec.Class = r.readID(b[id+4:])
+		body = int64(binary.BigEndian.Uint32(b[2*id+4:]))
+	case TagObjArrayDump:
+		rec.Serial = binary.BigEndian.Uint32(b[id:])
+		rec.Length = binary.BigEndian.Uint32(b[id+4:])
+		rec.Class = r.readID(b[id+8:])
+		body = int64(rec.Length) * int64(id)
+	case TagPrimArrayDump:
+		rec.Serial = binary.BigEndian.Uint32(b[id:])
+		rec.Length = binary.BigEndian.Uint32(b[id+4:])
+		rec.Elem = Type(b[id+8])
+		es := rec.Elem.Size(id)
+		if es == 0 || rec.Elem == TypeObject {
+			return nil, &FormatError{Offset: off, Record: fmt.Sprintf("%v at offset %d", tag, off), Msg: fmt.Sprintf("invalid element type %d", rec.Elem)}
+		}
+		body = int64(rec.Length) * int64(es)
+	}
+	end := off + 1 + int64(head) + body
+	if end > r.segEnd {
+		return nil, &FormatError{Offset: off, Record: fmt.Sprintf("%v at offset %d", tag, off), Msg: fmt.Sprintf("needs %d bytes, runs past the end of %s at %d", end-off, r.segName(), r.segEnd)}
+	}
+	r.in.consume(1 + head)
+	if body > 0 {
+		if tag == TagPrimArrayDump && r.SkipPrimitiveData {
+			if err := r.in.discard(body); err != nil {
+				return nil, r.errAt(off, fmt.Sprintf("%v at offset %d", tag, off), fmt.Sprintf("values (%d bytes) cut short", body), err)
+			}
+			return rec, nil
+		}
+		d, err := r.in.peek(int(body))
+		if err != nil {
+			return nil, r.errAt(off, fmt.Sprintf("%v at offset %d", tag, off), fmt.Sprintf("body (%d bytes) cut short", body), err)
+		}
+		rec.Data = d
+		r.in.consume(int(body))
+	}
+	return rec, nil
+}
+
+// classDump measures a CLASS DUMP sub-record (its length depends on its contents) and returns it
+// with Data holding everything after the class id.
+func (r *Reader) classDump(off int64) (*Record, error) {
+	id := r.IDSize
+	name := fmt.Sprintf("CLASS DUMP at offset %d", off)
+	n := 1 + 7*id + 8 + 2 // tag, ids, stack serial, instance size, constant count
+	need := func(k int) ([]byte, error) {
+		if off+int64(k) > r.segEnd {
+			return nil, &FormatError{Offset: off, Record: name, Msg: fmt.Sprintf("runs past the end of %s at %d", r.segName(), r.segEnd)}
+		}
+		b, err := r.in.peek(k)
+		if err != nil {
+			return nil, r.errAt(off, name, "truncated", err)
+		}
+		return b, nil
+	}
+	b, err := need(n)
+	if err != nil {
+		return nil, err
+	}
+	count := int(binary.BigEndian.Uint16(b[n-2:]))
+	for i := 0; i < count; i++ {
+		if b, err = need(n + 3); err != nil {
+			return nil, err
+		}
+		s := Type(b[n+2]).Size(id)
+		if s == 0 {
+			return nil, &FormatError{Offset: off + int64(n), Record: name, Msg: fmt.Sprintf("constant %d has invalid type %d", i, b[n+2])}
+		}
+		n += 3 + s
+	}
+	if b, err = need(n + 2); err != nil {
+		return nil, err
+	}
+	count = int(binary.BigEndian.Uint16(b[n:]))
+	n += 2
+	for i := 0; i < count; i++ {
+		if b, err = need(n + id + 1); err != nil {
+			return nil, err
+		}
+		s := Type(b[n+id]).Size(id)
+		if s == 0 {
+			return nil, &FormatError{Offset: off + int64(n), Record: name, Msg: fmt.Sprintf("static field %d has invalid type %d", i, b[n+id])}
+		}
+		n += id + 1 + s
+	}
+	if b, err = need(n + 2); err != nil {
+		return nil, err
+	}
+	count = int(binary.BigEndian.Uint16(b[n:]))
+	n += 2 + count*(id+1)
+	if b, err = need(n); err != nil {
+		return nil, err
+	}
+	r.rec = Record{Tag: TagClassDump, Offset: off, Dump: r.dumps, ID: r.readID(b[1:]), Data: b[1+id : n]}
+	r.in.consume(n)
+	return &r.rec, nil
+}
+
+// ClassDump decodes the body of a CLASS DUMP record returned by Next. It allocates, which is
+// fine: a dump has thousands of classes, not millions.
+func (r *Reader) ClassDump(rec *Record) (*ClassDump, error) {
+	return DecodeClassDump(rec.ID, rec.Data, r.IDSize, rec.Offset)
+}
+
+// DecodeClassDump decodes a CLASS DUMP body (everything after the class id), as found in
+// Record.Data. off is used in error messages only.
+func DecodeClassDump(classID uint64, b []byte, idSize int, off int64) (*ClassDump, error) {
+	p := 0
+	bad := func(msg string) error {
+		return &FormatError{Offset: off + 1 + int64(idSize) + int64(p), Record: fmt.Sprintf("CLASS DUMP at offset %d", off), Msg: msg}
+	}
+	need := func(k int) error {
+		if p+k > len(b) {
+			return bad("truncated")
+		}
+		return nil
+	}
+	rid := func() uint64 {
+		var v uint64
+		if idSize == 4 {
+			v = uint64(binary.BigEndian.Uint32(b[p:]))
+		} else {
+			v = binary.BigEndian.Uint64(b[p:])
+		}
+		p += idSize
+		return v
+	}
+	val := func(t Type) (uint64, error) {
+		s := t.Size(idSize)
+		if s == 0 {
+			return 0, bad(fmt.Sprintf("invalid type %d", t))
+		}
+		if err := need(s); err != nil {
+			return 0, err
+		}
+		var v uint64
+		for i := 0; i < s; i++ {
+			v = v<<8 | uint64(b[p+i])
+		}
+		p += s
+		return v, nil
+	}
+	c := &ClassDump{ID: classID}
+	if err := need(4 + 6*idSize + 6); err != nil {
+		return nil, err
+	}
+	c.Stack = binary.BigEndian.Uint32(b)
+	p = 4
+	c.Super, c.Loader, c.Signers, c.ProtectionDomain = rid(), rid(), rid(), rid()
+	rid()
+	rid()
+	c.InstanceSize = binary.BigEndian.Uint32(b[p:])
+	n := int(binary.BigEndian.Uint16(b[p+4:]))
+	p += 6
+	for i := 0; i < n; i++ {
+		if err := need(3); err != nil {
+			return nil, err
+		}
+		v := Value{Index: binary.BigEndian.Uint16(b[p:]), Type: Type(b[p+2])}
+		p += 3
+		bits, err := val(v.Type)
+		if err != nil {
+			return nil, err
+		}
+		v.Bits = bits
+		c.Constants = append(c.Constants, v)
+	}
+	if err := need(2); err != nil {
+		return nil, err
+	}
+	n = int(binary.BigEndian.Uint16(b[p:]))
+	p += 2
+	for i := 0; i < n; i++ {
+		if err := need(idSize + 1); err != nil {
+			return nil, err
+		}
+		s := Static{NameID: rid()}
+		s.Value.Type = Type(b[p])
+		p++
+		bits, err := val(s.Value.Type)
+		if err != nil {
+			return nil, err
+		}
+		s.Value.Bits = bits
+		c.Statics = append(c.Statics, s)
+	}
+	if err := need(2); err != nil {
+		return nil, err
+	}
+	n = int(binary.BigEndian.Uint16(b[p:]))
+	p += 2
+	for i := 0; i < n; i++ {
+		if err := need(idSize + 1); err != nil {
+			return nil, err
+		}
+		f := Field{NameID: rid(), Type: Type(b[p])}
+		p++
+		if f.Type.Size(idSize) == 0 {
+			return nil, bad(fmt.Sprintf("instance field %d has invalid type %d", i, f.Type))
+		}
+		c.Fields = append(c.Fields, f)
+	}
+	return c, nil
+}
+
+func (r *Reader) errAt(off int64, rec, msg string, err error) error {
+	fe := &FormatError{Offset: off, Record: rec, Msg: msg}
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		fe.truncated = true
+		fe.Msg += fmt.Sprintf(" (input ends at offset %d)", r.in.off+int64(r.in.end-r.in.start))
+	} else if err != nil {
+		fe.Msg += ": " + err.Error()
+	}
+	return fe
+}
+
+// input is a growable read buffer that tracks the stream offset of its first unread byte.
+// Records are parsed in place from buf[start:end]; the buffer grows only as data actually
+// arrives, so a corrupt length field cannot make it allocate more than the input holds (×2).
+type input struct {
+	r          io.Reader
+	buf        []byte
+	start, end int
+	off        int64 // stream offset of buf[start]
+	eof        error
+}
+
+func (in *input) grow(n int) {
+	if n <= len(in.buf) {
+		return
+	}
+	nb := make([]byte, n)
+	copy(nb, in.buf[in.start:in.end])
+	in.end -= in.start
+	in.start = 0
+	in.buf = nb
+}
+
+// peek returns the next n unread bytes without consuming them. On a short input it returns what
+// there is with io.EOF (nothing at all) or io.ErrUnexpectedEOF.
+func (in *input) peek(n int) ([]byte, error) {
+	for in.end-in.start < n {
+		if in.eof != nil {
+			if in.end == in.start && in.eof == io.EOF {
+				return in.buf[in.start:in.end], io.EOF
+			}
+			if in.eof == io.EOF {
+				return in.buf[in.start:in.end], io.ErrUnexpectedEOF
+			}
+			return in.buf[in.start:in.end], in.eof
+		}
+		if in.start > 0 && in.end+(n-(in.end-in.start)) > len(in.buf) {
+			copy(in.buf, in.buf[in.start:in.end])
+			in.end -= in.start
+			in.start = 0
+		}
+		if in.end == len(in.buf) {
+			// Double rather than jump to n: the data must arrive before more memory is taken.
+			in.grow(2 * len(in.buf))
+		}
+		m, err := in.r.Read(in.buf[in.end:])
+		in.end += m
+		if err != nil {
+			in.eof = err
+		}
+	}
+	return in.buf[in.start : in.start+n], nil
+}
+
+func (in *input) consume(n int) {
+	in.start += n
+	in.off += int64(n)
+	if in.start == in.end {
+		in.start, in.end = 0, 0
+	}
+}
+
+// discard skips n bytes without growing the buffer.
+func (in *input) discard(n int64) error {
+	for n > 0 {
+		if in.end == in.start {
+			if _, err := in.peek(1); err != nil {
+				return err
+			}
+		}
+		k := int64(in.end - in.start)
+		if k > n {
+			k = n
+		}
+		in.consume(int(k))
+		n -= k
+	}
+	return nil
+}

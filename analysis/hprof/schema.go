@@ -1,0 +1,217 @@
+package hprof
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Schema collects what a dump says about classes: names (UTF8 + LOAD CLASS) and layouts
+// (CLASS DUMP). Feed it every record with Add; it keeps only the few records it needs.
+type Schema struct {
+	IDSize  int
+	Strings map[uint64]string
+	Classes map[uint64]*Class // by class object id
+	names   map[uint64]uint64 // class object id → name string id, from LOAD CLASS
+}
+
+// Class is one class as the dump describes it.
+type Class struct {
+	ID   uint64
+	Dump *ClassDump // nil if the dump has a LOAD CLASS but no CLASS DUMP for it
+
+	resolved bool
+	refs     []FieldRef
+	dataLen  int32
+	ok       bool // layout known: this class and all its superclasses have CLASS DUMPs
+}
+
+// FieldRef is a reference-typed instance field: where its value sits in an INSTANCE DUMP's data
+// (which holds this class's fields first, then each superclass's), and its name.
+type FieldRef struct {
+	Offset   int32
+	NameID   uint64
+	Declarer uint64 // class id of the declaring class
+}
+
+// NewSchema returns an empty schema for identifiers of idSize bytes.
+func NewSchema(idSize int) *Schema {
+	return &Schema{IDSize: idSize, Strings: map[uint64]string{}, Classes: map[uint64]*Class{}, names: map[uint64]uint64{}}
+}
+
+// Add records what rec says about classes. CLASS DUMP bodies are decoded and kept.
+func (s *Schema) Add(rec *Record) error {
+	switch rec.Tag {
+	case TagUTF8:
+		s.Strings[rec.ID] = string(rec.Data)
+	case TagLoadClass:
+		s.names[rec.ID] = rec.NameID
+	case TagClassDump:
+		cd, err := DecodeClassDump(rec.ID, rec.Data, s.IDSize, rec.Offset)
+		if err != nil {
+			return err
+		}
+		c := s.class(rec.ID)
+		c.Dump = cd
+		c.resolved = false
+	}
+	return nil
+}
+
+func (s *Schema) class(id uint64) *Class {
+	c := s.Classes[id]
+	if c == nil {
+		c = &Class{ID: id}
+		s.Classes[id] = c
+	}
+	return c
+}
+
+// Reset forgets CLASS DUMPs (when a later heap dump in the same file replaces an earlier one);
+// names from LOAD CLASS records are kept, as they are file-wide.
+func (s *Schema) Reset() { s.Classes = map[uint64]*Class{} }
+
+// Name returns the Java name of class id ("java.lang.String", "int[]", "java.lang.Object[][]"),
+// or a placeholder naming the id when the dump does not name it.
+func (s *Schema) Name(id uint64) string {
+	if nid, ok := s.names[id]; ok {
+		if n, ok := s.Strings[nid]; ok {
+			return JavaName(n)
+		}
+	}
+	return fmt.Sprintf("<unknown class 0x%x>", id)
+}
+
+// FieldName returns the name of a field from its name string id.
+func (s *Schema) FieldName(nameID uint64) string {
+	if n, ok := s.Strings[nameID]; ok {
+		return n
+	}
+	return fmt.Sprintf("<field 0x%x>", nameID)
+}
+
+// ClassIDByName returns the id of a loaded class with the given Java name, if any.
+func (s *Schema) ClassIDByName(name string) (uint64, bool) {
+	for id, nid := range s.names {
+		if n, ok := s.Strings[nid]; ok && JavaName(n) == name {
+			return id, true
+		}
+	}
+	return 0, false
+}
+
+// InstanceRefs returns the reference fields of instances of class id, and the length an
+// instance's data must have. ok is false when the class or one of its superclasses has no
+// CLASS DUMP (yet), so the layout is unknown.
+func (s *Schema) InstanceRefs(id uint64) (refs []FieldRef, dataLen int32, ok bool) {
+	c := s.Classes[id]
+	if c == nil || c.Dump == nil {
+		return nil, 0, false
+	}
+	if c.resolved {
+		return c.refs, c.dataLen, c.ok
+	}
+	c.refs, c.dataLen, c.ok = nil, 0, false
+	var off int32
+	seen := 0
+	for cur := c; ; {
+		for _, f := range cur.Dump.Fields {
+			if f.Type == TypeObject {
+				c.refs = append(c.refs, FieldRef{Offset: off, NameID: f.NameID, Declarer: cur.ID})
+			}
+			off += int32(f.Type.Size(s.IDSize))
+		}
+		if cur.Dump.Super == 0 {
+			c.ok = true
+			break
+		}
+		next := s.Classes[cur.Dump.Super]
+		if next == nil || next.Dump == nil {
+			break
+		}
+		if seen++; seen > 1<<16 {
+			break // a cycle in corrupt superclass links
+		}
+		cur = next
+	}
+	c.dataLen = off
+	// Only a complete answer is final: a superclass's CLASS DUMP may still come later in the file.
+	c.resolved = c.ok
+	return c.refs, c.dataLen, c.ok
+}
+
+// Layout computes the size layout of class id under model m, superclasses first. ok is false
+// when a CLASS DUMP in the chain is missing.
+func (s *Schema) Layout(m Model, id uint64) (Layout, bool) {
+	var chain []*ClassDump
+	for cur := id; cur != 0; {
+		c := s.Classes[cur]
+		if c == nil || c.Dump == nil || len(chain) > 1<<16 {
+			return Layout{}, false
+		}
+		chain = append(chain, c.Dump)
+		cur = c.Dump.Super
+	}
+	l := m.RootLayout()
+	for i := len(chain) - 1; i >= 0; i-- {
+		l = m.Extend(l, chain[i].Fields)
+	}
+	return l, true
+}
+
+// StaticBytes returns the bytes the static fields of class c occupy in its java.lang.Class
+// mirror under model m.
+func (m Model) StaticBytes(cd *ClassDump) uint64 {
+	var n uint64
+	for _, st := range cd.Statics {
+		if st.Value.Type == TypeObject {
+			n += uint64(m.RefSize)
+		} else {
+			n += uint64(st.Value.Type.Size(m.IDSize))
+		}
+	}
+	return n
+}
+
+// JavaName turns a JVM internal class name ("java/lang/String", "[I", "[[Ljava/lang/Object;")
+// into the Java form ("java.lang.String", "int[]", "java.lang.Object[][]"). Names already in
+// Java form are returned unchanged apart from '/' → '.'.
+func JavaName(n string) string {
+	dims := 0
+	for dims < len(n) && n[dims] == '[' {
+		dims++
+	}
+	if dims == 0 {
+		return strings.ReplaceAll(n, "/", ".")
+	}
+	elem := n[dims:]
+	var base string
+	switch {
+	case len(elem) == 1:
+		switch elem[0] {
+		case 'Z':
+			base = "boolean"
+		case 'C':
+			base = "char"
+		case 'F':
+			base = "float"
+		case 'D':
+			base = "double"
+		case 'B':
+			base = "byte"
+		case 'S':
+			base = "short"
+		case 'I':
+			base = "int"
+		case 'J':
+			base = "long"
+		default:
+			return n
+		}
+	case len(elem) > 2 && elem[0] == 'L' && elem[len(elem)-1] == ';':
+		base = strings.ReplaceAll(elem[1:len(elem)-1], "/", ".")
+	default:
+		// Some dumpers name object arrays "[java.lang.Object" without the L…; form.
+		base = strings.ReplaceAll(elem, "/", ".")
+	}
+	return base + strings.Repeat("[]", dims)
+}
