@@ -7,9 +7,9 @@ type ClassRetained struct {
 	Class     uint32
 	Instances uint64
 	Shallow   uint64
-	// Retained is what freeing every instance of the class would free. Instances dominated by
-	// another instance of the same class are already inside that one's retained size, so only
-	// the topmost instances on each dominator-tree path are summed (as Eclipse MAT groups its
+	// Retained is the size of the union of the instances' retained sets. Instances dominated by
+	// another instance of the same class are already inside that one's retained set, so only the
+	// topmost instances on each dominator-tree path are summed (as Eclipse MAT groups its
 	// dominator tree by class); a plain sum would count a linked list's tail once per element.
 	Retained uint64
 }

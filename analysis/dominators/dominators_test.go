@@ -11,14 +11,7 @@ const none = heapgraph.NoNode
 // build makes a graph of n nodes, each of size 1 except the super root, from "from,to" pairs.
 func build(t *testing.T, n int, edges ...[2]uint32) *heapgraph.Graph {
 	t.Helper()
-	b := heapgraph.NewBuilder(n)
-	for i := 1; i < n; i++ {
-		b.SetSize(uint32(i), 1)
-	}
-	for _, e := range edges {
-		b.AddEdge(e[0], e[1])
-	}
-	g, err := b.Build()
+	g, err := heapgraph.FromEdges(n, edges...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,45 +1,24 @@
-package dynsize
+package dynsize_test
 
 import (
 	"testing"
 
+	"github.com/heapledger/heapledger/analysis/ddmin"
+	"github.com/heapledger/heapledger/analysis/dynsize"
 	"github.com/heapledger/heapledger/analysis/heapgraph"
 )
 
 func build(t *testing.T, n int, edges ...[2]uint32) *heapgraph.Graph {
 	t.Helper()
-	b := heapgraph.NewBuilder(n)
-	for i := 1; i < n; i++ {
-		b.SetSize(uint32(i), 1)
-	}
-	for _, e := range edges {
-		b.AddEdge(e[0], e[1])
-	}
-	g, err := b.Build()
+	g, err := heapgraph.FromEdges(n, edges...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return g
 }
 
-// reachSize is the obvious definition: the sizes of everything reachable from v, by plain search.
-func reachSize(g *heapgraph.Graph, v uint32) uint64 {
-	seen := map[uint32]bool{v: true}
-	stack := []uint32{v}
-	var total uint64
-	for len(stack) > 0 {
-		x := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		total += g.Size[x]
-		for _, y := range g.Successors(x) {
-			if !seen[y] {
-				seen[y] = true
-				stack = append(stack, y)
-			}
-		}
-	}
-	return total
-}
+// reachSize is the obvious definition: the sizes of everything reachable from v.
+func reachSize(g *heapgraph.Graph, v uint32) uint64 { return ddmin.SlowDynamic(g, nil, v) }
 
 // figure411 is the graph of the thesis's Figure 4.11 (as its text describes it): node 2 is an
 // articulation point of the undirected graph (it alone connects 5), yet node 4 below it is
@@ -129,7 +108,7 @@ func TestFigure411NoDoubleCounting(t *testing.T) {
 	if plain := plainArticulationDynamicSize(g, 1); plain == want {
 		t.Fatalf("plain articulation-point variant gave %d, expected it to double count node 4", plain)
 	}
-	s := New(g, nil)
+	s := dynsize.New(g, nil)
 	if s.DAP[s.Comp[2]] {
 		t.Error("node 2 reaches node 4, which it does not dominate, yet was taken for a dominating articulation point")
 	}
@@ -146,7 +125,7 @@ func TestSharedChildren(t *testing.T) {
 	for c := uint32(4); c <= 7; c++ {
 		edges = append(edges, [2]uint32{2, c}, [2]uint32{3, c})
 	}
-	s := New(build(t, 8, edges...), nil)
+	s := dynsize.New(build(t, 8, edges...), nil)
 	for v, want := range map[uint32]uint64{1: 7, 2: 5, 3: 5, 4: 1, 0: 7} {
 		if got, _ := s.Of(v); got != want {
 			t.Errorf("dynamic size of %d = %d, want %d", v, got, want)
@@ -165,7 +144,7 @@ func TestComponentsAgreeWithReachability(t *testing.T) {
 	g := build(t, 9,
 		[2]uint32{0, 1}, [2]uint32{1, 2}, [2]uint32{2, 3}, [2]uint32{3, 4}, [2]uint32{4, 2},
 		[2]uint32{3, 5}, [2]uint32{5, 6}, [2]uint32{6, 5}, [2]uint32{6, 7}, [2]uint32{7, 7}, [2]uint32{4, 6})
-	comp, count := Components(g, nil)
+	comp, count := dynsize.Components(g, nil)
 	reach := func(a, b uint32) bool {
 		seen := map[uint32]bool{a: true}
 		st := []uint32{a}
@@ -207,7 +186,7 @@ func TestGeneratedGraphs(t *testing.T) {
 	t.Run("ListWithData", func(t *testing.T) {
 		const entries = 500_000 // deep enough that anything recursive would blow up
 		n := 2 * entries
-		s := New(heapgraph.ListWithData(entries), nil)
+		s := dynsize.New(heapgraph.ListWithData(entries), nil)
 		for i := 1; i <= n; i += 2 {
 			if got, _ := s.Of(uint32(i)); got != uint64(n-i+1) {
 				t.Fatalf("entry %d: dynamic size %d, want %d", i, got, n-i+1)
@@ -219,7 +198,7 @@ func TestGeneratedGraphs(t *testing.T) {
 	})
 	t.Run("BalancedTree", func(t *testing.T) {
 		g := heapgraph.BalancedTree(1023)
-		s := New(g, nil)
+		s := dynsize.New(g, nil)
 		for v := uint32(1); v <= 1023; v++ {
 			if got, _ := s.Of(v); got != reachSize(g, v) {
 				t.Fatalf("node %d: %d, want %d", v, got, reachSize(g, v))
@@ -228,7 +207,7 @@ func TestGeneratedGraphs(t *testing.T) {
 	})
 	t.Run("Ladder", func(t *testing.T) {
 		const n = 300
-		s := New(heapgraph.Ladder(n), nil)
+		s := dynsize.New(heapgraph.Ladder(n), nil)
 		for i := 1; i <= n; i++ {
 			if got, _ := s.Of(uint32(i)); got != uint64(n-i+1) {
 				t.Fatalf("ladder %d: %d, want %d", i, got, n-i+1)
@@ -237,7 +216,7 @@ func TestGeneratedGraphs(t *testing.T) {
 	})
 	t.Run("Triangle", func(t *testing.T) {
 		const rows = 40
-		s := New(heapgraph.Triangle(rows), nil)
+		s := dynsize.New(heapgraph.Triangle(rows), nil)
 		for r := 0; r < rows; r++ {
 			k := uint64(rows - r)
 			for c := 0; c <= r; c++ {
@@ -253,7 +232,7 @@ func TestGeneratedGraphs(t *testing.T) {
 	t.Run("DoublyLinkedList", func(t *testing.T) {
 		const n = 200_000
 		g := heapgraph.DoublyLinkedList(n)
-		s := New(g, nil)
+		s := dynsize.New(g, nil)
 		// The entries form one component; each reaches all entries and all data.
 		if s.Comp[2] != s.Comp[n+1] || s.Members[s.Comp[2]] != n {
 			t.Fatalf("entries not one component of %d: members %d", n, s.Members[s.Comp[2]])
@@ -271,7 +250,7 @@ func TestSkipEdges(t *testing.T) {
 	g := build(t, 4, [2]uint32{0, 1}, [2]uint32{1, 2}, [2]uint32{1, 3})
 	skip := heapgraph.NewEdgeSet(len(g.Succ))
 	skip.Add(2) // 1 -> 3, e.g. a weak referent
-	s := New(g, skip)
+	s := dynsize.New(g, skip)
 	if got, _ := s.Of(1); got != 2 {
 		t.Errorf("dynamic size of 1 with 1->3 skipped = %d, want 2", got)
 	}

@@ -1,0 +1,186 @@
+package ddmin
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/heapledger/heapledger/analysis/dominators"
+	"github.com/heapledger/heapledger/analysis/dynsize"
+	"github.com/heapledger/heapledger/analysis/heapgraph"
+)
+
+// A Check runs one fast analysis on a graph and compares it with its oracle, returning a
+// description of the first disagreement or nil.
+type Check func(g *heapgraph.Graph) error
+
+// Checks are the cross-checks of every fast analysis against its slow oracle. classOf, used by
+// the by-class check, gives node v the class v mod 3, so that instances of one class dominate
+// each other often on small graphs.
+var Checks = map[string]Check{
+	"dominators":        CheckDominators,
+	"retained":          CheckRetained,
+	"retained by class": CheckByClass,
+	"components":        CheckComponents,
+	"dynamic size":      CheckDynamic,
+	"top dynamic":       CheckTopDynamic,
+}
+
+// CheckDominators compares the SEMI-NCA dominator tree with the data-flow definition.
+func CheckDominators(g *heapgraph.Graph) error {
+	fast := dominators.Compute(g, nil).Idom
+	slow := SlowDominators(g, nil)
+	for v := range slow {
+		if fast[v] != slow[v] {
+			return fmt.Errorf("idom(%d) = %d, by definition %d", v, int32(fast[v]), int32(slow[v]))
+		}
+	}
+	return nil
+}
+
+// CheckRetained compares retained sizes from the dominator tree with removing each node and
+// weighing what becomes unreachable.
+func CheckRetained(g *heapgraph.Graph) error {
+	ret := dominators.Compute(g, nil).Retained(g.Size)
+	for v := 1; v < g.N(); v++ {
+		if slow := SlowRetained(g, nil, uint32(v)); ret[v] != slow {
+			return fmt.Errorf("retained(%d) = %d, by removal %d", v, ret[v], slow)
+		}
+	}
+	return nil
+}
+
+// CheckByClass compares retained sizes by class with the size of the union of each class's
+// instances' retained sets, found by removal.
+func CheckByClass(g *heapgraph.Graph) error {
+	const classes = 3
+	classOf := make([]uint32, g.N())
+	classOf[0] = heapgraph.NoNode
+	for v := 1; v < g.N(); v++ {
+		classOf[v] = uint32(v % classes)
+	}
+	t := dominators.Compute(g, nil)
+	fast := t.ByClass(g.Size, t.Retained(g.Size), classOf, classes)
+	for c := uint32(0); c < classes; c++ {
+		union := map[uint32]bool{}
+		for v := 1; v < g.N(); v++ {
+			if classOf[v] == c {
+				for _, n := range SlowRetainedSet(g, nil, uint32(v)) {
+					union[n] = true
+				}
+			}
+		}
+		var slow uint64
+		for n := range union {
+			slow += g.Size[n]
+		}
+		if fast[c].Retained != slow {
+			return fmt.Errorf("class %d retains %d, union of instances' retained sets %d", c, fast[c].Retained, slow)
+		}
+	}
+	return nil
+}
+
+// CheckComponents compares strongly connected components with mutual reachability and their
+// numbering with topological order.
+func CheckComponents(g *heapgraph.Graph) error {
+	comp, _ := dynsize.Components(g, nil)
+	n := g.N()
+	r := make([][]bool, n)
+	for v := range r {
+		r[v] = reach(g, nil, uint32(v), heapgraph.NoNode)
+	}
+	fromRoot := r[0]
+	for a := 0; a < n; a++ {
+		if (comp[a] != heapgraph.NoNode) != fromRoot[a] {
+			return fmt.Errorf("node %d: component %d but reachable from 0 is %v", a, int32(comp[a]), fromRoot[a])
+		}
+		for b := 0; b < n; b++ {
+			if !fromRoot[a] || !fromRoot[b] {
+				continue
+			}
+			same := r[a][b] && r[b][a]
+			if (comp[a] == comp[b]) != same {
+				return fmt.Errorf("nodes %d and %d: same component is %v, mutually reachable is %v", a, b, comp[a] == comp[b], same)
+			}
+			if r[a][b] && !same && comp[a] > comp[b] {
+				return fmt.Errorf("node %d (component %d) reaches node %d (component %d): order not topological", a, comp[a], b, comp[b])
+			}
+		}
+	}
+	return nil
+}
+
+// CheckDynamic compares dynamic sizes through dominating articulation points with plain
+// reachability from each node.
+func CheckDynamic(g *heapgraph.Graph) error {
+	s := dynsize.New(g, nil)
+	for v := 0; v < g.N(); v++ {
+		fast, ok := s.Of(uint32(v))
+		if !ok {
+			continue
+		}
+		if slow := SlowDynamic(g, nil, uint32(v)); fast != slow {
+			return fmt.Errorf("dynamic size of %d = %d, by reachability %d", v, fast, slow)
+		}
+	}
+	return nil
+}
+
+// CheckTopDynamic compares the best-first top-k by dynamic size with sorting every component's
+// size found by reachability.
+func CheckTopDynamic(g *heapgraph.Graph) error {
+	s := dynsize.New(g, nil)
+	var all []uint64
+	for c := 1; c < s.DAG.N(); c++ {
+		all = append(all, SlowDynamic(g, nil, s.Rep[c]))
+	}
+	slices.Sort(all)
+	slices.Reverse(all)
+	for _, k := range []int{1, 3, len(all) + 1} {
+		top := s.Top(k)
+		want := all[:min(k, len(all))]
+		if len(top) != len(want) {
+			return fmt.Errorf("top %d has %d entries, want %d", k, len(top), len(want))
+		}
+		for i, r := range top {
+			if slow := SlowDynamic(g, nil, s.Rep[r.Comp]); r.Dynamic != slow || r.Dynamic != want[i] {
+				return fmt.Errorf("top %d, place %d: component %d with %d (by reachability %d), want size %d", k, i, r.Comp, r.Dynamic, slow, want[i])
+			}
+		}
+	}
+	return nil
+}
+
+// Run runs check on g, turning a panic of the analysis (an index out of range, say) into a
+// disagreement, so that crashes are shrunk like wrong answers.
+func Run(check Check, g *heapgraph.Graph) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+	return check(g)
+}
+
+// Shrink removes edges from g while check still fails, returning a 1-minimal failing graph (all
+// nodes and sizes kept) and its failure. check must fail on g.
+func Shrink(g *heapgraph.Graph, check Check) (*heapgraph.Graph, error) {
+	from, to := g.Edges()
+	sub := func(keep []int) *heapgraph.Graph {
+		b := heapgraph.NewBuilder(g.N())
+		for v, s := range g.Size {
+			b.SetSize(uint32(v), s)
+		}
+		for _, i := range keep {
+			b.AddEdge(from[i], to[i])
+		}
+		h, err := b.Build()
+		if err != nil {
+			panic(err) // a subset of a valid graph's edges is valid
+		}
+		return h
+	}
+	keep := Minimize(len(from), func(keep []int) bool { return Run(check, sub(keep)) != nil })
+	h := sub(keep)
+	return h, Run(check, h)
+}

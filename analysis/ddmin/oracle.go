@@ -1,0 +1,146 @@
+package ddmin
+
+import (
+	"math/bits"
+
+	"github.com/heapledger/heapledger/analysis/heapgraph"
+)
+
+// The slow oracles below follow the definitions word for word and share no code with the fast
+// algorithms they check. They are quadratic or worse, for graphs of tens of nodes (or for a
+// sample of nodes of a small real dump).
+
+// reach marks what node 0 — or from, when from is not 0 — reaches without passing through
+// removed (NoNode for none) and without the edges in skip.
+func reach(g *heapgraph.Graph, skip heapgraph.EdgeSet, from, removed uint32) []bool {
+	seen := make([]bool, g.N())
+	if from == removed {
+		return seen
+	}
+	seen[from] = true
+	stack := []uint32{from}
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for e := g.Off[x]; e < g.Off[x+1]; e++ {
+			if y := g.Succ[e]; !skip.Has(e) && y != removed && !seen[y] {
+				seen[y] = true
+				stack = append(stack, y)
+			}
+		}
+	}
+	return seen
+}
+
+// SlowRetainedSet returns the nodes that become unreachable from node 0 when v is removed,
+// v included: what the garbage collector frees once v is gone. It is empty if v is unreachable.
+func SlowRetainedSet(g *heapgraph.Graph, skip heapgraph.EdgeSet, v uint32) []uint32 {
+	before := reach(g, skip, 0, heapgraph.NoNode)
+	if !before[v] {
+		return nil
+	}
+	after := reach(g, skip, 0, v)
+	var out []uint32
+	for n, b := range before {
+		if b && !after[n] {
+			out = append(out, uint32(n))
+		}
+	}
+	return out
+}
+
+// SlowRetained is the total shallow size of SlowRetainedSet.
+func SlowRetained(g *heapgraph.Graph, skip heapgraph.EdgeSet, v uint32) uint64 {
+	var t uint64
+	for _, n := range SlowRetainedSet(g, skip, v) {
+		t += g.Size[n]
+	}
+	return t
+}
+
+// SlowDynamic sums the shallow sizes of everything reachable from v, v included.
+func SlowDynamic(g *heapgraph.Graph, skip heapgraph.EdgeSet, v uint32) uint64 {
+	var t uint64
+	for n, r := range reach(g, skip, v, heapgraph.NoNode) {
+		if r {
+			t += g.Size[n]
+		}
+	}
+	return t
+}
+
+// SlowDominators computes immediate dominators by the classic data-flow equations,
+// Dom(0) = {0} and Dom(n) = {n} ∪ ⋂ Dom(p) over reachable predecessors p, iterated to a fixed
+// point on bit sets; idom(n) is the strict dominator of n that every other strict dominator of n
+// dominates. Unreachable nodes and node 0 get NoNode.
+func SlowDominators(g *heapgraph.Graph, skip heapgraph.EdgeSet) []uint32 {
+	n := g.N()
+	words := (n + 63) / 64
+	reachable := reach(g, skip, 0, heapgraph.NoNode)
+	dom := make([][]uint64, n)
+	for v := range dom {
+		dom[v] = make([]uint64, words)
+		if v == 0 {
+			dom[v][0] = 1
+			continue
+		}
+		for w := range dom[v] {
+			dom[v][w] = ^uint64(0)
+		}
+	}
+	preds := make([][]uint32, n)
+	for v := 0; v < n; v++ {
+		for e := g.Off[v]; e < g.Off[v+1]; e++ {
+			if !skip.Has(e) && reachable[v] {
+				preds[g.Succ[e]] = append(preds[g.Succ[e]], uint32(v))
+			}
+		}
+	}
+	tmp := make([]uint64, words)
+	for changed := true; changed; {
+		changed = false
+		for v := 1; v < n; v++ {
+			if !reachable[v] {
+				continue
+			}
+			for w := range tmp {
+				tmp[w] = ^uint64(0)
+			}
+			for _, p := range preds[v] {
+				for w := range tmp {
+					tmp[w] &= dom[p][w]
+				}
+			}
+			tmp[v/64] |= 1 << (v % 64)
+			for w := range tmp {
+				if tmp[w] != dom[v][w] {
+					dom[v][w] = tmp[w]
+					changed = true
+				}
+			}
+		}
+	}
+	count := func(v int) int {
+		c := 0
+		for _, x := range dom[v] {
+			c += bits.OnesCount64(x)
+		}
+		return c
+	}
+	idom := make([]uint32, n)
+	for v := range idom {
+		idom[v] = heapgraph.NoNode
+		if v == 0 || !reachable[v] {
+			continue
+		}
+		// The immediate dominator is the strict dominator with the most dominators of its own.
+		best, bestCount := -1, -1
+		for d := 0; d < n; d++ {
+			if d != v && dom[v][d/64]&(1<<(d%64)) != 0 && count(d) > bestCount {
+				best, bestCount = d, count(d)
+			}
+		}
+		idom[v] = uint32(best)
+	}
+	return idom
+}
