@@ -1,0 +1,186 @@
+package accounts
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// TableResource is where a rewritten jar carries its table, so the runtime finds the names of
+// accounts and sites on the class path with no configuration.
+const TableResource = "META-INF/heapledger/table.tsv"
+
+// Site kinds, as written in tables and read by reports.
+const (
+	KindObject       = "object"        // new + <init>
+	KindArray        = "array"         // newarray, anewarray
+	KindMulti        = "multi"         // multianewarray
+	KindLambda       = "lambda"        // capturing invokedynamic via LambdaMetafactory
+	KindConcat       = "concat"        // invokedynamic via StringConcatFactory
+	KindClone        = "clone"         // Object.clone() of an object
+	KindCloneArray   = "clone-array"   // clone() of an array
+	KindReflect      = "reflect"       // Constructor.newInstance
+	KindReflectArray = "reflect-array" // Array.newInstance
+)
+
+// Site describes one allocation site compiled into rewritten code.
+type Site struct {
+	Kind   string
+	Type   string // Java type name of what is allocated: "java.lang.String", "int[][]"
+	Method string // "com.acme.A.run(I)V"
+	Offset int    // bytecode offset in the original method
+	Line   int    // source line, -1 when the class has no line numbers
+}
+
+// Table numbers accounts and sites. It is safe for concurrent use: classes are rewritten in
+// parallel and each takes site IDs as it goes, so IDs depend on scheduling but the table
+// written beside the output always says what each ID is.
+type Table struct {
+	mu       sync.Mutex
+	accounts []string // index = ID; [0] = UnaccountedName
+	sites    map[int]Site
+	next     int
+}
+
+// NewTable starts a table for the accounts of s (nil for none); site IDs start at 1.
+func NewTable(s *Set) *Table {
+	t := &Table{accounts: []string{UnaccountedName}, sites: map[int]Site{}, next: 1}
+	if s != nil {
+		for _, a := range s.Accounts {
+			t.accounts = append(t.accounts, a.Name)
+		}
+	}
+	return t
+}
+
+// AddSite assigns the next site ID.
+func (t *Table) AddSite(s Site) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	id := t.next
+	t.next++
+	t.sites[id] = s
+	return id
+}
+
+// Sites returns the number of sites.
+func (t *Table) Sites() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.sites)
+}
+
+// Site returns a site by ID.
+func (t *Table) Site(id int) (Site, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s, ok := t.sites[id]
+	return s, ok
+}
+
+// Write writes the table in its text format (docs/formats.md).
+func (t *Table) Write(w io.Writer) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	bw := bufio.NewWriter(w)
+	fmt.Fprintln(bw, "# heapledger table 1")
+	for id, name := range t.accounts {
+		fmt.Fprintf(bw, "account\t%d\t%s\n", id, clean(name))
+	}
+	ids := make([]int, 0, len(t.sites))
+	for id := range t.sites {
+		ids = append(ids, id)
+	}
+	sort.Ints(ids)
+	for _, id := range ids {
+		s := t.sites[id]
+		fmt.Fprintf(bw, "site\t%d\t%s\t%s\t%s\t%d\t%d\n", id, s.Kind, clean(s.Type), clean(s.Method), s.Offset, s.Line)
+	}
+	return bw.Flush()
+}
+
+// ReadTable reads a table written by Write. Continuing an existing table keeps the IDs of
+// earlier rewrites valid, so separately rewritten jars can run together.
+func ReadTable(r io.Reader) (*Table, error) {
+	t := &Table{sites: map[int]Site{}, next: 1}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<16), 1<<22)
+	line := 0
+	for sc.Scan() {
+		line++
+		text := sc.Text()
+		if line == 1 {
+			if text != "# heapledger table 1" {
+				return nil, fmt.Errorf("line 1: not a heapledger table version 1")
+			}
+			continue
+		}
+		if text == "" || text[0] == '#' {
+			continue
+		}
+		f := strings.Split(text, "\t")
+		switch {
+		case f[0] == "account" && len(f) == 3:
+			id, err := strconv.Atoi(f[1])
+			if err != nil || id != len(t.accounts) {
+				return nil, fmt.Errorf("line %d: account IDs must count up from 0", line)
+			}
+			t.accounts = append(t.accounts, f[2])
+		case f[0] == "site" && len(f) == 7:
+			id, err1 := strconv.Atoi(f[1])
+			off, err2 := strconv.Atoi(f[5])
+			ln, err3 := strconv.Atoi(f[6])
+			if err1 != nil || err2 != nil || err3 != nil || id <= 0 {
+				return nil, fmt.Errorf("line %d: bad site line", line)
+			}
+			if _, dup := t.sites[id]; dup {
+				return nil, fmt.Errorf("line %d: site %d defined twice", line, id)
+			}
+			t.sites[id] = Site{Kind: f[2], Type: f[3], Method: f[4], Offset: off, Line: ln}
+			if id >= t.next {
+				t.next = id + 1
+			}
+		default:
+			return nil, fmt.Errorf("line %d: unknown table line %q", line, text)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if len(t.accounts) == 0 || t.accounts[0] != UnaccountedName {
+		return nil, fmt.Errorf("table has no account 0 %s", UnaccountedName)
+	}
+	return t, nil
+}
+
+// Merge makes the table's accounts agree with s: accounts already in the table keep their
+// IDs, new ones are appended. It returns the ID in this table of each account of s, by the
+// 1-based position in s (index 0 unused), so a rewrite continuing an old table compiles the
+// old IDs.
+func (t *Table) Merge(s *Set) []int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ids := make([]int, len(s.Accounts)+1)
+	for i, a := range s.Accounts {
+		found := -1
+		for id, name := range t.accounts {
+			if name == a.Name {
+				found = id
+			}
+		}
+		if found < 0 {
+			found = len(t.accounts)
+			t.accounts = append(t.accounts, a.Name)
+		}
+		ids[i+1] = found
+	}
+	return ids
+}
+
+func clean(s string) string {
+	return strings.NewReplacer("\t", " ", "\n", " ", "\r", " ").Replace(s)
+}
