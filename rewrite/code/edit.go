@@ -46,6 +46,7 @@ func (b *Body) NewLocal(size int) int {
 	}
 	n := b.nextLocal
 	b.nextLocal += size
+	b.localsHigh = b.nextLocal
 	b.modified = true
 	return n
 }

@@ -4,22 +4,22 @@ import "fmt"
 
 // Operand formats: how an opcode's operands are laid out in the bytecode.
 const (
-	fmtInvalid     uint8 = iota // not a valid opcode in a class file
-	fmtNone                     // no operands
-	fmtLocal                    // u1 local index (u2 after wide)
-	fmtByte                     // bipush, newarray: one byte
-	fmtShort                    // sipush: s2
-	fmtLdc                      // ldc: u1 pool index
-	fmtCP                       // u2 pool index
-	fmtIinc                     // u1 index, s1 const (u2, s2 after wide)
-	fmtBranch16                 // s2 offset
-	fmtBranch32                 // s4 offset
-	fmtTableSwitch              // padding, default, low, high, offsets
-	fmtLookupSwitch             // padding, default, npairs, pairs
-	fmtInvokeInterface          // u2 index, count, 0
-	fmtInvokeDynamic            // u2 index, 0, 0
-	fmtMulti                    // u2 index, dims
-	fmtWide                     // prefix
+	fmtInvalid         uint8 = iota // not a valid opcode in a class file
+	fmtNone                         // no operands
+	fmtLocal                        // u1 local index (u2 after wide)
+	fmtByte                         // bipush, newarray: one byte
+	fmtShort                        // sipush: s2
+	fmtLdc                          // ldc: u1 pool index
+	fmtCP                           // u2 pool index
+	fmtIinc                         // u1 index, s1 const (u2, s2 after wide)
+	fmtBranch16                     // s2 offset
+	fmtBranch32                     // s4 offset
+	fmtTableSwitch                  // padding, default, low, high, offsets
+	fmtLookupSwitch                 // padding, default, npairs, pairs
+	fmtInvokeInterface              // u2 index, count, 0
+	fmtInvokeDynamic                // u2 index, 0, 0
+	fmtMulti                        // u2 index, dims
+	fmtWide                         // prefix
 )
 
 var formats [256]uint8
@@ -233,7 +233,7 @@ func labelName(l *Label) string {
 
 // descSlots returns the argument and return slot counts of a method descriptor by scanning
 // it in place: the hot max_stack path must not allocate per call site.
-func descSlots(desc string) (args, ret int, ok bool) {
+func descSlots[T string | []byte](desc T) (args, ret int, ok bool) {
 	if len(desc) == 0 || desc[0] != '(' {
 		return 0, 0, false
 	}
@@ -262,7 +262,7 @@ func descSlots(desc string) (args, ret int, ok bool) {
 
 // typeSlots measures the field type at desc[i]: its slot count and the index after it, or
 // end -1 when malformed.
-func typeSlots(desc string, i int) (slots, end int) {
+func typeSlots[T string | []byte](desc T, i int) (slots, end int) {
 	arr := false
 	for i < len(desc) && desc[i] == '[' {
 		arr = true

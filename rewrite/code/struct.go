@@ -64,7 +64,8 @@ type Insn struct {
 
 	pos        int // offset assigned by the last Encode
 	prev, next *Insn
-	depth      int32 // stack depth scratch for maxStack: -1 unknown
+	depth      int32  // stack depth scratch for computeMax: -1 unknown
+	seen       uint32 // Body.epoch of the last layout that placed this node
 	removed    bool
 }
 
@@ -216,15 +217,17 @@ type Body struct {
 	Frames FrameEncoder
 
 	first, last *Insn
-	insns       []Insn   // decoded instructions in original order (the slab)
-	labels      []Label  // decoded labels in original offset order
-	codeLen     int      // original code length
-	nextLocal   int      // first slot NewLocal may hand out
-	modified    bool     // any edit since Decode
-	sizeChanged bool     // set by Encode when some offset moved
-	free        []Insn   // chunk for inserted nodes
-	freeLabels  []Label  // chunk for new labels
-	scratch     []*Insn  // worklist for maxStack
+	insns       []Insn  // decoded instructions in original order (the slab)
+	labels      []Label // decoded labels in original offset order
+	codeLen     int     // original code length
+	nextLocal   int     // first slot NewLocal may hand out
+	localsHigh  int     // end of the highest slot NewLocal handed out, 0 if none
+	modified    bool    // any edit since Decode
+	sizeChanged bool    // set by Encode when some offset moved
+	free        []Insn  // chunk for inserted nodes
+	freeLabels  []Label // chunk for new labels
+	scratch     []*Insn // worklist for computeMax
+	epoch       uint32  // layout generation, see Insn.seen
 }
 
 // ErrCodeTooLarge is returned (wrapped in a *TooLargeError) when the encoded code would exceed

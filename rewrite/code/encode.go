@@ -1,0 +1,442 @@
+package code
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/heapledger/heapledger/rewrite/classfile"
+)
+
+// size returns the encoded size of node n placed at pos, with the forms Encode will write.
+func (n *Insn) size(pos int) int {
+	if n.Op == OpLabel {
+		return 0
+	}
+	switch formats[n.Op] {
+	case fmtNone:
+		return 1
+	case fmtLocal:
+		if n.Wide || n.Var > 255 {
+			return 4
+		}
+		return 2
+	case fmtByte:
+		return 2
+	case fmtLdc:
+		if n.Index > 255 {
+			return 3
+		}
+		return 2
+	case fmtShort, fmtCP, fmtBranch16:
+		return 3
+	case fmtIinc:
+		if n.wideIinc() {
+			return 6
+		}
+		return 3
+	case fmtBranch32, fmtInvokeInterface, fmtInvokeDynamic:
+		return 5
+	case fmtMulti:
+		return 4
+	case fmtTableSwitch:
+		return (pos+4)&^3 - pos + 12 + 4*len(n.Switch.Targets)
+	case fmtLookupSwitch:
+		return (pos+4)&^3 - pos + 8 + 8*len(n.Switch.Targets)
+	}
+	return 1
+}
+
+func (n *Insn) wideIinc() bool {
+	return n.Wide || n.Var > 255 || n.Int < math.MinInt8 || n.Int > math.MaxInt8
+}
+
+// layout assigns offsets to every node and returns the code length. It also stamps every
+// placed node so that references to labels outside the list can be detected.
+func (b *Body) layout() int {
+	pos := 0
+	b.epoch++
+	for n := b.first; n != nil; n = n.next {
+		n.pos = pos
+		n.seen = b.epoch
+		pos += n.size(pos)
+	}
+	return pos
+}
+
+func (b *Body) placed(l *Label) bool {
+	return l != nil && l.node != nil && l.node.seen == b.epoch
+}
+
+// widen lays the code out until every branch reaches its target, widening the ones that do
+// not: goto→goto_w and jsr→jsr_w in place, a conditional into the inverted condition jumping
+// over a new goto_w to the old target. Widening only ever grows code, so it ends; each round
+// re-lays the code because growth moves switch padding and other branches' distances.
+func (b *Body) widen() (int, error) {
+	for {
+		total := b.layout()
+		grew := false
+		for n := b.first; n != nil; n = n.next {
+			if n.Op > 0xff || formats[n.Op] != fmtBranch16 {
+				continue
+			}
+			if !b.placed(n.Target) {
+				return 0, b.unplaced(n, "branch target")
+			}
+			d := n.Target.node.pos - n.pos
+			if d >= math.MinInt16 && d <= math.MaxInt16 {
+				continue
+			}
+			grew = true
+			switch n.Op {
+			case GOTO:
+				n.Op = GOTO_W
+			case JSR:
+				n.Op = JSR_W
+			default:
+				g := b.newNode()
+				g.Op, g.Target = GOTO_W, n.Target
+				skip := b.NewLabel()
+				ln := b.labelNode(skip)
+				n.Op, n.Target = invert(n.Op), skip
+				g.prev, g.next = n, ln
+				ln.prev, ln.next = g, n.next
+				if n.next != nil {
+					n.next.prev = ln
+				} else {
+					b.last = ln
+				}
+				n.next = g
+				n = ln
+			}
+		}
+		if !grew {
+			return total, nil
+		}
+	}
+}
+
+func (b *Body) unplaced(n *Insn, what string) error {
+	return &Error{Method: b.Method, Offset: n.Offset, Msg: fmt.Sprintf("%s of %s is a label that is not in the code", what, n)}
+}
+
+// Encode writes the body back into a Code attribute. An unedited body encodes to the bytes it
+// was decoded from. After edits it recomputes offsets (widening as needed), remaps the
+// exception table and the line, local-variable and type-annotation tables, asks Frames for
+// the StackMapTable and recomputes max_stack and max_locals.
+//
+// It fails with a *TooLargeError (errors.Is ErrCodeTooLarge) when the code would exceed 65535
+// bytes, and with ErrUnmappableAttribute when offsets changed but an attribute cannot follow
+// them. In both cases the caller keeps the method as it was.
+func (b *Body) Encode() (*classfile.Code, error) {
+	if b.first == nil {
+		return nil, &Error{Method: b.Method, Offset: -1, Msg: "no instructions"}
+	}
+	total, err := b.widen()
+	if err != nil {
+		return nil, err
+	}
+	if total > classfile.MaxCodeLength {
+		return nil, &TooLargeError{Method: b.Method, Size: total}
+	}
+	same := total == b.codeLen
+	for n := b.first; n != nil && same; n = n.next {
+		if n.Offset != n.pos && (n.Offset >= 0 || n.Op != OpLabel) {
+			same = false
+		}
+	}
+	// An instruction removed or replaced keeps the layout but may change what frames hold.
+	same = same && !b.structureChanged()
+	bc := make([]byte, total)
+	if err := b.write(bc); err != nil {
+		return nil, err
+	}
+	c := &classfile.Code{Bytecode: bc, MaxStack: uint16(b.MaxStack), MaxLocals: uint16(b.MaxLocals)}
+	if b.modified {
+		ms, ml, err := b.computeMax()
+		if err != nil {
+			return nil, err
+		}
+		c.MaxStack, c.MaxLocals = uint16(max(ms, b.MaxStack)), uint16(max(ml, b.MaxLocals))
+		if max(ms, b.MaxStack) > math.MaxUint16 || max(ml, b.MaxLocals) > math.MaxUint16 {
+			return nil, &Error{Method: b.Method, Offset: -1, Msg: fmt.Sprintf("max_stack %d or max_locals %d exceeds 65535", ms, ml)}
+		}
+	}
+	if len(b.Handlers) > 0 {
+		c.Exceptions = make([]classfile.ExceptionEntry, len(b.Handlers))
+		for i, h := range b.Handlers {
+			if !b.placed(h.Start) || !b.placed(h.End) || !b.placed(h.Handler) {
+				return nil, &Error{Method: b.Method, Offset: -1, Msg: fmt.Sprintf("exception table entry %d uses a label that is not in the code", i)}
+			}
+			s, e, hp := h.Start.Pos(), h.End.Pos(), h.Handler.Pos()
+			if s >= e || hp >= total {
+				return nil, &Error{Method: b.Method, Offset: h.Start.Offset, Msg: fmt.Sprintf("exception table entry %d: range [%d, %d) handler %d is empty or invalid after editing", i, s, e, hp)}
+			}
+			c.Exceptions[i] = classfile.ExceptionEntry{StartPC: uint16(s), EndPC: uint16(e), HandlerPC: uint16(hp), CatchType: h.CatchType}
+		}
+	}
+	c.Attributes = make([]*classfile.Attribute, 0, len(b.Attrs)+1)
+	hasFrames := false
+	for _, a := range b.Attrs {
+		switch a.Kind {
+		case AttrRaw:
+			if !same {
+				name, _ := b.Pool.Utf8(a.Name)
+				return nil, &Error{Method: b.Method, Offset: -1, Msg: fmt.Sprintf("code changed but attribute %q inside Code is unknown and may hold offsets", name), Err: ErrUnmappableAttribute}
+			}
+			c.Attributes = append(c.Attributes, &classfile.Attribute{NameIndex: a.Name, Data: a.Raw})
+		case AttrStackMap:
+			hasFrames = true
+			if b.Frames != nil && b.modified {
+				data, err := b.Frames.EncodeFrames(b)
+				if err != nil {
+					return nil, err
+				}
+				if data != nil {
+					c.Attributes = append(c.Attributes, &classfile.Attribute{NameIndex: a.Name, Data: data})
+				}
+				continue
+			}
+			if !same {
+				return nil, &Error{Method: b.Method, Offset: -1, Msg: "code changed but no frame encoder was given for its StackMapTable", Err: ErrUnmappableAttribute}
+			}
+			c.Attributes = append(c.Attributes, &classfile.Attribute{NameIndex: a.Name, Data: a.Raw})
+		default:
+			data, err := b.encodeAttr(a)
+			if err != nil {
+				return nil, err
+			}
+			c.Attributes = append(c.Attributes, &classfile.Attribute{NameIndex: a.Name, Data: data})
+		}
+	}
+	if !hasFrames && b.Frames != nil && b.modified {
+		data, err := b.Frames.EncodeFrames(b)
+		if err != nil {
+			return nil, err
+		}
+		if data != nil {
+			name, err := b.Pool.AddUtf8("StackMapTable")
+			if err != nil {
+				return nil, &Error{Method: b.Method, Offset: -1, Msg: err.Error(), Err: err}
+			}
+			c.Attributes = append(c.Attributes, &classfile.Attribute{NameIndex: name, Data: data})
+		}
+	}
+	return c, nil
+}
+
+// structureChanged reports whether an instruction was inserted or removed, which can change
+// what frames say even when every offset stays the same.
+func (b *Body) structureChanged() bool {
+	if !b.modified {
+		return false
+	}
+	for i := range b.insns {
+		if b.insns[i].removed {
+			return true
+		}
+	}
+	for n := b.first; n != nil; n = n.next {
+		if n.Offset < 0 && n.Op != OpLabel {
+			return true
+		}
+	}
+	return false
+}
+
+// write emits the instructions at the offsets layout assigned.
+func (b *Body) write(out []byte) error {
+	for n := b.first; n != nil; n = n.next {
+		if n.Op == OpLabel {
+			continue
+		}
+		p := n.pos
+		op := n.Op
+		switch formats[op] {
+		case fmtNone:
+			out[p] = byte(op)
+		case fmtLocal:
+			if n.Wide || n.Var > 255 {
+				out[p], out[p+1] = byte(WIDE), byte(op)
+				binary.BigEndian.PutUint16(out[p+2:], uint16(n.Var))
+			} else {
+				out[p], out[p+1] = byte(op), byte(n.Var)
+			}
+		case fmtByte:
+			out[p], out[p+1] = byte(op), byte(n.Int)
+		case fmtShort:
+			out[p] = byte(op)
+			binary.BigEndian.PutUint16(out[p+1:], uint16(n.Int))
+		case fmtLdc:
+			if n.Index > 255 {
+				out[p] = byte(LDC_W)
+				binary.BigEndian.PutUint16(out[p+1:], n.Index)
+			} else {
+				out[p], out[p+1] = byte(op), byte(n.Index)
+			}
+		case fmtCP, fmtInvokeDynamic:
+			out[p] = byte(op)
+			binary.BigEndian.PutUint16(out[p+1:], n.Index)
+		case fmtInvokeInterface, fmtMulti:
+			out[p] = byte(op)
+			binary.BigEndian.PutUint16(out[p+1:], n.Index)
+			out[p+3] = byte(n.Int)
+		case fmtIinc:
+			if n.wideIinc() {
+				out[p], out[p+1] = byte(WIDE), byte(op)
+				binary.BigEndian.PutUint16(out[p+2:], uint16(n.Var))
+				binary.BigEndian.PutUint16(out[p+4:], uint16(int16(n.Int)))
+			} else {
+				out[p], out[p+1], out[p+2] = byte(op), byte(n.Var), byte(int8(n.Int))
+			}
+		case fmtBranch16:
+			out[p] = byte(op)
+			binary.BigEndian.PutUint16(out[p+1:], uint16(int16(n.Target.node.pos-p)))
+		case fmtBranch32:
+			if !b.placed(n.Target) {
+				return b.unplaced(n, "branch target")
+			}
+			out[p] = byte(op)
+			binary.BigEndian.PutUint32(out[p+1:], uint32(int32(n.Target.node.pos-p)))
+		case fmtTableSwitch, fmtLookupSwitch:
+			if err := b.writeSwitch(out, n); err != nil {
+				return err
+			}
+		default:
+			return &Error{Method: b.Method, Offset: n.Offset, Msg: fmt.Sprintf("cannot encode %s", OpName(op))}
+		}
+	}
+	return nil
+}
+
+func (b *Body) writeSwitch(out []byte, n *Insn) error {
+	sw := n.Switch
+	p := n.pos
+	out[p] = byte(n.Op)
+	q := (p + 4) &^ 3
+	put := func(at int, l *Label) error {
+		if !b.placed(l) {
+			return b.unplaced(n, "switch target")
+		}
+		binary.BigEndian.PutUint32(out[at:], uint32(int32(l.node.pos-p)))
+		return nil
+	}
+	if err := put(q, sw.Default); err != nil {
+		return err
+	}
+	if n.Op == TABLESWITCH {
+		if len(sw.Targets) == 0 || int64(sw.Low)+int64(len(sw.Targets))-1 > math.MaxInt32 {
+			return &Error{Method: b.Method, Offset: n.Offset, Msg: fmt.Sprintf("tableswitch with low %d and %d targets", sw.Low, len(sw.Targets))}
+		}
+		binary.BigEndian.PutUint32(out[q+4:], uint32(sw.Low))
+		binary.BigEndian.PutUint32(out[q+8:], uint32(sw.Low+int32(len(sw.Targets))-1))
+		for i, t := range sw.Targets {
+			if err := put(q+12+4*i, t); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if len(sw.Keys) != len(sw.Targets) {
+		return &Error{Method: b.Method, Offset: n.Offset, Msg: fmt.Sprintf("lookupswitch with %d keys and %d targets", len(sw.Keys), len(sw.Targets))}
+	}
+	binary.BigEndian.PutUint32(out[q+4:], uint32(len(sw.Targets)))
+	for i, t := range sw.Targets {
+		binary.BigEndian.PutUint32(out[q+8+8*i:], uint32(sw.Keys[i]))
+		if err := put(q+12+8*i, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// encodeAttr re-encodes an attribute whose offsets are held as labels.
+func (b *Body) encodeAttr(a *Attr) ([]byte, error) {
+	var w []byte
+	u2 := func(v int) { w = binary.BigEndian.AppendUint16(w, uint16(v)) }
+	lab := func(l *Label, what string, i int) (int, error) {
+		if !b.placed(l) {
+			return 0, &Error{Method: b.Method, Offset: -1, Msg: fmt.Sprintf("%s entry %d uses a label that is not in the code", what, i)}
+		}
+		return l.node.pos, nil
+	}
+	rng := func(v LocalVar, what string, i int) (int, int, error) {
+		s, err := lab(v.Start, what, i)
+		if err != nil {
+			return 0, 0, err
+		}
+		e, err := lab(v.End, what, i)
+		if err != nil {
+			return 0, 0, err
+		}
+		if e < s {
+			return 0, 0, &Error{Method: b.Method, Offset: v.Start.Offset, Msg: fmt.Sprintf("%s entry %d ends before it starts after editing", what, i)}
+		}
+		return s, e - s, nil
+	}
+	name := attrKindName(a.Kind)
+	switch a.Kind {
+	case AttrLineNumbers:
+		if len(a.Lines) > math.MaxUint16 {
+			return nil, &Error{Method: b.Method, Offset: -1, Msg: "LineNumberTable has more than 65535 entries"}
+		}
+		w = make([]byte, 0, 2+4*len(a.Lines))
+		u2(len(a.Lines))
+		for i, l := range a.Lines {
+			s, err := lab(l.Start, name, i)
+			if err != nil {
+				return nil, err
+			}
+			u2(s)
+			u2(int(l.Line))
+		}
+	case AttrLocalVars, AttrLocalVarTypes:
+		if len(a.Vars) > math.MaxUint16 {
+			return nil, &Error{Method: b.Method, Offset: -1, Msg: name + " has more than 65535 entries"}
+		}
+		w = make([]byte, 0, 2+10*len(a.Vars))
+		u2(len(a.Vars))
+		for i, v := range a.Vars {
+			s, l, err := rng(v, name, i)
+			if err != nil {
+				return nil, err
+			}
+			u2(s)
+			u2(l)
+			u2(int(v.Name))
+			u2(int(v.Desc))
+			u2(int(v.Index))
+		}
+	case AttrVisibleTypeAnnotations, AttrInvisibleTypeAnnotations:
+		u2(len(a.Annos))
+		for i, ta := range a.Annos {
+			w = append(w, ta.TargetType)
+			switch tt := ta.TargetType; {
+			case tt == 0x40 || tt == 0x41:
+				u2(len(ta.Ranges))
+				for _, v := range ta.Ranges {
+					s, l, err := rng(v, name, i)
+					if err != nil {
+						return nil, err
+					}
+					u2(s)
+					u2(l)
+					u2(int(v.Index))
+				}
+			case tt == 0x42:
+				u2(int(ta.ExceptionIndex))
+			default:
+				off, err := lab(ta.Offset, name, i)
+				if err != nil {
+					return nil, err
+				}
+				u2(off)
+				if tt >= 0x47 {
+					w = append(w, ta.TypeArgIndex)
+				}
+			}
+			w = append(w, ta.Rest...)
+		}
+	}
+	return w, nil
+}
