@@ -1,0 +1,256 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Mode is one way of running a workload. The table below is the single place modes are defined;
+// later work adds rows (heapledger's agent, further rewrite passes) without touching the runner.
+type Mode struct {
+	Name string
+	What string // one line for the doc: what runs and how
+	// Available returns nil when the mode can run on this machine, or why it cannot; modes that
+	// cannot run are skipped with that reason printed and written to the doc.
+	Available func(env *Env) error
+	// Launch turns a prepared workload into this mode's JVM options and classpath. It runs once
+	// per workload before any timed run, so one-off costs (rewriting jars) stay out of the timings
+	// and are reported separately.
+	Launch func(env *Env, w *Workload, p *Prepared) (*Launch, error)
+	// Verify, when set, checks after each run that the mode really did its work (a recording
+	// was written, a snapshot exists), so a mode that silently does nothing cannot look cheap.
+	Verify func(env *Env, runDir string) error
+}
+
+// Launch is how one mode runs one workload. "{run}" in JVM options stands for the run directory.
+type Launch struct {
+	JVM       []string
+	Classpath []string
+	Prep      string // one-off preparation, e.g. "rewrite 12.1 s", for the doc
+}
+
+const allocInstrumenterJar = "/usr/share/java/java-allocation-instrumenter.jar"
+
+var modes = []*Mode{
+	{
+		Name:      "plain",
+		What:      "the workload as packaged, no agent",
+		Available: func(*Env) error { return nil },
+		Launch:    plainLaunch,
+	},
+	{
+		Name: "alloc-instrumenter",
+		What: "Google's allocation instrumenter 3.1.0 (Debian libjava-allocation-instrumenter-java) as -javaagent, no sampler registered; " +
+			"its bundled ASM cannot read JDK 17 class files, so it instruments the application's classes and logs a warning per JDK class",
+		Available: func(*Env) error {
+			_, err := os.Stat(allocInstrumenterJar)
+			if err != nil {
+				return fmt.Errorf("%s missing: install libjava-allocation-instrumenter-java", allocInstrumenterJar)
+			}
+			return nil
+		},
+		Launch: func(env *Env, w *Workload, p *Prepared) (*Launch, error) {
+			l, _ := plainLaunch(env, w, p)
+			// The jar bundles its own ASM and Guava and appends itself to the boot class path
+			// from premain, so nothing else has to be on any class path.
+			l.JVM = append(l.JVM, "-javaagent:"+allocInstrumenterJar)
+			return l, nil
+		},
+	},
+	{
+		Name: "jfr-alloc",
+		What: "JDK Flight Recorder with only jdk.ObjectAllocationSample enabled (throttle 150/s, stack traces), recording to a file in the run directory",
+		Available: func(*Env) error { return nil },
+		Launch: func(env *Env, w *Workload, p *Prepared) (*Launch, error) {
+			jfc, err := env.writeJFRSettings()
+			if err != nil {
+				return nil, err
+			}
+			l, _ := plainLaunch(env, w, p)
+			l.JVM = append(l.JVM, "-XX:StartFlightRecording=settings="+jfc+",filename={run}/alloc.jfr",
+				// JFR announces the recording on stdout; keep stdout the program's own.
+				"-Xlog:jfr+startup=warning")
+			return l, nil
+		},
+		Verify: verifyJFR,
+	},
+	offlineMode("heapledger-offline", nil,
+		"every class of the workload's jars rewritten ahead of time by `bin/heapledger rewrite` with its default passes; runtime jar added when the rewrite writes one"),
+}
+
+func plainLaunch(env *Env, w *Workload, p *Prepared) (*Launch, error) {
+	cp := append(append([]string{}, p.Jars...), p.ExtraCP...)
+	return &Launch{Classpath: cp}, nil
+}
+
+// offlineMode is a heapledger mode that rewrites the workload's jars once with
+//
+//	bin/heapledger rewrite FLAGS -o DIR JAR...
+//
+// (cached per workload, flags and binary), then runs the workload with DIR/<jar name> in place of
+// each jar, plus any other jar the rewrite wrote into DIR (the runtime). The mode is offered only
+// when `bin/heapledger rewrite --help` succeeds and mentions every flag in flags.
+func offlineMode(name string, flags []string, what string) *Mode {
+	return &Mode{
+		Name: name,
+		What: what + flagNote(flags),
+		Available: func(env *Env) error {
+			if _, err := os.Stat(env.Bin); err != nil {
+				return fmt.Errorf("%s not built (make build)", env.Bin)
+			}
+			out, err := exec.Command(env.Bin, "rewrite", "--help").CombinedOutput()
+			if err != nil {
+				return fmt.Errorf("%s has no rewrite command yet (`rewrite --help`: %v)", env.Bin, err)
+			}
+			for _, f := range flags {
+				if !strings.HasPrefix(f, "-") {
+					continue
+				}
+				flag := strings.SplitN(f, "=", 2)[0]
+				if !bytes.Contains(out, []byte(flag)) {
+					return fmt.Errorf("`%s rewrite` has no %s flag yet", env.Bin, flag)
+				}
+			}
+			return nil
+		},
+		Launch: func(env *Env, w *Workload, p *Prepared) (*Launch, error) {
+			return env.rewriteOffline(name, flags, w, p)
+		},
+	}
+}
+
+func flagNote(flags []string) string {
+	if len(flags) == 0 {
+		return ""
+	}
+	return " (`" + strings.Join(flags, " ") + "`)"
+}
+
+// rewriteOffline runs the rewrite into a cache directory keyed by the binary, the flags and the
+// input jars, so a rerun of the suite with the same binary does not pay for rewriting again but
+// a rebuilt binary always does.
+func (env *Env) rewriteOffline(mode string, flags []string, w *Workload, p *Prepared) (*Launch, error) {
+	binSum, err := fileDigest(env.Bin)
+	if err != nil {
+		return nil, err
+	}
+	key := []string{binSum, strings.Join(flags, "\x00")}
+	for _, j := range p.Jars {
+		st, err := os.Stat(j)
+		if err != nil {
+			return nil, err
+		}
+		key = append(key, fmt.Sprintf("%s %d %d", j, st.Size(), st.ModTime().UnixNano()))
+	}
+	dir := filepath.Join(env.Out, "rewritten", mode, w.Name, sha256Hex([]byte(strings.Join(key, "\n")))[:16])
+	stampPath := filepath.Join(dir, ".done")
+	prep := ""
+	if b, err := os.ReadFile(stampPath); err == nil {
+		prep = strings.TrimSpace(string(b)) + " (cached)"
+	} else {
+		if err := os.RemoveAll(dir); err != nil {
+			return nil, err
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		args := append([]string{"rewrite"}, flags...)
+		args = append(args, "-o", dir)
+		args = append(args, p.Jars...)
+		env.logf("%s: %s %s", w.Name, env.Bin, strings.Join(args, " "))
+		start := time.Now()
+		cmd := exec.Command(env.Bin, args...)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Run(); err != nil {
+			return nil, fmt.Errorf("%s rewrite of %s failed: %v\n%s", mode, w.Name, err, tail(out.Bytes(), 30))
+		}
+		prep = fmt.Sprintf("rewrite %.1f s", time.Since(start).Seconds())
+		if err := os.WriteFile(filepath.Join(dir, "rewrite.log"), out.Bytes(), 0o644); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(stampPath, []byte(prep), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	var cp []string
+	inputs := map[string]bool{}
+	for _, j := range p.Jars {
+		rj := filepath.Join(dir, filepath.Base(j))
+		if _, err := os.Stat(rj); err != nil {
+			return nil, fmt.Errorf("%s: the rewrite of %s wrote no %s (expected one output jar per input jar, same name)", mode, j, rj)
+		}
+		inputs[filepath.Base(j)] = true
+		cp = append(cp, rj)
+	}
+	extra, err := filepath.Glob(filepath.Join(dir, "*.jar"))
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range extra {
+		if !inputs[filepath.Base(e)] {
+			cp = append(cp, e)
+		}
+	}
+	cp = append(cp, p.ExtraCP...)
+	return &Launch{Classpath: cp, Prep: prep}, nil
+}
+
+// writeJFRSettings writes a recording configuration with nothing but allocation sampling, so
+// the JFR row measures the sampler rather than JFR's default event set.
+func (env *Env) writeJFRSettings() (string, error) {
+	path := filepath.Join(env.Out, "jfr", "alloc-sample.jfc")
+	const jfc = `<?xml version="1.0" encoding="UTF-8"?>
+<configuration version="2.0" label="heapledger-bench" description="allocation sampling only" provider="heapledger">
+  <event name="jdk.ObjectAllocationSample">
+    <setting name="enabled">true</setting>
+    <setting name="throttle">150/s</setting>
+    <setting name="stackTrace">true</setting>
+  </event>
+</configuration>
+`
+	return path, writeFile(path, jfc)
+}
+
+// verifyJFR checks that the recording exists and holds allocation samples; JFR's own `jfr
+// summary` reads it, so a recording that is empty or unreadable fails the mode.
+func verifyJFR(env *Env, runDir string) error {
+	rec := filepath.Join(runDir, "alloc.jfr")
+	st, err := os.Stat(rec)
+	if err != nil {
+		return fmt.Errorf("no JFR recording written: %v", err)
+	}
+	if st.Size() == 0 {
+		return fmt.Errorf("JFR recording %s is empty", rec)
+	}
+	if env.JFRTool == "" {
+		return nil
+	}
+	out, err := exec.Command(env.JFRTool, "summary", rec).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("jfr summary %s: %v\n%s", rec, err, tail(out, 10))
+	}
+	for _, l := range strings.Split(string(out), "\n") {
+		f := strings.Fields(l)
+		if len(f) >= 2 && f[0] == "jdk.ObjectAllocationSample" {
+			if f[1] == "0" {
+				return fmt.Errorf("JFR recording has no jdk.ObjectAllocationSample events")
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("JFR recording has no jdk.ObjectAllocationSample events:\n%s", tail(out, 20))
+}
+
+func fileDigest(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	return sha256Hex(b), nil
+}

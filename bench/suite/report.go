@@ -1,0 +1,249 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func minMax(xs []float64) (float64, float64) {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, x := range xs {
+		lo, hi = math.Min(lo, x), math.Max(hi, x)
+	}
+	return lo, hi
+}
+
+// geomean of positive values; ratios are multiplicative, so this is the mean that treats a 2×
+// slowdown and a 2× speedup symmetrically.
+func geomean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	var sum float64
+	for _, x := range xs {
+		sum += math.Log(x)
+	}
+	return math.Exp(sum / float64(len(xs)))
+}
+
+// pairRatios returns the per-pair time and RSS ratios of a mode to the plain run before it.
+func pairRatios(ps []Pair) (time, rss []float64) {
+	for _, p := range ps {
+		time = append(time, p.Mode.Wall.Seconds()/p.Plain.Wall.Seconds())
+		if p.Plain.RSSKiB > 0 {
+			rss = append(rss, float64(p.Mode.RSSKiB)/float64(p.Plain.RSSKiB))
+		}
+	}
+	return time, rss
+}
+
+func spread(xs []float64, format string) string {
+	if len(xs) == 0 {
+		return "–"
+	}
+	m := fmt.Sprintf(format, median(xs))
+	if len(xs) == 1 {
+		return m
+	}
+	lo, hi := minMax(xs)
+	return fmt.Sprintf("%s ("+format+"–"+format+")", m, lo, hi)
+}
+
+// Report holds everything the doc says about one suite run.
+type Report struct {
+	Machine  Machine
+	Command  string
+	Note     string
+	Options  Options
+	Modes    []*Mode
+	Skipped  map[string]string // mode → why it was not run
+	Results  []*Result
+	Duration string
+}
+
+// summaryRows gives, per non-plain mode, the geometric mean over workloads of the median time
+// and RSS ratios; workloads where the mode failed are left out and counted.
+func (rep *Report) summaryRows() []string {
+	var rows []string
+	for _, m := range rep.Modes[1:] {
+		var t, r []float64
+		failed := 0
+		for _, res := range rep.Results {
+			if res.Failed[m.Name] != "" || res.Failed["plain"] != "" {
+				failed++
+				continue
+			}
+			tr, rr := pairRatios(res.Pairs[m.Name])
+			if len(tr) > 0 {
+				t = append(t, median(tr))
+			}
+			if len(rr) > 0 {
+				r = append(r, median(rr))
+			}
+		}
+		fail := ""
+		if failed > 0 {
+			fail = fmt.Sprintf("**%d failed**", failed)
+		} else {
+			fail = "all identical"
+		}
+		rows = append(rows, fmt.Sprintf("| %s | %s | %s | %d | %s |", m.Name, fmtRatio(geomean(t)), fmtRatio(geomean(r)), len(t), fail))
+	}
+	return rows
+}
+
+func fmtRatio(x float64) string {
+	if math.IsNaN(x) {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f×", x)
+}
+
+func (rep *Report) workloadRows() []string {
+	var rows []string
+	for _, res := range rep.Results {
+		var pt, prss []float64
+		for _, s := range res.Plain {
+			pt = append(pt, s.Wall.Seconds())
+			prss = append(prss, float64(s.RSSKiB)/1024)
+		}
+		out := "reference"
+		if res.Ref != nil {
+			out = "reference `" + res.Ref.Digest()[:12] + "`"
+		}
+		if f := res.Failed["plain"]; f != "" {
+			out = "**FAILED**: " + firstLine(f)
+		}
+		rows = append(rows, fmt.Sprintf("| %s | plain | %s | 1 | %s | 1 | %s | |", res.W.Name, spread(pt, "%.2f"), spread(prss, "%.0f"), out))
+		for _, m := range res.Modes[1:] {
+			var mt, mrss []float64
+			for _, p := range res.Pairs[m.Name] {
+				mt = append(mt, p.Mode.Wall.Seconds())
+				mrss = append(mrss, float64(p.Mode.RSSKiB)/1024)
+			}
+			tr, rr := pairRatios(res.Pairs[m.Name])
+			out := "identical"
+			if len(res.Pairs[m.Name]) == 0 {
+				out = "not run"
+			}
+			if res.Failed["plain"] != "" {
+				out = "not run: plain failed"
+			}
+			if f := res.Failed[m.Name]; f != "" {
+				out = "**FAILED**: " + firstLine(f)
+			}
+			prep := ""
+			if l := res.Launches[m.Name]; l != nil {
+				prep = l.Prep
+			}
+			rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s |", res.W.Name, m.Name,
+				spread(mt, "%.2f"), spread(tr, "%.2f"), spread(mrss, "%.0f"), spread(rr, "%.2f"), out, prep))
+		}
+	}
+	return rows
+}
+
+func firstLine(s string) string {
+	s = strings.SplitN(s, "\n", 2)[0]
+	s = strings.ReplaceAll(s, "|", "\\|")
+	return clip(s)
+}
+
+// Failures lists every failed (workload, mode) with the full message.
+func (rep *Report) Failures() []string {
+	var out []string
+	for _, res := range rep.Results {
+		for _, m := range res.Modes {
+			if f := res.Failed[m.Name]; f != "" {
+				out = append(out, fmt.Sprintf("%s / %s: %s", res.W.Name, m.Name, f))
+			}
+		}
+	}
+	return out
+}
+
+// Tables is the part of the report also printed on the terminal.
+func (rep *Report) Tables() string {
+	var b strings.Builder
+	b.WriteString("| mode | time ÷ plain (geomean) | peak RSS ÷ plain (geomean) | workloads | output |\n|---|---|---|---|---|\n")
+	for _, r := range rep.summaryRows() {
+		b.WriteString(r + "\n")
+	}
+	b.WriteString("\n| workload | mode | wall s, median (min–max) | time ÷ plain, median (min–max) | peak RSS MiB, median (min–max) | RSS ÷ plain, median (min–max) | output | one-off preparation |\n|---|---|---|---|---|---|---|---|\n")
+	for _, r := range rep.workloadRows() {
+		b.WriteString(r + "\n")
+	}
+	return b.String()
+}
+
+// Markdown renders docs/benchmarks.md.
+func (rep *Report) Markdown() string {
+	var b strings.Builder
+	m := rep.Machine
+	b.WriteString("# Benchmarks: real workloads, side by side\n\n")
+	b.WriteString("<!-- Generated by bench/run.sh (bench/suite); edit the generator, not this file. -->\n\n")
+	b.WriteString("Every number below comes from one run of the command at the bottom, which regenerates this file. ")
+	b.WriteString("Each workload is a real program from a Debian package (plus one of ours) on generated, deterministic input. ")
+	b.WriteString("Every run of every mode must produce the same output as plain, or the suite fails whatever the speed.\n\n")
+	if rep.Note != "" {
+		b.WriteString("> **Note.** " + rep.Note + "\n\n")
+	}
+	b.WriteString("## Summary\n\n")
+	b.WriteString(rep.Tables())
+	if f := rep.Failures(); len(f) > 0 {
+		b.WriteString("\n## Failures\n\n")
+		for _, x := range f {
+			b.WriteString("- " + strings.ReplaceAll(x, "\n", "\n  ") + "\n")
+		}
+	}
+	b.WriteString("\n## How it is measured\n\n")
+	fmt.Fprintf(&b, "- %d warm-up round(s), discarded, then %d measured round(s). A round runs every workload once in every mode, modes alternating with plain (plain, A, plain, B, …), so drift in machine load hits plain and the mode alike.\n", rep.Options.Warmup, rep.Options.Runs)
+	b.WriteString("- Each run is a fresh JVM (DaCapo-style warm-up happens inside it and is part of what users feel); wall time is from process start to exit, summed over the workload's JVM invocations; peak RSS is the kernel's `ru_maxrss` of the JVM process (largest over invocations).\n")
+	b.WriteString("- A ratio is a mode's run divided by the plain run just before it; the table shows the median and min–max of those ratios. The summary is the geometric mean over workloads of the median ratios.\n")
+	b.WriteString("- Output check: each workload's output is reduced to canonical lines (file digests, the program's own result lines; PDF dates, IDs and offsets blanked; PNGs compared by decoded pixels) and compared with the first plain run's, on every run of every mode, plain included. Workload-specific self-checks (sunflow's image check, class-file and document counts) run too.\n")
+	b.WriteString("- One-off preparation (rewriting jars) happens before the first timed run and is cached per workload, flags and binary; it is shown in its own column and not in the timings.\n")
+	b.WriteString("\n## Modes\n\n| mode | what runs |\n|---|---|\n")
+	for _, md := range rep.Modes {
+		fmt.Fprintf(&b, "| %s | %s |\n", md.Name, md.What)
+	}
+	for _, md := range modes {
+		if why, ok := rep.Skipped[md.Name]; ok {
+			fmt.Fprintf(&b, "| %s | **not run**: %s |\n", md.Name, strings.ReplaceAll(why, "\n", " "))
+		}
+	}
+	b.WriteString("\n## Workloads\n\n| workload | program | input | code jars |\n|---|---|---|---|\n")
+	for _, res := range rep.Results {
+		var names []string
+		for _, j := range res.P.Jars {
+			names = append(names, shortJar(j))
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", res.W.Name, res.W.Program, res.P.Input, strings.Join(names, ", "))
+	}
+	b.WriteString("\n## Machine\n\n")
+	fmt.Fprintf(&b, "- CPU: %s, %d logical cores\n- Memory: %.1f GiB\n- Kernel: Linux %s\n- JDK: %s\n- Date: %s; suite took %s\n- Load average (1, 5, 15 min): %s at start, %s at end\n",
+		m.CPU, m.Cores, m.MemGiB, m.Kernel, m.JDK, m.Date, rep.Duration, m.LoadStart, m.LoadEnd)
+	b.WriteString("\n## Command\n\n```\n" + rep.Command + "\n```\n")
+	return b.String()
+}
+
+func shortJar(p string) string {
+	if strings.HasPrefix(p, "/usr/share/java/") {
+		return strings.TrimPrefix(p, "/usr/share/java/")
+	}
+	i := strings.LastIndex(p, "/")
+	return p[i+1:]
+}

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Sample is one timed run: wall time of all its JVM invocations and the largest peak RSS
+// among them.
+type Sample struct {
+	Wall   time.Duration
+	RSSKiB int64
+}
+
+// Pair is a mode's run and the plain run just before it; ratios are taken within a pair, so
+// slow drift of the machine's load affects both sides alike.
+type Pair struct{ Plain, Mode Sample }
+
+// Result collects one workload's measurements across rounds.
+type Result struct {
+	W        *Workload
+	P        *Prepared
+	Launches map[string]*Launch
+	Ref      *Output // the first plain run's output; every later run must match it
+	Plain    []Sample
+	Pairs    map[string][]Pair
+	Failed   map[string]string // mode → why it failed on this workload
+	Modes    []*Mode           // the modes this workload runs, plain first
+}
+
+// Options are the knobs of a suite run.
+type Options struct {
+	Warmup, Runs int
+	Timeout      time.Duration
+}
+
+// errWrongOutput marks failures where the program ran but produced something else than plain.
+var errWrongOutput = errors.New("wrong output")
+
+// runSuite measures every workload in every available mode. Rounds are outermost, so each
+// round sees every workload once; inside a workload, modes alternate with plain (plain, A,
+// plain, B, …). A failing mode is not run again on that workload; the others carry on, and the
+// failure is reported at the end.
+func runSuite(env *Env, results []*Result, opt Options) {
+	rounds := opt.Warmup + opt.Runs
+	for round := 0; round < rounds; round++ {
+		measured := round >= opt.Warmup
+		label := fmt.Sprintf("round %d/%d", round+1, rounds)
+		if !measured {
+			label += " (warm-up)"
+		}
+		for _, r := range results {
+			if r.Failed["plain"] != "" {
+				continue
+			}
+			var others []*Mode
+			for _, m := range r.Modes[1:] {
+				if r.Failed[m.Name] == "" {
+					others = append(others, m)
+				}
+			}
+			if len(others) == 0 {
+				if s, ok := r.runLogged(env, r.Modes[0], round, label, opt); ok && measured {
+					r.Plain = append(r.Plain, s)
+				}
+				continue
+			}
+			for _, m := range others {
+				ps, ok := r.runLogged(env, r.Modes[0], round, label, opt)
+				if !ok {
+					break
+				}
+				ms, ok := r.runLogged(env, m, round, label, opt)
+				if measured {
+					r.Plain = append(r.Plain, ps)
+					if ok {
+						r.Pairs[m.Name] = append(r.Pairs[m.Name], Pair{Plain: ps, Mode: ms})
+					}
+				}
+			}
+		}
+	}
+}
+
+func (r *Result) runLogged(env *Env, m *Mode, round int, label string, opt Options) (Sample, bool) {
+	s, err := r.runOnce(env, m, round, opt.Timeout)
+	if err != nil {
+		r.Failed[m.Name] = err.Error()
+		env.logf("%s %s %s: FAILED: %v", label, r.W.Name, m.Name, err)
+		return s, false
+	}
+	env.logf("%s %s %s: %.2f s, %d MiB", label, r.W.Name, m.Name, s.Wall.Seconds(), s.RSSKiB>>10)
+	return s, true
+}
+
+// runOnce runs the workload once in mode m in a fresh directory and checks its output.
+func (r *Result) runOnce(env *Env, m *Mode, round int, timeout time.Duration) (Sample, error) {
+	l := r.Launches[m.Name]
+	dir := filepath.Join(env.Out, "runs", r.W.Name, m.Name, fmt.Sprintf("r%d", round+1))
+	if err := os.RemoveAll(dir); err != nil {
+		return Sample{}, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return Sample{}, err
+	}
+	var s Sample
+	var outs []StepOutput
+	for i, st := range r.P.Steps {
+		var args []string
+		for _, a := range l.JVM {
+			args = append(args, strings.ReplaceAll(a, "{run}", dir))
+		}
+		args = append(args, st.JVM...)
+		args = append(args, "-cp", strings.Join(l.Classpath, string(os.PathListSeparator)), st.Main)
+		args = append(args, st.Args...)
+		out, sample, err := runTimed(env.Java, args, dir, timeout)
+		s.Wall += sample.Wall
+		if sample.RSSKiB > s.RSSKiB {
+			s.RSSKiB = sample.RSSKiB
+		}
+		_ = os.WriteFile(filepath.Join(dir, fmt.Sprintf("step%d.stdout", i+1)), out.Stdout, 0o644)
+		_ = os.WriteFile(filepath.Join(dir, fmt.Sprintf("step%d.stderr", i+1)), out.Stderr, 0o644)
+		if err != nil {
+			return s, fmt.Errorf("run %d, step %d (%s): %v; stderr:\n%s\n(kept in %s)", round+1, i+1, st.Main, err, headTail(out.Stderr, 6, 6), dir)
+		}
+		outs = append(outs, out)
+	}
+	got, err := r.P.Check(dir, outs)
+	if err != nil {
+		return s, fmt.Errorf("run %d: output check failed: %v (kept in %s)", round+1, err, dir)
+	}
+	if r.Ref == nil {
+		r.Ref = &got
+	} else if got.Digest() != r.Ref.Digest() {
+		return s, fmt.Errorf("%w in run %d: digest %.16s, plain's %.16s; first difference at %s (kept in %s)",
+			errWrongOutput, round+1, got.Digest(), r.Ref.Digest(), firstDifference(*r.Ref, got), dir)
+	}
+	if m.Verify != nil {
+		if err := m.Verify(env, dir); err != nil {
+			return s, fmt.Errorf("run %d: the %s mode did not do its work: %v (kept in %s)", round+1, m.Name, err, dir)
+		}
+	}
+	if !env.Keep {
+		if err := os.RemoveAll(dir); err != nil {
+			return s, err
+		}
+	}
+	return s, nil
+}
+
+// runTimed runs one JVM and measures its wall time from start to exit and its peak resident
+// set (the kernel's ru_maxrss for the child, in KiB on Linux).
+func runTimed(java string, args []string, dir string, timeout time.Duration) (StepOutput, Sample, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, java, args...)
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	wall := time.Since(start)
+	var s Sample
+	s.Wall = wall
+	if cmd.ProcessState != nil {
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			s.RSSKiB = ru.Maxrss
+		}
+	}
+	out := StepOutput{Stdout: stdout.Bytes(), Stderr: stderr.Bytes()}
+	if ctx.Err() == context.DeadlineExceeded {
+		return out, s, fmt.Errorf("timed out after %s", timeout)
+	}
+	return out, s, err
+}
