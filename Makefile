@@ -18,7 +18,9 @@ java:
 go:
 	$(GO) build -o $(BIN) ./cli
 
+# bin/ is a self-contained distribution: the binary finds its Java runtime beside itself.
 build: java go
+	@if [ -f build/heapledger-runtime.jar ]; then cp -f build/heapledger-runtime.jar bin/; fi
 
 demo: deps build
 	./$(BIN) demo
