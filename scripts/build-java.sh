@@ -39,7 +39,10 @@ step_verify() { compile_jar verify heapledger.verify.Verify tools/verify/src; }
 # runtime: the heapledger runtime that rewritten code calls (runtime-java/rt, no dependencies).
 step_runtime() { compile_jar heapledger-runtime - runtime-java/rt/src; }
 
-STEPS=(verify runtime)
+# probe: the runtime of the probe pass (runtime-java/probe, no dependencies).
+step_probe() { compile_jar heapledger-probe - runtime-java/probe/src; }
+
+STEPS=(verify runtime probe)
 
 if ! command -v "$JAVAC" >/dev/null; then
   echo "build-java: $JAVAC not found; run scripts/install-deps.sh (it installs JDK 17)" >&2
