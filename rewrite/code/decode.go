@@ -77,6 +77,7 @@ func Decode(c *classfile.Code, pool *classfile.Pool, m Method) (*Body, error) {
 	labNodes := nodes[ninsn:]
 	b.labels = make([]Label, nlab)
 	d.labels = b.labels
+	d.insns = b.insns
 	var prev *Insn
 	link := func(x *Insn) {
 		x.prev = prev
@@ -167,7 +168,13 @@ type decoder struct {
 	bc     []byte
 	marks  []int32
 	labels []Label
+	insns  []Insn
 	pool   *classfile.Pool
+}
+
+func (d *decoder) insnAt(off int) *Insn {
+	i := sort.Search(len(d.insns), func(i int) bool { return d.insns[i].Offset >= off })
+	return &d.insns[i] // off was checked to be an instruction start
 }
 
 func (d *decoder) errf(off int, format string, args ...any) error {
@@ -179,6 +186,15 @@ func (d *decoder) u2(pc int) int { return int(binary.BigEndian.Uint16(d.bc[pc:])
 func (d *decoder) s4(pc int) int { return int(int32(binary.BigEndian.Uint32(d.bc[pc:]))) }
 func (d *decoder) label(off int) *Label {
 	return &d.labels[d.marks[off]>>markShift-1]
+}
+
+// branch resolves a jump target, which scan could not check against instruction starts
+// before it had seen the whole code.
+func (d *decoder) branch(pc, dest int) (*Label, error) {
+	if d.marks[dest]&markStart == 0 {
+		return nil, d.errf(pc, "%s jumps to offset %d, which is inside an instruction", OpName(Opcode(d.bc[pc])), dest)
+	}
+	return d.label(dest), nil
 }
 
 // target marks a branch destination, which must lie inside the code (checked for boundaries
@@ -293,11 +309,6 @@ func (d *decoder) scan() (int, error) {
 		}
 		pc += size
 	}
-	for pc, mk := range d.marks[:len(bc)] {
-		if mk&markLabel != 0 && mk&markStart == 0 {
-			return 0, d.errf(pc, "a branch targets offset %d, which is inside an instruction", pc)
-		}
-	}
 	return count, nil
 }
 
@@ -348,26 +359,42 @@ func (d *decoder) insn(x *Insn, pc int) error {
 		x.Var = int(bc[pc+1])
 		x.Int = int32(int8(bc[pc+2]))
 	case fmtBranch16:
-		x.Target = d.label(pc + d.s2(pc+1))
+		var err error
+		x.Target, err = d.branch(pc, pc+d.s2(pc+1))
+		return err
 	case fmtBranch32:
-		x.Target = d.label(pc + d.s4(pc+1))
+		var err error
+		x.Target, err = d.branch(pc, pc+d.s4(pc+1))
+		return err
 	case fmtTableSwitch, fmtLookupSwitch:
 		size, _ := d.switchLen(pc)
 		p := (pc + 4) &^ 3
-		sw := &Switch{Default: d.label(pc + d.s4(p))}
+		def, err := d.branch(pc, pc+d.s4(p))
+		if err != nil {
+			return err
+		}
+		sw := &Switch{Default: def}
 		if op == TABLESWITCH {
 			sw.Low = int32(d.s4(p + 4))
 			sw.Targets = make([]*Label, 0, (pc+size-p-12)/4)
 			for q := p + 12; q < pc+size; q += 4 {
-				sw.Targets = append(sw.Targets, d.label(pc+d.s4(q)))
+				l, err := d.branch(pc, pc+d.s4(q))
+				if err != nil {
+					return err
+				}
+				sw.Targets = append(sw.Targets, l)
 			}
 		} else {
 			np := (pc + size - p - 8) / 8
 			sw.Keys = make([]int32, 0, np)
 			sw.Targets = make([]*Label, 0, np)
 			for q := p + 8; q < pc+size; q += 8 {
+				l, err := d.branch(pc, pc+d.s4(q+4))
+				if err != nil {
+					return err
+				}
 				sw.Keys = append(sw.Keys, int32(d.s4(q)))
-				sw.Targets = append(sw.Targets, d.label(pc+d.s4(q+4)))
+				sw.Targets = append(sw.Targets, l)
 			}
 		}
 		x.Switch = sw
@@ -569,7 +596,7 @@ func (d *decoder) walkTypeAnnos(r *attrReader, k AttrKind, out *[]TypeAnnotation
 					return err
 				}
 			} else {
-				ta.Offset = d.label(off)
+				ta.Insn = d.insnAt(off)
 			}
 		default:
 			return d.errf(-1, "%s entry %d has target type 0x%02x, which does not belong in a Code attribute", attrKindName(k), i, tt)

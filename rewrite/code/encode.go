@@ -426,11 +426,10 @@ func (b *Body) encodeAttr(a *Attr) ([]byte, error) {
 			case tt == 0x42:
 				u2(int(ta.ExceptionIndex))
 			default:
-				off, err := lab(ta.Offset, name, i)
-				if err != nil {
-					return nil, err
+				if ta.Insn == nil || ta.Insn.removed || ta.Insn.seen != b.epoch {
+					return nil, &Error{Method: b.Method, Offset: -1, Msg: fmt.Sprintf("%s entry %d names an instruction that is no longer in the code", name, i)}
 				}
-				u2(off)
+				u2(ta.Insn.pos)
 				if tt >= 0x47 {
 					w = append(w, ta.TypeArgIndex)
 				}

@@ -143,9 +143,10 @@ type TypeAnnotation struct {
 	// ExceptionIndex is the catch_target's index into the exception table (0x42). Handlers
 	// added by passes are appended, so existing indices stay valid.
 	ExceptionIndex uint16
-	// Offset is the instruction of an offset_target (0x43–0x46) or type_argument_target
-	// (0x47–0x4b).
-	Offset *Label
+	// Insn is the instruction of an offset_target (0x43–0x46) or type_argument_target
+	// (0x47–0x4b): the annotation follows the instruction (a new, instanceof or call), not the
+	// position, when code is inserted before it.
+	Insn *Insn
 	// TypeArgIndex is the type_argument_index of a type_argument_target.
 	TypeArgIndex uint8
 	Rest         []byte
