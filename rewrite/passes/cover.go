@@ -1,0 +1,153 @@
+package passes
+
+import (
+	"fmt"
+
+	"github.com/heapledger/heapledger/rewrite/code"
+)
+
+// addHandlers adds the catch-all handler over every part of the body that may be covered: the
+// code after the entry sequences (which end at the labels in starts) up to end, less any code
+// that can run before `this` is initialised in a constructor. The JVM rejects a handler that
+// covers such code unless its frame says `this` is uninitialised, and then the handler could
+// neither use `this` nor return; so that code is left out, and an exception there leaves the
+// constructor without entering it (enter runs only after super()/this()).
+//
+// Ranges are computed over the node list: an instruction is excluded when it is reachable from
+// the method's start without passing an initialising call (following branches, switches,
+// subroutine calls and exception edges), or when it is part of an entry sequence. Each maximal
+// run of the remaining instructions between the first start and end becomes one entry of the
+// exception table, appended after the program's own entries so that those keep catching first.
+func addHandlers(b *code.Body, starts []*code.Label, end, handler *code.Label, inits []*code.Insn) error {
+	if len(starts) == 0 {
+		return fmt.Errorf("%s: no entry point for the probe", b.Method)
+	}
+	pre := beforeInit(b, inits)
+	excluded := func(n *code.Insn) bool { return pre[n] }
+	// Entry sequences: from each initialising call (or the method start) to its start label.
+	inEntry := false
+	isStart := map[*code.Label]bool{}
+	for _, l := range starts {
+		isStart[l] = true
+	}
+	type run struct{ from, to *code.Insn } // first instruction, first node after
+	var runs []run
+	var open *code.Insn
+	endNode := end.Node()
+	entryBegins := map[*code.Insn]bool{}
+	for _, s := range inits {
+		entryBegins[s] = true
+	}
+	if len(inits) == 0 {
+		inEntry = true // the method starts with the entry sequence
+	}
+	for n := b.First(); n != nil && n != endNode; n = n.Next() {
+		if n.IsLabel() {
+			if isStart[n.Label] {
+				inEntry = false
+			}
+			continue
+		}
+		cover := !inEntry && !excluded(n)
+		if entryBegins[n] {
+			inEntry = true // the call itself runs on an uninitialised `this`; so does the entry after it
+		}
+		switch {
+		case cover && open == nil:
+			open = n
+		case !cover && open != nil:
+			runs = append(runs, run{open, n})
+			open = nil
+		}
+	}
+	if open != nil {
+		runs = append(runs, run{open, endNode})
+	}
+	for _, r := range runs {
+		from, to := b.NewLabel(), b.NewLabel()
+		b.InsertBefore(r.from, b.Seq().Mark(from))
+		if r.to == endNode {
+			to = end
+		} else {
+			b.InsertBefore(r.to, b.Seq().Mark(to))
+		}
+		b.AddHandler(from, to, handler, 0)
+	}
+	return nil
+}
+
+// beforeInit returns the instructions reachable from the start of the method without passing
+// one of the initialising calls. It is empty for a method that is not a constructor (inits nil).
+func beforeInit(b *code.Body, inits []*code.Insn) map[*code.Insn]bool {
+	if len(inits) == 0 {
+		return nil
+	}
+	isInit := map[*code.Insn]bool{}
+	for _, s := range inits {
+		isInit[s] = true
+	}
+	// Exception edges: an instruction inside [Start, End) may jump to Handler. Positions in the
+	// list order decide containment.
+	pos := map[*code.Insn]int{}
+	i := 0
+	for n := b.First(); n != nil; n = n.Next() {
+		pos[n] = i
+		i++
+	}
+	seen := map[*code.Insn]bool{}
+	var work []*code.Insn
+	push := func(n *code.Insn) {
+		for n != nil && n.IsLabel() {
+			n = n.Next()
+		}
+		if n != nil && !seen[n] {
+			seen[n] = true
+			work = append(work, n)
+		}
+	}
+	pushLabel := func(l *code.Label) {
+		if l != nil && l.Node() != nil {
+			push(l.Node())
+		}
+	}
+	push(b.First())
+	for len(work) > 0 {
+		n := work[len(work)-1]
+		work = work[:len(work)-1]
+		for _, h := range b.Handlers {
+			if h.Start.Node() == nil || h.End.Node() == nil {
+				continue
+			}
+			if p := pos[n]; p >= pos[h.Start.Node()] && p < pos[h.End.Node()] {
+				pushLabel(h.Handler)
+			}
+		}
+		if isInit[n] {
+			continue // `this` is initialised after this call on this path
+		}
+		if n.Target != nil {
+			pushLabel(n.Target)
+		}
+		if n.Switch != nil {
+			pushLabel(n.Switch.Default)
+			for _, l := range n.Switch.Targets {
+				pushLabel(l)
+			}
+		}
+		if !endsFlow(n.Op) {
+			push(n.Next())
+		}
+	}
+	return seen
+}
+
+// endsFlow reports whether control never falls through to the next instruction. jsr does fall
+// through in effect: its subroutine returns to the next instruction.
+func endsFlow(op code.Opcode) bool {
+	switch op {
+	case code.GOTO, code.GOTO_W, code.ATHROW, code.RET, code.TABLESWITCH, code.LOOKUPSWITCH,
+		code.IRETURN, code.LRETURN, code.FRETURN, code.DRETURN, code.ARETURN, code.RETURN:
+		return true
+	}
+	return false
+}

@@ -1,0 +1,152 @@
+// Package passes holds the rewriting passes that prove the class-file engine: identity decodes
+// and re-encodes every method without edits, and probe inserts calls to a tiny runtime
+// (runtime-java/probe) at method entry, before every return, in a handler covering the body and
+// after every allocation.
+//
+// Both share one driver: parse the class, decode each method that has code, let the pass edit
+// the body, re-encode it with its frames, and keep any method that cannot be rewritten safely
+// exactly as it was, listed in Result.Skipped with the reason. A pass value holds no mutable
+// state, so one value serves every goroutine of the jar pipeline.
+package passes
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/heapledger/heapledger/rewrite/classfile"
+	"github.com/heapledger/heapledger/rewrite/code"
+	"github.com/heapledger/heapledger/rewrite/transform"
+)
+
+// RuntimePackage is the package of heapledger's own Java runtime. Its classes are never
+// instrumented: a probe calling itself would recurse, and its counts would count themselves.
+const RuntimePackage = "heapledger/"
+
+// methodEditor edits one decoded method. Returning an error keeps the method unmodified, with
+// the error as the reason.
+type methodEditor interface {
+	editMethod(c *classfile.Class, m *classfile.Member, b *code.Body) error
+}
+
+// driver runs a methodEditor over every method of a class.
+type driver struct {
+	name string
+	ed   methodEditor
+	// alwaysWrite makes the class be written even when no method changed, so that identity
+	// really re-encodes every class it is given.
+	alwaysWrite bool
+}
+
+// TransformClass implements transform.Class.
+func (d *driver) TransformClass(name string, data []byte) (transform.Result, error) {
+	var res transform.Result
+	cf, err := classfile.Parse(data)
+	if err != nil {
+		var uv *classfile.UnsupportedVersionError
+		if errors.As(err, &uv) {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %v; passed through unchanged", name, err))
+			return res, nil
+		}
+		return res, fmt.Errorf("%s: %w", name, err)
+	}
+	cname := cf.Name()
+	if skip, why := untouchable(cf, cname); skip {
+		res.Skipped = append(res.Skipped, transform.Skip{Reason: why})
+		return res, nil
+	}
+	changed := false
+	for _, m := range cf.Methods {
+		ok, skip, err := d.method(cf, cname, m)
+		if err != nil {
+			return transform.Result{}, err
+		}
+		if skip != nil {
+			res.Skipped = append(res.Skipped, *skip)
+		}
+		changed = changed || ok
+	}
+	if !changed && !d.alwaysWrite {
+		return res, nil
+	}
+	out, err := cf.Bytes()
+	if err != nil {
+		return transform.Result{}, fmt.Errorf("%s: pass %s: %w", cname, d.name, err)
+	}
+	res.Data = out
+	return res, nil
+}
+
+// untouchable says whether a whole class must be left alone, and why.
+func untouchable(cf *classfile.Class, cname string) (bool, string) {
+	switch {
+	case cf.AccessFlags&classfile.AccModule != 0 || cname == "module-info" || strings.HasSuffix(cname, "/module-info"):
+		return true, "module-info is never rewritten"
+	case cname == "package-info" || strings.HasSuffix(cname, "/package-info"):
+		return true, "package-info is never rewritten"
+	case strings.HasPrefix(cname, RuntimePackage):
+		return true, "heapledger's own runtime is never instrumented"
+	}
+	return false, ""
+}
+
+// method rewrites one method in place. It reports whether the method's Code attribute was
+// replaced, or a Skip when the method was kept as it was. An error is returned only for damage
+// to the class as a whole, which the caller cannot recover from by keeping one method.
+func (d *driver) method(cf *classfile.Class, cname string, m *classfile.Member) (bool, *transform.Skip, error) {
+	mname, mdesc := m.Name(cf.Pool), m.Descriptor(cf.Pool)
+	skip := func(err error) (bool, *transform.Skip, error) {
+		return false, &transform.Skip{Method: mname + mdesc, Reason: reason(err)}, nil
+	}
+	if m.AccessFlags&(classfile.AccAbstract|classfile.AccNative) != 0 {
+		return false, nil, nil
+	}
+	c, attr, err := cf.MethodCode(m)
+	if err != nil {
+		return skip(err)
+	}
+	if c == nil {
+		return false, nil, nil
+	}
+	meth := code.Method{Class: cname, Name: mname, Desc: mdesc, Access: m.AccessFlags, Major: cf.Major}
+	b, err := code.Decode(c, cf.Pool, meth)
+	if err != nil {
+		return skip(err)
+	}
+	if err := d.ed.editMethod(cf, m, b); err != nil {
+		return skip(err)
+	}
+	if err := attachFrames(cf, b); err != nil {
+		return skip(err)
+	}
+	nc, err := b.Encode()
+	if err != nil {
+		return skip(err)
+	}
+	na, err := nc.Encode(attr.NameIndex)
+	if err != nil {
+		return skip(err)
+	}
+	for i, a := range m.Attributes {
+		if a == attr {
+			m.Attributes[i] = na
+			return true, nil, nil
+		}
+	}
+	return false, nil, fmt.Errorf("%s.%s%s: Code attribute vanished from the method", cname, mname, mdesc)
+}
+
+// reason turns an error into the short text a Skip carries. The classic limits get fixed
+// wording, so the jar pipeline's summary can count methods by reason; everything else keeps its
+// message, which names the class, method and offset.
+func reason(err error) string {
+	switch {
+	case errors.Is(err, code.ErrCodeTooLarge):
+		return "code would exceed 65535 bytes"
+	case errors.Is(err, classfile.ErrPoolOverflow):
+		return "constant pool would exceed 65535 entries"
+	case errors.Is(err, code.ErrUnmappableAttribute):
+		return "code has an attribute whose offsets cannot be remapped: " + err.Error()
+	}
+	return err.Error()
+}

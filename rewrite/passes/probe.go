@@ -1,0 +1,91 @@
+package passes
+
+import (
+	"github.com/heapledger/heapledger/rewrite/classfile"
+	"github.com/heapledger/heapledger/rewrite/code"
+	"github.com/heapledger/heapledger/rewrite/transform"
+)
+
+// ProbeClass is the internal name of the runtime class the probe pass calls.
+const ProbeClass = "heapledger/probe/Probe"
+
+// Probe returns the probe pass (issue 2, item 6). In every method with code it inserts
+//
+//	invokestatic Probe.enter()I; istore T           at entry (in constructors: after super()/this())
+//	iload T; invokestatic Probe.exit(I)V            before every return
+//	iload T; invokestatic Probe.unwind(I)V; athrow  a catch-all handler covering the body
+//	invokestatic Probe.alloc()V                     after every new
+//	dup; invokestatic Probe.array(Object)V          after every newarray, anewarray, multianewarray
+//
+// where T is a new local. In a constructor, code before the super()/this() call runs on an
+// uninitialised `this`, which a handler must not cover, so entry and handler start where
+// `this` becomes initialised. The exception stays on the stack through the handler, so it is
+// rethrown unchanged.
+func Probe() transform.Class { return &driver{name: "probe", ed: probeEditor{}} }
+
+type probeEditor struct{}
+
+func (probeEditor) editMethod(cf *classfile.Class, m *classfile.Member, b *code.Body) error {
+	// Allocation calls first, while the node list holds only original instructions.
+	for n := b.First(); n != nil; n = n.Next() {
+		switch n.Op {
+		case code.NEW:
+			s := b.Seq().InvokeStatic(ProbeClass, "alloc", "()V")
+			if err := s.Err(); err != nil {
+				return err
+			}
+			b.InsertAfter(n, s)
+			n = n.Next() // past the inserted call
+		case code.NEWARRAY, code.ANEWARRAY, code.MULTIANEWARRAY:
+			s := b.Seq().Op(code.DUP).InvokeStatic(ProbeClass, "array", "(Ljava/lang/Object;)V")
+			if err := s.Err(); err != nil {
+				return err
+			}
+			b.InsertAfter(n, s)
+			n = n.Next().Next()
+		}
+	}
+
+	token := b.NewLocal(1)
+	for n := b.First(); n != nil; n = n.Next() {
+		if n.Op >= code.IRETURN && n.Op <= code.RETURN {
+			s := b.Seq().Load(code.ILOAD, token).InvokeStatic(ProbeClass, "exit", "(I)V")
+			if err := s.Err(); err != nil {
+				return err
+			}
+			b.InsertBefore(n, s)
+		}
+	}
+
+	// The handler's range ends where the original code ends, before the handler itself.
+	end := b.NewLabel()
+	tail := b.Seq().Mark(end)
+	handler := b.NewLabel()
+	tail.Mark(handler).Load(code.ILOAD, token).InvokeStatic(ProbeClass, "unwind", "(I)V").Op(code.ATHROW)
+	if err := tail.Err(); err != nil {
+		return err
+	}
+
+	inits, err := initCalls(cf, m, b)
+	if err != nil {
+		return err
+	}
+	starts := inits
+	if len(starts) == 0 {
+		starts = []*code.Insn{nil} // not a constructor: enter at the method's start
+	}
+	var ranges []*code.Label // the label after each entry sequence
+	for _, at := range starts {
+		start := b.NewLabel()
+		s := b.Seq().InvokeStatic(ProbeClass, "enter", "()I").Store(code.ISTORE, token).Mark(start)
+		if err := s.Err(); err != nil {
+			return err
+		}
+		// At the method's start the entry goes before any label at offset 0, so that a loop
+		// back to the first instruction does not enter again.
+		b.InsertAfter(at, s)
+		ranges = append(ranges, start)
+	}
+	b.Append(tail)
+	return addHandlers(b, ranges, end, handler, inits)
+}
