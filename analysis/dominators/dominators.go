@@ -20,6 +20,8 @@ type Tree struct {
 	// all come before it, so walking Order backwards visits every dominator-tree child before its
 	// parent: the bottom-up passes (retained size) need no recursion and no child lists.
 	Order []uint32
+
+	childOff, kids []uint32 // child lists, built on first use
 }
 
 // Compute builds the dominator tree of g from node 0, leaving out the edges in skip (nil for
@@ -180,8 +182,16 @@ func (t *Tree) Retained(size []uint64) []uint64 {
 }
 
 // Children returns the dominator tree as child lists in CSR form: the children of n are
-// kids[off[n]:off[n+1]], in DFS preorder.
+// kids[off[n]:off[n+1]], in DFS preorder. They are built once and kept; the slices must not be
+// changed.
 func (t *Tree) Children() (off, kids []uint32) {
+	if t.childOff == nil {
+		t.childOff, t.kids = t.children()
+	}
+	return t.childOff, t.kids
+}
+
+func (t *Tree) children() (off, kids []uint32) {
 	n := len(t.Idom)
 	off = make([]uint32, n+1)
 	for _, v := range t.Order[1:] {

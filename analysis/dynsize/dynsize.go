@@ -9,7 +9,7 @@ import (
 
 // Sizes answers dynamic-size queries on one graph.
 type Sizes struct {
-	// Comp maps each node to its component (heapgraph.NoNode when unreachable from node 0).
+	// Comp maps each node to its component.
 	Comp []uint32
 	// DAG is the condensed component graph; DAG.Size holds each component's shallow size.
 	DAG *heapgraph.Graph
@@ -18,7 +18,8 @@ type Sizes struct {
 	// DAP marks the dominating articulation points of the DAG.
 	DAP []bool
 
-	dyn   []uint64 // exact dynamic size of each DAP (0 elsewhere)
+	dyn       []uint64 // exact dynamic size of each DAP (0 elsewhere)
+	rootEdges uint32   // component 0's real edges; the rest of its list only roots the DAG
 	stamp []uint32 // visit marks, one epoch per walk, so walks never clear an array
 	epoch uint32
 	stack []uint32
@@ -31,8 +32,8 @@ type Sizes struct {
 // expanded by the walk of exactly one dominating articulation point, the nearest that reaches it.
 func New(g *heapgraph.Graph, skip heapgraph.EdgeSet) *Sizes {
 	comp, count := Components(g, skip)
-	dag, rep, members := Condense(g, skip, comp, count)
-	s := &Sizes{Comp: comp, DAG: dag, Rep: rep, Members: members,
+	dag, rep, members, rootEdges := Condense(g, skip, comp, count)
+	s := &Sizes{Comp: comp, DAG: dag, Rep: rep, Members: members, rootEdges: rootEdges,
 		stamp: make([]uint32, count), dyn: make([]uint64, count)}
 	s.DAP = dominatingArticulationPoints(dag, dominators.Compute(dag, nil).Idom)
 	// Children have larger numbers, so going down the numbers finishes every point below a
@@ -86,7 +87,11 @@ func (s *Sizes) walk(c uint32) uint64 {
 		}
 		s.Visited++
 		total += s.DAG.Size[x]
-		for _, y := range s.DAG.Successors(x) {
+		succ := s.DAG.Successors(x)
+		if x == 0 {
+			succ = succ[:s.rootEdges]
+		}
+		for _, y := range succ {
 			if s.stamp[y] != s.epoch {
 				s.stamp[y] = s.epoch
 				stack = append(stack, y)
@@ -105,14 +110,8 @@ func (s *Sizes) Component(c uint32) uint64 {
 	return s.walk(c)
 }
 
-// Of returns the dynamic size of node v; ok is false when node 0 does not reach v.
-func (s *Sizes) Of(v uint32) (size uint64, ok bool) {
-	c := s.Comp[v]
-	if c == heapgraph.NoNode {
-		return 0, false
-	}
-	return s.Component(c), true
-}
+// Of returns the dynamic size of node v.
+func (s *Sizes) Of(v uint32) uint64 { return s.Component(s.Comp[v]) }
 
 // Ranked is one component in a ranking by dynamic size.
 type Ranked struct {

@@ -11,15 +11,16 @@ package dynsize
 
 import "github.com/heapledger/heapledger/analysis/heapgraph"
 
-// Components labels each node with its strongly connected component, considering only the part
-// of g reachable from node 0 and leaving out the edges in skip. Components are numbered in
-// topological order: component 0 holds node 0 and every edge between two components goes from a
-// smaller number to a larger one. Unreachable nodes get heapgraph.NoNode. count is the number of
+// Components labels each node with its strongly connected component, leaving out the edges in
+// skip. Components are numbered in topological order: component 0 holds node 0 and every edge between two components goes from a smaller number to a
+// larger one. Every node gets a component, also nodes that node 0 does not reach (an object
+// reached only through a skipped edge still has a dynamic size). count is the number of
 // components.
 //
 // This is Tarjan's algorithm in Pearce's one-array form, run with an explicit stack of frames:
 // while a node is open its entry holds its DFS lowlink; once its component is complete the entry
 // holds a value counting down from the top of the uint32 range, which every open lowlink is below.
+// Node 0 is searched from last, so that its component completes last and is numbered 0.
 func Components(g *heapgraph.Graph, skip heapgraph.EdgeSet) (comp []uint32, count int) {
 	n := g.N()
 	r := make([]uint32, n) // 0: not visited yet
@@ -33,71 +34,76 @@ func Components(g *heapgraph.Graph, skip heapgraph.EdgeSet) (comp []uint32, coun
 	completed := uint32(0)
 	finished := func(k uint32) uint32 { return heapgraph.NoNode - 1 - k }
 
-	r[0] = next
-	next++
-	frames = append(frames, frame{v: 0, e: g.Off[0], root: true})
-	for len(frames) > 0 {
-		f := &frames[len(frames)-1]
-		if f.e < g.Off[f.v+1] {
-			e := f.e
-			f.e++
-			if skip.Has(e) {
+	search := func(s uint32) {
+		r[s] = next
+		next++
+		frames = append(frames, frame{v: s, e: g.Off[s], root: true})
+		for len(frames) > 0 {
+			f := &frames[len(frames)-1]
+			if f.e < g.Off[f.v+1] {
+				e := f.e
+				f.e++
+				if skip.Has(e) {
+					continue
+				}
+				w := g.Succ[e]
+				if r[w] == 0 {
+					r[w] = next
+					next++
+					frames = append(frames, frame{v: w, e: g.Off[w], root: true})
+				} else if r[w] < r[f.v] {
+					r[f.v] = r[w]
+					f.root = false
+				}
 				continue
 			}
-			w := g.Succ[e]
-			if r[w] == 0 {
-				r[w] = next
-				next++
-				frames = append(frames, frame{v: w, e: g.Off[w], root: true})
-			} else if r[w] < r[f.v] {
-				r[f.v] = r[w]
-				f.root = false
+			v, root := f.v, f.root
+			frames = frames[:len(frames)-1]
+			if root {
+				id := finished(completed)
+				for len(done) > 0 && r[v] <= r[done[len(done)-1]] {
+					r[done[len(done)-1]] = id
+					done = done[:len(done)-1]
+				}
+				r[v] = id
+				completed++
+			} else {
+				done = append(done, v)
 			}
-			continue
-		}
-		v, root := f.v, f.root
-		frames = frames[:len(frames)-1]
-		if root {
-			id := finished(completed)
-			for len(done) > 0 && r[v] <= r[done[len(done)-1]] {
-				r[done[len(done)-1]] = id
-				done = done[:len(done)-1]
-			}
-			r[v] = id
-			completed++
-		} else {
-			done = append(done, v)
-		}
-		if len(frames) > 0 {
-			if p := &frames[len(frames)-1]; r[v] < r[p.v] {
-				r[p.v] = r[v]
-				p.root = false
+			if len(frames) > 0 {
+				if p := &frames[len(frames)-1]; r[v] < r[p.v] {
+					r[p.v] = r[v]
+					p.root = false
+				}
 			}
 		}
 	}
+	for v := 1; v < n; v++ {
+		if r[v] == 0 {
+			search(uint32(v))
+		}
+	}
+	search(0)
 	// Completion order runs from sinks to node 0's component; reverse it for a topological order.
 	for i, x := range r {
-		if x == 0 {
-			r[i] = heapgraph.NoNode
-		} else {
-			r[i] = completed - 1 - (heapgraph.NoNode - 1 - x)
-		}
+		r[i] = completed - 1 - (heapgraph.NoNode - 1 - x)
 	}
 	return r, int(completed)
 }
 
 // Condense builds the component DAG: node c is component c, its size is the sum of its members'
 // shallow sizes, and there is one edge c → d for each pair of distinct components joined by at
-// least one edge of g outside skip. rep and members give each component's lowest-numbered node
-// and its number of nodes, to name components in reports.
-func Condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count int) (dag *heapgraph.Graph, rep, members []uint32) {
+// least one edge of g outside skip. Component 0 (the super root) also gets an edge to every other
+// component that has no predecessor — the thesis's rule for roots without referrers — so that
+// the DAG's root reaches everything and dominance in it is defined for every component; these
+// come after component 0's real edges, of which there are rootEdges. rep and members give each
+// component's lowest-numbered node and its number of nodes, to name components in reports.
+func Condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count int) (dag *heapgraph.Graph, rep, members []uint32, rootEdges uint32) {
 	// Group nodes by component (a counting sort), so that each component's out-edges can be
 	// emitted in component order straight into CSR form.
 	off := make([]uint32, count+1)
 	for _, c := range comp {
-		if c != heapgraph.NoNode {
-			off[c+1]++
-		}
+		off[c+1]++
 	}
 	members = make([]uint32, count)
 	for c := 0; c < count; c++ {
@@ -108,9 +114,16 @@ func Condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count i
 	fill := make([]uint32, count)
 	copy(fill, off[:count])
 	for v, c := range comp {
-		if c != heapgraph.NoNode {
-			byComp[fill[c]] = uint32(v)
-			fill[c]++
+		byComp[fill[c]] = uint32(v)
+		fill[c]++
+	}
+	// hasPred is needed before component 0's edges are emitted, so it takes a pass of its own.
+	hasPred := make([]bool, count)
+	for v := range comp {
+		for e := g.Off[v]; e < g.Off[v+1]; e++ {
+			if d := comp[g.Succ[e]]; !skip.Has(e) && d != comp[v] {
+				hasPred[d] = true
+			}
 		}
 	}
 	rep = make([]uint32, count)
@@ -135,7 +148,15 @@ func Condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count i
 				}
 			}
 		}
+		if c == 0 {
+			rootEdges = uint32(len(succ))
+			for d := 1; d < count; d++ {
+				if !hasPred[d] {
+					succ = append(succ, uint32(d))
+				}
+			}
+		}
 		dagOff[c+1] = uint32(len(succ))
 	}
-	return &heapgraph.Graph{Off: dagOff, Succ: succ, Size: size}, rep, members
+	return &heapgraph.Graph{Off: dagOff, Succ: succ, Size: size}, rep, members, rootEdges
 }

@@ -1,0 +1,335 @@
+// Package leaks turns a heap graph into a leak report: objects that retain more than a share of
+// the heap, the accumulation point below each, the shortest strong path from a GC root that keeps
+// each alive, the top objects by retained and by dynamic size, and retained size by class. It
+// knows nothing of HPROF; the caller names the nodes.
+package leaks
+
+import (
+	"container/heap"
+	"sort"
+
+	"github.com/heapledger/heapledger/analysis/dominators"
+	"github.com/heapledger/heapledger/analysis/dynsize"
+	"github.com/heapledger/heapledger/analysis/heapgraph"
+)
+
+// Input is the graph to analyse and what the analysis needs to know about its nodes.
+type Input struct {
+	Graph *heapgraph.Graph
+	// Weak holds the edges that do not keep their target alive (referents of weak, soft, phantom
+	// and final references). Every analysis leaves them out: the thesis defines the retained
+	// ("garbage collector") size as what the collector frees with the object, and the collector
+	// does not keep an object for a weak reference to it. Objects held only that way are counted
+	// apart, in Report.OnlyWeak.
+	Weak heapgraph.EdgeSet
+	// ClassOf gives each node's class index below NumClasses (NoNode for the super root).
+	ClassOf    []uint32
+	NumClasses int
+	// ClassObject reports whether a node is a class object. Dynamic sizes do not follow
+	// references into class objects (except from the super root, when a class is a GC root):
+	// every instance refers to its class, and through the class loader each class reaches every
+	// other, so following them would give almost every object the dynamic size of the whole
+	// heap. The thesis's dumps had no such edges.
+	ClassObject func(n uint32) bool
+}
+
+// Options tune the report.
+type Options struct {
+	// Threshold is the share of the reachable heap (0..1) an object must retain to be a suspect.
+	Threshold float64
+	// Top is how many objects and classes each ranking lists.
+	Top int
+	// DropRatio drives the accumulation point search: starting at a suspect, follow the dominator
+	// tree to the biggest child while it retains at least this share of its parent.
+	DropRatio float64
+	// Phase, if set, is called as each phase starts, for progress display.
+	Phase func(name string)
+}
+
+// DefaultOptions are the defaults of Eclipse MAT's leak suspects report: 10% and a 0.7 drop.
+var DefaultOptions = Options{Threshold: 0.10, Top: 20, DropRatio: 0.7}
+
+// Object is one node with its sizes. Dynamic is 0 when it was not computed for this node.
+type Object struct {
+	Node     uint32
+	Shallow  uint64
+	Retained uint64
+	Dynamic  uint64
+}
+
+// Step is one reference on a path: the edge (an index into Graph.Succ) from the previous node,
+// and the node it leads to. The first step's edge leaves the super root.
+type Step struct {
+	Edge uint32
+	Node uint32
+}
+
+// Suspect is an object that retains more than the threshold share of the heap.
+type Suspect struct {
+	Object
+	Share float64 // of the reachable heap
+	// Accumulation is where the retained memory piles up below the suspect (the suspect itself
+	// when no single child holds most of it).
+	Accumulation Object
+	// Path and AccumulationPath are shortest chains of strong references from a GC root; they are
+	// empty when the object is reachable only through weak, soft or phantom references.
+	Path, AccumulationPath []Step
+}
+
+// Component is a strongly connected component ranked by dynamic size: all its members share the
+// dynamic size; Node is its lowest-numbered member.
+type Component struct {
+	Node    uint32
+	Members uint32
+	Dynamic uint64
+}
+
+// Stats describe the graph the way the thesis's result tables do.
+type Stats struct {
+	Objects        int    // nodes strongly reachable from a GC root
+	Edges          int    // references
+	TotalBytes     uint64 // shallow sizes of the strongly reachable heap
+	Components     int    // strongly connected components (without weak and class edges)
+	BigComponents  int    // components of more than one node
+	LargestComp    uint32 // members of the largest component
+	DAGEdges       int
+	DominatingAPs  int    // dominating articulation points of the component DAG
+	DynamicVisited uint64 // components expanded by dynamic-size walks
+}
+
+// Report is the result of Analyze.
+type Report struct {
+	Stats       Stats
+	Suspects    []Suspect
+	TopRetained []Object
+	TopDynamic  []Component
+	ByClass     []dominators.ClassRetained // largest retained first
+	// OnlyWeak counts the objects, and their bytes, that only weak references (or nothing at all)
+	// reach; they are outside the dominator tree and the retained sizes.
+	OnlyWeak struct{ Objects, Bytes uint64 }
+}
+
+// Analyze runs the whole analysis: dominator tree, retained sizes, suspects and their
+// accumulation points, retained size by class, shortest strong paths, dynamic sizes.
+func Analyze(in Input, opt Options) *Report {
+	g := in.Graph
+	phase := func(name string) {
+		if opt.Phase != nil {
+			opt.Phase(name)
+		}
+	}
+	rep := &Report{}
+
+	phase("dominator tree")
+	tree := dominators.Compute(g, in.Weak)
+	phase("retained sizes")
+	ret := tree.Retained(g.Size)
+	total := ret[0]
+	rep.Stats = Stats{Objects: len(tree.Order) - 1, Edges: len(g.Succ), TotalBytes: total}
+	for v := 1; v < g.N(); v++ {
+		if !tree.Reachable(uint32(v)) {
+			rep.OnlyWeak.Objects++
+			rep.OnlyWeak.Bytes += g.Size[v]
+		}
+	}
+
+	phase("leak suspects")
+	for _, v := range topBy(ret, opt.Top, func(v uint32) bool { return v != 0 }) {
+		rep.TopRetained = append(rep.TopRetained, Object{Node: v, Shallow: g.Size[v], Retained: ret[v]})
+	}
+	// Retained sizes only shrink down the dominator tree, so the topmost objects over the
+	// threshold are exactly those over it whose immediate dominator is the super root.
+	limit := opt.Threshold * float64(total)
+	off, kids := tree.Children()
+	for _, v := range kids[off[0]:off[1]] {
+		if float64(ret[v]) > limit && total > 0 {
+			s := Suspect{Object: Object{Node: v, Shallow: g.Size[v], Retained: ret[v]},
+				Share: float64(ret[v]) / float64(total)}
+			a := accumulationPoint(v, ret, off, kids, opt.DropRatio)
+			s.Accumulation = Object{Node: a, Shallow: g.Size[a], Retained: ret[a]}
+			rep.Suspects = append(rep.Suspects, s)
+		}
+	}
+	sort.Slice(rep.Suspects, func(i, j int) bool {
+		if rep.Suspects[i].Retained != rep.Suspects[j].Retained {
+			return rep.Suspects[i].Retained > rep.Suspects[j].Retained
+		}
+		return rep.Suspects[i].Node < rep.Suspects[j].Node
+	})
+
+	phase("retained size by class")
+	if in.ClassOf != nil {
+		byClass := tree.ByClass(g.Size, ret, in.ClassOf, in.NumClasses)
+		sort.SliceStable(byClass, func(i, j int) bool { return byClass[i].Retained > byClass[j].Retained })
+		for len(byClass) > 0 && byClass[len(byClass)-1].Instances == 0 {
+			byClass = byClass[:len(byClass)-1]
+		}
+		rep.ByClass = byClass[:min(len(byClass), opt.Top)]
+	}
+
+	phase("paths from GC roots")
+	var targets []uint32
+	for _, s := range rep.Suspects {
+		targets = append(targets, s.Node, s.Accumulation.Node)
+	}
+	paths := shortestPaths(g, in.Weak, targets)
+	for i := range rep.Suspects {
+		s := &rep.Suspects[i]
+		s.Path, s.AccumulationPath = paths[s.Node], paths[s.Accumulation.Node]
+	}
+
+	phase("strongly connected components")
+	skip := dynamicSkip(g, in.Weak, in.ClassObject)
+	dyn := dynsize.New(g, skip)
+	phase("dynamic sizes")
+	size := dyn.Of
+	for i := range rep.TopRetained {
+		rep.TopRetained[i].Dynamic = size(rep.TopRetained[i].Node)
+	}
+	for i := range rep.Suspects {
+		s := &rep.Suspects[i]
+		s.Dynamic, s.Accumulation.Dynamic = size(s.Node), size(s.Accumulation.Node)
+	}
+	for _, r := range dyn.Top(opt.Top) {
+		rep.TopDynamic = append(rep.TopDynamic, Component{Node: dyn.Rep[r.Comp], Members: dyn.Members[r.Comp], Dynamic: r.Dynamic})
+	}
+	st := &rep.Stats
+	st.Components = dyn.DAG.N()
+	st.DAGEdges = len(dyn.DAG.Succ)
+	for c, m := range dyn.Members {
+		if m > 1 {
+			st.BigComponents++
+		}
+		st.LargestComp = max(st.LargestComp, m)
+		if dyn.DAP[c] {
+			st.DominatingAPs++
+		}
+	}
+	st.DynamicVisited = dyn.Visited
+	return rep
+}
+
+// accumulationPoint follows the dominator tree down from v to the biggest child while that child
+// retains at least ratio of its parent: where the retained size stops being held by one chain,
+// the memory has accumulated (in a collection's array, say).
+func accumulationPoint(v uint32, ret []uint64, off, kids []uint32, ratio float64) uint32 {
+	for {
+		best, found := uint32(0), false
+		for _, k := range kids[off[v]:off[v+1]] {
+			if !found || ret[k] > ret[best] {
+				best, found = k, true
+			}
+		}
+		if !found || float64(ret[best]) < ratio*float64(ret[v]) {
+			return v
+		}
+		v = best
+	}
+}
+
+// shortestPaths runs a breadth-first search from the super root over strong references, until
+// it has reached every target, and returns the path to each.
+func shortestPaths(g *heapgraph.Graph, weak heapgraph.EdgeSet, targets []uint32) map[uint32][]Step {
+	// via[v] is the edge the search first reached v by; NoNode while unreached.
+	via := make([]uint32, g.N())
+	for i := range via {
+		via[i] = heapgraph.NoNode
+	}
+	left := map[uint32]bool{}
+	for _, t := range targets {
+		if t != 0 {
+			left[t] = true
+		}
+	}
+	queue := []uint32{0}
+	for head := 0; head < len(queue) && len(left) > 0; head++ {
+		x := queue[head]
+		for e := g.Off[x]; e < g.Off[x+1]; e++ {
+			if y := g.Succ[e]; !weak.Has(e) && y != 0 && via[y] == heapgraph.NoNode {
+				via[y] = e
+				queue = append(queue, y)
+				delete(left, y)
+			}
+		}
+	}
+	queue = nil
+	edgeFrom := func(e uint32) uint32 {
+		// The source of edge e is the node whose range of Succ holds e.
+		return uint32(sort.Search(g.N(), func(n int) bool { return g.Off[n+1] > e }))
+	}
+	paths := map[uint32][]Step{}
+	for _, t := range targets {
+		if t == 0 || via[t] == heapgraph.NoNode {
+			continue
+		}
+		var path []Step
+		for v := t; v != 0; v = edgeFrom(via[v]) {
+			path = append(path, Step{Edge: via[v], Node: v})
+		}
+		for i, j := 0, len(path)-1; i < j; i, j = i+1, j-1 {
+			path[i], path[j] = path[j], path[i]
+		}
+		paths[t] = path
+	}
+	return paths
+}
+
+// dynamicSkip is the set of edges dynamic sizes leave out: weak referents and references into
+// class objects.
+func dynamicSkip(g *heapgraph.Graph, weak heapgraph.EdgeSet, classObject func(uint32) bool) heapgraph.EdgeSet {
+	skip := heapgraph.NewEdgeSet(len(g.Succ))
+	copy(skip, weak)
+	if classObject != nil {
+		for e := g.Off[1]; e < uint32(len(g.Succ)); e++ {
+			if classObject(g.Succ[e]) {
+				skip.Add(e)
+			}
+		}
+	}
+	return skip
+}
+
+// topBy returns up to k nodes with the largest values, largest first (ties to the lower node),
+// among those keep accepts, in one pass with a k-element heap.
+func topBy(val []uint64, k int, keep func(uint32) bool) []uint32 {
+	h := &minHeap{val: val}
+	for v := range val {
+		if !keep(uint32(v)) || val[v] == 0 {
+			continue
+		}
+		if h.Len() < k {
+			heap.Push(h, uint32(v))
+		} else if k > 0 && h.less(h.nodes[0], uint32(v)) {
+			h.nodes[0] = uint32(v)
+			heap.Fix(h, 0)
+		}
+	}
+	out := make([]uint32, h.Len())
+	for i := len(out) - 1; i >= 0; i-- {
+		out[i] = heap.Pop(h).(uint32)
+	}
+	return out
+}
+
+// minHeap keeps the k best nodes seen so far with the worst on top.
+type minHeap struct {
+	val   []uint64
+	nodes []uint32
+}
+
+// less orders a before b when a ranks lower: a smaller value, or at equal values a higher node.
+func (h *minHeap) less(a, b uint32) bool {
+	if h.val[a] != h.val[b] {
+		return h.val[a] < h.val[b]
+	}
+	return a > b
+}
+func (h *minHeap) Len() int           { return len(h.nodes) }
+func (h *minHeap) Less(i, j int) bool { return h.less(h.nodes[i], h.nodes[j]) }
+func (h *minHeap) Swap(i, j int)      { h.nodes[i], h.nodes[j] = h.nodes[j], h.nodes[i] }
+func (h *minHeap) Push(x any)         { h.nodes = append(h.nodes, x.(uint32)) }
+func (h *minHeap) Pop() any {
+	x := h.nodes[len(h.nodes)-1]
+	h.nodes = h.nodes[:len(h.nodes)-1]
+	return x
+}

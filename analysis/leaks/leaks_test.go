@@ -1,0 +1,197 @@
+package leaks
+
+import (
+	"testing"
+
+	"github.com/heapledger/heapledger/analysis/ddmin"
+	"github.com/heapledger/heapledger/analysis/heapgraph"
+)
+
+// plantedLeak builds a small heap with a leak: a static map (class object 1 → map 2 → table 3)
+// holding 1000 entries with a value each, a thread (root 4) holding a little, and a weak
+// reference (root 5) whose referent is the table, offering a shorter but weak path to it.
+// Node classes: 0 none, 1 class object, 2 map, 3 table, entries 4, values 5, others 6.
+func plantedLeak(t *testing.T) (Input, map[string]uint32) {
+	t.Helper()
+	const entries = 1000
+	n := 6 + 2*entries + 3
+	b := heapgraph.NewBuilder(n)
+	classOf := make([]uint32, n)
+	classOf[0] = heapgraph.NoNode
+	set := func(v uint32, size uint64, class uint32) { b.SetSize(v, size); classOf[v] = class }
+	set(1, 100, 1) // class object with the static field
+	set(2, 48, 2)  // the map
+	set(3, 16+4*entries, 3)
+	set(4, 120, 6) // thread
+	set(5, 32, 6)  // weak reference
+	b.AddEdge(0, 5)
+	b.AddEdge(0, 1)
+	b.AddEdge(0, 4)
+	b.AddEdge(1, 2)
+	b.AddEdge(2, 3)
+	b.AddEdge(5, 3) // edge 5→3 is the weak referent
+	for i := uint32(0); i < entries; i++ {
+		e, v := 6+2*i, 7+2*i
+		set(e, 32, 4)
+		set(v, 24, 5)
+		b.AddEdge(3, e)
+		b.AddEdge(e, v)
+	}
+	small := uint32(6 + 2*entries)
+	for i := uint32(0); i < 3; i++ {
+		set(small+i, 40, 6)
+		b.AddEdge(4, small+i)
+	}
+	g, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	weak := heapgraph.NewEdgeSet(len(g.Succ))
+	for e := g.Off[5]; e < g.Off[6]; e++ {
+		weak.Add(e)
+	}
+	in := Input{Graph: g, Weak: weak, ClassOf: classOf, NumClasses: 7,
+		ClassObject: func(v uint32) bool { return v == 1 }}
+	return in, map[string]uint32{"class": 1, "map": 2, "table": 3, "thread": 4, "weakref": 5}
+}
+
+func TestPlantedLeakIsTopSuspect(t *testing.T) {
+	in, node := plantedLeak(t)
+	g := in.Graph
+	rep := Analyze(in, DefaultOptions)
+	total := g.TotalSize()
+	if rep.Stats.TotalBytes != total || rep.Stats.Objects != g.N()-1 {
+		t.Errorf("stats %+v, want %d bytes in %d objects", rep.Stats, total, g.N()-1)
+	}
+	if len(rep.Suspects) != 1 {
+		t.Fatalf("suspects = %+v, want exactly the class holding the map", rep.Suspects)
+	}
+	s := rep.Suspects[0]
+	if s.Node != node["class"] {
+		t.Errorf("top suspect is node %d, want the class object %d", s.Node, node["class"])
+	}
+	if want := ddmin.SlowRetained(g, in.Weak, s.Node); s.Retained != want {
+		t.Errorf("suspect retains %d, by removal %d", s.Retained, want)
+	}
+	// The map and its table each hold nearly all of it; the table's 1000 entries each hold a
+	// thousandth, so the memory accumulates in the table.
+	if s.Accumulation.Node != node["table"] {
+		t.Errorf("accumulation point is node %d, want the table %d", s.Accumulation.Node, node["table"])
+	}
+	// The weak reference offers a two-step route to the table; the strong path has three.
+	var route []uint32
+	for _, st := range s.AccumulationPath {
+		route = append(route, st.Node)
+	}
+	if len(route) != 3 || route[0] != node["class"] || route[1] != node["map"] || route[2] != node["table"] {
+		t.Errorf("path to the table = %v, want class → map → table", route)
+	}
+	for _, st := range s.AccumulationPath {
+		if in.Weak.Has(st.Edge) {
+			t.Errorf("path uses weak edge %d", st.Edge)
+		}
+	}
+	if len(s.Path) != 1 || s.Path[0].Node != node["class"] || g.Succ[s.Path[0].Edge] != node["class"] {
+		t.Errorf("path to the suspect = %+v, want the root edge to the class", s.Path)
+	}
+	if rep.OnlyWeak.Objects != 0 {
+		t.Errorf("OnlyWeak = %+v, want none (the table is also strongly held)", rep.OnlyWeak)
+	}
+	// Dynamic size: the class object reaches the map, table, entries and values.
+	if want := ddmin.SlowDynamic(g, nil, node["map"]) + g.Size[1]; s.Dynamic != want {
+		t.Errorf("suspect's dynamic size = %d, want %d", s.Dynamic, want)
+	}
+	if rep.TopRetained[0].Node != node["class"] || rep.TopRetained[1].Node != node["map"] || rep.TopRetained[2].Node != node["table"] {
+		t.Errorf("top retained = %+v, want class, map, table first", rep.TopRetained[:3])
+	}
+	if len(rep.TopRetained) != DefaultOptions.Top {
+		t.Errorf("top retained has %d entries, want %d", len(rep.TopRetained), DefaultOptions.Top)
+	}
+	for _, o := range rep.TopRetained {
+		if want := ddmin.SlowRetained(g, in.Weak, o.Node); o.Retained != want {
+			t.Errorf("retained(%d) = %d, by removal %d", o.Node, o.Retained, want)
+		}
+	}
+	// By class: the table class retains the whole table; entries (class 4) each hold a value.
+	if bc := rep.ByClass; len(bc) == 0 || bc[0].Class != 1 {
+		t.Errorf("by class = %+v, want the class object's class first", bc)
+	}
+	for _, c := range rep.ByClass {
+		if c.Class == 4 && (c.Instances != 1000 || c.Retained != 1000*(32+24)) {
+			t.Errorf("entries class: %+v, want 1000 instances retaining %d", c, 1000*(32+24))
+		}
+	}
+	if len(rep.TopDynamic) == 0 || rep.TopDynamic[0].Node != node["class"] {
+		t.Errorf("top dynamic = %+v, want the class object first", rep.TopDynamic)
+	}
+}
+
+// TestSharedValuesDynamicVersusRetained is Figure 2.3 of the thesis: a buffer and a list share
+// their data objects, so neither retains them but both reach them.
+func TestSharedValuesDynamicVersusRetained(t *testing.T) {
+	// 1 server → 2 buffer; 3 algorithm → 4 list; buffer and list both hold data 5..14.
+	edges := [][2]uint32{{0, 1}, {0, 3}, {1, 2}, {3, 4}}
+	for d := uint32(5); d < 15; d++ {
+		edges = append(edges, [2]uint32{2, d}, [2]uint32{4, d})
+	}
+	g, err := heapgraph.FromEdges(15, edges...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := DefaultOptions
+	opt.Threshold = 0.5
+	rep := Analyze(Input{Graph: g}, opt)
+	if len(rep.Suspects) != 0 {
+		t.Errorf("suspects = %+v: nothing retains half of the heap", rep.Suspects)
+	}
+	if rep.TopDynamic[0].Dynamic != 12 || rep.TopDynamic[2].Dynamic != 11 {
+		t.Errorf("top dynamic = %+v, want server and algorithm (12), then buffer and list (11)", rep.TopDynamic)
+	}
+	for _, o := range rep.TopRetained {
+		if o.Node == 2 && (o.Retained != 1 || o.Dynamic != 11) {
+			t.Errorf("buffer: retained %d, dynamic %d; want 1 and 11", o.Retained, o.Dynamic)
+		}
+	}
+}
+
+func TestOnlyWeaklyReachable(t *testing.T) {
+	g, err := heapgraph.FromEdges(5, [2]uint32{0, 1}, [2]uint32{1, 2}, [2]uint32{2, 3}, [2]uint32{1, 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	weak := heapgraph.NewEdgeSet(len(g.Succ))
+	weak.Add(1) // 1 → 2
+	opt := DefaultOptions
+	opt.DropRatio = 0.4
+	rep := Analyze(Input{Graph: g, Weak: weak}, opt)
+	if rep.OnlyWeak.Objects != 2 || rep.OnlyWeak.Bytes != 2 {
+		t.Errorf("OnlyWeak = %+v, want 2 objects of 2 bytes", rep.OnlyWeak)
+	}
+	// Node 1 retains itself and 4 only: the weakly held 2 and 3 would be collected anyway.
+	if len(rep.Suspects) != 1 || rep.Suspects[0].Node != 1 || rep.Suspects[0].Retained != 2 {
+		t.Fatalf("suspects = %+v, want node 1 retaining 2", rep.Suspects)
+	}
+	if s := rep.Suspects[0]; s.Accumulation.Node != 4 || len(s.AccumulationPath) != 2 {
+		t.Errorf("accumulation %d with path %+v; want node 4 by 0 → 1 → 4", s.Accumulation.Node, s.AccumulationPath)
+	}
+	// Dynamic sizes leave weak references out too: 1 reaches 1 and 4, and 2 reaches 2 and 3.
+	dyn := map[uint32]uint64{}
+	for _, c := range rep.TopDynamic {
+		dyn[c.Node] = c.Dynamic
+	}
+	if dyn[1] != 2 || dyn[2] != 2 || dyn[4] != 1 {
+		t.Errorf("top dynamic = %+v, want nodes 1 and 2 with 2, node 4 with 1", rep.TopDynamic)
+	}
+}
+
+func TestTopBy(t *testing.T) {
+	val := []uint64{9, 5, 7, 7, 0, 1, 8}
+	got := topBy(val, 3, func(v uint32) bool { return v != 0 })
+	want := []uint32{6, 2, 3}
+	if len(got) != 3 || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
+		t.Errorf("topBy = %v, want %v", got, want)
+	}
+	if got := topBy(val, 0, func(uint32) bool { return true }); len(got) != 0 {
+		t.Errorf("topBy(k=0) = %v", got)
+	}
+}
