@@ -16,6 +16,8 @@ package frames
 import (
 	"fmt"
 	"strings"
+
+	"github.com/heapledger/heapledger/rewrite/code"
 )
 
 // Kind is a verification type's kind. The values are the verification_type_info tags of the
@@ -32,9 +34,14 @@ const (
 	UninitializedThis Kind = 6
 	Object            Kind = 7
 	Uninitialized     Kind = 8
+
+	// ReturnAddress is the value jsr pushes. It is not a verification type of the class file
+	// (only versions < 50 have jsr, and they have no frames); the data-flow analysis of old
+	// code needs it to follow subroutines, and the writer refuses it.
+	ReturnAddress Kind = 9
 )
 
-var kindNames = [...]string{"top", "int", "float", "double", "long", "null", "uninitializedThis", "object", "uninitialized"}
+var kindNames = [...]string{"top", "int", "float", "double", "long", "null", "uninitializedThis", "object", "uninitialized", "returnAddress"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
@@ -50,15 +57,21 @@ func (k Kind) String() string {
 // unchanged is byte-identical even in the rare class whose pool names one class twice. Index is
 // 0 for types made by the rewriter; the writer then adds or finds a pool entry.
 //
-// For Uninitialized, New identifies the `new` instruction that created the value. In frames read
-// from or written to a class file it is that instruction's bytecode offset; in frames attached to
-// an instruction list (see Method) it is the instruction's label ID, which follows the `new`
-// wherever inserted code moves it.
+// For Uninitialized, the `new` instruction that created the value is named by New, its bytecode
+// offset, in frames read from or written to a class file (Decode, Encode), and by Site, the
+// instruction itself, in frames of an instruction list (Method, Analysis): Site follows the
+// `new` wherever inserted code moves it, and its offset is taken only when the method is
+// encoded.
+//
+// The data-flow analysis of code without frames (Infer) also makes Object types with an empty
+// Class: "some reference", the merge of two different classes when no class hierarchy is at
+// hand. They never reach a class file.
 type Type struct {
 	Kind  Kind
 	Class string
 	Index uint16
 	New   int
+	Site  *code.Insn
 }
 
 // Common types, for brevity.
@@ -89,6 +102,9 @@ func (t Type) Equal(u Type) bool {
 	case Object:
 		return t.Class == u.Class
 	case Uninitialized:
+		if t.Site != nil || u.Site != nil {
+			return t.Site == u.Site
+		}
 		return t.New == u.New
 	}
 	return true
@@ -100,6 +116,8 @@ func (t Type) IsWide() bool { return t.Kind == Long || t.Kind == Double }
 // IsReference reports whether the type is a reference (initialized or not, or null).
 func (t Type) IsReference() bool {
 	switch t.Kind {
+	case ReturnAddress:
+		return false
 	case Null, UninitializedThis, Object, Uninitialized:
 		return true
 	}
@@ -109,8 +127,17 @@ func (t Type) IsReference() bool {
 func (t Type) String() string {
 	switch t.Kind {
 	case Object:
+		if t.Class == "" {
+			return "reference"
+		}
 		return t.Class
 	case Uninitialized:
+		if t.Site != nil {
+			if t.Site.Offset >= 0 {
+				return fmt.Sprintf("uninitialized(new@%d)", t.Site.Offset)
+			}
+			return "uninitialized(inserted new)"
+		}
 		return fmt.Sprintf("uninitialized(%d)", t.New)
 	}
 	return t.Kind.String()

@@ -1,0 +1,305 @@
+package frames
+
+import (
+	"fmt"
+
+	"github.com/heapledger/heapledger/rewrite/code"
+)
+
+// Method keeps the frames of one method while a pass edits its body and writes the
+// StackMapTable of the edited code: Attach installs it as the body's code.FrameEncoder.
+//
+// The compiler's frames stay on their labels, so they move with the code they describe. When
+// the body is encoded, a data flow over the final instruction list (the compiler's frames are
+// authoritative where they exist, as in the JVM's type checker) does three things:
+//
+//   - locals added by a pass (slots from the method's original max_locals up) are added to every
+//     compiler frame that all incoming paths reach with the local assigned; a frame that some
+//     path reaches without it keeps Top there, which is what the JVM would see;
+//   - uninitialized types keep naming their `new` instruction, whose offset is taken only now;
+//   - every point that needs a frame and has none (a branch target or handler made by inserted
+//     code, the fall-through of a conditional branch that encoding widened, code after an
+//     inserted jump) gets one: the join of its incoming states. A join that would need a
+//     common supertype of two classes is an error, never a guess.
+//
+// Class files older than version 50 have no frames and get none. Version 50 is treated like
+// every later version: HotSpot would fall back to the old verifier when the frames of a
+// version 50 class fail, but a rewritten method should not depend on a fallback that costs a
+// second verification, so frames are maintained the same way and a method whose frames cannot
+// be derived is left unmodified.
+type Method struct {
+	body       *code.Body
+	initial    Frame
+	fixed      []fixedFrame
+	origLocals int
+	noFrames   bool
+}
+
+type fixedFrame struct {
+	label *code.Label
+	frame Frame
+}
+
+// Attach reads the StackMapTable of a freshly decoded body, keys its frames by the body's
+// labels and makes the returned Method the body's FrameEncoder. Call it before editing.
+func Attach(b *code.Body) (*Method, error) {
+	initial, err := Initial(b.Method.Class, b.Method.Name, b.Method.Desc, b.Method.Access)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", b.Method, err)
+	}
+	m := &Method{body: b, initial: initial, origLocals: b.MaxLocals, noFrames: b.Method.Major < 50}
+	if len(initial.Locals) > m.origLocals {
+		m.origLocals = len(initial.Locals)
+	}
+	b.Frames = m
+	if m.noFrames {
+		return m, nil
+	}
+	var raw []byte
+	for _, a := range b.Attrs {
+		if a.Kind == code.AttrStackMap {
+			raw = a.Raw
+		}
+	}
+	if raw == nil {
+		return m, nil
+	}
+	entries, err := Decode(raw, b.Pool, initial, Limits{CodeLength: b.CodeLen(), MaxLocals: b.MaxLocals, MaxStack: b.MaxStack})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", b.Method, err)
+	}
+	for _, en := range entries {
+		l := b.LabelAt(en.Offset)
+		if l == nil {
+			return nil, fmt.Errorf("%s: frame at offset %d: no instruction starts there", b.Method, en.Offset)
+		}
+		for _, ts := range [][]Type{en.Frame.Locals, en.Frame.Stack} {
+			for i := range ts {
+				if ts[i].Kind != Uninitialized {
+					continue
+				}
+				site := b.InsnAt(ts[i].New)
+				if site == nil || site.Op != code.NEW {
+					return nil, fmt.Errorf("%s: frame at offset %d: uninitialized(%d) does not name a new instruction", b.Method, en.Offset, ts[i].New)
+				}
+				ts[i].Site = site
+			}
+		}
+		m.fixed = append(m.fixed, fixedFrame{l, en.Frame})
+	}
+	return m, nil
+}
+
+// Initial is the method's implicit first frame.
+func (m *Method) Initial() Frame { return m.initial }
+
+// engine builds a strict engine over the body as it is now and runs it to its fixed point.
+func (m *Method) engine() (*engine, error) {
+	e := newEngine(m.body, m.initial, true)
+	e.origLocals = m.origLocals
+	if err := e.findHeads(); err != nil {
+		return nil, err
+	}
+	for _, ff := range m.fixed {
+		i, err := e.labelIndex(ff.label)
+		if err != nil {
+			return nil, fmt.Errorf("frame at original offset %d: %v", ff.label.Offset, err)
+		}
+		h := e.headAt(i)
+		if h.fixed != nil && !h.fixed.Equal(ff.frame) {
+			return nil, fmt.Errorf("frames at original offsets %d and %d now describe one position and differ", h.fixedAt, ff.label.Offset)
+		}
+		f := ff.frame
+		h.fixed, h.fixedAt = &f, ff.label.Offset
+	}
+	if err := e.run(); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// Analyze computes the frames of the body as it is now, for a pass that needs to know the
+// types at a point (what is on the stack before an instruction, which locals hold what). A
+// method of a class file older than version 50 is analysed without frames, as Infer does.
+func (m *Method) Analyze() (*Analysis, error) {
+	if m.noFrames {
+		return Infer(m.body)
+	}
+	e, err := m.engine()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", m.body.Method, err)
+	}
+	return &Analysis{e: e}, nil
+}
+
+// EncodeFrames implements code.FrameEncoder: it returns the contents of the StackMapTable of
+// the encoded body, or nil for a class file that has no frames.
+func (m *Method) EncodeFrames(b *code.Body) ([]byte, error) {
+	if m.noFrames {
+		return nil, nil
+	}
+	if b != m.body {
+		return nil, fmt.Errorf("%s: frames attached to another body", b.Method)
+	}
+	e, err := m.engine()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", b.Method, err)
+	}
+	var entries []Entry
+	for _, i := range e.sortedHeads() {
+		h := e.heads[i]
+		if h.fixed == nil && !h.needed {
+			continue
+		}
+		next := e.nextInsn(i)
+		if next == nil {
+			return nil, fmt.Errorf("%s: the %s is at the end of the code", b.Method, h.why)
+		}
+		if !h.visited {
+			return nil, fmt.Errorf("%s: no path reaches the %s at %s, so no frame can be derived for it", b.Method, h.why, where(next))
+		}
+		f := h.frame(e.origLocals)
+		if h.fixed == nil && h.sawUninitThis && !hasUninitThis(f.Locals) {
+			return nil, fmt.Errorf("%s: the %s at %s is reached both before and after this is initialized by super()/this(); no frame can hold both", b.Method, h.why, where(next))
+		}
+		f, err := withOffsets(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: frame at %s: %v", b.Method, where(next), err)
+		}
+		entries = append(entries, Entry{Offset: next.Pos(), Frame: f})
+	}
+	if len(entries) == 0 {
+		// Straight-line code needs no table; an empty one would only cost bytes.
+		return nil, nil
+	}
+	data, err := Encode(entries, m.initial, b.Pool)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", b.Method, err)
+	}
+	return data, nil
+}
+
+// nextInsn returns the first instruction at or after node i.
+func (e *engine) nextInsn(i int) *code.Insn {
+	for ; i < len(e.nodes); i++ {
+		if !e.nodes[i].IsLabel() {
+			return e.nodes[i]
+		}
+	}
+	return nil
+}
+
+// withOffsets returns f with every uninitialized type naming its `new` by the offset it was
+// encoded at.
+func withOffsets(f Frame) (Frame, error) {
+	if !hasKind(f.Locals, Uninitialized) && !hasKind(f.Stack, Uninitialized) {
+		return f, nil
+	}
+	out := f.Clone()
+	for _, ts := range [][]Type{out.Locals, out.Stack} {
+		for i, t := range ts {
+			if t.Kind != Uninitialized {
+				continue
+			}
+			if t.Site == nil || t.Site.Removed() {
+				return Frame{}, fmt.Errorf("%s names a new instruction that is no longer in the code", t)
+			}
+			ts[i].New = t.Site.Pos()
+		}
+	}
+	return out, nil
+}
+
+func hasKind(ts []Type, k Kind) bool {
+	for _, t := range ts {
+		if t.Kind == k {
+			return true
+		}
+	}
+	return false
+}
+
+// Analysis holds the result of a data flow over a body: the state at every join, from which
+// the state before any instruction is replayed on demand.
+type Analysis struct {
+	e *engine
+}
+
+// Infer analyses a body without using its frames, for class files that have none (versions
+// below 50, which may use jsr and ret) and for analyses that must not depend on them. Joins
+// never fail on valid code: two different classes become "some reference" (an Object type with
+// an empty Class), and uninitializedThis met by anything stays uninitializedThis, the JVM's
+// flagThisUninit kept in the type. Its frames are for analysis only and are never written.
+func Infer(b *code.Body) (*Analysis, error) {
+	initial, err := Initial(b.Method.Class, b.Method.Name, b.Method.Desc, b.Method.Access)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", b.Method, err)
+	}
+	e := newEngine(b, initial, false)
+	e.origLocals = 1 << 16 // no compiler frames: nothing is "added"
+	if err := e.findHeads(); err != nil {
+		return nil, fmt.Errorf("%s: %v", b.Method, err)
+	}
+	if err := e.run(); err != nil {
+		return nil, fmt.Errorf("%s: %v", b.Method, err)
+	}
+	return &Analysis{e: e}, nil
+}
+
+// Before returns the frame before instruction in, and false when no path reaches it.
+func (a *Analysis) Before(in *code.Insn) (Frame, bool) {
+	e := a.e
+	idx, ok := e.index[in]
+	if !ok || in.IsLabel() {
+		return Frame{}, false
+	}
+	start, state := -1, e.initial
+	for j := idx; j >= 0; j-- {
+		if h := e.heads[j]; h != nil {
+			if !h.visited {
+				return Frame{}, false
+			}
+			start, state = j, h.frame(e.origLocals)
+			break
+		}
+		if j < idx && !e.nodes[j].IsLabel() && code.EndsFlow(e.nodes[j].Op) {
+			return Frame{}, false
+		}
+	}
+	if start < 0 {
+		start = 0
+	}
+	f := state.Clone()
+	m := e.m
+	m.f = &f
+	for j := start; j < idx; j++ {
+		if n := e.nodes[j]; !n.IsLabel() {
+			if err := m.exec(n); err != nil {
+				return Frame{}, false
+			}
+		}
+	}
+	return f, true
+}
+
+// Walk calls fn once for every instruction that some path reaches, in code order within each
+// stretch of straight-line code, with the frame before it. The frame is only valid during the
+// call; fn must copy what it keeps. An error from fn stops the walk and is returned.
+func (a *Analysis) Walk(fn func(in *code.Insn, before *Frame) error) error {
+	e := a.e
+	e.visit = fn
+	defer func() { e.visit = nil }()
+	if e.heads[0] == nil && len(e.nodes) > 0 {
+		if err := e.walk(0, e.initial); err != nil {
+			return err
+		}
+	}
+	for _, i := range e.sortedHeads() {
+		if h := e.heads[i]; h.visited {
+			if err := e.walk(i, h.frame(e.origLocals)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
