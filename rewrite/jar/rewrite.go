@@ -448,4 +448,3 @@ func checkEmptyDir(dir string) error {
 	}
 	return nil
 }
-

@@ -10,25 +10,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/heapledger/heapledger/rewrite/corpus"
 	"github.com/heapledger/heapledger/rewrite/transform"
 )
 
-// needTool finds a JDK tool, or skips the test outside CI (CI must never skip the real checks).
-func needTool(t *testing.T, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s not found: install a JDK (scripts/install-deps.sh)", name)
-		}
-		t.Skipf("%s not found; install a JDK (scripts/install-deps.sh) to run this test", name)
-	}
-	return p
-}
-
 func runTool(t *testing.T, dir string, name string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(needTool(t, name), args...)
+	cmd := exec.Command(corpus.Tool(t, name), args...)
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -50,7 +38,7 @@ var shout = transform.Func(func(name string, data []byte) (transform.Result, err
 // the JDK accepts the output only because the signature was removed. The control (the same change
 // with the signature kept) must be refused, or this test proves nothing.
 func TestSignedJarRunsAfterRewrite(t *testing.T) {
-	needTool(t, "java")
+	corpus.Tool(t, "java")
 	dir := t.TempDir()
 	src := "public class Hello { public static void main(String[] a) { System.out.println(\"hello\"); } }\n"
 	if err := os.WriteFile(filepath.Join(dir, "Hello.java"), []byte(src), 0o644); err != nil {
