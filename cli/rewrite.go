@@ -89,7 +89,7 @@ var rewriteCmd = &cli.Command{
 		&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "classes rewritten at once", DefaultText: "the number of CPUs"},
 		&cli.BoolFlag{Name: "strict", Usage: "exit with status 2 when any class failed"},
 		&cli.BoolFlag{Name: "progress", Usage: "show progress on stderr even when it is not a terminal"},
-		&cli.BoolFlag{Name: "verbose", Usage: "print every warning (by default the first 20, then a count)"},
+		&cli.BoolFlag{Name: "verbose", Usage: "print every warning (by default the first 20, then a count) and every skip reason"},
 		&cli.Int64Flag{Name: "max-entry-size", Value: jar.DefaultLimits.MaxEntrySize,
 			Usage: "refuse to inflate an entry declared larger than this many bytes"},
 		&cli.Int64Flag{Name: "max-ratio", Value: jar.DefaultLimits.MaxRatio,
@@ -156,6 +156,11 @@ func rewriteAction(c *cli.Context) error {
 			break
 		}
 		fmt.Fprintln(stderr, "warning:", w)
+	}
+	if c.Bool("verbose") {
+		for _, rc := range rep.Reasons() {
+			fmt.Fprintf(stderr, "skipped %d methods: %s\n", rc.Methods, rc.Reason)
+		}
 	}
 	for _, f := range rep.Failures {
 		fmt.Fprintln(stderr, "failed (copied unchanged):", f)

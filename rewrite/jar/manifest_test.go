@@ -2,6 +2,7 @@ package jar
 
 import (
 	"archive/zip"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -69,5 +70,18 @@ func TestSignedJarLosesSignatureAndStaleDigests(t *testing.T) {
 	}
 	if len(rep.Warnings) != 1 || !strings.Contains(rep.Warnings[0], "META-INF/KEY.SF") || !strings.Contains(rep.Warnings[0], "META-INF/KEY.RSA") {
 		t.Errorf("warnings %q", rep.Warnings)
+	}
+}
+
+func TestSummaryCountsReasonsBeyondTheFirstFew(t *testing.T) {
+	rep := &Report{Classes: 1, Unchanged: 1, SkippedMethods: 9, SkipReasons: map[string]int{}}
+	for i := 0; i < 7; i++ {
+		rep.SkipReasons[fmt.Sprintf("reason %d", i)] = 1
+	}
+	rep.SkipReasons["reason 0"] = 3
+	got := rep.Summary()
+	want := "1 classes: 0 rewritten, 1 unchanged, 0 failed; 9 methods skipped (reason 0: 3; reason 1: 1; reason 2: 1; reason 3: 1; reason 4: 1; 2 more methods for 2 other reasons); 0 entries written"
+	if got != want {
+		t.Errorf("summary\n%s\nwant\n%s", got, want)
 	}
 }

@@ -35,30 +35,51 @@ func (r *Report) warn(format string, args ...any) {
 	r.Warnings = append(r.Warnings, fmt.Sprintf(format, args...))
 }
 
+// ReasonCount is how many methods were skipped for one reason.
+type ReasonCount struct {
+	Reason  string
+	Methods int
+}
+
+// Reasons lists the skip reasons, most frequent first, so the reason worth fixing leads.
+func (r *Report) Reasons() []ReasonCount {
+	rs := make([]ReasonCount, 0, len(r.SkipReasons))
+	for reason, n := range r.SkipReasons {
+		rs = append(rs, ReasonCount{reason, n})
+	}
+	sort.Slice(rs, func(i, j int) bool {
+		if rs[i].Methods != rs[j].Methods {
+			return rs[i].Methods > rs[j].Methods
+		}
+		return rs[i].Reason < rs[j].Reason
+	})
+	return rs
+}
+
+// summaryReasons is how many skip reasons the summary line names; a pass whose reasons carry
+// method names would otherwise make the line as long as the jar. The rest are counted.
+const summaryReasons = 5
+
 // Summary is the one-line account of a run printed by `heapledger rewrite`.
 func (r *Report) Summary() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d classes: %d rewritten, %d unchanged, %d failed; %d methods skipped",
 		r.Classes, r.Rewritten, r.Unchanged, r.Failed, r.SkippedMethods)
-	if len(r.SkipReasons) > 0 {
-		reasons := make([]string, 0, len(r.SkipReasons))
-		for reason := range r.SkipReasons {
-			reasons = append(reasons, reason)
-		}
-		// Most frequent first, so the reason worth fixing leads.
-		sort.Slice(reasons, func(i, j int) bool {
-			ri, rj := r.SkipReasons[reasons[i]], r.SkipReasons[reasons[j]]
-			if ri != rj {
-				return ri > rj
-			}
-			return reasons[i] < reasons[j]
-		})
+	if rs := r.Reasons(); len(rs) > 0 {
 		b.WriteString(" (")
-		for i, reason := range reasons {
+		for i, rc := range rs {
+			if i == summaryReasons {
+				rest := 0
+				for _, x := range rs[i:] {
+					rest += x.Methods
+				}
+				fmt.Fprintf(&b, "; %d more methods for %d other reasons", rest, len(rs)-i)
+				break
+			}
 			if i > 0 {
 				b.WriteString("; ")
 			}
-			fmt.Fprintf(&b, "%s: %d", reason, r.SkipReasons[reason])
+			fmt.Fprintf(&b, "%s: %d", rc.Reason, rc.Methods)
 		}
 		b.WriteString(")")
 	}
