@@ -110,6 +110,7 @@ func Decode(c *classfile.Code, pool *classfile.Pool, m Method) (*Body, error) {
 	}
 	b.last = prev
 
+	b.nHandlers = len(c.Exceptions)
 	if len(c.Exceptions) > 0 {
 		b.Handlers = make([]Handler, len(c.Exceptions))
 		for i, e := range c.Exceptions {

@@ -225,11 +225,14 @@ func (b *Body) Encode() (*classfile.Code, error) {
 	return c, nil
 }
 
-// structureChanged reports whether an instruction was inserted or removed, which can change
-// what frames say even when every offset stays the same.
+// structureChanged reports whether an instruction or handler was added or removed, which can
+// change what frames must say even when every offset stays the same.
 func (b *Body) structureChanged() bool {
 	if !b.modified {
 		return false
+	}
+	if len(b.Handlers) != b.nHandlers {
+		return true // a new handler needs a frame at its start
 	}
 	for i := range b.insns {
 		if b.insns[i].removed {

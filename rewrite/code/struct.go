@@ -223,6 +223,7 @@ type Body struct {
 	codeLen     int     // original code length
 	nextLocal   int     // first slot NewLocal may hand out
 	localsHigh  int     // end of the highest slot NewLocal handed out, 0 if none
+	nHandlers   int     // exception-table entries decoded
 	modified    bool    // any edit since Decode
 	sizeChanged bool    // set by Encode when some offset moved
 	free        []Insn  // chunk for inserted nodes
