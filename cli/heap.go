@@ -53,10 +53,14 @@ with --compressed. Class objects count as java.lang.Class instances plus their s
 		&cli.IntFlag{Name: "top", Usage: "print only the N largest classes (0 = all)"},
 	),
 	Action: func(c *cli.Context) error {
-		if c.NArg() != 1 {
-			return fmt.Errorf("heap histo: want exactly one DUMP argument, got %d", c.NArg())
+		args, err := interspersedArgs(c, c.Command.Flags)
+		if err != nil {
+			return fmt.Errorf("heap histo: %w", err)
 		}
-		h, err := readHistogram(c, c.Args().First())
+		if len(args) != 1 {
+			return fmt.Errorf("heap histo: want exactly one DUMP argument, got %d", len(args))
+		}
+		h, err := readHistogram(c, args[0])
 		if err != nil {
 			return fmt.Errorf("heap histo: %w", err)
 		}
@@ -81,11 +85,15 @@ dump: a class that grows in every interval is a leak suspect.`,
 		&cli.IntFlag{Name: "top", Value: 20, Usage: "print the N strongest growers (0 = all)"},
 	),
 	Action: func(c *cli.Context) error {
-		if c.NArg() < 2 {
-			return fmt.Errorf("heap trend: want at least two dumps or histograms, oldest first; got %d", c.NArg())
+		args, err := interspersedArgs(c, c.Command.Flags)
+		if err != nil {
+			return fmt.Errorf("heap trend: %w", err)
+		}
+		if len(args) < 2 {
+			return fmt.Errorf("heap trend: want at least two dumps or histograms, oldest first; got %d", len(args))
 		}
 		var hs []*histogram.Histogram
-		for _, p := range c.Args().Slice() {
+		for _, p := range args {
 			h, err := readHistogram(c, p)
 			if err != nil {
 				return fmt.Errorf("heap trend: %w", err)

@@ -146,7 +146,12 @@ func ParseClassHistogram(r io.Reader) (*Histogram, error) {
 		if err1 != nil || err2 != nil {
 			return nil, fmt.Errorf("line %d: bad instance or byte count in %q", line, s)
 		}
-		name := hprof.JavaName(f[3])
+		// jcmd names hidden classes "Foo$$Lambda$1/0x…" where the dump says "Foo$$Lambda$1+0x…".
+		name := f[3]
+		if i := strings.LastIndex(name, "/0x"); i > 0 {
+			name = name[:i] + "+" + name[i+1:]
+		}
+		name = hprof.JavaName(name)
 		if i, ok := byName[name]; ok {
 			// The same name from two class loaders: one class as far as a histogram is concerned.
 			h.Entries[i].Instances += n

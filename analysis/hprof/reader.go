@@ -82,7 +82,6 @@ func newReader(r io.Reader) (*Reader, error) {
 	}
 	rd.Timestamp = time.UnixMilli(int64(binary.BigEndian.Uint64(b[4:])))
 	rd.in.consume(12)
-	rd.in.grow(bufSize)
 	return rd, nil
 }
 
@@ -489,6 +488,9 @@ func (in *input) peek(n int) ([]byte, error) {
 		if in.end == len(in.buf) {
 			// Double rather than jump to n: the data must arrive before more memory is taken.
 			in.grow(2 * len(in.buf))
+		} else if len(in.buf) < bufSize && in.off > bufSize {
+			// A big input: large reads from here on.
+			in.grow(bufSize)
 		}
 		m, err := in.r.Read(in.buf[in.end:])
 		in.end += m

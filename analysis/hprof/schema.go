@@ -128,8 +128,11 @@ func (s *Schema) InstanceRefs(id uint64) (refs []FieldRef, dataLen int32, ok boo
 		if next == nil || next.Dump == nil {
 			break
 		}
-		if seen++; seen > 1<<16 {
-			break // a cycle in corrupt superclass links
+		if seen++; seen > len(s.Classes) {
+			// A cycle in corrupt superclass links: no layout, and no point trying again.
+			c.resolved = true
+			c.refs, c.dataLen = nil, 0
+			return nil, 0, false
 		}
 		cur = next
 	}
@@ -145,7 +148,7 @@ func (s *Schema) Layout(m Model, id uint64) (Layout, bool) {
 	var chain []*ClassDump
 	for cur := id; cur != 0; {
 		c := s.Classes[cur]
-		if c == nil || c.Dump == nil || len(chain) > 1<<16 {
+		if c == nil || c.Dump == nil || len(chain) > len(s.Classes) {
 			return Layout{}, false
 		}
 		chain = append(chain, c.Dump)

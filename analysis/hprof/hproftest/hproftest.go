@@ -1,0 +1,213 @@
+// Package hproftest synthesises small HPROF files for tests: edge cases real JVMs rarely write
+// (4-byte identifiers, several dumps in one file, records in unusual orders, no GC roots).
+package hproftest
+
+import (
+	"encoding/binary"
+
+	"github.com/heapledger/heapledger/analysis/hprof"
+)
+
+// Field declares an instance or static field.
+type Field struct {
+	Name string
+	Type hprof.Type
+}
+
+// Builder accumulates an HPROF file. Sub-records go into the current segment, which
+// StartSegment opens and EndSegment closes (writing its length).
+type Builder struct {
+	IDSize  int
+	out     []byte
+	seg     []byte
+	inSeg   bool
+	segTag  byte
+	strings map[string]uint64
+	nextStr uint64
+	serial  uint32
+	fields  map[uint64][]Field // class id → instance fields declared by it
+	super   map[uint64]uint64
+}
+
+// New starts a file with identifiers of idSize bytes.
+func New(idSize int) *Builder {
+	b := &Builder{IDSize: idSize, strings: map[string]uint64{}, nextStr: 0x100000, fields: map[uint64][]Field{}, super: map[uint64]uint64{}}
+	b.out = append(b.out, "JAVA PROFILE 1.0.2\x00"...)
+	b.out = binary.BigEndian.AppendUint32(b.out, uint32(idSize))
+	b.out = binary.BigEndian.AppendUint64(b.out, 1700000000000)
+	return b
+}
+
+func (b *Builder) id(dst []byte, v uint64) []byte {
+	if b.IDSize == 4 {
+		return binary.BigEndian.AppendUint32(dst, uint32(v))
+	}
+	return binary.BigEndian.AppendUint64(dst, v)
+}
+
+func (b *Builder) record(tag byte, body []byte) {
+	b.out = append(b.out, tag)
+	b.out = binary.BigEndian.AppendUint32(b.out, 0)
+	b.out = binary.BigEndian.AppendUint32(b.out, uint32(len(body)))
+	b.out = append(b.out, body...)
+}
+
+// Str returns the id of a UTF8 record holding s, writing the record the first time.
+func (b *Builder) Str(s string) uint64 {
+	if id, ok := b.strings[s]; ok {
+		return id
+	}
+	b.nextStr += 8
+	id := b.nextStr
+	b.strings[s] = id
+	b.record(byte(hprof.TagUTF8), append(b.id(nil, id), s...))
+	return id
+}
+
+// LoadClass writes a LOAD CLASS record naming class id (internal form, "java/lang/Object").
+func (b *Builder) LoadClass(id uint64, name string) {
+	nid := b.Str(name)
+	b.serial++
+	body := binary.BigEndian.AppendUint32(nil, b.serial)
+	body = b.id(body, id)
+	body = binary.BigEndian.AppendUint32(body, 0)
+	body = b.id(body, nid)
+	b.record(byte(hprof.TagLoadClass), body)
+}
+
+// StartSegment opens a HEAP DUMP SEGMENT (or, with whole=true, a HEAP DUMP record).
+func (b *Builder) StartSegment(whole bool) {
+	b.seg, b.inSeg, b.segTag = nil, true, byte(hprof.TagHeapDumpSegment)
+	if whole {
+		b.segTag = byte(hprof.TagHeapDump)
+	}
+}
+
+// EndSegment writes the open segment.
+func (b *Builder) EndSegment() {
+	b.record(b.segTag, b.seg)
+	b.inSeg = false
+}
+
+// EndDump writes HEAP DUMP END.
+func (b *Builder) EndDump() { b.record(byte(hprof.TagHeapDumpEnd), nil) }
+
+// Class writes a CLASS DUMP (and its name's LOAD CLASS unless name is ""). statics maps static
+// reference fields to object ids.
+func (b *Builder) Class(id, super uint64, name string, fields []Field, statics map[string]uint64) {
+	if name != "" {
+		b.LoadClass(id, name)
+	}
+	b.fields[id] = fields
+	b.super[id] = super
+	s := append(b.seg, byte(hprof.TagClassDump&0xff))
+	s = b.id(s, id)
+	s = binary.BigEndian.AppendUint32(s, 0)
+	s = b.id(s, super)
+	for i := 0; i < 5; i++ {
+		s = b.id(s, 0) // loader, signers, protection domain, reserved ×2
+	}
+	size := 0
+	for _, f := range fields {
+		size += f.Type.Size(b.IDSize)
+	}
+	s = binary.BigEndian.AppendUint32(s, uint32(size))
+	s = binary.BigEndian.AppendUint16(s, 0)
+	s = binary.BigEndian.AppendUint16(s, uint16(len(statics)))
+	for n, v := range statics {
+		s = b.id(s, b.strLater(n))
+		s = append(s, byte(hprof.TypeObject))
+		s = b.id(s, v)
+	}
+	s = binary.BigEndian.AppendUint16(s, uint16(len(fields)))
+	for _, f := range fields {
+		s = b.id(s, b.strLater(f.Name))
+		s = append(s, byte(f.Type))
+	}
+	b.seg = s
+}
+
+// strLater returns a string id for use inside a segment; the UTF8 record is written at top
+// level, before the segment (strings must not appear inside segments).
+func (b *Builder) strLater(s string) uint64 {
+	if id, ok := b.strings[s]; ok {
+		return id
+	}
+	seg := b.seg
+	b.seg = nil
+	out := b.out
+	// Temporarily write the record into a side buffer that is spliced in front of the segment.
+	b.out = nil
+	id := b.Str(s)
+	pre := b.out
+	b.out = append(out, pre...)
+	b.seg = seg
+	return id
+}
+
+// Instance writes an INSTANCE DUMP; values are given per field in dump order (the class's own
+// fields, then its superclass's, ...), references as object ids, primitives as raw bits.
+func (b *Builder) Instance(id, class uint64, values ...uint64) {
+	var data []byte
+	i := 0
+	for c := class; c != 0; c = b.super[c] {
+		for _, f := range b.fields[c] {
+			v := uint64(0)
+			if i < len(values) {
+				v = values[i]
+			}
+			i++
+			sz := f.Type.Size(b.IDSize)
+			for k := sz - 1; k >= 0; k-- {
+				data = append(data, byte(v>>(8*k)))
+			}
+		}
+	}
+	s := append(b.seg, byte(hprof.TagInstanceDump&0xff))
+	s = b.id(s, id)
+	s = binary.BigEndian.AppendUint32(s, 0)
+	s = b.id(s, class)
+	s = binary.BigEndian.AppendUint32(s, uint32(len(data)))
+	b.seg = append(s, data...)
+}
+
+// ObjArray writes an OBJECT ARRAY DUMP.
+func (b *Builder) ObjArray(id, class uint64, elems ...uint64) {
+	s := append(b.seg, byte(hprof.TagObjArrayDump&0xff))
+	s = b.id(s, id)
+	s = binary.BigEndian.AppendUint32(s, 0)
+	s = binary.BigEndian.AppendUint32(s, uint32(len(elems)))
+	s = b.id(s, class)
+	for _, e := range elems {
+		s = b.id(s, e)
+	}
+	b.seg = s
+}
+
+// PrimArray writes a PRIMITIVE ARRAY DUMP of n zero elements.
+func (b *Builder) PrimArray(id uint64, t hprof.Type, n int) {
+	s := append(b.seg, byte(hprof.TagPrimArrayDump&0xff))
+	s = b.id(s, id)
+	s = binary.BigEndian.AppendUint32(s, 0)
+	s = binary.BigEndian.AppendUint32(s, uint32(n))
+	s = append(s, byte(t))
+	b.seg = append(s, make([]byte, n*t.Size(b.IDSize))...)
+}
+
+// Root writes a GC-root sub-record of the given tag for object id (thread serial and frame 0).
+func (b *Builder) Root(tag hprof.Tag, id uint64) {
+	s := append(b.seg, byte(tag&0xff))
+	s = b.id(s, id)
+	switch tag {
+	case hprof.TagRootJNIGlobal:
+		s = b.id(s, 0)
+	case hprof.TagRootJNILocal, hprof.TagRootJavaFrame, hprof.TagRootThreadObj:
+		s = binary.BigEndian.AppendUint64(s, 0)
+	case hprof.TagRootNativeStack, hprof.TagRootThreadBlock:
+		s = binary.BigEndian.AppendUint32(s, 0)
+	}
+	b.seg = s
+}
+
+// Bytes returns the file so far.
+func (b *Builder) Bytes() []byte { return b.out }

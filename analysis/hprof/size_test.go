@@ -1,0 +1,87 @@
+package hprof
+
+import "testing"
+
+// The expected sizes are what HotSpot 17 reports (jcmd GC.class_histogram) for these shapes with
+// compressed references; the fixture test in analysis/histogram checks the same against a live VM.
+func TestInstanceLayout(t *testing.T) {
+	m := ModelFor(8, true)
+	f := func(ts ...Type) []Field {
+		var fs []Field
+		for _, t := range ts {
+			fs = append(fs, Field{Type: t})
+		}
+		return fs
+	}
+	root := m.RootLayout()
+	cases := []struct {
+		name  string
+		super []Field
+		own   []Field
+		want  uint64
+	}{
+		{"Object", nil, nil, 16},
+		{"OnlyLong", nil, f(TypeLong), 24},
+		{"LongIntByte", nil, f(TypeLong, TypeInt, TypeByte), 32},
+		{"ByteSub", f(TypeByte), f(TypeByte), 16},
+		{"RefsAndShorts", nil, f(TypeObject, TypeObject, TypeShort, TypeChar, TypeBoolean), 32},
+		{"String", nil, f(TypeObject, TypeByte, TypeInt, TypeBoolean), 24},
+		{"HashMap$Node", nil, f(TypeInt, TypeObject, TypeObject, TypeObject), 32},
+	}
+	for _, c := range cases {
+		l := m.Extend(m.Extend(root, c.super), c.own)
+		if got := m.InstanceSize(l); got != c.want {
+			t.Errorf("%s: %d bytes, want %d (layout %+v)", c.name, got, c.want, l)
+		}
+	}
+	u := ModelFor(8, false)
+	if got := u.InstanceSize(u.Extend(u.RootLayout(), f(TypeObject, TypeInt))); got != 32 {
+		t.Errorf("uncompressed ref+int: %d, want 32", got)
+	}
+}
+
+func TestArraySizes(t *testing.T) {
+	c, u, w := ModelFor(8, true), ModelFor(8, false), ModelFor(4, false)
+	for _, x := range []struct {
+		m    Model
+		t    Type
+		n    uint32
+		want uint64
+	}{
+		{c, TypeByte, 0, 16}, {c, TypeByte, 1, 24}, {c, TypeByte, 1000, 1016}, {c, TypeInt, 4, 32},
+		{c, TypeLong, 3, 40}, {u, TypeByte, 0, 24}, {u, TypeLong, 1, 32}, {w, TypeInt, 1, 16}, {w, TypeLong, 1, 24},
+	} {
+		if got := x.m.PrimArraySize(x.t, x.n); got != x.want {
+			t.Errorf("%v: %s of %d: %d, want %d", x.m, x.t.ArrayName(), x.n, got, x.want)
+		}
+	}
+	if got := c.ObjArraySize(3); got != 32 {
+		t.Errorf("compressed Object[3]: %d, want 32", got)
+	}
+	if got := u.ObjArraySize(3); got != 48 {
+		t.Errorf("uncompressed Object[3]: %d, want 48", got)
+	}
+}
+
+func TestInferCompressed(t *testing.T) {
+	if !InferCompressed(8, 0x7f0000000, 0x7f0000000+1<<30) {
+		t.Error("a 1 GB span should mean compressed references")
+	}
+	if InferCompressed(8, 0x10000000000, 0x10000000000+40<<30) {
+		t.Error("a 40 GB span cannot use compressed references")
+	}
+	if InferCompressed(4, 0, 100) {
+		t.Error("4-byte ids are a 32-bit VM")
+	}
+}
+
+func TestJavaName(t *testing.T) {
+	for in, want := range map[string]string{
+		"java/lang/String": "java.lang.String", "[I": "int[]", "[[Ljava/lang/Object;": "java.lang.Object[][]",
+		"[Ljava.lang.String;": "java.lang.String[]", "[B": "byte[]", "app.Foo": "app.Foo",
+	} {
+		if got := JavaName(in); got != want {
+			t.Errorf("JavaName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
