@@ -1,0 +1,241 @@
+// Package ctormap analyses constructors and object creation by abstract interpretation of
+// uninitialized types (section 4 and appendices A and B of "Portable profiling of memory
+// allocation in Java").
+//
+// For a constructor it finds the invokespecial <init> that initializes `this` on each path (the
+// constructor's own super() or this() call, which is not an allocation), the instructions
+// before which `this` is initialized on every path (only those may be covered by a handler
+// whose frame does not say uninitializedThis), and the map from the constructor to the
+// alternate or superclass constructor it invokes, with a warning when different paths invoke
+// different ones. For every method it pairs each `new` with the constructor call that
+// initializes the object, the point after which the object counts as allocated.
+//
+// Code before super() is real: javac stores outer-this and captured variables first, Kotlin and
+// Scala null-check arguments and store fields, Java 25 allows statements there, and
+// hand-written bytecode may branch to different constructors. The analysis follows values, not
+// patterns: it runs the frame-free data flow of package frames, which tracks uninitializedThis
+// and uninitialized(new) through locals, the stack, branches, handlers and subroutines.
+package ctormap
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/heapledger/heapledger/rewrite/classfile"
+	"github.com/heapledger/heapledger/rewrite/code"
+	"github.com/heapledger/heapledger/rewrite/frames"
+)
+
+// Target is a constructor invoked on an object: its class and descriptor.
+type Target struct {
+	Owner string // internal class name
+	Desc  string
+	// Alternate is true for this(...), a constructor of the same class; false for super(...).
+	Alternate bool
+}
+
+func (t Target) String() string {
+	kind := "superclass"
+	if t.Alternate {
+		kind = "alternate"
+	}
+	return fmt.Sprintf("%s.<init>%s (%s)", t.Owner, t.Desc, kind)
+}
+
+// InitCall is one invokespecial <init> and the constructor it invokes.
+type InitCall struct {
+	Insn *code.Insn
+	Target
+}
+
+// NewSite is a `new` and the constructor calls that initialize the object it creates. Inits is
+// empty when no path calls a constructor on it (appendix A: the object is never initialized);
+// it has more than one entry when different paths do.
+type NewSite struct {
+	New   *code.Insn
+	Class string
+	Inits []InitCall
+}
+
+// Analysis is the result for one method.
+type Analysis struct {
+	Method code.Method
+	// IsConstructor is true for <init> methods of every class but java/lang/Object, whose
+	// receiver starts uninitialized.
+	IsConstructor bool
+	// Calls are the invokespecial <init> instructions whose receiver is this constructor's own
+	// uninitialized `this`, in code order: the super()/this() call of each path.
+	Calls []InitCall
+	// Targets are the distinct constructors Calls invoke, in code order of their first call.
+	Targets []Target
+	// Warning is set when the constructor map cannot name one constructor: different paths
+	// invoke different constructors (appendix B), or no path initializes `this`.
+	Warning string
+	// News lists every reachable `new` in code order.
+	News []NewSite
+
+	reached   map[*code.Insn]bool
+	thisReady map[*code.Insn]bool // `this` initialized on every path to the instruction
+}
+
+// Analyze runs the constructor analysis over a decoded body. It does not use the body's stack
+// map frames, so it works the same for every class file version, including old code with jsr.
+func Analyze(b *code.Body) (*Analysis, error) {
+	fa, err := frames.Infer(b)
+	if err != nil {
+		return nil, err
+	}
+	a := &Analysis{
+		Method:        b.Method,
+		IsConstructor: b.Method.Name == "<init>" && b.Method.Access&classfile.AccStatic == 0 && b.Method.Class != frames.ObjectClass,
+		reached:       map[*code.Insn]bool{},
+		thisReady:     map[*code.Insn]bool{},
+	}
+	news := map[*code.Insn]*NewSite{}
+	var order []*code.Insn
+	err = fa.Walk(func(in *code.Insn, before *frames.Frame) error {
+		a.reached[in] = true
+		a.thisReady[in] = !uninitThis(before)
+		switch {
+		case in.Op == code.NEW:
+			if news[in] == nil {
+				name, err := b.Pool.ClassName(in.Index)
+				if err != nil {
+					return fmt.Errorf("%s at offset %d: %v", b.Method, in.Offset, err)
+				}
+				news[in] = &NewSite{New: in, Class: name}
+				order = append(order, in)
+			}
+		case in.Op == code.INVOKESPECIAL:
+			owner, name, desc, err := b.Pool.MemberRef(in.Index)
+			if err != nil {
+				return fmt.Errorf("%s at offset %d: %v", b.Method, in.Offset, err)
+			}
+			if name != "<init>" {
+				return nil
+			}
+			args, err := classfile.MethodArgSlots(desc)
+			if err != nil {
+				return fmt.Errorf("%s at offset %d: %v", b.Method, in.Offset, err)
+			}
+			if len(before.Stack) < args+1 {
+				return fmt.Errorf("%s at offset %d: constructor call with %d stack slots", b.Method, in.Offset, len(before.Stack))
+			}
+			recv := before.Stack[len(before.Stack)-args-1]
+			call := InitCall{Insn: in, Target: Target{Owner: owner, Desc: desc, Alternate: owner == b.Method.Class}}
+			switch recv.Kind {
+			case frames.UninitializedThis:
+				a.Calls = append(a.Calls, call)
+			case frames.Uninitialized:
+				site := news[recv.Site]
+				if site == nil {
+					return fmt.Errorf("%s at offset %d: constructor call on an object whose new was not seen", b.Method, in.Offset)
+				}
+				site.Inits = appendCall(site.Inits, call)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Walk visits straight-line stretches in code order, but a stretch can be visited after a
+	// later one when it is reached only by a backward jump; report in code order.
+	pos := map[*code.Insn]int{}
+	i := 0
+	for n := b.First(); n != nil; n = n.Next() {
+		pos[n] = i
+		i++
+	}
+	sort.SliceStable(a.Calls, func(x, y int) bool { return pos[a.Calls[x].Insn] < pos[a.Calls[y].Insn] })
+	sort.SliceStable(order, func(x, y int) bool { return pos[order[x]] < pos[order[y]] })
+	for _, n := range order {
+		a.News = append(a.News, *news[n])
+	}
+	for _, c := range a.Calls {
+		if !containsTarget(a.Targets, c.Target) {
+			a.Targets = append(a.Targets, c.Target)
+		}
+	}
+	if a.IsConstructor {
+		switch {
+		case len(a.Targets) == 0:
+			a.Warning = fmt.Sprintf("constructor %s never calls super() or this() on any path", b.Method)
+		case len(a.Targets) > 1:
+			var parts []string
+			for _, c := range a.Calls {
+				parts = append(parts, fmt.Sprintf("%s at offset %d", c.Target, c.Insn.Offset))
+			}
+			a.Warning = fmt.Sprintf("constructor %s invokes different constructors on different paths: %s; each invocation still creates one object", b.Method, strings.Join(parts, ", "))
+		}
+	}
+	return a, nil
+}
+
+func appendCall(cs []InitCall, c InitCall) []InitCall {
+	for _, x := range cs {
+		if x.Insn == c.Insn {
+			return cs
+		}
+	}
+	return append(cs, c)
+}
+
+func containsTarget(ts []Target, t Target) bool {
+	for _, x := range ts {
+		if x == t {
+			return true
+		}
+	}
+	return false
+}
+
+func uninitThis(f *frames.Frame) bool {
+	for _, ts := range [][]frames.Type{f.Locals, f.Stack} {
+		for _, t := range ts {
+			if t.Kind == frames.UninitializedThis {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Reached reports whether some path from the method's start reaches the instruction.
+func (a *Analysis) Reached(in *code.Insn) bool { return a.reached[in] }
+
+// ThisInitialized reports whether `this` is initialized on every path that reaches the
+// instruction, before it runs: true for every reached instruction of a method that is not a
+// constructor, and in a constructor for the instructions after its super()/this() call on all
+// paths. Only such instructions may be covered by a handler whose frame does not hold
+// uninitializedThis (the JVM's flagThisUninit). It is false for unreached code.
+func (a *Analysis) ThisInitialized(in *code.Insn) bool { return a.thisReady[in] }
+
+// Coverable returns the maximal runs of consecutive instructions, in code order, that are
+// reached and before which `this` is initialized on every path: the ranges a handler over the
+// whole body may cover. Each run is given by its first instruction and its last one.
+func (a *Analysis) Coverable(b *code.Body) [][2]*code.Insn {
+	var out [][2]*code.Insn
+	var first, last *code.Insn
+	for n := b.First(); n != nil; n = n.Next() {
+		if n.IsLabel() {
+			continue
+		}
+		if a.thisReady[n] {
+			if first == nil {
+				first = n
+			}
+			last = n
+			continue
+		}
+		if first != nil {
+			out = append(out, [2]*code.Insn{first, last})
+			first = nil
+		}
+	}
+	if first != nil {
+		out = append(out, [2]*code.Insn{first, last})
+	}
+	return out
+}
