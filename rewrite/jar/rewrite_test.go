@@ -389,3 +389,23 @@ func TestIsClass(t *testing.T) {
 		}
 	}
 }
+
+func TestDeflateLevelIsChecked(t *testing.T) {
+	dir := t.TempDir()
+	in := makeJar(t, dir, "in.jar", sampleEntries, "")
+	var seen []string
+	_, err := Rewrite([]string{in}, filepath.Join(dir, "o.jar"), marker(&seen, make(chan struct{}, 1)), Options{DeflateLevel: 12})
+	if err == nil || !strings.Contains(err.Error(), "deflate level 12") {
+		t.Errorf("level 12: %v", err)
+	}
+	// Every level produces a jar that reads back the same.
+	out := filepath.Join(dir, "nine.jar")
+	if _, err := Rewrite([]string{in}, out, marker(&seen, make(chan struct{}, 1)), Options{DeflateLevel: 9}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range readZip(t, out).File {
+		if f.Name == "a/A.class" && string(contents(t, f)) != "REWRITTEN "+string(fakeClass("a/A")) {
+			t.Errorf("a/A.class at level 9: %q", contents(t, f))
+		}
+	}
+}
