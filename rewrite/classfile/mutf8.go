@@ -63,4 +63,3 @@ func EncodeModifiedUTF8(s string) []byte {
 	}
 	return out
 }
-

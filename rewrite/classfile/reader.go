@@ -132,6 +132,29 @@ type reader struct {
 	err   error
 	class string
 	pl    *Pool
+
+	// Attribute lists are carved from shared chunks: a class has a few attributes per member,
+	// and two allocations per list would dominate the cost of parsing small classes.
+	attrChunk []Attribute
+	ptrChunk  []*Attribute
+}
+
+// attrChunkSize is the size of a shared chunk; longer lists get their own.
+const attrChunkSize = 64
+
+// newAttributes returns n zeroed attributes and pointers to them. The pointer slice is capped
+// at n, so appending to one member's list copies instead of overwriting the next member's.
+func (r *reader) newAttributes(n int) ([]Attribute, []*Attribute) {
+	if n > attrChunkSize/2 {
+		return make([]Attribute, n), make([]*Attribute, n)
+	}
+	if len(r.attrChunk) < n {
+		r.attrChunk = make([]Attribute, attrChunkSize)
+		r.ptrChunk = make([]*Attribute, attrChunkSize)
+	}
+	as, ps := r.attrChunk[:n:n], r.ptrChunk[:n:n]
+	r.attrChunk, r.ptrChunk = r.attrChunk[n:], r.ptrChunk[n:]
+	return as, ps
 }
 
 func (r *reader) fail(off int, ctx, msg string) error {
@@ -361,8 +384,7 @@ func (r *reader) attributes(o owner) ([]*Attribute, error) {
 		return nil, r.err
 	}
 	owner := o.describe
-	as := make([]Attribute, n)
-	ptrs := make([]*Attribute, n)
+	as, ptrs := r.newAttributes(n)
 	for i := range as {
 		a := &as[i]
 		ptrs[i] = a

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -79,9 +80,26 @@ func javacPath(t testing.TB, jdkBin string) string {
 	return p
 }
 
-// compileJava compiles sources (file name → text) and returns the class files by name.
+var (
+	compiledMu sync.Mutex
+	compiled   = map[string][]classEntry{}
+)
+
+// compileJava compiles sources (file name → text) and returns the class files by name. Results
+// are kept for the run: javac is the slowest part of these tests and several use the same files.
 func compileJava(t testing.TB, javac string, args []string, sources map[string]string) []classEntry {
 	t.Helper()
+	var names []string
+	for n := range sources {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	key := javac + "\x00" + strings.Join(args, "\x00") + "\x00" + strings.Join(names, "\x00")
+	compiledMu.Lock()
+	defer compiledMu.Unlock()
+	if res, ok := compiled[key]; ok {
+		return res
+	}
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src")
 	out := filepath.Join(dir, "out")
@@ -114,5 +132,6 @@ func compileJava(t testing.TB, javac string, args []string, sources map[string]s
 		t.Fatal(err)
 	}
 	sort.Slice(res, func(i, j int) bool { return res[i].name < res[j].name })
+	compiled[key] = res
 	return res
 }
