@@ -409,3 +409,28 @@ func TestDeflateLevelIsChecked(t *testing.T) {
 		}
 	}
 }
+
+func TestInPlaceNewDirectoryAndProgress(t *testing.T) {
+	dir := t.TempDir()
+	in := makeJar(t, dir, "in.jar", sampleEntries, "")
+	var seen []string
+	var progress bytes.Buffer
+	// Rewriting a jar onto itself works: the input stays open and readable until the rename.
+	rep, err := Rewrite([]string{in}, in, marker(&seen, make(chan struct{}, 1)), Options{Progress: &progress})
+	if err != nil || rep.Rewritten != 3 {
+		t.Fatalf("in place: %+v %v", rep, err)
+	}
+	if !strings.HasSuffix(progress.String(), "rewriting: 3/3 classes\n") {
+		t.Errorf("progress %q", progress.String())
+	}
+	for _, f := range readZip(t, in).File {
+		if f.Name == "a/B.class" && string(contents(t, f)) != "REWRITTEN "+string(fakeClass("a/B")) {
+			t.Errorf("a/B.class: %q", contents(t, f))
+		}
+	}
+	// A jar output in a directory that does not exist yet gets the directory.
+	out := filepath.Join(dir, "new", "sub", "out.jar")
+	if _, err := Rewrite([]string{in}, out, marker(&seen, make(chan struct{}, 1)), Options{}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -32,6 +32,9 @@ type jarSink struct {
 }
 
 func newJarSink(output, comment string) (*jarSink, error) {
+	if err := os.MkdirAll(filepath.Dir(output), 0o755); err != nil {
+		return nil, err
+	}
 	f, err := os.CreateTemp(filepath.Dir(output), "."+filepath.Base(output)+".*.tmp")
 	if err != nil {
 		return nil, fmt.Errorf("cannot create the output beside %s: %w", output, err)
