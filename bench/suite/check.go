@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -119,17 +118,4 @@ func clip(s string) string {
 		return s[:300] + "…"
 	}
 	return s
-}
-
-// equalOutputs is separate from digest comparison so tests can state the rule directly.
-func equalOutputs(a, b Output) bool {
-	if len(a.Lines) != len(b.Lines) {
-		return false
-	}
-	for i := range a.Lines {
-		if !bytes.Equal([]byte(a.Lines[i]), []byte(b.Lines[i])) {
-			return false
-		}
-	}
-	return true
 }

@@ -182,9 +182,6 @@ func genJavaTree(dir string, packages, classesPerPackage int) (int, error) {
 		for c := 0; c < classesPerPackage; c++ {
 			var b strings.Builder
 			fmt.Fprintf(&b, "package gen.p%d;\n\nimport java.util.*;\nimport java.util.function.*;\nimport java.util.stream.*;\n", p)
-			if p > 0 {
-				fmt.Fprintf(&b, "import gen.p%d.C%d;\n", p-1, c)
-			}
 			fmt.Fprintf(&b, `
 public class C%[1]d<T extends Comparable<T>> implements Iterable<T> {
     private final List<T> items = new ArrayList<>();

@@ -40,15 +40,19 @@ func geomean(xs []float64) float64 {
 	return math.Exp(sum / float64(len(xs)))
 }
 
-// pairRatios returns the per-pair time and RSS ratios of a mode to the plain run before it.
-func pairRatios(ps []Pair) (time, rss []float64) {
+// pairRatios returns the per-pair wall-time, CPU-time and RSS ratios of a mode to the plain run
+// before it.
+func pairRatios(ps []Pair) (wall, cpu, rss []float64) {
 	for _, p := range ps {
-		time = append(time, p.Mode.Wall.Seconds()/p.Plain.Wall.Seconds())
+		wall = append(wall, p.Mode.Wall.Seconds()/p.Plain.Wall.Seconds())
+		if p.Plain.CPU > 0 {
+			cpu = append(cpu, p.Mode.CPU.Seconds()/p.Plain.CPU.Seconds())
+		}
 		if p.Plain.RSSKiB > 0 {
 			rss = append(rss, float64(p.Mode.RSSKiB)/float64(p.Plain.RSSKiB))
 		}
 	}
-	return time, rss
+	return wall, cpu, rss
 }
 
 func spread(xs []float64, format string) string {
@@ -80,16 +84,19 @@ type Report struct {
 func (rep *Report) summaryRows() []string {
 	var rows []string
 	for _, m := range rep.Modes[1:] {
-		var t, r []float64
+		var t, c, r []float64
 		failed := 0
 		for _, res := range rep.Results {
 			if res.Failed[m.Name] != "" || res.Failed["plain"] != "" {
 				failed++
 				continue
 			}
-			tr, rr := pairRatios(res.Pairs[m.Name])
+			tr, cr, rr := pairRatios(res.Pairs[m.Name])
 			if len(tr) > 0 {
 				t = append(t, median(tr))
+			}
+			if len(cr) > 0 {
+				c = append(c, median(cr))
 			}
 			if len(rr) > 0 {
 				r = append(r, median(rr))
@@ -101,7 +108,7 @@ func (rep *Report) summaryRows() []string {
 		} else {
 			fail = "all identical"
 		}
-		rows = append(rows, fmt.Sprintf("| %s | %s | %s | %d | %s |", m.Name, fmtRatio(geomean(t)), fmtRatio(geomean(r)), len(t), fail))
+		rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %d | %s |", m.Name, fmtRatio(geomean(t)), fmtRatio(geomean(c)), fmtRatio(geomean(r)), len(t), fail))
 	}
 	return rows
 }
@@ -116,9 +123,10 @@ func fmtRatio(x float64) string {
 func (rep *Report) workloadRows() []string {
 	var rows []string
 	for _, res := range rep.Results {
-		var pt, prss []float64
+		var pt, pc, prss []float64
 		for _, s := range res.Plain {
 			pt = append(pt, s.Wall.Seconds())
+			pc = append(pc, s.CPU.Seconds())
 			prss = append(prss, float64(s.RSSKiB)/1024)
 		}
 		out := "reference"
@@ -128,14 +136,15 @@ func (rep *Report) workloadRows() []string {
 		if f := res.Failed["plain"]; f != "" {
 			out = "**FAILED**: " + firstLine(f)
 		}
-		rows = append(rows, fmt.Sprintf("| %s | plain | %s | 1 | %s | 1 | %s | |", res.W.Name, spread(pt, "%.2f"), spread(prss, "%.0f"), out))
+		rows = append(rows, fmt.Sprintf("| %s | plain | %s | 1 | %s | 1 | %s | 1 | %s | |", res.W.Name, spread(pt, "%.2f"), spread(pc, "%.2f"), spread(prss, "%.0f"), out))
 		for _, m := range res.Modes[1:] {
-			var mt, mrss []float64
+			var mt, mc, mrss []float64
 			for _, p := range res.Pairs[m.Name] {
 				mt = append(mt, p.Mode.Wall.Seconds())
+				mc = append(mc, p.Mode.CPU.Seconds())
 				mrss = append(mrss, float64(p.Mode.RSSKiB)/1024)
 			}
-			tr, rr := pairRatios(res.Pairs[m.Name])
+			tr, cr, rr := pairRatios(res.Pairs[m.Name])
 			out := "identical"
 			if len(res.Pairs[m.Name]) == 0 {
 				out = "not run"
@@ -150,8 +159,8 @@ func (rep *Report) workloadRows() []string {
 			if l := res.Launches[m.Name]; l != nil {
 				prep = l.Prep
 			}
-			rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s |", res.W.Name, m.Name,
-				spread(mt, "%.2f"), spread(tr, "%.2f"), spread(mrss, "%.0f"), spread(rr, "%.2f"), out, prep))
+			rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |", res.W.Name, m.Name,
+				spread(mt, "%.2f"), spread(tr, "%.2f"), spread(mc, "%.2f"), spread(cr, "%.2f"), spread(mrss, "%.0f"), spread(rr, "%.2f"), out, prep))
 		}
 	}
 	return rows
@@ -179,11 +188,11 @@ func (rep *Report) Failures() []string {
 // Tables is the part of the report also printed on the terminal.
 func (rep *Report) Tables() string {
 	var b strings.Builder
-	b.WriteString("| mode | time ÷ plain (geomean) | peak RSS ÷ plain (geomean) | workloads | output |\n|---|---|---|---|---|\n")
+	b.WriteString("| mode | wall time ÷ plain (geomean) | CPU time ÷ plain (geomean) | peak RSS ÷ plain (geomean) | workloads | output |\n|---|---|---|---|---|---|\n")
 	for _, r := range rep.summaryRows() {
 		b.WriteString(r + "\n")
 	}
-	b.WriteString("\n| workload | mode | wall s, median (min–max) | time ÷ plain, median (min–max) | peak RSS MiB, median (min–max) | RSS ÷ plain, median (min–max) | output | one-off preparation |\n|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("\n| workload | mode | wall s, median (min–max) | wall ÷ plain, median (min–max) | CPU s, median (min–max) | CPU ÷ plain, median (min–max) | peak RSS MiB, median (min–max) | RSS ÷ plain, median (min–max) | output | one-off preparation |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rep.workloadRows() {
 		b.WriteString(r + "\n")
 	}
@@ -212,7 +221,7 @@ func (rep *Report) Markdown() string {
 	}
 	b.WriteString("\n## How it is measured\n\n")
 	fmt.Fprintf(&b, "- %d warm-up round(s), discarded, then %d measured round(s). A round runs every workload once in every mode, modes alternating with plain (plain, A, plain, B, …), so drift in machine load hits plain and the mode alike.\n", rep.Options.Warmup, rep.Options.Runs)
-	b.WriteString("- Each run is a fresh JVM (DaCapo-style warm-up happens inside it and is part of what users feel); wall time is from process start to exit, summed over the workload's JVM invocations; peak RSS is the kernel's `ru_maxrss` of the JVM process (largest over invocations).\n")
+	b.WriteString("- Each run is a fresh JVM (DaCapo-style warm-up happens inside it and is part of what users feel); wall time is from process start to exit, summed over the workload's JVM invocations; CPU time is the JVM's user + system time (all threads, including JIT and GC), which shows the work a mode adds even when other load on the machine stretches wall time; peak RSS is the kernel's `ru_maxrss` of the JVM process (largest over invocations).\n")
 	b.WriteString("- A ratio is a mode's run divided by the plain run just before it; the table shows the median and min–max of those ratios. The summary is the geometric mean over workloads of the median ratios.\n")
 	b.WriteString("- Output check: each workload's output is reduced to canonical lines (file digests, the program's own result lines; PDF dates, IDs and offsets blanked; PNGs compared by decoded pixels) and compared with the first plain run's, on every run of every mode, plain included. Workload-specific self-checks (sunflow's image check, class-file and document counts) run too.\n")
 	b.WriteString("- One-off preparation (rewriting jars) happens before the first timed run and is cached per workload, flags and binary; it is shown in its own column and not in the timings.\n")

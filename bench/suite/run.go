@@ -17,6 +17,7 @@ import (
 // among them.
 type Sample struct {
 	Wall   time.Duration
+	CPU    time.Duration // user + system time of the JVM: less sensitive than wall time to other load
 	RSSKiB int64
 }
 
@@ -97,7 +98,7 @@ func (r *Result) runLogged(env *Env, m *Mode, round int, label string, opt Optio
 		env.logf("%s %s %s: FAILED: %v", label, r.W.Name, m.Name, err)
 		return s, false
 	}
-	env.logf("%s %s %s: %.2f s, %d MiB", label, r.W.Name, m.Name, s.Wall.Seconds(), s.RSSKiB>>10)
+	env.logf("%s %s %s: %.2f s wall, %.2f s CPU, %d MiB", label, r.W.Name, m.Name, s.Wall.Seconds(), s.CPU.Seconds(), s.RSSKiB>>10)
 	return s, true
 }
 
@@ -123,6 +124,7 @@ func (r *Result) runOnce(env *Env, m *Mode, round int, timeout time.Duration) (S
 		args = append(args, st.Args...)
 		out, sample, err := runTimed(env.Java, args, dir, timeout)
 		s.Wall += sample.Wall
+		s.CPU += sample.CPU
 		if sample.RSSKiB > s.RSSKiB {
 			s.RSSKiB = sample.RSSKiB
 		}
@@ -173,6 +175,7 @@ func runTimed(java string, args []string, dir string, timeout time.Duration) (St
 	if cmd.ProcessState != nil {
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			s.RSSKiB = ru.Maxrss
+			s.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 		}
 	}
 	out := StepOutput{Stdout: stdout.Bytes(), Stderr: stderr.Bytes()}
