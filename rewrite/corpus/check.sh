@@ -8,4 +8,4 @@
 #   rewrite/corpus/check.sh -corpus.jars=guava.jar,h2.jar -corpus.passes=probe
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-exec go test -count=1 -timeout 30m -run '^TestCorpus$' -v ./rewrite/corpus -args "$@"
+exec go test -count=1 -timeout 30m -run '^TestCorpus$' -v ./rewrite/corpus "$@"
