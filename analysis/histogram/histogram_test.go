@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/heapledger/heapledger/analysis/hprof"
+	"github.com/heapledger/heapledger/analysis/hprof/hproftest"
 	"github.com/heapledger/heapledger/fixtures/heapdumps"
 )
 
@@ -214,5 +216,51 @@ func TestTrend(t *testing.T) {
 	}
 	if _, err := Trend(hs[:1]); err == nil {
 		t.Error("a trend of one histogram should be refused")
+	}
+}
+
+func TestSeveralDumpsAndSmallIDs(t *testing.T) {
+	b := hproftest.New(4)
+	b.LoadClass(0x10, "java/lang/Object")
+	b.LoadClass(0x20, "app/Node")
+	b.Declare(0x20, 0x10, []hproftest.Field{{Name: "next", Type: hprof.TypeObject}, {Name: "v", Type: hprof.TypeLong}})
+	b.StartSegment(false)
+	b.Instance(0x100, 0x20)
+	b.Class(0x20, 0x10, "", []hproftest.Field{{Name: "next", Type: hprof.TypeObject}, {Name: "v", Type: hprof.TypeLong}}, nil)
+	b.Class(0x10, 0, "", nil, nil)
+	b.EndSegment()
+	b.StartSegment(false)
+	b.Instance(0x108, 0x20)
+	b.PrimArray(0x200, hprof.TypeInt, 3)
+	b.EndSegment()
+	b.EndDump()
+	b.StartSegment(false)
+	b.Class(0x20, 0x10, "", []hproftest.Field{{Name: "next", Type: hprof.TypeObject}, {Name: "v", Type: hprof.TypeLong}}, nil)
+	b.Class(0x10, 0, "", nil, nil)
+	b.Instance(0x100, 0x20)
+	b.EndSegment()
+	b.EndDump()
+	p := filepath.Join(t.TempDir(), "two.hprof")
+	if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	first, err := Read(p, Options{Dump: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := byClass(first)
+	// 32-bit VM: 8-byte header, 4-byte ref at 8, long at 16 → 24; int[3]: 12 + 12 → 24.
+	if m["app.Node"].Instances != 2 || m["app.Node"].Bytes != 48 || m["int[]"].Bytes != 24 || first.Dumps != 2 || first.DumpIndex != 1 {
+		t.Errorf("dump 1: %+v (%d dumps)", first.Entries, first.Dumps)
+	}
+	last, err := Read(p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := byClass(last); m["app.Node"].Instances != 1 || last.DumpIndex != 2 || len(last.Entries) != 2 {
+		t.Errorf("last dump: %+v", last.Entries)
+	}
+	if _, err := Read(p, Options{Dump: 5}); err == nil {
+		t.Error("dump 5 of 2 accepted")
 	}
 }

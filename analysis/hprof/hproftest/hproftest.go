@@ -145,6 +145,13 @@ func (b *Builder) strLater(s string) uint64 {
 	return id
 }
 
+// Declare tells the builder a class's fields without writing its CLASS DUMP yet, so that
+// instances can be written before their class.
+func (b *Builder) Declare(id, super uint64, fields []Field) {
+	b.fields[id] = fields
+	b.super[id] = super
+}
+
 // Instance writes an INSTANCE DUMP; values are given per field in dump order (the class's own
 // fields, then its superclass's, ...), references as object ids, primitives as raw bits.
 func (b *Builder) Instance(id, class uint64, values ...uint64) {

@@ -1,0 +1,216 @@
+package heapdump
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/heapledger/heapledger/analysis/hprof"
+	"github.com/heapledger/heapledger/analysis/hprof/hproftest"
+)
+
+func write(t *testing.T, data []byte) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "x.hprof")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// chain writes objects A..F of class Node{next}: A→B→C→B, D⇄E, F alone; roots as given.
+func chain(b *hproftest.Builder, roots ...uint64) {
+	b.LoadClass(0x10, "java/lang/Object")
+	b.LoadClass(0x20, "app/Node")
+	b.Declare(0x20, 0x10, []hproftest.Field{{Name: "next", Type: hprof.TypeObject}})
+	b.StartSegment(false)
+	// Instances first, classes after: records in any order.
+	b.Instance(0x100, 0x20, 0x108)
+	b.Instance(0x108, 0x20, 0x110)
+	b.Instance(0x110, 0x20, 0x108)
+	b.EndSegment()
+	b.StartSegment(false)
+	b.Instance(0x120, 0x20, 0x118)
+	b.Instance(0x118, 0x20, 0x120)
+	b.Instance(0x128, 0x20, 0)
+	b.Class(0x20, 0x10, "", []hproftest.Field{{Name: "next", Type: hprof.TypeObject}}, nil)
+	b.Class(0x10, 0, "", nil, nil)
+	for _, r := range roots {
+		b.Root(hprof.TagRootJNIGlobal, r)
+	}
+	b.EndSegment()
+	b.EndDump()
+}
+
+func idsOf(d *Dump, nodes []uint32) []uint64 {
+	var out []uint64
+	for _, n := range nodes {
+		out = append(out, d.ObjectID[n])
+	}
+	slices.Sort(out)
+	return out
+}
+
+func TestThesisRootRule(t *testing.T) {
+	for _, idSize := range []int{4, 8} {
+		b := hproftest.New(idSize)
+		chain(b)
+		d, err := Load(write(t, b.Bytes()), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// No GC roots: A and F have no referrers, D is the lowest id of the unreferenced cycle.
+		got := idsOf(d, d.Graph.Successors(0))
+		if !slices.Equal(got, []uint64{0x100, 0x118, 0x128}) {
+			t.Errorf("id size %d: super root successors %x, want A, D, F", idSize, got)
+		}
+		if d.Graph.N() != 9 || d.Unreachable.Objects != 8 {
+			t.Errorf("id size %d: %d nodes, %d unreachable", idSize, d.Graph.N(), d.Unreachable.Objects)
+		}
+		if len(d.Warnings) == 0 || !strings.Contains(strings.Join(d.Warnings, "\n"), "no GC-root records") {
+			t.Errorf("warnings %v", d.Warnings)
+		}
+		if idSize == 4 && (d.Model.RefSize != 4 || d.Model.Header != 8) {
+			t.Errorf("4-byte ids: model %+v", d.Model)
+		}
+	}
+}
+
+func TestUnreachableDroppedOrKept(t *testing.T) {
+	b := hproftest.New(8)
+	chain(b, 0x100, 0x20)
+	p := write(t, b.Bytes())
+	d, err := Load(p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A, B, C and both classes are reachable; D, E, F are not.
+	if got := idsOf(d, allNodes(d)); !slices.Equal(got, []uint64{0x10, 0x20, 0x100, 0x108, 0x110}) {
+		t.Errorf("kept %x", got)
+	}
+	if d.Unreachable.Objects != 3 || d.Unreachable.Bytes != 3*16 {
+		t.Errorf("unreachable %+v", d.Unreachable)
+	}
+	a, _ := d.Node(0x100)
+	bn, _ := d.Node(0x108)
+	if !slices.Contains(d.Graph.Successors(a), bn) {
+		t.Error("A→B lost in renumbering")
+	}
+	k, err := Load(p, Options{KeepUnreachable: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k.Graph.N() != 9 || k.Unreachable.Objects != 3 {
+		t.Errorf("keep: %d nodes, %+v unreachable", k.Graph.N(), k.Unreachable)
+	}
+	if got := idsOf(k, k.Graph.Successors(0)); !slices.Equal(got, []uint64{0x20, 0x100, 0x118, 0x128}) {
+		t.Errorf("keep: super root successors %x", got)
+	}
+	f, _ := k.Node(0x128)
+	if rs := k.RootsOf(f); len(rs) != 1 || rs[0].Kind != RootUnreachable {
+		t.Errorf("F's roots %+v", rs)
+	}
+}
+
+func allNodes(d *Dump) []uint32 {
+	var out []uint32
+	for n := 1; n < d.Graph.N(); n++ {
+		out = append(out, uint32(n))
+	}
+	return out
+}
+
+func TestSeveralDumps(t *testing.T) {
+	b := hproftest.New(8)
+	chain(b, 0x100)
+	// Dump 2: only F, rooted.
+	b.StartSegment(true)
+	b.Class(0x20, 0x10, "", []hproftest.Field{{Name: "next", Type: hprof.TypeObject}}, nil)
+	b.Class(0x10, 0, "", nil, nil)
+	b.Instance(0x128, 0x20, 0)
+	b.Root(hprof.TagRootStickyClass, 0x128)
+	b.EndSegment()
+	p := write(t, b.Bytes())
+	last, err := Load(p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last.Dumps != 2 || last.DumpIndex != 2 || last.Graph.N() != 4 {
+		t.Errorf("last dump: %d of %d, %d nodes", last.DumpIndex, last.Dumps, last.Graph.N())
+	}
+	first, err := Load(p, Options{Dump: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.DumpIndex != 1 || first.Graph.N() != 6 {
+		t.Errorf("first dump: %d, %d nodes", first.DumpIndex, first.Graph.N())
+	}
+	if _, err := Load(p, Options{Dump: 3}); err == nil || !strings.Contains(err.Error(), "2 heap dump") {
+		t.Errorf("dump 3 of 2: %v", err)
+	}
+}
+
+func TestTruncatedPartial(t *testing.T) {
+	b := hproftest.New(8)
+	chain(b, 0x100)
+	data := b.Bytes()
+	p := write(t, data[:len(data)-40])
+	if _, err := Load(p, Options{}); err == nil || !strings.Contains(err.Error(), "offset") {
+		t.Fatalf("truncated: %v", err)
+	}
+	d, err := Load(p, Options{AllowPartial: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.Partial || d.Graph.N() < 2 {
+		t.Errorf("partial %v, %d nodes", d.Partial, d.Graph.N())
+	}
+}
+
+func TestWeakReferent(t *testing.T) {
+	b := hproftest.New(8)
+	b.LoadClass(0x10, "java/lang/Object")
+	b.LoadClass(0x30, "java/lang/ref/Reference")
+	b.LoadClass(0x38, "java/lang/ref/WeakReference")
+	b.LoadClass(0x40, "app/Holder")
+	b.StartSegment(false)
+	b.Class(0x10, 0, "", nil, nil)
+	b.Class(0x30, 0x10, "", []hproftest.Field{{Name: "referent", Type: hprof.TypeObject}, {Name: "queue", Type: hprof.TypeObject}}, nil)
+	b.Class(0x38, 0x30, "", nil, nil)
+	b.Class(0x40, 0x10, "", []hproftest.Field{{Name: "referent", Type: hprof.TypeObject}}, nil)
+	b.Instance(0x100, 0x38, 0x200, 0x200) // WeakReference: referent and queue both → 0x200
+	b.Instance(0x108, 0x40, 0x200)        // a field merely named referent, not a Reference
+	b.Instance(0x200, 0x10)
+	b.Root(hprof.TagRootUnknown, 0x100)
+	b.Root(hprof.TagRootUnknown, 0x108)
+	b.EndSegment()
+	d, err := Load(write(t, b.Bytes()), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _ := d.Node(0x100)
+	h, _ := d.Node(0x108)
+	weak := 0
+	for e := d.Graph.Off[w]; e < d.Graph.Off[w+1]; e++ {
+		if d.IsWeak(e) {
+			weak++
+			n, _ := d.EdgeName(w, int(e-d.Graph.Off[w]))
+			if n != "referent" {
+				t.Errorf("weak edge named %q", n)
+			}
+		}
+	}
+	for e := d.Graph.Off[h]; e < d.Graph.Off[h+1]; e++ {
+		if d.IsWeak(e) {
+			t.Error("Holder.referent marked weak")
+		}
+	}
+	if weak != 1 {
+		t.Errorf("%d weak edges out of the WeakReference, want 1", weak)
+	}
+	if d.Classes[d.ClassOf[w]].Ref != RefWeak {
+		t.Errorf("WeakReference classified %v", d.Classes[d.ClassOf[w]].Ref)
+	}
+}
