@@ -19,7 +19,7 @@ func sample(idSize int) []byte {
 	b.LoadClass(0x30, "[Lapp/Node;")
 	b.StartSegment(false)
 	b.Root(hprof.TagRootJavaFrame, 0x100)
-	b.Class(0x20, 0x10, "", []hproftest.Field{{"next", hprof.TypeObject}, {"val", hprof.TypeInt}}, nil)
+	b.Class(0x20, 0x10, "", []hproftest.Field{{Name: "next", Type: hprof.TypeObject}, {Name: "val", Type: hprof.TypeInt}}, nil)
 	b.Instance(0x100, 0x20, 0x108, 7)
 	b.EndSegment()
 	b.StartSegment(false)
