@@ -354,15 +354,24 @@ func describeClassAttribute(c *classfile.Class, a *classfile.Attribute) string {
 		if bms, err := classfile.ParseBootstrapMethods(a); err == nil {
 			var sb strings.Builder
 			for i, bm := range bms {
-				fmt.Fprintf(&sb, "\n    %d: #%d %s", i, bm.MethodRef, describeConstant(p, bm.MethodRef))
+				fmt.Fprintf(&sb, "\n    %d: #%d  // %s", i, bm.MethodRef, constantText(p, bm.MethodRef))
 				for _, arg := range bm.Args {
-					fmt.Fprintf(&sb, "\n        #%d %s", arg, describeConstant(p, arg))
+					fmt.Fprintf(&sb, "\n        #%d  // %s %s", arg, constantTag(p, arg), constantText(p, arg))
 				}
 			}
 			return sb.String()
 		}
 	}
 	return ""
+}
+
+// constantTag names the tag of constant i, for listings.
+func constantTag(p *classfile.Pool, i uint16) string {
+	k, err := p.Entry(i)
+	if err != nil {
+		return "invalid"
+	}
+	return classfile.TagName(k.Tag)
 }
 
 // constantText is the plain value a constant stands for: the string of a Utf8, the name of a
@@ -559,18 +568,10 @@ func printFrames(w io.Writer, c *classfile.Class, m *classfile.Member, cd *class
 func insnComment(p *classfile.Pool, n *code.Insn) string {
 	switch {
 	case n.Index != 0:
-		k, err := p.Entry(n.Index)
-		if err != nil {
-			return "  // <invalid constant>"
-		}
-		kind := classfile.TagName(k.Tag)
-		switch k.Tag {
-		case classfile.TagFieldref:
-			kind = "Field"
-		case classfile.TagMethodref:
-			kind = "Method"
-		case classfile.TagInterfaceMethodref:
-			kind = "InterfaceMethod"
+		kind := constantTag(p, n.Index)
+		switch kind {
+		case "Fieldref", "Methodref", "InterfaceMethodref":
+			kind = strings.TrimSuffix(kind, "ref")
 		}
 		return "  // " + kind + " " + constantText(p, n.Index)
 	case n.Op == code.NEWARRAY:

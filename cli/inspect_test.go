@@ -1,7 +1,9 @@
 package main
 
 import (
+	"archive/zip"
 	"bufio"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -214,6 +216,48 @@ func TestInspectErrorsNameTheirSubject(t *testing.T) {
 		_, _, err := runCLI(t, "inspect", "--method", "nope", asmJar+"!org/objectweb/asm/ClassReader.class")
 		if err == nil || !strings.Contains(err.Error(), `class org/objectweb/asm/ClassReader has no method named "nope"`) {
 			t.Errorf("--method nope: %v", err)
+		}
+	}
+}
+
+func TestInspectDirectory(t *testing.T) {
+	_, err := os.Stat(asmJar)
+	needTool(t, asmJar, err == nil)
+	zr, err := zip.OpenReader(asmJar)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	dir := t.TempDir()
+	for _, f := range zr.File {
+		if f.Name != "org/objectweb/asm/Label.class" {
+			continue
+		}
+		rc, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, "org", "objectweb", "asm", "Label.class")
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, _, err := runCLI(t, "inspect", dir)
+	if err != nil || !strings.Contains(out, "org/objectweb/asm/Label.class  (version ") || !strings.Contains(out, "1 classes, 0 other entries") {
+		t.Fatalf("directory listing: %v\n%s", err, out)
+	}
+	for _, arg := range []string{dir + "!org.objectweb.asm.Label", filepath.Join(dir, "org/objectweb/asm/Label.class")} {
+		out, _, err = runCLI(t, "inspect", "--code", arg)
+		if err != nil || !strings.Contains(out, "class org/objectweb/asm/Label\n") || !strings.Contains(out, "StackMapTable: ") {
+			t.Errorf("inspect %s: %v\n%.1500s", arg, err, out)
 		}
 	}
 }
