@@ -3,7 +3,6 @@ package main
 import (
 	"archive/zip"
 	"bufio"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
