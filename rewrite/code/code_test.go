@@ -281,6 +281,19 @@ func TestSwitchPadding(t *testing.T) {
 	}
 }
 
+// TestEmptyLookupswitch: javacc emits lookupswitch with no pairs, just a default.
+func TestEmptyLookupswitch(t *testing.T) {
+	pool := newPool()
+	bc := append([]byte{byte(ICONST_0), byte(LOOKUPSWITCH), 0, 0}, append(be32(11), be32(0)...)...)
+	bc = append(bc, byte(RETURN))
+	b := body(t, pool, bc)
+	b.InsertBefore(b.First(), nops(b, 1))
+	c := encode(t, b)
+	if got := listing(t, pool, c, true); strings.Join(got, "; ") != "iconst_0; lookupswitch low=0 keys=[] default->2; return" {
+		t.Fatalf("got %v", got)
+	}
+}
+
 func be32(v int32) []byte { return []byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)} }
 
 func TestTooLarge(t *testing.T) {

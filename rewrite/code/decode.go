@@ -212,7 +212,11 @@ func (d *decoder) target(pc, dest int) error {
 func (d *decoder) switchLen(pc int) (int, error) {
 	p := (pc + 4) &^ 3
 	op := d.bc[pc]
-	if p+12 > len(d.bc) {
+	fixed := 8 // default, npairs: a lookupswitch may have no pairs at all
+	if op == byte(TABLESWITCH) {
+		fixed = 12
+	}
+	if p+fixed > len(d.bc) {
 		return 0, d.errf(pc, "%s truncated", OpName(Opcode(op)))
 	}
 	if op == byte(TABLESWITCH) {

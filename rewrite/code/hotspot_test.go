@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/heapledger/heapledger/fixtures"
 	"github.com/heapledger/heapledger/rewrite/classfile"
 )
 
@@ -138,4 +139,100 @@ func TestWidenedCodeRunsOnHotSpot(t *testing.T) {
 			t.Fatalf("spread %d: rewritten class: %v\n%s\nwant\n%s", spread, err, got, want)
 		}
 	}
+}
+
+// TestJsrWideningRunsOnHotSpot pushes every subroutine of the jasmin jsr/ret fixture more than
+// 32 KB away from its callers, so each jsr becomes jsr_w (and branches around it widen), and
+// runs the program under the type-inference verifier with its expected output.
+func TestJsrWideningRunsOnHotSpot(t *testing.T) {
+	jasmin, java := fixtures.Tool(t, "jasmin"), fixtures.Tool(t, "java")
+	set, err := fixtures.BuildJasmin(jasmin, java, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prog *fixtures.Program
+	for i := range set.Programs {
+		if set.Programs[i].Main == "JsrRet" {
+			prog = &set.Programs[i]
+		}
+	}
+	if prog == nil {
+		t.Fatal("fixture JsrRet is missing")
+	}
+	path := filepath.Join(set.ClassDir, "JsrRet.class")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := classfile.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	widened := 0
+	for _, m := range c.Methods {
+		code, attr, err := c.MethodCode(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if code == nil {
+			continue
+		}
+		b, err := Decode(code, c.Pool, Method{Class: c.Name(), Name: m.Name(c.Pool), Desc: m.Descriptor(c.Pool), Access: m.AccessFlags, Major: c.Major})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Pad before the first subroutine in code order (before its label, so callers must
+		// jump over the padding); one 33 KB pad per method keeps it under 64 KB.
+		var first *Insn
+		for n := b.First(); n != nil && first == nil; n = n.Next() {
+			if n.IsLabel() {
+				for x := b.First(); x != nil; x = x.Next() {
+					if x.Op == JSR && x.Target == n.Label {
+						first = n
+					}
+				}
+			}
+		}
+		if first == nil {
+			continue
+		}
+		b.InsertBefore(first, nops(b, 33000))
+		nc, err := b.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		re, err := Decode(nc, c.Pool, b.Method)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for n := re.First(); n != nil; n = n.Next() {
+			if n.Op == JSR_W {
+				widened++
+			}
+		}
+		na, err := nc.Encode(attr.NameIndex)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, a := range m.Attributes {
+			if a == attr {
+				m.Attributes[i] = na
+			}
+		}
+	}
+	if widened == 0 {
+		t.Fatal("no jsr was widened")
+	}
+	out, err := c.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := set.Run("JsrRet", []string{set.ClassDir})
+	if err != nil || got != prog.Expected {
+		t.Fatalf("after widening %d jsr: %v\n%s\nwant\n%s", widened, err, got, prog.Expected)
+	}
+	t.Logf("%d jsr widened to jsr_w; output unchanged", widened)
 }
