@@ -193,6 +193,13 @@ func openDir(root string) (*Input, error) {
 		if err != nil {
 			return err
 		}
+		if info.Mode()&fs.ModeSymlink != 0 {
+			// A link to a file (build tools link shared resources) is archived as that file; a
+			// link to a directory is not followed, so a link cycle cannot make the walk endless.
+			if target, err := os.Stat(p); err == nil && target.Mode().IsRegular() {
+				info = target
+			}
+		}
 		switch {
 		case d.IsDir():
 			name += "/"

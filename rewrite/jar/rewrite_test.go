@@ -434,3 +434,34 @@ func TestInPlaceNewDirectoryAndProgress(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestDirectoryInputFollowsFileLinksOnly(t *testing.T) {
+	dir := t.TempDir()
+	classes := filepath.Join(dir, "classes")
+	os.MkdirAll(filepath.Join(classes, "p"), 0o755)
+	os.WriteFile(filepath.Join(dir, "shared.txt"), []byte("shared"), 0o644)
+	os.WriteFile(filepath.Join(classes, "p", "A.class"), fakeClass("p/A"), 0o644)
+	if err := os.Symlink(filepath.Join(dir, "shared.txt"), filepath.Join(classes, "p", "link.txt")); err != nil {
+		t.Skipf("symlinks unsupported here: %v", err)
+	}
+	out := filepath.Join(dir, "out.jar")
+	var seen []string
+	if _, err := Rewrite([]string{classes}, out, marker(&seen, make(chan struct{}, 1)), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, f := range readZip(t, out).File {
+		if f.Name == "p/link.txt" {
+			found = string(contents(t, f)) == "shared"
+		}
+	}
+	if !found {
+		t.Error("p/link.txt not archived with the linked file's contents")
+	}
+	// A link to a directory is refused with the path named, never followed.
+	os.Symlink(dir, filepath.Join(classes, "loop"))
+	_, err := Rewrite([]string{classes}, filepath.Join(dir, "out2.jar"), marker(&seen, make(chan struct{}, 1)), Options{})
+	if err == nil || !strings.Contains(err.Error(), "loop: not a regular file") {
+		t.Errorf("directory link: %v", err)
+	}
+}
