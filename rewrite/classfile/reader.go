@@ -1,6 +1,7 @@
 package classfile
 
 import (
+	"errors"
 	"fmt"
 )
 
@@ -31,6 +32,13 @@ func (e *FormatError) Error() string {
 type UnsupportedVersionError struct {
 	Major, Minor uint16
 }
+
+// ErrUnsupportedVersion matches every *UnsupportedVersionError under errors.Is, for callers that
+// only need to know that a class must be passed through.
+var ErrUnsupportedVersion = errors.New("unsupported class file version")
+
+// Is makes errors.Is(err, ErrUnsupportedVersion) true.
+func (e *UnsupportedVersionError) Is(target error) bool { return target == ErrUnsupportedVersion }
 
 func (e *UnsupportedVersionError) Error() string {
 	return fmt.Sprintf("classfile: unsupported class file version %d.%d (this engine reads major versions %d to %d)",

@@ -115,7 +115,7 @@ func TestUnsupportedVersion(t *testing.T) {
 		data := []byte{0xCA, 0xFE, 0xBA, 0xBE, 0, 0, byte(v >> 8), byte(v)}
 		_, err := Parse(data)
 		var ue *UnsupportedVersionError
-		if !errors.As(err, &ue) || ue.Major != v {
+		if !errors.As(err, &ue) || ue.Major != v || !errors.Is(err, ErrUnsupportedVersion) {
 			t.Errorf("major %d: want UnsupportedVersionError, got %v", v, err)
 		}
 	}
