@@ -3,32 +3,32 @@ package passes
 import (
 	"fmt"
 
-	"github.com/heapledger/heapledger/rewrite/classfile"
+	"github.com/heapledger/heapledger/analysis/ctormap"
 	"github.com/heapledger/heapledger/rewrite/code"
 )
 
-// attachFrames gives an edited body what it needs to write its StackMapTable.
-func attachFrames(cf *classfile.Class, b *code.Body) error {
-	if cf.Major < 50 {
-		return nil // the type-inferring verifier checks these; they have no frames
-	}
-	return fmt.Errorf("%s: frames: not yet integrated", b.Method)
-}
-
-// initCalls returns the super()/this() calls of a constructor, nil for other methods.
-func initCalls(cf *classfile.Class, m *classfile.Member, b *code.Body) ([]*code.Insn, error) {
+// initCalls returns the super()/this() calls of a constructor — on each path the call after
+// which `this` is initialised — and nil for any other method. The constructor analysis follows
+// uninitializedThis through the code rather than matching patterns, so it finds the call behind
+// statements before super() (Java 25, Kotlin, Scala) and tells it apart from `new X(...)` of
+// the class itself.
+func initCalls(b *code.Body) ([]*code.Insn, error) {
 	if b.Method.Name != "<init>" {
 		return nil, nil
 	}
-	// interim: find invokespecial <init> on aload_0 in old code
-	var out []*code.Insn
-	for n := b.First(); n != nil; n = n.Next() {
-		if n.Op == code.INVOKESPECIAL {
-			owner, name, _, _ := cf.Pool.MemberRef(n.Index)
-			if name == "<init>" && (owner == cf.Name() || owner == cf.SuperName()) {
-				out = append(out, n)
-			}
-		}
+	a, err := ctormap.Analyze(b)
+	if err != nil {
+		return nil, err
+	}
+	if !a.IsConstructor {
+		return nil, nil // java/lang/Object's constructor starts initialised
+	}
+	if len(a.Calls) == 0 {
+		return nil, fmt.Errorf("%s: no path calls super() or this(), so there is no point after which a handler may start", b.Method)
+	}
+	out := make([]*code.Insn, len(a.Calls))
+	for i, c := range a.Calls {
+		out[i] = c.Insn
 	}
 	return out, nil
 }

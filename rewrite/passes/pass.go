@@ -16,6 +16,7 @@ import (
 
 	"github.com/heapledger/heapledger/rewrite/classfile"
 	"github.com/heapledger/heapledger/rewrite/code"
+	"github.com/heapledger/heapledger/rewrite/frames"
 	"github.com/heapledger/heapledger/rewrite/transform"
 )
 
@@ -113,10 +114,11 @@ func (d *driver) method(cf *classfile.Class, cname string, m *classfile.Member) 
 	if err != nil {
 		return skip(err)
 	}
-	if err := d.ed.editMethod(cf, m, b); err != nil {
+	// The compiler's frames are keyed to labels before any edit, so they move with their code.
+	if _, err := frames.Attach(b); err != nil {
 		return skip(err)
 	}
-	if err := attachFrames(cf, b); err != nil {
+	if err := d.ed.editMethod(cf, m, b); err != nil {
 		return skip(err)
 	}
 	nc, err := b.Encode()

@@ -66,7 +66,7 @@ func (probeEditor) editMethod(cf *classfile.Class, m *classfile.Member, b *code.
 		return err
 	}
 
-	inits, err := initCalls(cf, m, b)
+	inits, err := initCalls(b)
 	if err != nil {
 		return err
 	}

@@ -12,7 +12,9 @@ import java.nio.charset.Charset;
  * rethrown, {@link #alloc()} after every {@code new} and {@link #array(Object)} after every array
  * creation. For a program that ends normally every entry is matched by an exit or an unwind, so
  * {@code entries == exits + unwinds} and each token handed back equals the one entered: those two
- * facts check the rewriting of every return path and exception path that actually ran.
+ * facts check the rewriting of every return path and exception path that actually ran. A program
+ * that calls {@code System.exit} still has frames on its threads' stacks; the report counts them
+ * as {@code live}, so {@code entries == exits + unwinds + live} holds for every program.
  *
  * <p>Counting must not change the program: nothing here throws into the caller, allocates on the
  * counting paths after the thread's first call, takes a lock, or prints. Counts go to a file only
@@ -119,9 +121,12 @@ public final class Probe {
         }
     }
 
-    /** Totals over all threads, in the order entries, exits, unwinds, allocs, arrays, mismatches. */
+    /**
+     * Totals over all threads, in the order entries, exits, unwinds, allocs, arrays, mismatches,
+     * live (methods entered and not yet left).
+     */
     public static long[] totals() {
-        long[] t = new long[6];
+        long[] t = new long[7];
         Counts c;
         synchronized (registryLock) {
             c = registry;
@@ -133,6 +138,7 @@ public final class Probe {
             t[3] += c.allocs;
             t[4] += c.arrays;
             t[5] += c.mismatches;
+            t[6] += c.depth;
         }
         return t;
     }
@@ -146,6 +152,7 @@ public final class Probe {
         sb.append("allocs ").append(t[3]).append('\n');
         sb.append("arrays ").append(t[4]).append('\n');
         sb.append("mismatches ").append(t[5]).append('\n');
+        sb.append("live ").append(t[6]).append('\n');
         Writer w = null;
         try {
             w = new OutputStreamWriter(new FileOutputStream(path), Charset.forName("UTF-8"));

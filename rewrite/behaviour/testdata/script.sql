@@ -1,0 +1,7 @@
+CREATE TABLE t(id INT PRIMARY KEY, name VARCHAR(20), v DOUBLE);
+INSERT INTO t SELECT x, 'n' || x, x * 1.5 FROM SYSTEM_RANGE(1, 500);
+CREATE INDEX ti ON t(name);
+SELECT COUNT(*), SUM(v), MAX(name) FROM t;
+SELECT id, name FROM t WHERE id % 97 = 0 ORDER BY name DESC;
+UPDATE t SET v = v * 2 WHERE id < 10;
+SELECT SUM(v) FROM t WHERE id < 20;
