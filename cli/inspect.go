@@ -313,6 +313,23 @@ func printAttributeNames(w io.Writer, indent string, p *classfile.Pool, attrs []
 		names[i] = fmt.Sprintf("%s(%d)", classfile.AttributeName(p, a), len(a.Data))
 	}
 	fmt.Fprintf(w, "%sattributes: %s\n", indent, strings.Join(names, " "))
+	for _, a := range attrs {
+		name := classfile.AttributeName(p, a)
+		switch name {
+		case "Signature", "ConstantValue":
+			if i, err := classfile.ParseIndex(a); err == nil {
+				fmt.Fprintf(w, "%s%s: #%d  // %s\n", indent, name, i, constantText(p, i))
+			}
+		case "Exceptions":
+			if idx, err := classfile.ParseIndexList(a); err == nil {
+				names := make([]string, len(idx))
+				for i, x := range idx {
+					names[i] = constantText(p, x)
+				}
+				fmt.Fprintf(w, "%sthrows: %s\n", indent, strings.Join(names, ", "))
+			}
+		}
+	}
 }
 
 // describeClassAttribute summarises the class attributes that have a parsed form.

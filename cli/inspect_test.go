@@ -255,3 +255,37 @@ func TestInspectDirectory(t *testing.T) {
 		}
 	}
 }
+
+// TestInspectEveryClassOfAJar prints every class of a real jar with code and frames: no method
+// may fail to decode, and every frame table must be shown.
+func TestInspectEveryClassOfAJar(t *testing.T) {
+	_, err := os.Stat(asmJar)
+	needTool(t, asmJar, err == nil)
+	in, err := jar.OpenInput(asmJar)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	classes := 0
+	for _, e := range in.Entries {
+		if !strings.HasSuffix(e.Name, ".class") {
+			continue
+		}
+		data, err := e.ReadAll(jar.DefaultLimits)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sb strings.Builder
+		if err := printClass(&sb, e.String(), data, inspectOptions{pool: true, code: true}); err != nil {
+			t.Errorf("%s: %v", e, err)
+			continue
+		}
+		if i := strings.Index(sb.String(), "error:"); i >= 0 {
+			t.Errorf("%s: %s", e, sb.String()[i:min(len(sb.String()), i+300)])
+		}
+		classes++
+	}
+	if classes < 30 {
+		t.Errorf("only %d classes in %s", classes, asmJar)
+	}
+}
