@@ -180,7 +180,8 @@ func (e *engine) findHeads() error {
 			}
 			if err == nil {
 				var h *head
-				if h, err = e.labelHead(hd.Handler, fmt.Sprintf("exception handler %d", k)); err == nil {
+				if h, err = e.labelHead(hd.Handler, ""); err == nil {
+					h.why = fmt.Sprintf("exception handler %d", k) // the most telling reason a frame is needed
 					catch := ObjectType("java/lang/Throwable")
 					if hd.CatchType != 0 {
 						name, cerr := e.body.Pool.ClassName(hd.CatchType)
