@@ -42,13 +42,13 @@ func Decode(c *classfile.Code, pool *classfile.Pool, m Method) (*Body, error) {
 		return nil, err
 	}
 	for i, e := range c.Exceptions {
-		if err := d.ref(int(e.StartPC), false, "exception table entry %d start", i); err != nil {
+		if err := d.ref(int(e.StartPC), false, "exception table", i, " start"); err != nil {
 			return nil, err
 		}
-		if err := d.ref(int(e.EndPC), true, "exception table entry %d end", i); err != nil {
+		if err := d.ref(int(e.EndPC), true, "exception table", i, " end"); err != nil {
 			return nil, err
 		}
-		if err := d.ref(int(e.HandlerPC), false, "exception table entry %d handler", i); err != nil {
+		if err := d.ref(int(e.HandlerPC), false, "exception table", i, " handler"); err != nil {
 			return nil, err
 		}
 	}
@@ -121,7 +121,7 @@ func Decode(c *classfile.Code, pool *classfile.Pool, m Method) (*Body, error) {
 	attrs := make([]Attr, len(c.Attributes))
 	for i, a := range c.Attributes {
 		at := &attrs[i]
-		at.Kind, at.Name = kinds[i], a.NameIndex
+		at.Kind, at.Name, at.orig = kinds[i], a.NameIndex, a.Data
 		if err := d.buildAttr(at, a.Data); err != nil {
 			return nil, err
 		}
@@ -318,10 +318,11 @@ func (d *decoder) scan() (int, error) {
 }
 
 // ref marks an offset named by a table. end allows the code length (exclusive range ends).
-func (d *decoder) ref(off int, end bool, what string, args ...any) error {
+// The message parts are separate arguments so the hot path formats nothing.
+func (d *decoder) ref(off int, end bool, what string, i int, part string) error {
 	n := len(d.bc)
 	if off > n || (off == n && !end) || (off < n && d.marks[off]&markStart == 0) {
-		return d.errf(off, "%s: offset %d is not an instruction boundary", fmt.Sprintf(what, args...), off)
+		return d.errf(off, "%s entry %d%s: offset %d is not an instruction boundary", what, i, part, off)
 	}
 	d.marks[off] |= markLabel
 	return nil
@@ -450,7 +451,7 @@ func (d *decoder) markAttr(k AttrKind, data []byte) error {
 			start := r.u2()
 			r.u2()
 			if !r.bad {
-				if err := d.ref(start, false, "LineNumberTable entry %d", i); err != nil {
+				if err := d.ref(start, false, "LineNumberTable", i, ""); err != nil {
 					return err
 				}
 			}
@@ -478,10 +479,10 @@ func (d *decoder) markAttr(k AttrKind, data []byte) error {
 }
 
 func (d *decoder) rangeRef(start, length int, k AttrKind, i int) error {
-	if err := d.ref(start, false, "%s entry %d start", attrKindName(k), i); err != nil {
+	if err := d.ref(start, false, attrKindName(k), i, " start"); err != nil {
 		return err
 	}
-	return d.ref(start+length, true, "%s entry %d end", attrKindName(k), i)
+	return d.ref(start+length, true, attrKindName(k), i, " end")
 }
 
 func attrKindName(k AttrKind) string {
@@ -543,7 +544,7 @@ func (d *decoder) markFrames(r *attrReader) error {
 			break
 		}
 		off += delta + 1
-		if err := d.ref(off, false, "StackMapTable frame %d", i); err != nil {
+		if err := d.ref(off, false, "StackMapTable", i, ""); err != nil {
 			return err
 		}
 	}
@@ -597,7 +598,7 @@ func (d *decoder) walkTypeAnnos(r *attrReader, k AttrKind, out *[]TypeAnnotation
 				break
 			}
 			if out == nil {
-				if err := d.ref(off, false, "%s entry %d", attrKindName(k), i); err != nil {
+				if err := d.ref(off, false, attrKindName(k), i, ""); err != nil {
 					return err
 				}
 			} else {

@@ -11,6 +11,11 @@ func (b *Body) Last() *Insn { return b.last }
 // Modified reports whether the body was edited since Decode.
 func (b *Body) Modified() bool { return b.modified }
 
+// MarkModified makes Encode treat the body as edited: recompute max_stack and max_locals,
+// re-encode every table from its parsed form and ask Frames for the StackMapTable. Editing
+// methods call it themselves; a pass that changes only the exported tables calls it.
+func (b *Body) MarkModified() { b.modified = true }
+
 // CodeLen is the length of the decoded code.
 func (b *Body) CodeLen() int { return b.codeLen }
 

@@ -176,6 +176,11 @@ func (b *Body) Encode() (*classfile.Code, error) {
 		}
 	}
 	c.Attributes = make([]*classfile.Attribute, 0, len(b.Attrs)+1)
+	store := make([]classfile.Attribute, 0, len(b.Attrs)+1) // one allocation for all of them
+	add := func(name uint16, data []byte) {
+		store = append(store, classfile.Attribute{NameIndex: name, Data: data})
+		c.Attributes = append(c.Attributes, &store[len(store)-1])
+	}
 	hasFrames := false
 	for _, a := range b.Attrs {
 		switch a.Kind {
@@ -184,7 +189,7 @@ func (b *Body) Encode() (*classfile.Code, error) {
 				name, _ := b.Pool.Utf8(a.Name)
 				return nil, &Error{Method: b.Method, Offset: -1, Msg: fmt.Sprintf("code changed but attribute %q inside Code is unknown and may hold offsets", name), Err: ErrUnmappableAttribute}
 			}
-			c.Attributes = append(c.Attributes, &classfile.Attribute{NameIndex: a.Name, Data: a.Raw})
+			add(a.Name, a.Raw)
 		case AttrStackMap:
 			hasFrames = true
 			if b.Frames != nil && b.modified {
@@ -193,20 +198,24 @@ func (b *Body) Encode() (*classfile.Code, error) {
 					return nil, err
 				}
 				if data != nil {
-					c.Attributes = append(c.Attributes, &classfile.Attribute{NameIndex: a.Name, Data: data})
+					add(a.Name, data)
 				}
 				continue
 			}
 			if !same {
 				return nil, &Error{Method: b.Method, Offset: -1, Msg: "code changed but no frame encoder was given for its StackMapTable", Err: ErrUnmappableAttribute}
 			}
-			c.Attributes = append(c.Attributes, &classfile.Attribute{NameIndex: a.Name, Data: a.Raw})
+			add(a.Name, a.Raw)
 		default:
+			if !b.modified && same && a.orig != nil {
+				add(a.Name, a.orig)
+				continue
+			}
 			data, err := b.encodeAttr(a)
 			if err != nil {
 				return nil, err
 			}
-			c.Attributes = append(c.Attributes, &classfile.Attribute{NameIndex: a.Name, Data: data})
+			add(a.Name, data)
 		}
 	}
 	if !hasFrames && b.Frames != nil && b.modified {
@@ -219,7 +228,7 @@ func (b *Body) Encode() (*classfile.Code, error) {
 			if err != nil {
 				return nil, &Error{Method: b.Method, Offset: -1, Msg: err.Error(), Err: err}
 			}
-			c.Attributes = append(c.Attributes, &classfile.Attribute{NameIndex: name, Data: data})
+			add(name, data)
 		}
 	}
 	return c, nil

@@ -107,7 +107,7 @@ func TestRoundTripRealJars(t *testing.T) {
 				// max_locals recomputed, tables re-encoded): with nothing actually changed it
 				// must give the same bytes too.
 				if methods%2 == 0 {
-					b.modified = true
+					b.MarkModified()
 					forced++
 				}
 				out, err := b.Encode()

@@ -178,6 +178,8 @@ type Attr struct {
 	Lines []LineNumber
 	Vars  []LocalVar // AttrLocalVars and AttrLocalVarTypes
 	Annos []TypeAnnotation
+
+	orig []byte // contents as decoded, written back while the body is unedited
 }
 
 // Method identifies the method a Body belongs to, for messages and for argument slots.
@@ -205,6 +207,9 @@ type Body struct {
 	Method Method
 	Pool   *classfile.Pool
 
+	// Edits to the exported fields (Handlers, Attrs, tables) count only once the body is marked
+	// modified, by an edit of the code or by MarkModified.
+	//
 	// MaxStack and MaxLocals are the values of the decoded Code attribute (0 for a new body).
 	// Encode writes the larger of these and the recomputed values, so frames and debug tables
 	// that mention slots nobody loads stay valid.
