@@ -68,3 +68,34 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// FuzzMethodDescriptor checks that descriptor parsing never panics and that whatever it accepts
+// re-assembles to the same text with consistent slot counts.
+func FuzzMethodDescriptor(f *testing.F) {
+	for _, s := range []string{"()V", "(IJ[Ljava/lang/String;)D", "([[D)Ljava/lang/Object;", "(L;)V", "(", "([)V"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, desc string) {
+		md, err := ParseMethodDescriptor(desc)
+		if err != nil {
+			var de *DescriptorError
+			if !errors.As(err, &de) {
+				t.Fatalf("untyped error %T: %v", err, err)
+			}
+			return
+		}
+		if md.String() != desc {
+			t.Fatalf("%q re-assembles as %q", desc, md.String())
+		}
+		slots := 0
+		for _, a := range md.Args {
+			if ValidateFieldDescriptor(a) != nil {
+				t.Fatalf("%q: argument %q is not a field descriptor", desc, a)
+			}
+			slots += TypeSlots(a)
+		}
+		if slots != md.ArgSlots() || slots < len(md.Args) || slots > 2*len(md.Args) {
+			t.Fatalf("%q: %d slots for %d arguments", desc, md.ArgSlots(), len(md.Args))
+		}
+	})
+}
