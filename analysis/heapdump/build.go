@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"io"
-	"runtime/debug"
 	"slices"
 
 	"github.com/heapledger/heapledger/analysis/heapgraph"
@@ -126,28 +125,7 @@ func (l *loader) prepare() {
 		}
 	}
 
-	// Order nodes by object id, remembering where each file-order record went.
-	var inv []uint32
-	if !slices.IsSorted(l.ids[1:]) {
-		ord := make([]uint32, n-1)
-		for i := range ord {
-			ord[i] = uint32(i + 1)
-		}
-		ids := l.ids
-		slices.SortFunc(ord, func(a, b uint32) int { return cmp.Compare(ids[a], ids[b]) })
-		l.ids = permute(l.ids, ord)
-		l.cls = permute(l.cls, ord)
-		l.kind = permute(l.kind, ord)
-		l.aux = permute(l.aux, ord)
-		l.deg = permute(l.deg, ord)
-		inv = make([]uint32, n)
-		for i, o := range ord {
-			inv[o] = uint32(i + 1)
-		}
-		ord = nil
-		debug.FreeOSMemory()
-	}
-	l.inv = inv
+	l.order()
 	for i := 2; i < n; i++ {
 		if l.ids[i] == l.ids[i-1] {
 			l.warn("dup", fmt.Sprintf("%s: object id 0x%x occurs more than once; references reach only one of the records", l.path, l.ids[i]))
@@ -209,13 +187,21 @@ func (l *loader) prepare() {
 	l.deg, l.aux = nil, nil
 }
 
-func permute[T any](a []T, ord []uint32) []T {
-	out := make([]T, len(a))
-	out[0] = a[0]
-	for i, o := range ord {
-		out[i+1] = a[o]
+
+// classRecNode finds the node of a class dump record in pass 2: the first class node with its
+// id (ids repeat only in corrupt dumps, which were warned about).
+func (l *loader) classRecNode(id uint64, d *Dump) (uint32, bool) {
+	n, ok := d.Node(id)
+	if !ok {
+		return 0, false
 	}
-	return out
+	for int(n) < len(d.ObjectID) && d.ObjectID[n] == id {
+		if d.Kind[n] == KindClass {
+			return n, true
+		}
+		n++
+	}
+	return 0, false
 }
 
 // classifyReferences marks subclasses of java.lang.ref.Reference and remembers where their
@@ -269,6 +255,7 @@ func (l *loader) pass2() error {
 	}
 	nObj := len(d.ObjectID) - 1
 	k := 0
+	var mainNode uint32
 	var last int64
 	for k < nObj {
 		rec, err := r.Next()
@@ -287,9 +274,21 @@ func (l *loader) pass2() error {
 		switch rec.Tag {
 		case hprof.TagClassDump, hprof.TagInstanceDump, hprof.TagObjArrayDump, hprof.TagPrimArrayDump:
 			k++
-			node = uint32(k)
-			if l.inv != nil {
+			switch {
+			case l.inv != nil:
 				node = l.inv[k]
+			case !l.mainInOrder || rec.Tag != hprof.TagClassDump:
+				// Objects other than class dumps keep their file order among themselves.
+				mainNode++
+				for int(mainNode) < len(d.Kind) && d.Kind[mainNode] == KindClass {
+					mainNode++
+				}
+				node = mainNode
+			default:
+				var ok bool
+				if node, ok = l.classRecNode(rec.ID, d); !ok {
+					continue
+				}
 			}
 		default:
 			continue
@@ -323,7 +322,7 @@ func (l *loader) pass2() error {
 			classEdges(l.schema, l.schema.Classes[rec.ID].Dump, func(_ string, id uint64) { put(id) })
 		case hprof.TagInstanceDump:
 			ck := d.ClassOf[node]
-			refs, _, _ := l.schema.InstanceRefs(rec.Class)
+			refs, _ := l.refsOf(rec.Class)
 			isRef := d.Classes[ck].Ref != RefNone
 			for _, fr := range refs {
 				if int(fr.Offset)+idSize > len(rec.Data) {

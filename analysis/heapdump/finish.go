@@ -3,6 +3,7 @@ package heapdump
 import (
 	"cmp"
 	"fmt"
+	"math/bits"
 	"slices"
 )
 
@@ -143,13 +144,18 @@ func (l *loader) dropUnreachable(seen bitset) {
 	d := l.d
 	g := d.Graph
 	n := g.N()
-	newIdx := make([]uint32, n)
-	next := uint32(0)
+	// A node's new number is the count of kept nodes before it: a rank over the bitset,
+	// with a prefix count per 64-bit word instead of a full renumbering table.
+	rank := make([]uint32, len(seen)+1)
+	for w, word := range seen {
+		rank[w+1] = rank[w] + uint32(bits.OnesCount64(word))
+	}
+	newIdx := func(v uint32) uint32 {
+		return rank[v>>6] + uint32(bits.OnesCount64(seen[v>>6]&(1<<(v&63)-1)))
+	}
+	next := rank[len(seen)]
 	for v := 0; v < n; v++ {
-		if seen.has(uint32(v)) {
-			newIdx[v] = next
-			next++
-		} else {
+		if !seen.has(uint32(v)) {
 			d.Unreachable.Objects++
 			d.Unreachable.Bytes += g.Size[v]
 		}
@@ -160,13 +166,13 @@ func (l *loader) dropUnreachable(seen bitset) {
 	for v := 0; v < n; v++ {
 		end := g.Off[v+1]
 		if seen.has(uint32(v)) {
-			nv := newIdx[v]
+			nv := newIdx(uint32(v))
 			g.Off[nv] = w
 			for e := start; e < end; e++ {
 				if d.Weak[e>>6]&(1<<(e&63)) != 0 {
 					weak.set(w)
 				}
-				g.Succ[w] = newIdx[g.Succ[e]]
+				g.Succ[w] = newIdx(g.Succ[e])
 				w++
 			}
 			d.ObjectID[nv] = d.ObjectID[v]
@@ -178,21 +184,21 @@ func (l *loader) dropUnreachable(seen bitset) {
 	}
 	g.Off[next] = w
 	g.Off = g.Off[:next+1]
-	g.Succ = append([]uint32(nil), g.Succ[:w]...)
+	g.Succ = g.Succ[:w]
 	g.Size = g.Size[:next]
 	d.ObjectID, d.ClassOf, d.Kind = d.ObjectID[:next], d.ClassOf[:next], d.Kind[:next]
 	d.Weak = weak[:(w+63)/64]
 	roots := d.Roots[:0]
 	for _, r := range d.Roots {
-		r.Node = newIdx[r.Node]
+		r.Node = newIdx(r.Node)
 		roots = append(roots, r)
 	}
 	d.Roots = roots
 	cn := map[uint32]int32{}
 	for node, k := range d.classNode {
 		if seen.has(node) {
-			cn[newIdx[node]] = k
-			d.Classes[k].Node = newIdx[node]
+			cn[newIdx(node)] = k
+			d.Classes[k].Node = newIdx(node)
 		} else {
 			d.Classes[k].Node = 0
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 
 	"github.com/heapledger/heapledger/analysis/hprof"
 )
@@ -52,7 +53,13 @@ type loader struct {
 	roots   []rawRoot
 	warned  map[string]int
 
-	inv      []uint32 // file-order record k → node, when the file is not in id order
+	// The last class looked up: instances of one class tend to come in runs.
+	lastClass uint64
+	lastRefs  []hprof.FieldRef
+	lastOK    bool
+
+	inv         []uint32 // file-order record k → node, when the file is in no helpful order
+	mainInOrder bool     // records other than class dumps are in node order (see order)
 	tooBig   bool
 	refClass int32 // index of java.lang.ref.Reference in Dump.Classes, or -1
 }
@@ -69,14 +76,19 @@ func Load(path string, opt Options) (*Dump, error) {
 		return nil, err
 	}
 	l := &loader{path: path, opt: opt, size: st.Size(), d: &Dump{Path: path}, warned: map[string]int{}}
+	// Collections between phases return each phase's temporaries at once, so that peak memory
+	// is the data's, not the data's plus the garbage collector's headroom.
 	if err := l.pass1(); err != nil {
 		return nil, err
 	}
+	debug.FreeOSMemory()
 	l.prepare()
+	debug.FreeOSMemory()
 	if err := l.pass2(); err != nil {
 		return nil, err
 	}
 	l.finish()
+	debug.FreeOSMemory()
 	l.d.schema = l.schema
 	return l.d, nil
 }
@@ -236,7 +248,7 @@ func (l *loader) pass1() error {
 			l.add(rec.ID, l.key(rec.ID), KindClass, 0, n)
 		case rec.Tag == hprof.TagInstanceDump:
 			deg := unresolved
-			if refs, _, ok := l.schema.InstanceRefs(rec.Class); ok {
+			if refs, ok := l.refsOf(rec.Class); ok {
 				deg = 1
 				for _, fr := range refs {
 					if int(fr.Offset)+idSize <= len(rec.Data) && r.ReadID(rec.Data[fr.Offset:]) != 0 {
@@ -271,6 +283,14 @@ func (l *loader) pass1() error {
 		return fmt.Errorf("%s: has %d heap dump(s), dump %d was asked for", l.path, l.d.Dumps, l.opt.Dump)
 	}
 	return nil
+}
+
+func (l *loader) refsOf(class uint64) ([]hprof.FieldRef, bool) {
+	if class != l.lastClass || !l.lastOK {
+		l.lastRefs, _, l.lastOK = l.schema.InstanceRefs(class)
+		l.lastClass = class
+	}
+	return l.lastRefs, l.lastOK
 }
 
 // classEdges calls fn for each outgoing reference of a class object after its "<class>" edge,

@@ -468,8 +468,16 @@ func (in *input) grow(n int) {
 }
 
 // peek returns the next n unread bytes without consuming them. On a short input it returns what
-// there is with io.EOF (nothing at all) or io.ErrUnexpectedEOF.
+// there is with io.EOF (nothing at all) or io.ErrUnexpectedEOF. Small enough to be inlined: the
+// bytes are nearly always already buffered.
 func (in *input) peek(n int) ([]byte, error) {
+	if in.end-in.start >= n {
+		return in.buf[in.start : in.start+n], nil
+	}
+	return in.fill(n)
+}
+
+func (in *input) fill(n int) ([]byte, error) {
 	for in.end-in.start < n {
 		if in.eof != nil {
 			if in.end == in.start && in.eof == io.EOF {

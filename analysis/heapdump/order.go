@@ -1,0 +1,125 @@
+package heapdump
+
+import (
+	"cmp"
+	"slices"
+)
+
+// order puts the nodes in ascending id order. HotSpot writes the class dumps first and then the
+// heap in address order, so the common case is "sorted apart from the class dumps": those few
+// are set aside, the rest slides down, and the two sorted sequences are merged from the back —
+// sequential passes, no extra per-node memory, and pass 2 can find a record's node by counting
+// (l.mainInOrder). Any other order is sorted in full, and the inverse permutation is kept for
+// pass 2 in l.inv.
+func (l *loader) order() {
+	n := len(l.ids)
+	if slices.IsSorted(l.ids[1:]) {
+		l.mainInOrder = true
+		return
+	}
+	var few []uint32
+	sorted := true
+	var last uint64
+	started := false
+	for i := 1; i < n; i++ {
+		if l.kind[i] == KindClass {
+			few = append(few, uint32(i))
+			continue
+		}
+		if started && l.ids[i] < last {
+			sorted = false
+			break
+		}
+		last, started = l.ids[i], true
+	}
+	if sorted && len(few) <= n/4 {
+		l.mergeClasses(few)
+		l.mainInOrder = true
+		return
+	}
+	ord := make([]uint32, n)
+	for i := range ord {
+		ord[i] = uint32(i)
+	}
+	ids := l.ids
+	slices.SortFunc(ord[1:], func(a, b uint32) int { return cmp.Compare(ids[a], ids[b]) })
+	l.permuteInPlace(ord)
+	l.inv = ord
+}
+
+func (l *loader) mergeClasses(few []uint32) {
+	type rec struct {
+		id  uint64
+		cls uint32
+		aux uint64
+		deg uint32
+	}
+	saved := make([]rec, len(few))
+	for j, i := range few {
+		saved[j] = rec{l.ids[i], l.cls[i], l.aux[i], l.deg[i]}
+	}
+	slices.SortFunc(saved, func(a, b rec) int { return cmp.Compare(a.id, b.id) })
+	w := 1
+	for i := 1; i < len(l.ids); i++ {
+		if l.kind[i] == KindClass {
+			continue
+		}
+		if w != i {
+			l.ids[w], l.cls[w], l.kind[w], l.aux[w], l.deg[w] = l.ids[i], l.cls[i], l.kind[i], l.aux[i], l.deg[i]
+		}
+		w++
+	}
+	i, j, k := w-1, len(saved)-1, len(l.ids)-1
+	for j >= 0 {
+		if i >= 1 && l.ids[i] > saved[j].id {
+			l.ids[k], l.cls[k], l.kind[k], l.aux[k], l.deg[k] = l.ids[i], l.cls[i], l.kind[i], l.aux[i], l.deg[i]
+			i--
+		} else {
+			s := saved[j]
+			l.ids[k], l.cls[k], l.kind[k], l.aux[k], l.deg[k] = s.id, s.cls, KindClass, s.aux, s.deg
+			j--
+		}
+		k--
+	}
+}
+
+// permuteInPlace rearranges the per-node arrays so that position i receives what was at ord[i],
+// following the permutation's cycles so that no array is copied; then it turns ord into its
+// inverse (file-order index → node), which pass 2 needs.
+func (l *loader) permuteInPlace(ord []uint32) {
+	n := len(ord)
+	done := newBitset(n)
+	for s := 0; s < n; s++ {
+		if done.has(uint32(s)) || ord[s] == uint32(s) {
+			continue
+		}
+		id, cl, kd, ax, dg := l.ids[s], l.cls[s], l.kind[s], l.aux[s], l.deg[s]
+		j := s
+		for {
+			done.set(uint32(j))
+			k := int(ord[j])
+			if k == s {
+				l.ids[j], l.cls[j], l.kind[j], l.aux[j], l.deg[j] = id, cl, kd, ax, dg
+				break
+			}
+			l.ids[j], l.cls[j], l.kind[j], l.aux[j], l.deg[j] = l.ids[k], l.cls[k], l.kind[k], l.aux[k], l.deg[k]
+			j = k
+		}
+	}
+	// Invert ord cycle by cycle.
+	clear(done)
+	for s := 0; s < n; s++ {
+		if done.has(uint32(s)) {
+			continue
+		}
+		prev, cur := uint32(s), ord[s]
+		done.set(uint32(s))
+		for cur != uint32(s) {
+			next := ord[cur]
+			ord[cur] = prev
+			done.set(cur)
+			prev, cur = cur, next
+		}
+		ord[s] = prev
+	}
+}
