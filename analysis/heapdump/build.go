@@ -187,7 +187,6 @@ func (l *loader) prepare() {
 	l.deg, l.aux = nil, nil
 }
 
-
 // classRecNode finds the node of a class dump record in pass 2: the first class node with its
 // id (ids repeat only in corrupt dumps, which were warned about).
 func (l *loader) classRecNode(id uint64, d *Dump) (uint32, bool) {

@@ -60,8 +60,8 @@ type loader struct {
 
 	inv         []uint32 // file-order record k → node, when the file is in no helpful order
 	mainInOrder bool     // records other than class dumps are in node order (see order)
-	tooBig   bool
-	refClass int32 // index of java.lang.ref.Reference in Dump.Classes, or -1
+	tooBig      bool
+	refClass    int32 // index of java.lang.ref.Reference in Dump.Classes, or -1
 }
 
 // Load reads the heap dump at path into a graph. See the package comment for the graph's shape.
