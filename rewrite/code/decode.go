@@ -96,7 +96,7 @@ func Decode(c *classfile.Code, pool *classfile.Pool, m Method) (*Body, error) {
 			ln := &labNodes[li]
 			li++
 			l.Offset, l.node = pc, ln
-			ln.Op, ln.Label, ln.Offset, ln.pos, ln.depth = OpLabel, l, pc, pc, -1
+			ln.Op, ln.Label, ln.Offset, ln.pos, ln.depth = OpLabel, l, pc, int32(pc), -1
 			link(ln)
 		}
 		if pc < n && mk&markStart != 0 {
@@ -332,7 +332,7 @@ func (d *decoder) ref(off int, end bool, what string, i int, part string) error 
 func (d *decoder) insn(x *Insn, pc int) error {
 	bc := d.bc
 	op := Opcode(bc[pc])
-	x.Op, x.Offset, x.pos, x.depth = op, pc, pc, -1
+	x.Op, x.Offset, x.pos, x.depth = op, pc, int32(pc), -1
 	switch formats[op] {
 	case fmtNone:
 		switch {

@@ -57,7 +57,7 @@ func (b *Body) layout() int {
 	pos := 0
 	b.epoch++
 	for n := b.first; n != nil; n = n.next {
-		n.pos = pos
+		n.pos = int32(pos)
 		n.seen = b.epoch
 		pos += n.size(pos)
 	}
@@ -141,7 +141,7 @@ func (b *Body) Encode() (*classfile.Code, error) {
 	}
 	same := total == b.codeLen
 	for n := b.first; n != nil && same; n = n.next {
-		if n.Offset != n.pos && (n.Offset >= 0 || n.Op != OpLabel) {
+		if n.Offset != int(n.pos) && (n.Offset >= 0 || n.Op != OpLabel) {
 			same = false
 		}
 	}
@@ -262,7 +262,7 @@ func (b *Body) write(out []byte) error {
 		if n.Op == OpLabel {
 			continue
 		}
-		p := n.pos
+		p := int(n.pos)
 		op := n.Op
 		switch formats[op] {
 		case fmtNone:
@@ -303,13 +303,13 @@ func (b *Body) write(out []byte) error {
 			}
 		case fmtBranch16:
 			out[p] = byte(op)
-			binary.BigEndian.PutUint16(out[p+1:], uint16(int16(n.Target.node.pos-p)))
+			binary.BigEndian.PutUint16(out[p+1:], uint16(int16(int(n.Target.node.pos)-p)))
 		case fmtBranch32:
 			if !b.placed(n.Target) {
 				return b.unplaced(n, "branch target")
 			}
 			out[p] = byte(op)
-			binary.BigEndian.PutUint32(out[p+1:], uint32(int32(n.Target.node.pos-p)))
+			binary.BigEndian.PutUint32(out[p+1:], uint32(int32(int(n.Target.node.pos)-p)))
 		case fmtTableSwitch, fmtLookupSwitch:
 			if err := b.writeSwitch(out, n); err != nil {
 				return err
@@ -323,14 +323,14 @@ func (b *Body) write(out []byte) error {
 
 func (b *Body) writeSwitch(out []byte, n *Insn) error {
 	sw := n.Switch
-	p := n.pos
+	p := int(n.pos)
 	out[p] = byte(n.Op)
 	q := (p + 4) &^ 3
 	put := func(at int, l *Label) error {
 		if !b.placed(l) {
 			return b.unplaced(n, "switch target")
 		}
-		binary.BigEndian.PutUint32(out[at:], uint32(int32(l.node.pos-p)))
+		binary.BigEndian.PutUint32(out[at:], uint32(int32(int(l.node.pos)-p)))
 		return nil
 	}
 	if err := put(q, sw.Default); err != nil {
@@ -370,7 +370,7 @@ func (b *Body) encodeAttr(a *Attr) ([]byte, error) {
 		if !b.placed(l) {
 			return 0, &Error{Method: b.Method, Offset: -1, Msg: fmt.Sprintf("%s entry %d uses a label that is not in the code", what, i)}
 		}
-		return l.node.pos, nil
+		return int(l.node.pos), nil
 	}
 	rng := func(v LocalVar, what string, i int) (int, int, error) {
 		s, err := lab(v.Start, what, i)
@@ -441,7 +441,7 @@ func (b *Body) encodeAttr(a *Attr) ([]byte, error) {
 				if ta.Insn == nil || ta.Insn.removed || ta.Insn.seen != b.epoch {
 					return nil, &Error{Method: b.Method, Offset: -1, Msg: fmt.Sprintf("%s entry %d names an instruction that is no longer in the code", name, i)}
 				}
-				u2(ta.Insn.pos)
+				u2(int(ta.Insn.pos))
 				if tt >= 0x47 {
 					w = append(w, ta.TypeArgIndex)
 				}

@@ -36,21 +36,30 @@ const OpLabel Opcode = 0x100
 // (iload_1 stays iload_1, ldc_w stays ldc_w, goto_w stays goto_w) so that an unedited method
 // encodes to identical bytes; Encode only ever widens.
 type Insn struct {
-	Op Opcode
+	// Fields are ordered to pack the struct: decoded methods hold one per instruction.
 
-	// Var is the local-variable index of loads, stores, iinc and ret (also set for the
-	// iload_0-style forms, whose index is implied by the opcode).
-	Var int
-	// Index is the constant-pool index of ldc*, field and method instructions, invokedynamic,
-	// new, anewarray, checkcast, instanceof and multianewarray.
-	Index uint16
-	// Int is the bipush/sipush value, the iinc increment, the newarray atype, the
-	// multianewarray dimension count or the invokeinterface count byte.
-	Int int32
+	Op Opcode
 	// Wide records a wide prefix on a local-variable instruction. Encode adds the prefix by
 	// itself when Var > 255 or an iinc increment does not fit a byte; Wide keeps a prefix the
 	// original code had although it was not needed.
-	Wide bool
+	Wide    bool
+	removed bool
+	// Int is the bipush/sipush value, the iinc increment, the newarray atype, the
+	// multianewarray dimension count or the invokeinterface count byte.
+	Int int32
+	// Index is the constant-pool index of ldc*, field and method instructions, invokedynamic,
+	// new, anewarray, checkcast, instanceof and multianewarray.
+	Index uint16
+	depth int32 // stack depth scratch for computeMax: -1 unknown
+	// Var is the local-variable index of loads, stores, iinc and ret (also set for the
+	// iload_0-style forms, whose index is implied by the opcode).
+	Var int
+	// Offset is the instruction's offset in the decoded code; -1 for inserted nodes. For a
+	// label node it is the label's original offset.
+	Offset int
+	pos    int32  // offset assigned by the last Encode
+	seen   uint32 // Body.epoch of the last layout that placed this node
+
 	// Target is the destination of a branch (if*, goto, goto_w, jsr, jsr_w).
 	Target *Label
 	// Switch holds the operands of tableswitch and lookupswitch.
@@ -58,15 +67,7 @@ type Insn struct {
 	// Label is the label this node marks, when Op == OpLabel.
 	Label *Label
 
-	// Offset is the instruction's offset in the decoded code; -1 for inserted nodes. For a
-	// label node it is the label's original offset.
-	Offset int
-
-	pos        int // offset assigned by the last Encode
 	prev, next *Insn
-	depth      int32  // stack depth scratch for computeMax: -1 unknown
-	seen       uint32 // Body.epoch of the last layout that placed this node
-	removed    bool
 }
 
 // Label is a position between instructions. A label is placed in the code by exactly one node
@@ -88,11 +89,11 @@ func (l *Label) Pos() int {
 	if l.node == nil {
 		return -1
 	}
-	return l.node.pos
+	return int(l.node.pos)
 }
 
 // Pos is the offset of the instruction after the last successful Encode.
-func (i *Insn) Pos() int { return i.pos }
+func (i *Insn) Pos() int { return int(i.pos) }
 
 // Next returns the following node, nil at the end.
 func (i *Insn) Next() *Insn { return i.next }
