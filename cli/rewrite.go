@@ -20,6 +20,8 @@ type passFactory func(c *cli.Context) (transform.Class, error)
 type passEntry struct {
 	usage   string
 	factory passFactory
+	// finish, when set, runs after the output was written (e.g. to write the site table).
+	finish func(c *cli.Context, output string, rep *jar.Report) error
 }
 
 // passes holds the rewriting passes by name. Each pass registers itself from an init function in
@@ -39,6 +41,14 @@ func registerPass(name, usage string, f passFactory) {
 	}
 	passes[name] = passEntry{usage: usage, factory: f}
 	rewriteCmd.Description = rewriteDescription()
+}
+
+// registerPassWithFinish registers a pass that also has work to do once the output exists.
+func registerPassWithFinish(name, usage string, f passFactory, finish func(*cli.Context, string, *jar.Report) error) {
+	registerPass(name, usage, f)
+	e := passes[name]
+	e.finish = finish
+	passes[name] = e
 }
 
 func passNames() []string {
@@ -168,6 +178,11 @@ func rewriteAction(c *cli.Context) error {
 		fmt.Fprintln(stderr, "failed (copied unchanged):", f)
 	}
 	fmt.Fprintf(stderr, "%s: pass %s: %s\n", output, name, rep.Summary())
+	if p.finish != nil {
+		if err := p.finish(c, output, rep); err != nil {
+			return fmt.Errorf("rewrite: pass %s: %w", name, err)
+		}
+	}
 	if c.Bool("strict") && rep.Failed > 0 {
 		return cli.Exit(fmt.Sprintf("rewrite: --strict: %d classes failed", rep.Failed), 2)
 	}

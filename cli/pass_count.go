@@ -1,0 +1,261 @@
+package main
+
+import (
+	"archive/zip"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/heapledger/heapledger/rewrite/accounts"
+	"github.com/heapledger/heapledger/rewrite/jar"
+	passlib "github.com/heapledger/heapledger/rewrite/passes"
+	"github.com/heapledger/heapledger/rewrite/transform"
+)
+
+// RuntimeJarName is the runtime that rewritten code calls; `make build` puts it beside the binary.
+const RuntimeJarName = "heapledger-runtime.jar"
+
+// countTables remembers the table of the count pass between the factory and finish, per
+// command invocation (one rewrite per process, but tests run several in one process).
+var countTables = map[*cli.Context]*accounts.Table{}
+
+func init() {
+	rewriteCmd.Flags = append(rewriteCmd.Flags,
+		&cli.StringFlag{Name: "accounts", Usage: "count pass: memory accounts as package patterns, comma-separated: 'a.b' is the classes directly in a.b, 'a.b.*' also its subpackages, '*' everything; the most specific pattern wins"},
+		&cli.StringFlag{Name: "accounts-file", Usage: "count pass: read accounts from FILE: one per line, a pattern or 'NAME = pattern, pattern'; # starts a comment"},
+		&cli.StringFlag{Name: "table", Usage: "count pass: the ID table to write (and to continue, when it exists, so separately rewritten jars get distinct IDs)", DefaultText: "OUTPUT.table.tsv"},
+		&cli.BoolFlag{Name: "embed-runtime", Usage: "count pass: copy the heapledger runtime into the output, so it needs nothing else on the class path"},
+	)
+	registerPassWithFinish("count", "memory accounts and exact allocation counts (the product; --accounts chooses the accounts); writes OUTPUT.table.tsv and needs "+RuntimeJarName+" on the class path unless --embed-runtime",
+		countFactory, countFinish)
+}
+
+func tablePath(c *cli.Context) string {
+	if p := c.String("table"); p != "" {
+		return p
+	}
+	return strings.TrimRight(c.String("output"), "/"+string(os.PathSeparator)) + ".table.tsv"
+}
+
+func countFactory(c *cli.Context) (transform.Class, error) {
+	var accts []accounts.Account
+	if f := c.String("accounts-file"); f != "" {
+		a, err := accounts.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		accts = append(accts, a...)
+	}
+	if list := c.String("accounts"); list != "" {
+		s, err := accounts.Parse(list)
+		if err != nil {
+			return nil, fmt.Errorf("--accounts: %v", err)
+		}
+		accts = append(accts, s.Accounts...)
+	}
+	set, err := accounts.New(accts)
+	if err != nil {
+		return nil, err
+	}
+	table := accounts.NewTable(nil)
+	if p := tablePath(c); c.IsSet("table") {
+		if f, err := os.Open(p); err == nil {
+			table, err = accounts.ReadTable(f)
+			f.Close()
+			if err != nil {
+				return nil, fmt.Errorf("--table %s: %v", p, err)
+			}
+		} else if !os.IsNotExist(err) {
+			return nil, err
+		}
+	}
+	if c.Bool("embed-runtime") {
+		if _, err := runtimeJar(); err != nil {
+			return nil, err
+		}
+	}
+	pass, err := passlib.Count(passlib.CountOptions{Accounts: set, Table: table})
+	if err != nil {
+		return nil, err
+	}
+	countTables[c] = table
+	return pass, nil
+}
+
+// countFinish writes the table beside the output and into it, where the runtime finds it on
+// the class path, and merges the runtime in when asked.
+func countFinish(c *cli.Context, output string, rep *jar.Report) error {
+	table := countTables[c]
+	delete(countTables, c)
+	if table == nil {
+		return fmt.Errorf("internal: no table for this run")
+	}
+	var buf bytes.Buffer
+	if err := table.Write(&buf); err != nil {
+		return err
+	}
+	tp := tablePath(c)
+	if err := writeFileAtomic(tp, buf.Bytes()); err != nil {
+		return err
+	}
+	extra := map[string][]byte{accounts.TableResource: buf.Bytes()}
+	if c.Bool("embed-runtime") {
+		rj, err := runtimeJar()
+		if err != nil {
+			return err
+		}
+		if err := readJarInto(rj, extra); err != nil {
+			return err
+		}
+	}
+	if err := addEntries(output, extra); err != nil {
+		return err
+	}
+	stderr := c.App.ErrWriter
+	if stderr == nil {
+		stderr = os.Stderr
+	}
+	fmt.Fprintf(stderr, "%s: %d allocation sites; table written to %s and %s inside the output\n", output, table.Sites(), tp, accounts.TableResource)
+	if !c.Bool("embed-runtime") {
+		if rj, err := runtimeJar(); err == nil {
+			fmt.Fprintf(stderr, "run with %s on the class path\n", rj)
+		}
+	}
+	return nil
+}
+
+// runtimeJar finds the runtime jar: $HEAPLEDGER_RUNTIME, beside the binary, or in the build/
+// directory of a source checkout the binary was built in.
+func runtimeJar() (string, error) {
+	if p := os.Getenv("HEAPLEDGER_RUNTIME"); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Errorf("HEAPLEDGER_RUNTIME: %v", err)
+		}
+		return p, nil
+	}
+	var tried []string
+	if exe, err := os.Executable(); err == nil {
+		dir := filepath.Dir(exe)
+		for _, p := range []string{filepath.Join(dir, RuntimeJarName), filepath.Join(dir, "..", "build", RuntimeJarName)} {
+			if _, err := os.Stat(p); err == nil {
+				return p, nil
+			}
+			tried = append(tried, p)
+		}
+	}
+	return "", fmt.Errorf("cannot find %s (looked in %s); run `make build`, or set HEAPLEDGER_RUNTIME", RuntimeJarName, strings.Join(tried, ", "))
+}
+
+func readJarInto(path string, into map[string][]byte) error {
+	zr, err := zip.OpenReader(path)
+	if err != nil {
+		return fmt.Errorf("%s: %v", path, err)
+	}
+	defer zr.Close()
+	for _, f := range zr.File {
+		if f.FileInfo().IsDir() || strings.HasPrefix(f.Name, "META-INF/") {
+			continue
+		}
+		rc, err := f.Open()
+		if err != nil {
+			return fmt.Errorf("%s!%s: %v", path, f.Name, err)
+		}
+		data, err := io.ReadAll(io.LimitReader(rc, 64<<20))
+		rc.Close()
+		if err != nil {
+			return fmt.Errorf("%s!%s: %v", path, f.Name, err)
+		}
+		into[f.Name] = data
+	}
+	return nil
+}
+
+// addEntries adds (or replaces) entries in a finished output: files in a directory output, or
+// entries appended to a jar by copying it raw into a new file that replaces it atomically.
+func addEntries(output string, entries map[string][]byte) error {
+	if st, err := os.Stat(output); err == nil && st.IsDir() {
+		for name, data := range entries {
+			p := filepath.Join(output, filepath.FromSlash(name))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				return err
+			}
+			if err := writeFileAtomic(p, data); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	zr, err := zip.OpenReader(output)
+	if err != nil {
+		return fmt.Errorf("%s: %v", output, err)
+	}
+	defer zr.Close()
+	tmp, err := os.CreateTemp(filepath.Dir(output), ".heapledger-*.jar")
+	if err != nil {
+		return err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	zw := zip.NewWriter(tmp)
+	for _, f := range zr.File {
+		if _, replaced := entries[f.Name]; replaced {
+			continue
+		}
+		if err := zw.Copy(f); err != nil {
+			return fmt.Errorf("%s!%s: %v", output, f.Name, err)
+		}
+	}
+	names := make([]string, 0, len(entries))
+	for n := range entries {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		w, err := zw.CreateHeader(&zip.FileHeader{Name: n, Method: zip.Deflate})
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write(entries[n]); err != nil {
+			return err
+		}
+	}
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), output); err != nil {
+		return err
+	}
+	ok = true
+	return nil
+}
+
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

@@ -1,0 +1,490 @@
+package passes
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/heapledger/heapledger/rewrite/accounts"
+	"github.com/heapledger/heapledger/rewrite/classfile"
+	"github.com/heapledger/heapledger/rewrite/code"
+	"github.com/heapledger/heapledger/rewrite/frames"
+	"github.com/heapledger/heapledger/rewrite/transform"
+)
+
+// Runtime classes the count pass calls (runtime-java/rt).
+const (
+	LedgerClass = "heapledger/rt/Ledger"
+	AcctClass   = "heapledger/rt/Acct"
+	acctDesc    = "L" + AcctClass + ";"
+)
+
+// CountOptions configures the count pass.
+type CountOptions struct {
+	// Accounts decides the account of each class; nil or empty means no account switching:
+	// every allocation is charged to <unaccounted>.
+	Accounts *accounts.Set
+	// Table receives every allocation site and names the accounts. Required.
+	Table *accounts.Table
+}
+
+// Count returns the memory-accounting pass (issue 3): the account pass and the allocation
+// pass in one rewrite. See docs/instrumentation.md for what is inserted and every skip rule.
+func Count(opt CountOptions) (transform.Class, error) {
+	if opt.Table == nil {
+		return nil, fmt.Errorf("count pass needs a site table")
+	}
+	ed := &countEditor{opt: opt}
+	if opt.Accounts != nil {
+		ed.ids = opt.Table.Merge(opt.Accounts)
+	}
+	return &driver{name: "count", ed: ed}, nil
+}
+
+type countEditor struct {
+	opt CountOptions
+	ids []int // account ID in the table, by 1-based account of opt.Accounts
+
+	bsmMu sync.Mutex
+	bsms  map[*classfile.Class][]classfile.BootstrapMethod
+}
+
+// accountOf returns the table ID of the class's account, 0 when it has none.
+func (e *countEditor) accountOf(class string) int {
+	if e.opt.Accounts == nil {
+		return accounts.Unaccounted
+	}
+	a := e.opt.Accounts.Of(class)
+	if a == accounts.Unaccounted {
+		return a
+	}
+	return e.ids[a]
+}
+
+// site is one allocation found in a method, with how to count it.
+type site struct {
+	at   *code.Insn // count after this instruction
+	kind string
+	typ  string // Java type name
+	off  int    // original offset of the allocating instruction
+	// how: "ref" (reference on top after at: dup + object), "noref" (object without the
+	// reference), "array" (typed one-dimensional array on top), "any" (array of unknown
+	// static type on top), "multi"
+	how       string
+	arrayDesc string // descriptor of the array overload for "array"
+	dims      int    // multianewarray dimensions
+	shape     int    // multianewarray: arrayDim | base<<8
+}
+
+func (e *countEditor) editMethod(cf *classfile.Class, m *classfile.Member, b *code.Body) error {
+	acct := e.accountOf(b.Method.Class)
+	calls := false
+	mayAlloc := false
+	for n := b.First(); n != nil; n = n.Next() {
+		switch n.Op {
+		case code.INVOKEVIRTUAL, code.INVOKESPECIAL, code.INVOKESTATIC, code.INVOKEINTERFACE, code.INVOKEDYNAMIC:
+			calls = true
+		case code.NEW, code.NEWARRAY, code.ANEWARRAY, code.MULTIANEWARRAY:
+			mayAlloc = true
+		}
+	}
+	// Skip rule 1: a method that neither allocates nor calls cannot allocate anything that
+	// the account or the sites would see; it is left alone.
+	if !calls && !mayAlloc {
+		return nil
+	}
+	sites, err := e.findSites(cf, b)
+	if err != nil {
+		return err
+	}
+	switchAccount := acct != accounts.Unaccounted
+	// Skip rule 2: a method of an unaccounted class with no allocation site keeps the
+	// caller's account and has nothing to count.
+	if !switchAccount && len(sites) == 0 {
+		return nil
+	}
+	var inits []*code.Insn
+	if switchAccount {
+		if inits, err = initCalls(b); err != nil {
+			return err
+		}
+	}
+
+	lines := lineTable(b)
+	t := b.NewLocal(1)
+	for _, s := range sites {
+		if err := e.insertCount(b, s, t, lines); err != nil {
+			return err
+		}
+	}
+
+	// The thread's state is fetched once at the very start, before any label at offset 0 (a
+	// loop back to the first instruction must not fetch again) and, in a constructor, before
+	// super(): fetching runs no code of `this` and sites in super(...)'s arguments need it.
+	fetch := b.Seq().InvokeStatic(LedgerClass, "here", "()"+acctDesc).Store(code.ASTORE, t)
+	if err := fetch.Err(); err != nil {
+		return err
+	}
+	if !switchAccount {
+		b.InsertAfter(nil, fetch)
+		return nil
+	}
+
+	saved := b.NewLocal(1)
+	restore := func() *code.Seq {
+		return b.Seq().Load(code.ALOAD, t).Load(code.ILOAD, saved).Field(code.PUTFIELD, AcctClass, "account", "I")
+	}
+	for n := b.First(); n != nil; n = n.Next() {
+		if n.Op >= code.IRETURN && n.Op <= code.RETURN {
+			s := restore()
+			if err := s.Err(); err != nil {
+				return err
+			}
+			b.InsertBefore(n, s)
+		}
+	}
+	end := b.NewLabel()
+	handler := b.NewLabel()
+	tail := b.Seq().Mark(end).Mark(handler)
+	tail.Load(code.ALOAD, t).Load(code.ILOAD, saved).Field(code.PUTFIELD, AcctClass, "account", "I").Op(code.ATHROW)
+	if err := tail.Err(); err != nil {
+		return err
+	}
+	// In a constructor the account switches right after super()/this() on each path: no
+	// handler may cover code before it, so allocations in super(...)'s arguments are charged
+	// to the caller (docs/instrumentation.md).
+	starts := inits
+	if len(starts) == 0 {
+		starts = []*code.Insn{nil}
+	}
+	var ranges []*code.Label
+	for i, at := range starts {
+		start := b.NewLabel()
+		s := b.Seq()
+		if at == nil {
+			s = fetch
+		}
+		s.Load(code.ALOAD, t).Field(code.GETFIELD, AcctClass, "account", "I").Store(code.ISTORE, saved).
+			Load(code.ALOAD, t).Int(int32(acct)).Field(code.PUTFIELD, AcctClass, "account", "I").Mark(start)
+		if err := s.Err(); err != nil {
+			return err
+		}
+		b.InsertAfter(at, s)
+		if at != nil && i == 0 {
+			b.InsertAfter(nil, fetch)
+		}
+		ranges = append(ranges, start)
+	}
+	b.Append(tail)
+	return addHandlers(b, ranges, end, handler, inits)
+}
+
+// findSites lists the allocations of a method. Objects are paired with the constructor call
+// that initialises them by following uninitialized(new) through the code (frames.Infer); the
+// constructor's own super()/this() call initialises uninitializedThis and is not a site.
+func (e *countEditor) findSites(cf *classfile.Class, b *code.Body) ([]site, error) {
+	var out []site
+	var fa *frames.Analysis
+	for n := b.First(); n != nil; n = n.Next() {
+		if n.Op == code.NEW {
+			var err error
+			if fa, err = frames.Infer(b); err != nil {
+				return nil, err
+			}
+			break
+		}
+	}
+	pool := b.Pool
+	if fa != nil {
+		err := fa.Walk(func(in *code.Insn, before *frames.Frame) error {
+			if in.Op != code.INVOKESPECIAL {
+				return nil
+			}
+			owner, name, desc, err := pool.MemberRef(in.Index)
+			if err != nil || name != "<init>" {
+				return err
+			}
+			args, err := classfile.MethodArgSlots(desc)
+			if err != nil {
+				return err
+			}
+			st := before.Stack
+			if len(st) < args+1 {
+				return fmt.Errorf("%s at offset %d: stack too short for %s.<init>%s", b.Method, in.Offset, owner, desc)
+			}
+			recv := st[len(st)-1-args]
+			if recv.Kind != frames.Uninitialized || recv.Site == nil {
+				return nil // super()/this(), not an allocation
+			}
+			s := site{at: in, kind: accounts.KindObject, typ: javaName(owner), off: recv.Site.Offset, how: "noref"}
+			// javac, Kotlin and Scala keep a second reference to the new object under the
+			// receiver (new; dup): after the call it is on top, and we can pass it on.
+			if len(st) >= args+2 && st[len(st)-2-args].Equal(recv) {
+				s.how = "ref"
+			}
+			out = append(out, s)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	for n := b.First(); n != nil; n = n.Next() {
+		switch n.Op {
+		case code.NEWARRAY:
+			elem, ok := newarrayTypes[n.Int]
+			if !ok {
+				return nil, fmt.Errorf("%s at offset %d: newarray of unknown type %d", b.Method, n.Offset, n.Int)
+			}
+			out = append(out, site{at: n, kind: accounts.KindArray, typ: typeName(elem) + "[]", off: n.Offset, how: "array", arrayDesc: "[" + elem})
+		case code.ANEWARRAY:
+			c, err := pool.ClassName(n.Index)
+			if err != nil {
+				return nil, fmt.Errorf("%s at offset %d: %v", b.Method, n.Offset, err)
+			}
+			out = append(out, site{at: n, kind: accounts.KindArray, typ: typeName(classfile.DescriptorOfClass(c)) + "[]", off: n.Offset, how: "array", arrayDesc: "[Ljava/lang/Object;"})
+		case code.MULTIANEWARRAY:
+			c, err := pool.ClassName(n.Index)
+			if err != nil {
+				return nil, fmt.Errorf("%s at offset %d: %v", b.Method, n.Offset, err)
+			}
+			arrayDim, elem := classfile.ArrayDims(c)
+			dims := int(n.Int)
+			if dims < 1 || dims > arrayDim || arrayDim > 255 {
+				return nil, fmt.Errorf("%s at offset %d: multianewarray %s with %d dimensions", b.Method, n.Offset, c, dims)
+			}
+			s := site{at: n, kind: accounts.KindMulti, typ: typeName(c), off: n.Offset, how: "multi", dims: dims}
+			base := int('L')
+			if len(elem) == 1 {
+				base = int(elem[0])
+			}
+			s.shape = arrayDim | base<<8
+			if dims == 1 {
+				s.kind, s.how, s.arrayDesc = accounts.KindArray, "array", "[Ljava/lang/Object;"
+				if arrayDim == 1 && len(elem) == 1 {
+					s.arrayDesc = "[" + elem
+				}
+			}
+			out = append(out, s)
+		case code.INVOKEDYNAMIC:
+			s, ok, err := e.indySite(cf, b, n)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				out = append(out, s)
+			}
+		case code.INVOKEVIRTUAL, code.INVOKESTATIC, code.INVOKEINTERFACE:
+			owner, name, desc, err := pool.MemberRef(n.Index)
+			if err != nil {
+				return nil, fmt.Errorf("%s at offset %d: %v", b.Method, n.Offset, err)
+			}
+			switch {
+			case n.Op == code.INVOKEVIRTUAL && name == "clone" && strings.HasPrefix(desc, "()") && classfile.IsReference(desc[2:]):
+				if strings.HasPrefix(owner, "[") {
+					out = append(out, site{at: n, kind: accounts.KindCloneArray, typ: typeName(owner), off: n.Offset, how: "any"})
+				} else {
+					out = append(out, site{at: n, kind: accounts.KindClone, typ: javaName(owner), off: n.Offset, how: "ref"})
+				}
+			case n.Op == code.INVOKESTATIC && owner == "java/lang/reflect/Array" && name == "newInstance":
+				out = append(out, site{at: n, kind: accounts.KindReflectArray, typ: "(reflective array)", off: n.Offset, how: "any"})
+			case n.Op == code.INVOKEVIRTUAL && owner == "java/lang/reflect/Constructor" && name == "newInstance",
+				n.Op == code.INVOKEVIRTUAL && owner == "java/lang/Class" && name == "newInstance" && desc == "()Ljava/lang/Object;":
+				out = append(out, site{at: n, kind: accounts.KindReflect, typ: "(reflective object)", off: n.Offset, how: "ref"})
+			}
+		}
+	}
+	return out, nil
+}
+
+// indySite recognises the invokedynamic call sites that allocate: capturing lambdas
+// (LambdaMetafactory with at least one captured value; a non-capturing lambda is a cached
+// singleton) and string concatenation (StringConcatFactory), whose result is a new String.
+func (e *countEditor) indySite(cf *classfile.Class, b *code.Body, n *code.Insn) (site, bool, error) {
+	c, err := b.Pool.Entry(n.Index)
+	if err != nil {
+		return site{}, false, fmt.Errorf("%s at offset %d: %v", b.Method, n.Offset, err)
+	}
+	_, desc, err := b.Pool.DynamicNameAndType(n.Index)
+	if err != nil {
+		return site{}, false, fmt.Errorf("%s at offset %d: %v", b.Method, n.Offset, err)
+	}
+	bsms, err := e.bootstrapMethods(cf)
+	if err != nil {
+		return site{}, false, err
+	}
+	if int(c.A) >= len(bsms) {
+		return site{}, false, fmt.Errorf("%s at offset %d: bootstrap method %d of %d", b.Method, n.Offset, c.A, len(bsms))
+	}
+	h, err := b.Pool.Entry(bsms[c.A].MethodRef)
+	if err != nil || h.Tag != classfile.TagMethodHandle {
+		return site{}, false, fmt.Errorf("%s at offset %d: bootstrap method is not a method handle", b.Method, n.Offset)
+	}
+	owner, _, _, err := b.Pool.MemberRef(h.B)
+	if err != nil {
+		return site{}, false, fmt.Errorf("%s at offset %d: %v", b.Method, n.Offset, err)
+	}
+	md, err := classfile.ParseMethodDescriptor(desc)
+	if err != nil {
+		return site{}, false, fmt.Errorf("%s at offset %d: %v", b.Method, n.Offset, err)
+	}
+	ret, ok := classfile.ClassOfDescriptor(md.Return)
+	if !ok {
+		return site{}, false, nil
+	}
+	switch owner {
+	case "java/lang/invoke/LambdaMetafactory":
+		if len(md.Args) == 0 {
+			return site{}, false, nil
+		}
+		return site{at: n, kind: accounts.KindLambda, typ: javaName(ret), off: n.Offset, how: "ref"}, true, nil
+	case "java/lang/invoke/StringConcatFactory":
+		return site{at: n, kind: accounts.KindConcat, typ: "java.lang.String", off: n.Offset, how: "ref"}, true, nil
+	}
+	return site{}, false, nil
+}
+
+func (e *countEditor) bootstrapMethods(cf *classfile.Class) ([]classfile.BootstrapMethod, error) {
+	e.bsmMu.Lock()
+	defer e.bsmMu.Unlock()
+	if bs, ok := e.bsms[cf]; ok {
+		return bs, nil
+	}
+	a := classfile.FindAttribute(cf.Attributes, "BootstrapMethods", cf.Pool)
+	if a == nil {
+		return nil, fmt.Errorf("%s: invokedynamic without a BootstrapMethods attribute", cf.Name())
+	}
+	bs, err := classfile.ParseBootstrapMethods(a)
+	if err != nil {
+		return nil, fmt.Errorf("%s: BootstrapMethods: %v", cf.Name(), err)
+	}
+	if e.bsms == nil || len(e.bsms) > 64 {
+		e.bsms = map[*classfile.Class][]classfile.BootstrapMethod{} // only the classes in flight matter
+	}
+	e.bsms[cf] = bs
+	return bs, nil
+}
+
+// insertCount registers the site and inserts its counting call after s.at.
+func (e *countEditor) insertCount(b *code.Body, s site, t int, lines map[*code.Insn]int) error {
+	line := -1
+	if l, ok := lines[s.at]; ok {
+		line = l
+	}
+	id := e.opt.Table.AddSite(accounts.Site{Kind: s.kind, Type: s.typ, Method: javaName(b.Method.Class) + "." + b.Method.Name + b.Method.Desc, Offset: s.off, Line: line})
+	if id > 32767*1024 {
+		return fmt.Errorf("%s: more than %d allocation sites", b.Method, id)
+	}
+	q := b.Seq()
+	switch s.how {
+	case "ref":
+		q.Op(code.DUP).Load(code.ALOAD, t).Int(int32(id)).InvokeStatic(AcctClass, "object", "(Ljava/lang/Object;"+acctDesc+"I)V")
+	case "noref":
+		q.Load(code.ALOAD, t).Int(int32(id)).InvokeStatic(AcctClass, "object", "("+acctDesc+"I)V")
+	case "array":
+		q.Op(code.DUP).Load(code.ALOAD, t).Int(int32(id)).InvokeStatic(AcctClass, "array", "("+s.arrayDesc+acctDesc+"I)V")
+	case "any":
+		q.Op(code.DUP).Load(code.ALOAD, t).Int(int32(id)).InvokeStatic(AcctClass, "anyArray", "(Ljava/lang/Object;"+acctDesc+"I)V")
+	case "multi":
+		// The dimensions are consumed by multianewarray: keep copies in new locals so they
+		// can be passed on after the allocation succeeded (nothing is counted if it fails).
+		locals := make([]int, s.dims)
+		save := b.Seq()
+		for i := range locals {
+			locals[i] = b.NewLocal(1)
+		}
+		for i := s.dims - 1; i >= 0; i-- {
+			save.Store(code.ISTORE, locals[i])
+		}
+		for i := 0; i < s.dims; i++ {
+			save.Load(code.ILOAD, locals[i])
+		}
+		if err := save.Err(); err != nil {
+			return err
+		}
+		b.InsertBefore(s.at, save)
+		q.Load(code.ALOAD, t)
+		if s.dims <= 3 {
+			for _, l := range locals {
+				q.Load(code.ILOAD, l)
+			}
+			q.Int(int32(s.shape)).Int(int32(id)).InvokeStatic(AcctClass, "multi", "("+acctDesc+strings.Repeat("I", s.dims)+"II)V")
+		} else {
+			q.Int(int32(s.dims)).Insn(code.Insn{Op: code.NEWARRAY, Int: 10})
+			for i, l := range locals {
+				q.Op(code.DUP).Int(int32(i)).Load(code.ILOAD, l).Op(code.IASTORE)
+			}
+			q.Int(int32(s.shape)).Int(int32(id)).InvokeStatic(AcctClass, "multi", "("+acctDesc+"[III)V")
+		}
+	default:
+		return fmt.Errorf("internal: site kind %q", s.how)
+	}
+	if err := q.Err(); err != nil {
+		return err
+	}
+	b.InsertAfter(s.at, q)
+	return nil
+}
+
+// lineTable maps each instruction to its source line, from the LineNumberTable.
+func lineTable(b *code.Body) map[*code.Insn]int {
+	starts := map[*code.Label]int{}
+	for _, a := range b.Attrs {
+		if a.Kind == code.AttrLineNumbers {
+			for _, ln := range a.Lines {
+				starts[ln.Start] = int(ln.Line)
+			}
+		}
+	}
+	if len(starts) == 0 {
+		return nil
+	}
+	out := map[*code.Insn]int{}
+	cur := -1
+	for n := b.First(); n != nil; n = n.Next() {
+		if n.IsLabel() {
+			if l, ok := starts[n.Label]; ok {
+				cur = l
+			}
+			continue
+		}
+		if cur >= 0 {
+			out[n] = cur
+		}
+	}
+	return out
+}
+
+var newarrayTypes = map[int32]string{4: "Z", 5: "C", 6: "F", 7: "D", 8: "B", 9: "S", 10: "I", 11: "J"}
+
+// javaName turns an internal class name into a Java name: "java/util/Map$Entry" →
+// "java.util.Map$Entry".
+func javaName(internal string) string { return strings.ReplaceAll(internal, "/", ".") }
+
+// typeName turns a field descriptor or array class name into a Java type name: "[[I" →
+// "int[][]", "Ljava/lang/String;" → "java.lang.String".
+func typeName(desc string) string {
+	dims, elem := classfile.ArrayDims(desc)
+	var base string
+	switch elem {
+	case "Z":
+		base = "boolean"
+	case "B":
+		base = "byte"
+	case "C":
+		base = "char"
+	case "S":
+		base = "short"
+	case "I":
+		base = "int"
+	case "J":
+		base = "long"
+	case "F":
+		base = "float"
+	case "D":
+		base = "double"
+	default:
+		base = javaName(strings.TrimSuffix(strings.TrimPrefix(elem, "L"), ";"))
+	}
+	return base + strings.Repeat("[]", dims)
+}
