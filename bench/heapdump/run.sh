@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# Heap-dump benchmark: heapledger against VisualVM's heap library and against reading the file
+# once, on the same dumps in the same run. Prints a table with ratios and writes
+# docs/heapdump-benchmarks.md.
+#
+#   bench/heapdump/run.sh [small] [medium] [large]     (default: all three)
+#
+#   small  ≈ 1 M objects,  ~0.05 GB     medium ≈ 9 M objects, ~0.4 GB     large ≈ 45 M objects, ~2 GB
+#
+# Environment: BENCH_DIR (dumps and scratch; default /tmp/heapledger-heapdump-bench),
+# VISUALVM_TIMEOUT (seconds per VisualVM run, default 1800; VISUALVM_TIMEOUT_small etc. per size), VISUALVM_XMX (default 8g),
+# SKIP_VISUALVM=1 to leave the peer out.
+# Needs: go, javac/java, GNU time (/usr/bin/time), the Debian package visualvm
+# (scripts/install-deps.sh installs them).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+HERE="$ROOT/bench/heapdump"
+BENCH_DIR=${BENCH_DIR:-/tmp/heapledger-heapdump-bench}
+VISUALVM_TIMEOUT=${VISUALVM_TIMEOUT:-1800}
+VISUALVM_XMX=${VISUALVM_XMX:-8g}
+VISUALVM_JAR=/usr/share/visualvm/visualvm/modules/org-graalvm-visualvm-lib-jfluid-heap.jar
+SIZES=("$@")
+[ ${#SIZES[@]} -eq 0 ] && SIZES=(small medium large)
+
+die() { echo "heapdump bench: $*" >&2; exit 1; }
+[ -x /usr/bin/time ] || die "GNU time (/usr/bin/time) is missing: run scripts/install-deps.sh"
+command -v javac >/dev/null || die "javac is missing: run scripts/install-deps.sh"
+
+mkdir -p "$BENCH_DIR/classes"
+(cd "$ROOT" && go build -o bin/heapledger ./cli)
+HL="$ROOT/bin/heapledger"
+CP="$BENCH_DIR/classes"
+javac -d "$CP" "$HERE/Generator.java"
+HAVE_VVM=0
+if [ "${SKIP_VISUALVM:-0}" != 1 ] && [ -f "$VISUALVM_JAR" ]; then
+  javac -cp "$VISUALVM_JAR" -d "$CP" "$HERE/VisualVMRetained.java"
+  HAVE_VVM=1
+elif [ "${SKIP_VISUALVM:-0}" != 1 ]; then
+  echo "heapdump bench: $VISUALVM_JAR missing (Debian package visualvm); the peer is left out" >&2
+fi
+HAVE_ANALYZE=0
+"$HL" heap analyze --help >/dev/null 2>&1 && HAVE_ANALYZE=1
+
+objects() { case $1 in small) echo 1000000 ;; medium) echo 9000000 ;; large) echo 45000000 ;; *) die "unknown size $1 (small, medium, large)" ;; esac; }
+genheap() { case $1 in small) echo 1g ;; medium) echo 3g ;; large) echo 10g ;; esac; }
+
+# measure NAME TIMEOUT CMD... — runs CMD under GNU time; sets WALL, CPU, RSS_MB, STATUS.
+measure() {
+  local name=$1 limit=$2; shift 2
+  local tf="$BENCH_DIR/time.$name" rc=0
+  if [ "$limit" -gt 0 ]; then
+    /usr/bin/time -f "%e %U %S %M" -o "$tf" timeout "$limit" "$@" >"$BENCH_DIR/out.$name" 2>"$BENCH_DIR/err.$name" || rc=$?
+  else
+    /usr/bin/time -f "%e %U %S %M" -o "$tf" "$@" >"$BENCH_DIR/out.$name" 2>"$BENCH_DIR/err.$name" || rc=$?
+  fi
+  read -r WALL U S KB < <(tail -1 "$tf")
+  CPU=$(awk -v u="$U" -v s="$S" 'BEGIN{printf "%.2f", u+s}')
+  RSS_MB=$(( KB / 1024 ))
+  if [ $rc -eq 124 ]; then STATUS="did not finish in ${limit} s"
+  elif [ $rc -ne 0 ]; then STATUS="failed (exit $rc): $(head -c 300 "$BENCH_DIR/err.$name" | tr '\n' ' ')"
+  else STATUS=ok; fi
+}
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b > 0) printf "%.1f", a/b; else printf "n/a" }'; }
+
+ROWS=()
+SUMMARY=()
+LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
+for size in "${SIZES[@]}"; do
+  n=$(objects "$size")
+  dump="$BENCH_DIR/$size.hprof"
+  if [ ! -f "$dump" ] || [ "$HERE/Generator.java" -nt "$dump" ]; then
+    rm -f "$dump"
+    echo "== generating $size dump (~$n objects)" >&2
+    java -Xmx"$(genheap "$size")" -cp "$CP" Generator "$n" "$dump" >&2
+  fi
+  bytes=$(stat -c %s "$dump")
+  mb=$(( bytes / 1048576 ))
+  cat "$dump" >/dev/null # the page cache holds the file for every contender alike
+
+  measure cat 0 cat "$dump"; CAT_WALL=$WALL; CAT_CPU=$CPU
+  ROWS+=("| $size | $mb MB | cat FILE > /dev/null | $WALL | $CPU | $RSS_MB | 1.0 | $STATUS |")
+
+  measure histo 0 "$HL" heap histo "$dump"; H_WALL=$WALL
+  ROWS+=("| $size | $mb MB | heapledger heap histo | $WALL | $CPU | $RSS_MB | $(ratio "$WALL" "$CAT_WALL") | $STATUS |")
+  SUMMARY+=("$size: histogram $(ratio "$H_WALL" "$CAT_WALL")× the time to read the file (target ≤ 2×); peak RSS $RSS_MB MB of a $mb MB file")
+
+  A_WALL=""
+  if [ $HAVE_ANALYZE = 1 ]; then
+    measure analyze 0 "$HL" heap analyze "$dump"; A_WALL=$WALL
+    ROWS+=("| $size | $mb MB | heapledger heap analyze | $WALL | $CPU | $RSS_MB | $(ratio "$WALL" "$CAT_WALL") | $STATUS |")
+    SUMMARY+=("$size: full analysis $(ratio "$A_WALL" "$CAT_WALL")× the time to read the file (target ≤ 10×); peak RSS $RSS_MB MB of a $mb MB file (target ≤ file size)")
+  else
+    ROWS+=("| $size | $mb MB | heapledger heap analyze | – | – | – | – | not in this build |")
+  fi
+
+  if [ $HAVE_VVM = 1 ]; then
+    echo "== VisualVM on $size" >&2
+    limit_var="VISUALVM_TIMEOUT_$size"; limit=${!limit_var:-$VISUALVM_TIMEOUT}
+    measure visualvm "$limit" java -Xmx"$VISUALVM_XMX" -cp "$CP:$VISUALVM_JAR" VisualVMRetained "$dump" 10
+    ROWS+=("| $size | $mb MB | VisualVM HeapFactory + getBiggestObjectsByRetainedSize(10) | $WALL | $CPU | $RSS_MB | $(ratio "$WALL" "$CAT_WALL") | $STATUS |")
+    if [ -n "$A_WALL" ]; then
+      if [ "$STATUS" = ok ]; then
+        SUMMARY+=("$size: heapledger heap analyze is $(ratio "$WALL" "$A_WALL")× faster than VisualVM (target ≥ 100×)")
+      else
+        SUMMARY+=("$size: VisualVM $STATUS; heapledger heap analyze took $A_WALL s (≥ $(ratio "$limit" "$A_WALL")× faster)")
+      fi
+    fi
+  fi
+  printf '%s\n' "${ROWS[@]: -4}" >&2
+done
+
+machine() {
+  echo "- CPU: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores available"
+  echo "- memory: $(free -g | awk '/^Mem:/{print $2}') GB; kernel $(uname -r)"
+  echo "- $(java -version 2>&1 | head -1); $(go version)"
+  echo "- load average before the run: $LOAD_BEFORE, after: $(cut -d' ' -f1-3 /proc/loadavg) (other work shares the machine: wall times include waiting for a core, CPU = user + system seconds does not)"
+}
+
+DOC="$ROOT/docs/heapdump-benchmarks.md"
+mkdir -p "$ROOT/docs"
+{
+  echo "# Heap-dump benchmark"
+  echo
+  echo "Regenerate with \`bench/heapdump/run.sh\` (sizes: small, medium, large). Measured $(date -u '+%Y-%m-%d %H:%M UTC') on:"
+  echo
+  machine
+  echo
+  echo "Dumps come from \`bench/heapdump/Generator.java\` (HotSpotDiagnosticMXBean.dumpHeap, live objects): a 100,000-node"
+  echo "doubly linked list, binary trees, hash maps with shared values, object arrays of items with byte arrays."
+  echo "Each contender reads the same file, already in the page cache. Peak RSS from GNU time; ratio = wall time / wall time of cat."
+  echo
+  echo "| dump | file | command | wall s | CPU s | peak RSS MB | × cat | status |"
+  echo "|---|---|---|---|---|---|---|---|"
+  printf '%s\n' "${ROWS[@]}"
+  echo
+  echo "Summary:"
+  echo
+  for s in "${SUMMARY[@]}"; do echo "- $s"; done
+} >"$DOC"
+echo >&2
+cat "$DOC"
