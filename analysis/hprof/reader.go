@@ -182,6 +182,9 @@ func (r *Reader) ReadID(b []byte) uint64 { return r.readID(b) }
 // sub parses one heap-dump sub-record. Fixed-size parts are peeked first so that a truncated
 // file is reported at the record it breaks, never as a panic or a bogus huge allocation.
 func (r *Reader) sub() (*Record, error) {
+	if rec := r.fastSub(); rec != nil {
+		return rec, nil
+	}
 	off := r.in.off
 	id := r.IDSize
 	b, err := r.in.peek(1)
@@ -266,6 +269,51 @@ func (r *Reader) sub() (*Record, error) {
 		r.in.consume(int(body))
 	}
 	return rec, nil
+}
+
+// fastSub decodes the two records that make up most of a dump — instances and primitive arrays
+// with 8-byte ids — straight from the buffer when they are wholly in it, or returns nil to let
+// the general path (which also produces the errors) handle the record.
+func (r *Reader) fastSub() *Record {
+	if r.IDSize != 8 {
+		return nil
+	}
+	b := r.in.buf[r.in.start:r.in.end]
+	if len(b) < 25 {
+		return nil
+	}
+	off := r.in.off
+	switch b[0] {
+	case 0x21:
+		total := 25 + int(binary.BigEndian.Uint32(b[21:]))
+		if total > len(b) || off+int64(total) > r.segEnd {
+			return nil
+		}
+		r.rec = Record{Tag: TagInstanceDump, Offset: off, Dump: r.dumps, ID: binary.BigEndian.Uint64(b[1:]),
+			Serial: binary.BigEndian.Uint32(b[9:]), Class: binary.BigEndian.Uint64(b[13:]), Data: b[25:total]}
+		r.in.consume(total)
+		return &r.rec
+	case 0x23:
+		n := binary.BigEndian.Uint32(b[13:])
+		t := Type(b[17])
+		es := t.Size(8)
+		if es == 0 || t == TypeObject {
+			return nil
+		}
+		total := 18 + int64(n)*int64(es)
+		// Arrays not wholly buffered (large ones, or at a buffer edge) take the general path.
+		if off+total > r.segEnd || total > int64(len(b)) {
+			return nil
+		}
+		r.rec = Record{Tag: TagPrimArrayDump, Offset: off, Dump: r.dumps, ID: binary.BigEndian.Uint64(b[1:]),
+			Serial: binary.BigEndian.Uint32(b[9:]), Length: n, Elem: t}
+		if !r.SkipPrimitiveData {
+			r.rec.Data = b[18:total]
+		}
+		r.in.consume(int(total))
+		return &r.rec
+	}
+	return nil
 }
 
 // classDump measures a CLASS DUMP sub-record (its length depends on its contents) and returns it
