@@ -16,4 +16,8 @@ func Identity() transform.Class {
 
 type identityEditor struct{}
 
-func (identityEditor) editMethod(*classfile.Class, *classfile.Member, *code.Body) error { return nil }
+func (identityEditor) prepareClass(*classfile.Class) (any, error) { return nil, nil }
+
+func (identityEditor) editMethod(*classfile.Class, *classfile.Member, *code.Body, any) error {
+	return nil
+}

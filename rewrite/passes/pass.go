@@ -25,9 +25,13 @@ import (
 const RuntimePackage = "heapledger/"
 
 // methodEditor edits one decoded method. Returning an error keeps the method unmodified, with
-// the error as the reason.
+// the error as the reason. prepareClass runs once per class before any method is edited and
+// returns state shared by the class's methods (constants every method uses, for instance), so
+// that the editor itself stays free of per-class state and safe for concurrent use; an error
+// there keeps every method of the class unmodified, with that reason.
 type methodEditor interface {
-	editMethod(c *classfile.Class, m *classfile.Member, b *code.Body) error
+	prepareClass(c *classfile.Class) (any, error)
+	editMethod(c *classfile.Class, m *classfile.Member, b *code.Body, state any) error
 }
 
 // driver runs a methodEditor over every method of a class.
@@ -56,9 +60,18 @@ func (d *driver) TransformClass(name string, data []byte) (transform.Result, err
 		res.Skipped = append(res.Skipped, transform.Skip{Reason: why})
 		return res, nil
 	}
+	state, err := d.ed.prepareClass(cf)
+	if err != nil {
+		for _, m := range cf.Methods {
+			if m.AccessFlags&(classfile.AccAbstract|classfile.AccNative) == 0 {
+				res.Skipped = append(res.Skipped, transform.Skip{Method: m.Name(cf.Pool) + m.Descriptor(cf.Pool), Reason: reason(err)})
+			}
+		}
+		return res, nil
+	}
 	changed := false
 	for _, m := range cf.Methods {
-		ok, skip, err := d.method(cf, cname, m)
+		ok, skip, err := d.method(cf, cname, m, state)
 		if err != nil {
 			return transform.Result{}, err
 		}
@@ -94,7 +107,7 @@ func untouchable(cf *classfile.Class, cname string) (bool, string) {
 // method rewrites one method in place. It reports whether the method's Code attribute was
 // replaced, or a Skip when the method was kept as it was. An error is returned only for damage
 // to the class as a whole, which the caller cannot recover from by keeping one method.
-func (d *driver) method(cf *classfile.Class, cname string, m *classfile.Member) (bool, *transform.Skip, error) {
+func (d *driver) method(cf *classfile.Class, cname string, m *classfile.Member, state any) (bool, *transform.Skip, error) {
 	mname, mdesc := m.Name(cf.Pool), m.Descriptor(cf.Pool)
 	skip := func(err error) (bool, *transform.Skip, error) {
 		return false, &transform.Skip{Method: mname + mdesc, Reason: reason(err)}, nil
@@ -118,7 +131,7 @@ func (d *driver) method(cf *classfile.Class, cname string, m *classfile.Member) 
 	if _, err := frames.Attach(b); err != nil {
 		return skip(err)
 	}
-	if err := d.ed.editMethod(cf, m, b); err != nil {
+	if err := d.ed.editMethod(cf, m, b, state); err != nil {
 		return skip(err)
 	}
 	nc, err := b.Encode()

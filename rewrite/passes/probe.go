@@ -25,23 +25,43 @@ func Probe() transform.Class { return &driver{name: "probe", ed: probeEditor{}} 
 
 type probeEditor struct{}
 
-func (probeEditor) editMethod(cf *classfile.Class, m *classfile.Member, b *code.Body) error {
+// probeRefs are the pool indices of the runtime's methods in one class, resolved once per class
+// rather than once per inserted call.
+type probeRefs struct {
+	enter, exit, unwind, alloc, array code.Insn
+}
+
+func (probeEditor) prepareClass(cf *classfile.Class) (any, error) {
+	var r probeRefs
+	for _, x := range []struct {
+		insn       *code.Insn
+		name, desc string
+	}{
+		{&r.enter, "enter", "()I"},
+		{&r.exit, "exit", "(I)V"},
+		{&r.unwind, "unwind", "(I)V"},
+		{&r.alloc, "alloc", "()V"},
+		{&r.array, "array", "(Ljava/lang/Object;)V"},
+	} {
+		idx, err := cf.Pool.AddMethodref(ProbeClass, x.name, x.desc, false)
+		if err != nil {
+			return nil, err
+		}
+		*x.insn = code.Insn{Op: code.INVOKESTATIC, Index: idx}
+	}
+	return &r, nil
+}
+
+func (probeEditor) editMethod(cf *classfile.Class, m *classfile.Member, b *code.Body, state any) error {
+	r := state.(*probeRefs)
 	// Allocation calls first, while the node list holds only original instructions.
 	for n := b.First(); n != nil; n = n.Next() {
 		switch n.Op {
 		case code.NEW:
-			s := b.Seq().InvokeStatic(ProbeClass, "alloc", "()V")
-			if err := s.Err(); err != nil {
-				return err
-			}
-			b.InsertAfter(n, s)
+			b.InsertAfter(n, b.Seq().Insn(r.alloc))
 			n = n.Next() // past the inserted call
 		case code.NEWARRAY, code.ANEWARRAY, code.MULTIANEWARRAY:
-			s := b.Seq().Op(code.DUP).InvokeStatic(ProbeClass, "array", "(Ljava/lang/Object;)V")
-			if err := s.Err(); err != nil {
-				return err
-			}
-			b.InsertAfter(n, s)
+			b.InsertAfter(n, b.Seq().Op(code.DUP).Insn(r.array))
 			n = n.Next().Next()
 		}
 	}
@@ -49,11 +69,7 @@ func (probeEditor) editMethod(cf *classfile.Class, m *classfile.Member, b *code.
 	token := b.NewLocal(1)
 	for n := b.First(); n != nil; n = n.Next() {
 		if n.Op >= code.IRETURN && n.Op <= code.RETURN {
-			s := b.Seq().Load(code.ILOAD, token).InvokeStatic(ProbeClass, "exit", "(I)V")
-			if err := s.Err(); err != nil {
-				return err
-			}
-			b.InsertBefore(n, s)
+			b.InsertBefore(n, b.Seq().Load(code.ILOAD, token).Insn(r.exit))
 		}
 	}
 
@@ -61,7 +77,7 @@ func (probeEditor) editMethod(cf *classfile.Class, m *classfile.Member, b *code.
 	end := b.NewLabel()
 	tail := b.Seq().Mark(end)
 	handler := b.NewLabel()
-	tail.Mark(handler).Load(code.ILOAD, token).InvokeStatic(ProbeClass, "unwind", "(I)V").Op(code.ATHROW)
+	tail.Mark(handler).Load(code.ILOAD, token).Insn(r.unwind).Op(code.ATHROW)
 	if err := tail.Err(); err != nil {
 		return err
 	}
@@ -77,7 +93,7 @@ func (probeEditor) editMethod(cf *classfile.Class, m *classfile.Member, b *code.
 	var ranges []*code.Label // the label after each entry sequence
 	for _, at := range starts {
 		start := b.NewLabel()
-		s := b.Seq().InvokeStatic(ProbeClass, "enter", "()I").Store(code.ISTORE, token).Mark(start)
+		s := b.Seq().Insn(r.enter).Store(code.ISTORE, token).Mark(start)
 		if err := s.Err(); err != nil {
 			return err
 		}

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Benchmarks heapledger's probe pass against the same pass written with ASM 9 (AsmProbe.java:
+# AdviceAdapter, EXPAND_FRAMES + COMPUTE_MAXS), both on the corpus jars of
+# scripts/corpus-jars.txt, in one run, and writes docs/rewrite-benchmarks.md.
+#
+#   bench/rewrite/run.sh [SECONDS]
+#
+# SECONDS (default 10) is the length of each warm-up and each measured period of the
+# single-thread throughput runs. Reported:
+#   - single-thread classes/s after warm-up: heapledger on one goroutine (GOMAXPROCS=1) and ASM
+#     on one Java thread in a warm JVM, over the same in-memory classes;
+#   - end-to-end wall time for the whole corpus: `heapledger rewrite --pass probe` once per jar
+#     against one JVM running AsmProbe over all jars, both on all cores, each writing jars.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+PERIOD="${1:-10}"
+LIB=/usr/share/java
+OUT=build/bench-rewrite
+ASM_CP="$LIB/asm.jar:$LIB/asm-commons.jar:$LIB/asm-tree.jar:$LIB/asm-analysis.jar"
+GO="${GO:-go}"
+
+for j in asm.jar asm-commons.jar; do
+  [ -f "$LIB/$j" ] || { echo "run.sh: $LIB/$j missing; run scripts/install-deps.sh" >&2; exit 1; }
+done
+rm -rf "$OUT"
+mkdir -p "$OUT/classes"
+echo "run.sh: building heapledger, the throughput harness and AsmProbe" >&2
+"$GO" build -o "$OUT/heapledger" ./cli
+"$GO" build -o "$OUT/throughput" ./bench/rewrite/throughput
+javac -nowarn -cp "$ASM_CP" -d "$OUT/classes" bench/rewrite/AsmProbe.java
+
+JARS=()
+while read -r jar _; do
+  case "$jar" in ''|'#'*) continue ;; esac
+  if [ -f "$LIB/$jar" ]; then
+    JARS+=("$(readlink -f "$LIB/$jar")")
+  else
+    echo "run.sh: corpus jar $LIB/$jar missing, left out" >&2
+  fi
+done < scripts/corpus-jars.txt
+[ ${#JARS[@]} -gt 0 ] || { echo "run.sh: no corpus jars found" >&2; exit 1; }
+CLASSES=0
+for j in "${JARS[@]}"; do
+  CLASSES=$((CLASSES + $(unzip -Z1 "$j" | grep -c '\.class$' || true)))
+done
+echo "run.sh: ${#JARS[@]} jars, $CLASSES classes" >&2
+
+now() { date +%s.%N; }
+
+echo "run.sh: single-thread throughput, ${PERIOD}s warm-up + ${PERIOD}s measured each" >&2
+HL_TP=$("$OUT/throughput" -seconds "$PERIOD" "${JARS[@]}")
+echo "$HL_TP" >&2
+ASM_TP=$(java -XX:ActiveProcessorCount=1 -cp "$OUT/classes:$ASM_CP" AsmProbe throughput "$PERIOD" "${JARS[@]}")
+echo "$ASM_TP" >&2
+hl_rate=$(sed -n 's/.*classes\/s=\([0-9]*\).*/\1/p' <<<"$HL_TP")
+asm_rate=$(sed -n 's/.*classes\/s=\([0-9]*\).*/\1/p' <<<"$ASM_TP")
+
+echo "run.sh: end to end, whole corpus" >&2
+mkdir -p "$OUT/hl" "$OUT/asm"
+t0=$(now)
+for j in "${JARS[@]}"; do
+  "$OUT/heapledger" rewrite --pass probe "$j" -o "$OUT/hl/$(basename "$j")" 2>>"$OUT/heapledger.log"
+done
+t1=$(now)
+java -cp "$OUT/classes:$ASM_CP" AsmProbe rewrite -o "$OUT/asm" "${JARS[@]}" 2>>"$OUT/asm.log"
+t2=$(now)
+hl_wall=$(awk "BEGIN { print $t1 - $t0 }")
+asm_wall=$(awk "BEGIN { print $t2 - $t1 }")
+
+ratio() { awk "BEGIN { printf \"%.2f\", $1 / $2 }"; }
+tp_ratio=$(ratio "$hl_rate" "$asm_rate")
+wall_ratio=$(ratio "$asm_wall" "$hl_wall")
+printf 'single-thread classes/s: heapledger %s, ASM %s (heapledger/ASM = %s)\n' "$hl_rate" "$asm_rate" "$tp_ratio"
+printf 'end-to-end wall time: heapledger %.2fs, ASM %.2fs (ASM/heapledger = %s)\n' "$hl_wall" "$asm_wall" "$wall_ratio"
+
+cpu=$(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)
+cat > docs/rewrite-benchmarks.md <<DOC
+# Rewrite benchmarks: heapledger's probe pass against ASM 9
+
+Regenerate with \`bench/rewrite/run.sh $PERIOD\` (this file is written by it).
+
+The peer is the same probe pass written with ASM 9 (\`bench/rewrite/AsmProbe.java\`, Debian
+libasm-java): ClassReader with EXPAND_FRAMES, AdviceAdapter, ClassWriter with COMPUTE_MAXS; the
+one new handler gets a hand-written frame (every local Top but the token), so no class is loaded
+and no common supertype guessed. It inserts the same calls as \`heapledger rewrite --pass probe\`.
+ASM rewrites a class as a whole and drops it when a method grows too large; heapledger keeps the
+rest of the class instrumented.
+
+Machine: $(nproc) cores, $cpu; $(java -version 2>&1 | head -1); $("$GO" version).
+Load average when the run ended: $(cut -d' ' -f1-3 /proc/loadavg) — the machine is shared with other
+jobs, so absolute numbers are low and noisy; both tools ran in the same run under the same load,
+and the ratios are what to compare. Run on $(date -u +%Y-%m-%d).
+Corpus: ${#JARS[@]} jars of scripts/corpus-jars.txt, $CLASSES classes.
+
+| measure | heapledger | ASM 9 | ratio |
+| --- | --- | --- | --- |
+| single-thread classes/s after ${PERIOD}s warm-up | $hl_rate | $asm_rate | heapledger/ASM = $tp_ratio |
+| end-to-end wall time, whole corpus (s) | $(printf %.2f "$hl_wall") | $(printf %.2f "$asm_wall") | ASM/heapledger = $wall_ratio |
+
+Targets (issue 2): single-thread throughput at least ASM's (ratio ≥ 1), end to end at least 3×
+faster (ratio ≥ 3).
+
+How each is measured: single-thread throughput loads every corpus class into memory first and
+then transforms them in a loop for ${PERIOD}s of warm-up and ${PERIOD}s measured, heapledger on one
+goroutine with GOMAXPROCS=1 (\`bench/rewrite/throughput\`), ASM on one thread of a JVM started
+with -XX:ActiveProcessorCount=1 (its JIT and GC threads still run beside it). End to end is
+\`heapledger rewrite --pass probe JAR -o OUT\` run once per corpus jar (a new process each
+time, all cores) against one JVM running \`AsmProbe rewrite\` over all jars with a thread per
+core; both read and write jars.
+DOC
+echo "run.sh: wrote docs/rewrite-benchmarks.md" >&2

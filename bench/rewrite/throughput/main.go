@@ -1,0 +1,104 @@
+// Command throughput measures how many classes per second one core rewrites with a heapledger
+// pass, the Go side of bench/rewrite/run.sh. It loads every class of the given jars into memory
+// (reading is not timed), runs the pass over them in a loop on one goroutine for a warm-up
+// period, then for the measured period, and prints classes/s: the same protocol as AsmProbe's
+// throughput mode, so the two numbers compare per core.
+package main
+
+import (
+	"archive/zip"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/heapledger/heapledger/rewrite/passes"
+	"github.com/heapledger/heapledger/rewrite/transform"
+)
+
+func main() {
+	seconds := flag.Float64("seconds", 10, "length of the warm-up and of the measured period")
+	pass := flag.String("pass", "probe", "pass to run: probe or identity")
+	flag.Usage = func() {
+		fmt.Fprintln(os.Stderr, "usage: throughput [-seconds S] [-pass probe|identity] JAR...")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if flag.NArg() == 0 {
+		flag.Usage()
+		os.Exit(2)
+	}
+	var p transform.Class
+	switch *pass {
+	case "probe":
+		p = passes.Probe()
+	case "identity":
+		p = passes.Identity()
+	default:
+		fmt.Fprintf(os.Stderr, "throughput: unknown pass %q\n", *pass)
+		os.Exit(2)
+	}
+	classes, err := load(flag.Args())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "throughput:", err)
+		os.Exit(1)
+	}
+	runtime.GOMAXPROCS(1) // one core, like the single Java thread it is compared with
+	failed := 0
+	var rate float64
+	for phase := 0; phase < 2; phase++ {
+		period := time.Duration(*seconds * float64(time.Second))
+		start := time.Now()
+		done := 0
+		// The deadline is checked per class, so a corpus larger than one period still works.
+		for i := 0; time.Since(start) < period; i++ {
+			c := classes[i%len(classes)]
+			if _, err := p.TransformClass(c.name, c.data); err != nil && phase == 0 && i < len(classes) {
+				failed++
+			}
+			done++
+		}
+		rate = float64(done) / time.Since(start).Seconds()
+	}
+	fmt.Printf("heapledger classes=%d classes/s=%.0f failed=%d\n", len(classes), rate, failed)
+}
+
+type class struct {
+	name string
+	data []byte
+}
+
+func load(jars []string) ([]class, error) {
+	var out []class
+	for _, j := range jars {
+		z, err := zip.OpenReader(j)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", j, err)
+		}
+		for _, f := range z.File {
+			if f.FileInfo().IsDir() || !strings.HasSuffix(f.Name, ".class") {
+				continue
+			}
+			r, err := f.Open()
+			if err != nil {
+				z.Close()
+				return nil, fmt.Errorf("%s!%s: %w", j, f.Name, err)
+			}
+			data, err := io.ReadAll(r)
+			r.Close()
+			if err != nil {
+				z.Close()
+				return nil, fmt.Errorf("%s!%s: %w", j, f.Name, err)
+			}
+			out = append(out, class{f.Name, data})
+		}
+		z.Close()
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no classes in %s", strings.Join(jars, " "))
+	}
+	return out, nil
+}
