@@ -37,106 +37,195 @@ const widenSrc = `public class Widen {
 }
 `
 
-// needTool finds a JDK tool, skipping outside CI when it is missing.
-func needTool(t *testing.T, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is required in CI: %v", name, err)
-		}
-		t.Skipf("%s not found; install a JDK (scripts/install-deps.sh)", name)
-	}
-	return p
+// oldClass is a javac-compiled class rewritten as class file version 49, which needs no
+// StackMapTable: tests of this package alone run edited code on HotSpot's type-inference
+// verifier, while frames for edited code are package frames' job.
+type oldClass struct {
+	t         *testing.T
+	java, dir string
+	name      string
+	want      []byte // output of the original program
+	orig      []byte // the class file javac wrote
+	class     *classfile.Class
 }
 
-// TestWidenedCodeRunsOnHotSpot pads javac-compiled code with tens of kilobytes of nops at
-// several places so that branches of every kind must widen, then lets HotSpot verify and run
-// it. The class is written as version 49, which needs no StackMapTable, so the test covers
-// this package alone; frames for widened code are package frames' job.
-func TestWidenedCodeRunsOnHotSpot(t *testing.T) {
-	javac, java := needTool(t, "javac"), needTool(t, "java")
+// reset starts again from the class javac wrote.
+func (o *oldClass) reset() {
+	c, err := classfile.Parse(o.orig)
+	if err != nil {
+		o.t.Fatal(err)
+	}
+	o.class = c
+}
+
+// compileOld compiles one Java source with javac --release 8 (no invokedynamic for string
+// concatenation or lambdas in the sources used here) and runs it once for the expected output.
+func compileOld(t *testing.T, name, src string) *oldClass {
+	t.Helper()
+	javac, java := fixtures.Tool(t, "javac"), fixtures.Tool(t, "java")
 	dir := t.TempDir()
-	src := filepath.Join(dir, "Widen.java")
-	if err := os.WriteFile(src, []byte(widenSrc), 0o644); err != nil {
+	path := filepath.Join(dir, name+".java")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	orig := filepath.Join(dir, "orig")
-	if out, err := exec.Command(javac, "--release", "8", "-d", orig, src).CombinedOutput(); err != nil {
+	if out, err := exec.Command(javac, "--release", "8", "-d", orig, path).CombinedOutput(); err != nil {
 		t.Fatalf("javac: %v\n%s", err, out)
 	}
-	want, err := exec.Command(java, "-cp", orig, "Widen").CombinedOutput()
+	want, err := exec.Command(java, "-cp", orig, name).CombinedOutput()
 	if err != nil {
-		t.Fatalf("original: %v\n%s", err, want)
+		t.Fatalf("original %s: %v\n%s", name, err, want)
 	}
-	data, err := os.ReadFile(filepath.Join(orig, "Widen.class"))
+	data, err := os.ReadFile(filepath.Join(orig, name+".class"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	o := &oldClass{t: t, java: java, dir: dir, name: name, want: want, orig: data}
+	o.reset()
+	return o
+}
+
+// edit decodes method name+desc, applies f and encodes it back into the class. It returns the
+// encoded code, or the error of Encode without changing the class.
+func (o *oldClass) edit(name, desc string, f func(b *Body)) (*classfile.Code, error) {
+	t := o.t
+	t.Helper()
+	c := o.class
+	m := c.Method(name, desc)
+	if m == nil {
+		t.Fatalf("%s has no method %s%s", o.name, name, desc)
+	}
+	code, attr, err := c.MethodCode(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Decode(code, c.Pool, Method{Class: o.name, Name: name, Desc: desc, Access: m.AccessFlags, Major: 49})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []*Attr
+	for _, a := range b.Attrs {
+		if a.Kind != AttrStackMap {
+			kept = append(kept, a)
+		}
+	}
+	b.Attrs = kept
+	f(b)
+	nc, err := b.Encode()
+	if err != nil {
+		return nil, err
+	}
+	replaceCode(t, m, attr, nc)
+	return nc, nil
+}
+
+// replaceCode puts the encoded code in place of the method's Code attribute.
+func replaceCode(t *testing.T, m *classfile.Member, attr *classfile.Attribute, nc *classfile.Code) {
+	t.Helper()
+	na, err := nc.Encode(attr.NameIndex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, a := range m.Attributes {
+		if a == attr {
+			m.Attributes[i] = na
+			return
+		}
+	}
+	t.Fatal("Code attribute not found")
+}
+
+// run writes the class as version 49 (the other methods' StackMapTables are ignored by that
+// verifier) and runs it under -Xverify:all; the output must equal the original's.
+func (o *oldClass) run() {
+	t := o.t
+	t.Helper()
+	o.class.Major, o.class.Minor = 49, 0
+	out, err := o.class.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rw := filepath.Join(o.dir, "rw")
+	if err := os.MkdirAll(rw, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(rw, o.name+".class"), out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := exec.Command(o.java, "-Xverify:all", "-cp", rw, o.name).CombinedOutput()
+	if err != nil || !bytes.Equal(got, o.want) {
+		t.Fatalf("rewritten %s: %v\n%s\nwant\n%s", o.name, err, got, o.want)
+	}
+}
+
+// TestWidenedCodeRunsOnHotSpot pads javac-compiled code with tens of kilobytes of nops at
+// several places so that branches of every kind must widen, then lets HotSpot verify and run it.
+func TestWidenedCodeRunsOnHotSpot(t *testing.T) {
+	o := compileOld(t, "Widen", widenSrc)
 	for _, spread := range []int{1, 3, 7} {
-		c, err := classfile.Parse(data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := c.Method("work", "(I)I")
-		code, attr, err := c.MethodCode(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := Decode(code, c.Pool, Method{Class: "Widen", Name: "work", Desc: "(I)I", Access: m.AccessFlags, Major: 49})
-		if err != nil {
-			t.Fatal(err)
-		}
-		// Version 49 has no frames; drop the table instead of maintaining it.
-		var kept []*Attr
-		for _, a := range b.Attrs {
-			if a.Kind != AttrStackMap {
-				kept = append(kept, a)
+		o.reset()
+		nc, err := o.edit("work", "(I)I", func(b *Body) {
+			var insns []*Insn
+			for n := b.First(); n != nil; n = n.Next() {
+				if !n.IsLabel() {
+					insns = append(insns, n)
+				}
 			}
-		}
-		b.Attrs = kept
-		var insns []*Insn
-		for n := b.First(); n != nil; n = n.Next() {
-			if !n.IsLabel() {
-				insns = append(insns, n)
+			// 60000 bytes of nops spread over the method; the odd sizes move switch padding
+			// through every alignment.
+			for k := 1; k <= spread; k++ {
+				b.InsertBefore(insns[k*len(insns)/(spread+1)], nops(b, 60000/spread+k))
 			}
-		}
-		// spread insertion points, each padding the code with some nops, 60000 bytes total;
-		// the odd sizes move switch padding through every alignment.
-		for k := 1; k <= spread; k++ {
-			at := insns[k*len(insns)/(spread+1)]
-			b.InsertBefore(at, nops(b, 60000/spread+k))
-		}
-		nc, err := b.Encode()
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Contains(nc.Bytecode, []byte{byte(GOTO_W)}) {
 			t.Fatalf("spread %d: nothing widened", spread)
 		}
-		na, err := nc.Encode(attr.NameIndex)
-		if err != nil {
-			t.Fatal(err)
+		o.run()
+	}
+}
+
+// TestGeneratedFixturesOnHotSpot uses the generated WideLoop fixture: four bytes after every
+// newarray (what an allocation probe adds) must widen both loop branches. (The 65535-byte
+// boundary that BigMethod is about is tested on synthetic code in TestTooLarge, without the
+// cost of compiling a 64 KB method.)
+func TestGeneratedFixturesOnHotSpot(t *testing.T) {
+	for _, g := range fixtures.Generated() {
+		if g.Main != "WideLoop" {
+			continue
 		}
-		for i, a := range m.Attributes {
-			if a == attr {
-				m.Attributes[i] = na
+		o := compileOld(t, g.Main, g.Source)
+		if string(o.want) != g.Expected {
+			t.Fatalf("%s: original prints %q, fixture expects %q", g.Main, o.want, g.Expected)
+		}
+		switch g.Main {
+		case "WideLoop":
+			nc, err := o.edit("wide", "(II)I", func(b *Body) {
+				for n := b.First(); n != nil; n = n.Next() {
+					if n.Op == NEWARRAY {
+						b.InsertAfter(n, b.Seq().Op(DUP).Op(POP).Op(DUP).Op(POP))
+					}
+				}
+			})
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		c.Major, c.Minor = 49, 0
-		// The other methods keep their StackMapTables: version 49 verifiers ignore them.
-		out, err := c.Bytes()
-		if err != nil {
-			t.Fatal(err)
-		}
-		rw := filepath.Join(dir, "rw")
-		os.MkdirAll(rw, 0o755)
-		if err := os.WriteFile(filepath.Join(rw, "Widen.class"), out, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		got, err := exec.Command(java, "-Xverify:all", "-Xshare:off", "-cp", rw, "Widen").CombinedOutput()
-		if err != nil || !bytes.Equal(got, want) {
-			t.Fatalf("spread %d: rewritten class: %v\n%s\nwant\n%s", spread, err, got, want)
+			re, err := Decode(nc, o.class.Pool, testMethod)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wide := 0
+			for n := re.First(); n != nil; n = n.Next() {
+				if n.Op == GOTO_W {
+					wide++
+				}
+			}
+			if wide != 2 {
+				t.Errorf("WideLoop: %d goto_w, want 2 (loop exit and back edge)", wide)
+			}
+			o.run()
 		}
 	}
 }
