@@ -132,7 +132,7 @@ type Dump struct {
 	Graph *heapgraph.Graph
 
 	ObjectID []uint64 // HPROF object id of each node (0 for the super root)
-	ClassOf  []uint32 // index into Classes of each node's class (java.lang.Class for class objects)
+	ClassOf  []uint32 // index into Classes of each node's class (java.lang.Class for class objects; heapgraph.NoNode for the super root)
 	Kind     []Kind
 	Classes  []Class
 
@@ -141,7 +141,7 @@ type Dump struct {
 	// Weak is a bitset over edge indices (positions in Graph.Succ): bit e is set when edge e is
 	// the referent field of a java.lang.ref.Reference instance (weak, soft, phantom or final).
 	// Paths that explain why an object is kept alive skip these edges.
-	Weak []uint64
+	Weak heapgraph.EdgeSet
 
 	// Unreachable totals the objects that no GC root reaches (removed from the graph unless
 	// Options.KeepUnreachable).
@@ -162,8 +162,7 @@ type Dump struct {
 
 // IsWeak reports whether edge e (an index into Graph.Succ) is a Reference's referent.
 func (d *Dump) IsWeak(e uint32) bool {
-	w := int(e >> 6)
-	return w < len(d.Weak) && d.Weak[w]&(1<<(e&63)) != 0
+	return int(e>>6) < len(d.Weak) && d.Weak.Has(e)
 }
 
 // Node returns the node of the object with HPROF id id.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
+
+	"github.com/heapledger/heapledger/analysis/heapgraph"
 )
 
 // finish squeezes unused successor slots out, deals with unreachable objects and totals classes.
@@ -44,6 +46,7 @@ func (l *loader) finish() {
 		}
 	}
 	d.lookup.build(d.ObjectID)
+	d.ClassOf[0] = heapgraph.NoNode
 	for i := 1; i < len(d.ClassOf); i++ {
 		c := &d.Classes[d.ClassOf[i]]
 		c.Instances++
@@ -133,7 +136,7 @@ func (l *loader) adoptUnreachable(seen bitset, walk func(uint32) (uint64, uint64
 			weak.set(ne)
 		}
 	}
-	d.Weak = weak
+	d.Weak = heapgraph.EdgeSet(weak)
 	if len(d.Roots) == len(extra) {
 		d.Warnings = append(d.Warnings, fmt.Sprintf("%s: the dump has no GC-root records; roots were chosen by the rule \"objects without referrers, and the lowest id of each unreferenced cycle\"", l.path))
 	}
@@ -187,7 +190,7 @@ func (l *loader) dropUnreachable(seen bitset) {
 	g.Succ = g.Succ[:w]
 	g.Size = g.Size[:next]
 	d.ObjectID, d.ClassOf, d.Kind = d.ObjectID[:next], d.ClassOf[:next], d.Kind[:next]
-	d.Weak = weak[:(w+63)/64]
+	d.Weak = heapgraph.EdgeSet(weak[:(w+63)/64])
 	roots := d.Roots[:0]
 	for _, r := range d.Roots {
 		r.Node = newIdx(r.Node)
