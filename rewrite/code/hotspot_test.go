@@ -299,15 +299,7 @@ func TestJsrWideningRunsOnHotSpot(t *testing.T) {
 				widened++
 			}
 		}
-		na, err := nc.Encode(attr.NameIndex)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, a := range m.Attributes {
-			if a == attr {
-				m.Attributes[i] = na
-			}
-		}
+		replaceCode(t, m, attr, nc)
 	}
 	if widened == 0 {
 		t.Fatal("no jsr was widened")
