@@ -509,3 +509,54 @@ func TestDecodeErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestRemoveReplace(t *testing.T) {
+	pool := newPool()
+	// 0: iconst_0; 1: nop; 2: ifeq 6; 5: nop; 6: return
+	bc := []byte{byte(ICONST_0), byte(NOP), byte(IFEQ), 0, 4, byte(NOP), byte(RETURN)}
+	b := body(t, pool, bc)
+	if err := b.Replace(b.InsnAt(0), b.Seq().Int(300)); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Remove(b.InsnAt(1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Remove(b.InsnAt(1)); err == nil {
+		t.Error("removing twice must fail")
+	}
+	if err := b.Remove(b.LabelAt(6).Node()); err == nil {
+		t.Error("removing a label node must fail")
+	}
+	c := encode(t, b)
+	want := []byte{byte(SIPUSH), 1, 44, byte(IFEQ), 0, 4, byte(NOP), byte(RETURN)}
+	if !bytes.Equal(c.Bytecode, want) {
+		t.Fatalf("got % x, want % x", c.Bytecode, want)
+	}
+	if !b.InsnAt(1).Removed() || b.InsnAt(2).Pos() != 3 || b.LabelAt(6).Pos() != 7 {
+		t.Errorf("positions: ifeq at %d, label at %d", b.InsnAt(2).Pos(), b.LabelAt(6).Pos())
+	}
+	// Everything removed: nothing to encode.
+	e := body(t, pool, []byte{byte(RETURN)})
+	if err := e.Remove(e.First()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Encode(); err == nil {
+		t.Error("empty code must not encode")
+	}
+}
+
+func TestStackDepthErrors(t *testing.T) {
+	pool := newPool()
+	b := body(t, pool, []byte{byte(RETURN)})
+	b.InsertBefore(b.First(), b.Seq().Op(POP))
+	if _, err := b.Encode(); err == nil || !strings.Contains(err.Error(), "pops 1 values from a stack of depth 0") {
+		t.Errorf("underflow: %v", err)
+	}
+	// Two paths reach the return with different depths.
+	// 0: iconst_0; 1: ifeq 5; 4: iconst_1; 5: return
+	b = body(t, pool, []byte{byte(ICONST_0), byte(IFEQ), 0, 4, byte(ICONST_1), byte(RETURN)})
+	b.MarkModified()
+	if _, err := b.Encode(); err == nil || !strings.Contains(err.Error(), "depth") {
+		t.Errorf("inconsistent depth: %v", err)
+	}
+}

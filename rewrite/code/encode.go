@@ -136,6 +136,9 @@ func (b *Body) Encode() (*classfile.Code, error) {
 	if err != nil {
 		return nil, err
 	}
+	if total == 0 {
+		return nil, &Error{Method: b.Method, Offset: -1, Msg: "no instructions left to encode"}
+	}
 	if total > classfile.MaxCodeLength {
 		return nil, &TooLargeError{Method: b.Method, Size: total}
 	}
