@@ -31,7 +31,10 @@ exception table, StackMapTable frames, line numbers and local variables.
 
 A JAR or DIR alone lists its classes with their class file versions. JAR!ENTRY (or DIR!ENTRY)
 prints one class: ENTRY is the entry path ("com/example/Foo.class"), or a class name with
-slashes or dots ("com.example.Foo", "com/example/Foo$Inner").`,
+slashes or dots ("com.example.Foo", "com/example/Foo$Inner"). Flags may come before or after it.
+
+A label Ln marks offset n where a branch, switch, exception handler, line number, local
+variable range or frame refers to it.`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "pool", Value: true, Usage: "print the constant pool"},
 			&cli.BoolFlag{Name: "no-pool", Usage: "do not print the constant pool"},
@@ -48,12 +51,16 @@ type inspectOptions struct {
 }
 
 func runInspect(c *cli.Context) error {
-	if c.NArg() != 1 {
-		return fmt.Errorf("inspect: want exactly one FILE.class, JAR[!ENTRY] or DIR[!ENTRY], got %d arguments", c.NArg())
+	args, err := interspersedArgs(c, c.Command.Flags)
+	if err != nil {
+		return fmt.Errorf("inspect: %w", err)
+	}
+	if len(args) != 1 {
+		return fmt.Errorf("inspect: want exactly one FILE.class, JAR[!ENTRY] or DIR[!ENTRY], got %d arguments", len(args))
 	}
 	opt := inspectOptions{pool: c.Bool("pool") && !c.Bool("no-pool"), code: c.Bool("code"), method: c.String("method")}
 	w := bufio.NewWriter(c.App.Writer)
-	err := inspect(w, c.Args().First(), opt)
+	err = inspect(w, args[0], opt)
 	if ferr := w.Flush(); err == nil {
 		err = ferr
 	}

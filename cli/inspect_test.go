@@ -181,7 +181,7 @@ func TestInspectPoolFlagsAndListing(t *testing.T) {
 			t.Errorf("output lacks %q:\n%.2000s", want, out)
 		}
 	}
-	out, _, err = runCLI(t, "inspect", "--no-pool", asmJar+"!org.objectweb.asm.ClassReader")
+	out, _, err = runCLI(t, "inspect", asmJar+"!org.objectweb.asm.ClassReader", "--no-pool")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,6 +195,9 @@ func TestInspectErrorsNameTheirSubject(t *testing.T) {
 	notClass := filepath.Join(dir, "x.class")
 	if err := os.WriteFile(notClass, []byte("hello, world"), 0o644); err != nil {
 		t.Fatal(err)
+	}
+	if _, _, err := runCLI(t, "inspect", "a.class", "b.class"); err == nil || !strings.Contains(err.Error(), "got 2 arguments") {
+		t.Errorf("two arguments: %v", err)
 	}
 	cases := [][]string{
 		{filepath.Join(dir, "missing.class"), "missing.class: no such file or directory"},
