@@ -96,25 +96,8 @@ func countFinish(c *cli.Context, output string, rep *jar.Report) error {
 	if table == nil {
 		return fmt.Errorf("internal: no table for this run")
 	}
-	var buf bytes.Buffer
-	if err := table.Write(&buf); err != nil {
-		return err
-	}
 	tp := tablePath(c)
-	if err := writeFileAtomic(tp, buf.Bytes()); err != nil {
-		return err
-	}
-	extra := map[string][]byte{accounts.TableResource: buf.Bytes()}
-	if c.Bool("embed-runtime") {
-		rj, err := runtimeJar()
-		if err != nil {
-			return err
-		}
-		if err := readJarInto(rj, extra); err != nil {
-			return err
-		}
-	}
-	if err := addEntries(output, extra); err != nil {
+	if err := installTable(table, output, tp, c.Bool("embed-runtime")); err != nil {
 		return err
 	}
 	stderr := c.App.ErrWriter
@@ -128,6 +111,29 @@ func countFinish(c *cli.Context, output string, rep *jar.Report) error {
 		}
 	}
 	return nil
+}
+
+// installTable writes the table to tablePath and into the output (with the runtime's classes
+// too when embed is set).
+func installTable(table *accounts.Table, output, tablePath string, embed bool) error {
+	var buf bytes.Buffer
+	if err := table.Write(&buf); err != nil {
+		return err
+	}
+	if err := writeFileAtomic(tablePath, buf.Bytes()); err != nil {
+		return err
+	}
+	extra := map[string][]byte{accounts.TableResource: buf.Bytes()}
+	if embed {
+		rj, err := runtimeJar()
+		if err != nil {
+			return err
+		}
+		if err := readJarInto(rj, extra); err != nil {
+			return err
+		}
+	}
+	return addEntries(output, extra)
 }
 
 // runtimeJar finds the runtime jar: $HEAPLEDGER_RUNTIME, beside the binary, or in the build/
