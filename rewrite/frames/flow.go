@@ -2,6 +2,7 @@ package frames
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/heapledger/heapledger/rewrite/code"
 )
@@ -23,7 +24,11 @@ type head struct {
 	visited bool
 	queued  bool
 	needed  bool // a frame must be written here (branch target, handler, after a jump)
-	why     string
+
+	// Why a frame is needed, for messages; the text is built only when one is printed.
+	reason     reason
+	reasonFrom *code.Insn
+	handler    int
 
 	// sawUninitThis records that some incoming state had uninitializedThis in its locals: the
 	// JVM's flagThisUninit, which a frame keeps only through uninitializedThis itself.
@@ -44,8 +49,8 @@ type engine struct {
 	body       *code.Body
 	m          machine
 	nodes      []*code.Insn
-	index      map[*code.Insn]int
-	heads      map[int]*head
+	labels     map[*code.Label]int // node index of every placed label
+	heads      []*head             // by node index; nil where no head starts
 	handlers   []handlerSpan
 	covering   [][]int // per node index: the handlers whose range holds it (nil when none)
 	jsrReturns []*head
@@ -53,21 +58,48 @@ type engine struct {
 	origLocals int
 	work       []*head
 	visit      func(in *code.Insn, before *Frame) error
+	slab       []head // heads are handed out from here, a chunk at a time
+	cache      poolCache
 }
 
+// engines recycles the engines of EncodeFrames, which runs once per edited method on the
+// rewriter's hot path; their slices and map are reused instead of reallocated.
+var engines = sync.Pool{New: func() any { return &engine{labels: map[*code.Label]int{}} }}
+
 func newEngine(b *code.Body, initial Frame, strict bool) *engine {
-	e := &engine{
-		body:    b,
-		m:       machine{pool: b.Pool, class: b.Method.Class, strict: strict},
-		index:   map[*code.Insn]int{},
-		heads:   map[int]*head{},
-		initial: initial,
+	e := engines.Get().(*engine)
+	clear(e.labels)
+	cache := e.cache
+	cache.reset(b.Pool)
+	*e = engine{
+		body:     b,
+		cache:    cache,
+		initial:  initial,
+		nodes:    e.nodes[:0],
+		labels:   e.labels,
+		heads:    e.heads[:0],
+		work:     e.work[:0],
+		covering: e.covering[:0],
+		slab:     e.slab[:0],
 	}
+	e.m = machine{pool: b.Pool, class: b.Method.Class, strict: strict, cache: &e.cache}
 	for n := b.First(); n != nil; n = n.Next() {
-		e.index[n] = len(e.nodes)
+		if n.IsLabel() {
+			e.labels[n.Label] = len(e.nodes)
+		}
 		e.nodes = append(e.nodes, n)
 	}
+	e.heads = append(e.heads, make([]*head, len(e.nodes)+1)...)
 	return e
+}
+
+// release returns an engine that nothing refers to any more to the pool.
+func (e *engine) release() {
+	clear(e.heads)
+	clear(e.nodes)
+	clear(e.slab[:cap(e.slab)])
+	e.body, e.visit, e.jsrReturns, e.handlers = nil, nil, nil, nil
+	engines.Put(e)
 }
 
 // where names an instruction for error messages: its original offset, or the original
@@ -97,8 +129,8 @@ func (e *engine) labelIndex(l *code.Label) (int, error) {
 	if l == nil || l.Node() == nil {
 		return 0, fmt.Errorf("label is not placed in the code")
 	}
-	i, ok := e.index[l.Node()]
-	if !ok {
+	i, ok := e.labels[l]
+	if !ok || e.nodes[i] != l.Node() {
 		return 0, fmt.Errorf("label is not placed in this method's code")
 	}
 	return i, nil
@@ -109,21 +141,51 @@ func (e *engine) headAt(i int) *head {
 	i = e.runStart(i)
 	h := e.heads[i]
 	if h == nil {
-		h = &head{idx: i}
+		if len(e.slab) == cap(e.slab) {
+			e.slab = make([]head, 0, max(16, cap(e.slab)))
+		}
+		e.slab = append(e.slab, head{idx: i})
+		h = &e.slab[len(e.slab)-1]
 		e.heads[i] = h
 	}
 	return h
 }
 
-func (e *engine) labelHead(l *code.Label, why string) (*head, error) {
+type reason uint8
+
+const (
+	noReason reason = iota
+	branchTarget
+	switchTarget
+	afterJump
+	handlerStart
+)
+
+// why says why the head needs a frame.
+func (h *head) why() string {
+	switch h.reason {
+	case branchTarget:
+		return "branch target of " + where(h.reasonFrom)
+	case switchTarget:
+		return "switch target of " + where(h.reasonFrom)
+	case afterJump:
+		return "code after an unconditional jump"
+	case handlerStart:
+		return fmt.Sprintf("exception handler %d", h.handler)
+	}
+	return "join"
+}
+
+func (e *engine) labelHead(l *code.Label, r reason, from *code.Insn) (*head, error) {
 	i, err := e.labelIndex(l)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", why, err)
+		h := head{reason: r, reasonFrom: from}
+		return nil, fmt.Errorf("%s: %v", h.why(), err)
 	}
 	h := e.headAt(i)
 	h.needed = true
-	if h.why == "" {
-		h.why = why
+	if h.reason == noReason {
+		h.reason, h.reasonFrom = r, from
 	}
 	return h, nil
 }
@@ -141,8 +203,8 @@ func (e *engine) findHeads() error {
 			// instruction (ends of ranges) need no frame.
 			h := e.headAt(i)
 			h.needed, after = true, false
-			if h.why == "" {
-				h.why = "code after an unconditional jump"
+			if h.reason == noReason {
+				h.reason = afterJump
 			}
 		}
 		switch {
@@ -155,22 +217,31 @@ func (e *engine) findHeads() error {
 			}
 			fallthrough
 		case code.IsBranch(n.Op):
-			if _, err := e.labelHead(n.Target, "branch target of "+where(n)); err != nil {
+			if _, err := e.labelHead(n.Target, branchTarget, n); err != nil {
 				return err
 			}
 		case n.Switch != nil:
-			if _, err := e.labelHead(n.Switch.Default, "switch target of "+where(n)); err != nil {
+			if _, err := e.labelHead(n.Switch.Default, switchTarget, n); err != nil {
 				return err
 			}
 			for _, t := range n.Switch.Targets {
-				if _, err := e.labelHead(t, "switch target of "+where(n)); err != nil {
+				if _, err := e.labelHead(t, switchTarget, n); err != nil {
 					return err
 				}
 			}
 		}
 		after = code.EndsFlow(n.Op)
 	}
-	e.covering = make([][]int, len(e.nodes))
+	if len(e.body.Handlers) > 0 {
+		if n := len(e.nodes); cap(e.covering) < n {
+			e.covering = make([][]int, n)
+		} else {
+			e.covering = e.covering[:n]
+			for i := range e.covering {
+				e.covering[i] = e.covering[i][:0]
+			}
+		}
+	}
 	for k, hd := range e.body.Handlers {
 		s, err := e.labelIndex(hd.Start)
 		if err == nil {
@@ -180,8 +251,8 @@ func (e *engine) findHeads() error {
 			}
 			if err == nil {
 				var h *head
-				if h, err = e.labelHead(hd.Handler, ""); err == nil {
-					h.why = fmt.Sprintf("exception handler %d", k) // the most telling reason a frame is needed
+				if h, err = e.labelHead(hd.Handler, handlerStart, nil); err == nil {
+					h.reason, h.handler = handlerStart, k // the most telling reason a frame is needed
 					catch := ObjectType("java/lang/Throwable")
 					if hd.CatchType != 0 {
 						name, cerr := e.body.Pool.ClassName(hd.CatchType)
@@ -282,13 +353,13 @@ func (e *engine) merge(h *head, in *Frame, catch *Type, from *code.Insn) error {
 		return nil
 	}
 	if len(stack) != len(h.state.Stack) {
-		return fmt.Errorf("%s: stack of %d slots meets one of %d at a join (%s)", where(from), len(stack), len(h.state.Stack), h.why)
+		return fmt.Errorf("%s: stack of %d slots meets one of %d at a join (%s)", where(from), len(stack), len(h.state.Stack), h.why())
 	}
 	newStack := h.state.Stack
 	for i := range stack {
 		t, err := e.mergeStack(h.state.Stack[i], stack[i])
 		if err != nil {
-			return fmt.Errorf("%s: stack slot %d at a join (%s): %v", where(from), i, h.why, err)
+			return fmt.Errorf("%s: stack slot %d at a join (%s): %v", where(from), i, h.why(), err)
 		}
 		if !t.Equal(h.state.Stack[i]) {
 			if &newStack[0] == &h.state.Stack[0] {
@@ -448,7 +519,11 @@ func (e *engine) walk(start int, s Frame) error {
 		if n.IsLabel() {
 			continue
 		}
-		for _, k := range e.covering[i] {
+		var covering []int
+		if len(e.covering) > 0 {
+			covering = e.covering[i]
+		}
+		for _, k := range covering {
 			if err := e.merge(e.handlers[k].head, &f, &e.handlers[k].catch, n); err != nil {
 				return err
 			}
@@ -468,7 +543,7 @@ func (e *engine) walk(start int, s Frame) error {
 		if !code.EndsFlow(n.Op) {
 			// The JVM also checks handlers against the state after an instruction (a store
 			// inside a try block changes a local the handler may read).
-			for _, k := range e.covering[i] {
+			for _, k := range covering {
 				if err := e.merge(e.handlers[k].head, &f, &e.handlers[k].catch, n); err != nil {
 					return err
 				}

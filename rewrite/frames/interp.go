@@ -21,6 +21,75 @@ type machine struct {
 	class  string // the method's class: what uninitializedThis becomes
 	strict bool
 	f      *Frame
+	cache  *poolCache
+}
+
+// poolCache remembers what the pool operands of instructions mean. Decoding names and
+// descriptors is most of an instruction's cost, and the same few hundred operands recur in
+// every method of a class; pooled engines keep the cache while they see the same pool. Pool
+// indices never change meaning (passes only append), so entries stay valid as the pool grows.
+type poolCache struct {
+	pool    *classfile.Pool
+	classes map[uint16]string
+	refs    map[uint16]*memberInfo
+}
+
+// memberInfo is a field, method or invokedynamic operand: for a field, args holds its type.
+type memberInfo struct {
+	owner, name, desc string
+	args              []Type
+	ret               *Type
+}
+
+func (c *poolCache) reset(pool *classfile.Pool) {
+	if c.pool != pool || c.classes == nil {
+		c.pool = pool
+		c.classes = map[uint16]string{}
+		c.refs = map[uint16]*memberInfo{}
+	}
+}
+
+func (m *machine) member(idx uint16, op code.Opcode) (*memberInfo, error) {
+	if mi := m.cache.refs[idx]; mi != nil {
+		return mi, nil
+	}
+	mi := &memberInfo{}
+	var err error
+	if op == code.INVOKEDYNAMIC {
+		mi.name, mi.desc, err = m.pool.DynamicNameAndType(idx)
+	} else {
+		mi.owner, mi.name, mi.desc, err = m.pool.MemberRef(idx)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if op >= code.GETSTATIC && op <= code.PUTFIELD {
+		t, err := FieldType(mi.desc)
+		if err != nil {
+			return nil, err
+		}
+		mi.args = []Type{t}
+	} else {
+		md, err := classfile.ParseMethodDescriptor(mi.desc)
+		if err != nil {
+			return nil, err
+		}
+		mi.args = make([]Type, len(md.Args))
+		for i, a := range md.Args {
+			if mi.args[i], err = FieldType(a); err != nil {
+				return nil, err
+			}
+		}
+		if md.Return != "V" {
+			t, err := FieldType(md.Return)
+			if err != nil {
+				return nil, err
+			}
+			mi.ret = &t
+		}
+	}
+	m.cache.refs[idx] = mi
+	return mi, nil
 }
 
 func (m *machine) push(t Type) {
@@ -72,18 +141,8 @@ func (m *machine) pop(want Kind) (Type, error) {
 	return t, nil
 }
 
-// popDesc removes a value of field descriptor desc.
-func (m *machine) popDesc(desc string) error {
-	t, err := FieldType(desc)
-	if err != nil {
-		return err
-	}
-	want := t.Kind
-	_, err = m.pop(want)
-	return err
-}
-
-// popCat1 removes a one-slot value for pop, dup and friends, refusing half of a long.
+// cat1At checks that the value depth slots below the top takes one slot, for pop, dup and
+// friends, refusing half of a long.
 func (m *machine) cat1At(depth int) error {
 	if err := m.need(depth + 1); err != nil {
 		return err
@@ -170,7 +229,16 @@ func (m *machine) convert(from, to Kind) error {
 }
 
 // className returns the class a CONSTANT_Class operand names.
-func (m *machine) className(idx uint16) (string, error) { return m.pool.ClassName(idx) }
+func (m *machine) className(idx uint16) (string, error) {
+	if name, ok := m.cache.classes[idx]; ok {
+		return name, nil
+	}
+	name, err := m.pool.ClassName(idx)
+	if err == nil {
+		m.cache.classes[idx] = name
+	}
+	return name, err
+}
 
 var newarrayTypes = map[int32]string{4: "[Z", 5: "[C", 6: "[F", 7: "[D", 8: "[B", 9: "[S", 10: "[I", 11: "[J"}
 
@@ -496,26 +564,24 @@ func (m *machine) stackOp(op code.Opcode) error {
 }
 
 func (m *machine) field(in *code.Insn) error {
-	_, _, desc, err := m.pool.MemberRef(in.Index)
+	mi, err := m.member(in.Index, in.Op)
 	if err != nil {
 		return err
 	}
-	t, err := FieldType(desc)
-	if err != nil {
-		return err
-	}
+	t := mi.args[0]
 	switch in.Op {
 	case code.GETSTATIC:
 		m.push(t)
 	case code.PUTSTATIC:
-		return m.popDesc(desc)
+		_, err := m.pop(t.Kind)
+		return err
 	case code.GETFIELD:
 		if _, err := m.pop(Object); err != nil {
 			return err
 		}
 		m.push(t)
 	case code.PUTFIELD:
-		if err := m.popDesc(desc); err != nil {
+		if _, err := m.pop(t.Kind); err != nil {
 			return err
 		}
 		// Constructors store fields of uninitializedThis before super() (javac's outer-this,
@@ -527,44 +593,30 @@ func (m *machine) field(in *code.Insn) error {
 }
 
 func (m *machine) invoke(in *code.Insn) error {
-	var owner, name, desc string
-	var err error
-	if in.Op == code.INVOKEDYNAMIC {
-		name, desc, err = m.pool.DynamicNameAndType(in.Index)
-	} else {
-		owner, name, desc, err = m.pool.MemberRef(in.Index)
-	}
+	mi, err := m.member(in.Index, in.Op)
 	if err != nil {
 		return err
 	}
-	md, err := classfile.ParseMethodDescriptor(desc)
-	if err != nil {
-		return err
-	}
-	for i := len(md.Args) - 1; i >= 0; i-- {
-		if err := m.popDesc(md.Args[i]); err != nil {
-			return fmt.Errorf("argument %d of %s.%s%s: %v", i+1, owner, name, desc, err)
+	for i := len(mi.args) - 1; i >= 0; i-- {
+		if _, err := m.pop(mi.args[i].Kind); err != nil {
+			return fmt.Errorf("argument %d of %s.%s%s: %v", i+1, mi.owner, mi.name, mi.desc, err)
 		}
 	}
 	if in.Op != code.INVOKESTATIC && in.Op != code.INVOKEDYNAMIC {
 		recv, err := m.pop(Object)
 		if err != nil {
-			return fmt.Errorf("receiver of %s.%s%s: %v", owner, name, desc, err)
+			return fmt.Errorf("receiver of %s.%s%s: %v", mi.owner, mi.name, mi.desc, err)
 		}
-		if in.Op == code.INVOKESPECIAL && name == "<init>" {
+		if in.Op == code.INVOKESPECIAL && mi.name == "<init>" {
 			if err := m.initialize(recv); err != nil {
 				return err
 			}
 		} else if m.strict && (recv.Kind == Uninitialized || recv.Kind == UninitializedThis) {
-			return fmt.Errorf("%s.%s%s called on %s", owner, name, desc, recv)
+			return fmt.Errorf("%s.%s%s called on %s", mi.owner, mi.name, mi.desc, recv)
 		}
 	}
-	if md.Return != "V" {
-		t, err := FieldType(md.Return)
-		if err != nil {
-			return err
-		}
-		m.push(t)
+	if mi.ret != nil {
+		m.push(*mi.ret)
 	}
 	return nil
 }

@@ -145,6 +145,7 @@ func (m *Method) EncodeFrames(b *code.Body) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", b.Method, err)
 	}
+	defer e.release()
 	var entries []Entry
 	for _, i := range e.sortedHeads() {
 		h := e.heads[i]
@@ -153,14 +154,14 @@ func (m *Method) EncodeFrames(b *code.Body) ([]byte, error) {
 		}
 		next := e.nextInsn(i)
 		if next == nil {
-			return nil, fmt.Errorf("%s: the %s is at the end of the code", b.Method, h.why)
+			return nil, fmt.Errorf("%s: the %s is at the end of the code", b.Method, h.why())
 		}
 		if !h.visited {
-			return nil, fmt.Errorf("%s: no path reaches the %s at %s, so no frame can be derived for it", b.Method, h.why, where(next))
+			return nil, fmt.Errorf("%s: no path reaches the %s at %s, so no frame can be derived for it", b.Method, h.why(), where(next))
 		}
 		f := h.frame(e.origLocals)
 		if h.fixed == nil && h.sawUninitThis && !hasUninitThis(f.Locals) {
-			return nil, fmt.Errorf("%s: the %s at %s is reached both before and after this is initialized by super()/this(); no frame can hold both", b.Method, h.why, where(next))
+			return nil, fmt.Errorf("%s: the %s at %s is reached both before and after this is initialized by super()/this(); no frame can hold both", b.Method, h.why(), where(next))
 		}
 		f, err := withOffsets(f)
 		if err != nil {
@@ -222,7 +223,8 @@ func hasKind(ts []Type, k Kind) bool {
 // Analysis holds the result of a data flow over a body: the state at every join, from which
 // the state before any instruction is replayed on demand.
 type Analysis struct {
-	e *engine
+	e     *engine
+	index map[*code.Insn]int // node indices, built on the first Before
 }
 
 // Infer analyses a body without using its frames, for class files that have none (versions
@@ -249,8 +251,17 @@ func Infer(b *code.Body) (*Analysis, error) {
 // Before returns the frame before instruction in, and false when no path reaches it.
 func (a *Analysis) Before(in *code.Insn) (Frame, bool) {
 	e := a.e
-	idx, ok := e.index[in]
-	if !ok || in.IsLabel() {
+	if in.IsLabel() {
+		return Frame{}, false
+	}
+	if a.index == nil {
+		a.index = make(map[*code.Insn]int, len(e.nodes))
+		for i, n := range e.nodes {
+			a.index[n] = i
+		}
+	}
+	idx, ok := a.index[in]
+	if !ok {
 		return Frame{}, false
 	}
 	start, state := -1, e.initial
