@@ -89,7 +89,7 @@ func Parse(data []byte) (*Class, error) {
 	if err := r.wantTag(off, "this_class", c.ThisClass, TagClass); err != nil {
 		return nil, err
 	}
-	r.class = c.Name()
+	r.this = c.ThisClass
 	off = r.off
 	c.SuperClass = r.u2()
 	if r.err != nil {
@@ -138,7 +138,7 @@ type reader struct {
 	b     []byte
 	off   int
 	err   error
-	class string
+	this  uint16 // this_class once read, to name the class in errors
 	pl    *Pool
 
 	// Attribute lists are carved from shared chunks: a class has a few attributes per member,
@@ -167,7 +167,11 @@ func (r *reader) newAttributes(n int) ([]Attribute, []*Attribute) {
 
 func (r *reader) fail(off int, ctx, msg string) error {
 	if r.err == nil {
-		r.err = &FormatError{Class: r.class, Offset: off, Context: ctx, Msg: msg}
+		var class string
+		if r.this != 0 {
+			class = r.pl.className(r.this)
+		}
+		r.err = &FormatError{Class: class, Offset: off, Context: ctx, Msg: msg}
 	}
 	return r.err
 }
