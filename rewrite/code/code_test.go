@@ -560,3 +560,20 @@ func TestStackDepthErrors(t *testing.T) {
 		t.Errorf("inconsistent depth: %v", err)
 	}
 }
+
+// TestPoolOverflow: a builder that cannot add its constant reports classfile.ErrPoolOverflow,
+// which the pass turns into "keep this method unmodified".
+func TestPoolOverflow(t *testing.T) {
+	pool := newPool()
+	for pool.Len() < 65534 {
+		pool.Entries = append(pool.Entries, classfile.Constant{Tag: classfile.TagInteger, Bytes: []byte{0, 0, byte(pool.Len() >> 8), byte(pool.Len())}})
+	}
+	b := body(t, pool, []byte{byte(RETURN)})
+	s := b.Seq().InvokeStatic("heapledger/Probe", "enter", "()I").Op(POP)
+	if !errors.Is(s.Err(), classfile.ErrPoolOverflow) {
+		t.Fatalf("got %v, want ErrPoolOverflow", s.Err())
+	}
+	if !strings.Contains(s.Err().Error(), "T.m()V") {
+		t.Errorf("error does not name the method: %v", s.Err())
+	}
+}
