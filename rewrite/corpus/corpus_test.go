@@ -146,10 +146,15 @@ func TestCorpus(t *testing.T) {
 					continue
 				}
 				for _, jdk := range jdks {
-					after, err := Verify(jdk.java, tool, rewritten, j.Classpath, 1)
-					if err != nil {
-						t.Errorf("%s: pass %s: verify after on JDK %s: %v", j.Name(), p, jdk.name, err)
-						continue
+					// With no class rewritten every class entry was copied raw, byte for byte,
+					// so linking it again could only repeat the outcome before.
+					after := before[jdk.name]
+					if sum[2] != "0" {
+						after, err = Verify(jdk.java, tool, rewritten, j.Classpath, 1)
+						if err != nil {
+							t.Errorf("%s: pass %s: verify after on JDK %s: %v", j.Name(), p, jdk.name, err)
+							continue
+						}
 					}
 					regs := Compare(before[jdk.name], after)
 					reportRegressions(t, fmt.Sprintf("%s, pass %s, JDK %s", j.Name(), p, jdk.name), regs)
