@@ -556,18 +556,29 @@ func printCode(w io.Writer, c *classfile.Class, m *classfile.Member, opt inspect
 			}
 		case code.AttrStackMap:
 			printFrames(w, c, m, cd, a.Raw)
+		case code.AttrVisibleTypeAnnotations, code.AttrInvisibleTypeAnnotations:
+			fmt.Fprintf(w, "    %s: %d type annotations\n", attrName(p, a), len(a.Annos))
+			for _, an := range a.Annos {
+				at := ""
+				switch {
+				case an.Insn != nil:
+					at = fmt.Sprintf(" at %d: %s", an.Insn.Offset, an.Insn)
+				case an.Ranges != nil:
+					at = fmt.Sprintf(" on %d local variable ranges", len(an.Ranges))
+				case an.TargetType == 0x42:
+					at = fmt.Sprintf(" on exception table entry %d", an.ExceptionIndex)
+				}
+				fmt.Fprintf(w, "      target type 0x%02x%s\n", an.TargetType, at)
+			}
 		default:
-			fmt.Fprintf(w, "    %s (%d bytes)\n", classfile.AttributeName(p, &classfile.Attribute{NameIndex: a.Name}), attrSize(a))
+			fmt.Fprintf(w, "    %s (%d bytes)\n", attrName(p, a), len(a.Raw))
 		}
 	}
 	return nil
 }
 
-func attrSize(a *code.Attr) int {
-	if a.Raw != nil {
-		return len(a.Raw)
-	}
-	return len(a.Lines)*4 + len(a.Vars)*10 + len(a.Annos)
+func attrName(p *classfile.Pool, a *code.Attr) string {
+	return classfile.AttributeName(p, &classfile.Attribute{NameIndex: a.Name})
 }
 
 func printFrames(w io.Writer, c *classfile.Class, m *classfile.Member, cd *classfile.Code, raw []byte) {
