@@ -190,3 +190,38 @@ func TestUninitializedFollowsNew(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// Before replays the state at any instruction from the nearest join.
+func TestBefore(t *testing.T) {
+	a := newAsm(t)
+	sh, sl := a.class("java/lang/String")
+	bc := []byte{
+		0x1a, 0x99, 0, 10, // 0 iload_0; 1 ifeq 11
+		0x01, 0xc0, sh, sl, // 4 aconst_null; 5 checkcast String
+		0xa7, 0, 7, // 8 goto 15
+		0x01, 0, 0, 0, // 11 aconst_null; nops
+		0xb0, // 15 areturn
+	}
+	b, m := a.body("p/C", "pick", "(Z)Ljava/lang/Object;", classfile.AccStatic, 1, bc)
+	an, err := m.Analyze()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := map[int]string{
+		0:  "locals=[int] stack=[]",
+		5:  "locals=[int] stack=[null]",
+		8:  "locals=[int] stack=[java/lang/String]",
+		13: "locals=[int] stack=[null]",
+		15: "locals=[int] stack=[java/lang/String]",
+	}
+	for off, want := range cases {
+		f, ok := an.Before(b.InsnAt(off))
+		if !ok || f.String() != want {
+			t.Errorf("before offset %d: %v %v, want %s", off, f, ok, want)
+		}
+	}
+	n := 0
+	if err := an.Walk(func(in *code.Insn, before *Frame) error { n++; return nil }); err != nil || n != 10 {
+		t.Errorf("walk visited %d instructions (%v), want 10", n, err)
+	}
+}

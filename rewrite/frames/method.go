@@ -22,6 +22,16 @@ import (
 //     inserted jump) gets one: the join of its incoming states. A join that would need a
 //     common supertype of two classes is an error, never a guess.
 //
+// A handler a pass adds over the whole body gets the join of the states before and after every
+// instruction it covers (the JVM checks a handler against both): each local keeps its type where
+// all of them agree and is Top elsewhere, and the stack is the caught exception alone. That
+// frame is assignable from every covered state by construction, because Top is a supertype of
+// everything and an agreed type of itself, so no class hierarchy is needed. The one exception
+// is the JVM's flagThisUninit: a state whose locals hold uninitializedThis (a constructor before
+// its super()/this() call) is assignable only to a frame that holds it too, and a join with
+// states after the call loses it. Such a handler is refused, which is why a pass must start its
+// handler ranges after super()/this() on every path (package ctormap finds where).
+//
 // Class files older than version 50 have no frames and get none. Version 50 is treated like
 // every later version: HotSpot would fall back to the old verifier when the frames of a
 // version 50 class fail, but a rewritten method should not depend on a fallback that costs a
