@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -150,6 +152,11 @@ func rewriteAction(c *cli.Context) error {
 	if stderr == nil {
 		stderr = os.Stderr
 	}
+	var cmap *ctorMapper
+	if c.String("ctor-map") != "" {
+		cmap = &ctorMapper{inner: pass}
+		pass = cmap
+	}
 	opt := jar.Options{
 		Workers:      c.Int("jobs"),
 		DeflateLevel: c.Int("deflate-level"),
@@ -158,6 +165,10 @@ func rewriteAction(c *cli.Context) error {
 	if c.Bool("progress") || isTerminal(stderr) {
 		opt.Progress = stderr
 	}
+	// Ctrl-C stops the run cleanly: the temporary output is removed and the old output stays.
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	opt.Context = ctx
 	rep, err := jar.Rewrite(inputs, output, pass, opt)
 	if err != nil {
 		return fmt.Errorf("rewrite: %w", err)
@@ -178,6 +189,11 @@ func rewriteAction(c *cli.Context) error {
 		fmt.Fprintln(stderr, "failed (copied unchanged):", f)
 	}
 	fmt.Fprintf(stderr, "%s: pass %s: %s\n", output, name, rep.Summary())
+	if cmap != nil {
+		if err := cmap.write(c.String("ctor-map"), stderr); err != nil {
+			return fmt.Errorf("rewrite: %w", err)
+		}
+	}
 	if p.finish != nil {
 		if err := p.finish(c, output, rep); err != nil {
 			return fmt.Errorf("rewrite: pass %s: %w", name, err)
