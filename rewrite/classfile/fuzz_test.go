@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"runtime"
 	"testing"
 )
 
@@ -98,4 +99,38 @@ func FuzzMethodDescriptor(f *testing.F) {
 			t.Fatalf("%q: %d slots for %d arguments", desc, md.ArgSlots(), len(md.Args))
 		}
 	})
+}
+
+// TestAllocationProportionalToInput parses inputs built to make a careless reader allocate for
+// counts it cannot back with bytes: what Parse allocates must stay within a small multiple of
+// the input size.
+func TestAllocationProportionalToInput(t *testing.T) {
+	header := []byte{0xCA, 0xFE, 0xBA, 0xBE, 0, 0, 0, 61}
+	var inputs [][]byte
+	// A pool count of 65535 over 30 bytes.
+	inputs = append(inputs, append(append([]byte(nil), header...), append([]byte{0xFF, 0xFF}, make([]byte, 30)...)...))
+	// A valid class with 2000 methods, each claiming 65535 attributes that are not there.
+	b := minimalClass()
+	b = b[:len(b)-6]
+	b = append(b, 0x07, 0xD0)
+	for i := 0; i < 2000; i++ {
+		b = append(b, 0, 1, 0, 1, 0, 1, 0xFF, 0xFF)
+	}
+	inputs = append(inputs, b)
+	// A pool of 20000 empty Utf8 constants: valid, the largest pool per input byte.
+	p := append([]byte(nil), header...)
+	p = append(p, byte(20001>>8), byte(20001&0xFF))
+	for i := 0; i < 20000; i++ {
+		p = append(p, TagUtf8, 0, 0)
+	}
+	inputs = append(inputs, p)
+	for i, in := range inputs {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		Parse(in)
+		runtime.ReadMemStats(&after)
+		if got, limit := after.TotalAlloc-before.TotalAlloc, uint64(16*len(in)+64<<10); got > limit {
+			t.Errorf("input %d of %d bytes: Parse allocated %d bytes (limit %d)", i, len(in), got, limit)
+		}
+	}
 }
