@@ -3,6 +3,7 @@ package jar
 import (
 	"archive/zip"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -463,5 +464,24 @@ func TestDirectoryInputFollowsFileLinksOnly(t *testing.T) {
 	_, err := Rewrite([]string{classes}, filepath.Join(dir, "out2.jar"), marker(&seen, make(chan struct{}, 1)), Options{})
 	if err == nil || !strings.Contains(err.Error(), "loop: not a regular file") {
 		t.Errorf("directory link: %v", err)
+	}
+}
+
+func TestCancelLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	in := makeJar(t, dir, "in.jar", sampleEntries, "")
+	out := filepath.Join(dir, "out.jar")
+	ctx, cancel := context.WithCancel(context.Background())
+	// The pass cancels the run while it is under way, as Ctrl-C would.
+	pass := transform.Func(func(name string, data []byte) (transform.Result, error) {
+		cancel()
+		return transform.Result{}, nil
+	})
+	_, err := Rewrite([]string{in}, out, pass, Options{Context: ctx, Workers: 1})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v, want context.Canceled", err)
+	}
+	if names, _ := filepath.Glob(filepath.Join(dir, "*out*")); len(names) > 0 {
+		t.Errorf("left behind: %v", names)
 	}
 }
