@@ -135,11 +135,11 @@ func Parse(data []byte) (*Class, error) {
 // reader is a cursor over a class file. The first failure sticks in err, so a sequence of reads
 // can be checked once.
 type reader struct {
-	b     []byte
-	off   int
-	err   error
-	this  uint16 // this_class once read, to name the class in errors
-	pl    *Pool
+	b    []byte
+	off  int
+	err  error
+	this uint16 // this_class once read, to name the class in errors
+	pl   *Pool
 
 	// Attribute lists are carved from shared chunks: a class has a few attributes per member,
 	// and two allocations per list would dominate the cost of parsing small classes.
