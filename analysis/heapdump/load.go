@@ -78,17 +78,22 @@ func Load(path string, opt Options) (*Dump, error) {
 	l := &loader{path: path, opt: opt, size: st.Size(), d: &Dump{Path: path}, warned: map[string]int{}}
 	// Collections between phases return each phase's temporaries at once, so that peak memory
 	// is the data's, not the data's plus the garbage collector's headroom.
+	collect := func() {
+		if l.size > 64<<20 {
+			debug.FreeOSMemory()
+		}
+	}
 	if err := l.pass1(); err != nil {
 		return nil, err
 	}
-	debug.FreeOSMemory()
+	collect()
 	l.prepare()
-	debug.FreeOSMemory()
+	collect()
 	if err := l.pass2(); err != nil {
 		return nil, err
 	}
 	l.finish()
-	debug.FreeOSMemory()
+	collect()
 	l.d.schema = l.schema
 	return l.d, nil
 }

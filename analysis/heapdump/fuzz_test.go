@@ -1,0 +1,65 @@
+package heapdump
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/heapledger/heapledger/analysis/hprof"
+	"github.com/heapledger/heapledger/analysis/hprof/hproftest"
+)
+
+// FuzzLoad feeds corrupt dumps to the loader: it must return an error or a consistent graph,
+// never panic or hang.
+func FuzzLoad(f *testing.F) {
+	for _, idSize := range []int{4, 8} {
+		b := hproftest.New(idSize)
+		chain(b, 0x100, 0x20)
+		f.Add(b.Bytes())
+	}
+	b := hproftest.New(8)
+	b.LoadClass(0x10, "java/lang/Object")
+	b.LoadClass(0x30, "java/lang/ref/Reference")
+	b.StartSegment(false)
+	b.Class(0x10, 0, "", nil, nil)
+	b.Class(0x30, 0x10, "", []hproftest.Field{{Name: "referent", Type: hprof.TypeObject}}, map[string]uint64{"s": 0x200})
+	b.Instance(0x100, 0x30, 0x200)
+	b.ObjArray(0x200, 0x10, 0x100, 0x100, 0)
+	b.PrimArray(0x300, hprof.TypeChar, 2)
+	b.Root(hprof.TagRootThreadObj, 0x100)
+	b.EndSegment()
+	f.Add(b.Bytes())
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := filepath.Join(dir, "f.hprof")
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, keep := range []bool{false, true} {
+			d, err := Load(p, Options{KeepUnreachable: keep, AllowPartial: true})
+			if err != nil {
+				continue
+			}
+			g := d.Graph
+			if int(g.Off[g.N()]) != len(g.Succ) || len(d.ObjectID) != g.N() || len(d.ClassOf) != g.N() {
+				t.Fatalf("inconsistent graph: N %d, %d edges, Off end %d", g.N(), len(g.Succ), g.Off[g.N()])
+			}
+			for _, s := range g.Succ {
+				if int(s) >= g.N() {
+					t.Fatalf("successor %d of %d nodes", s, g.N())
+				}
+			}
+			for n := 1; n < g.N(); n++ {
+				if int(d.ClassOf[n]) >= len(d.Classes) {
+					t.Fatalf("node %d has class %d of %d", n, d.ClassOf[n], len(d.Classes))
+				}
+				_ = d.Describe(uint32(n))
+			}
+			var refs []EdgeRef
+			for i := range g.Successors(0) {
+				refs = append(refs, EdgeRef{0, i})
+			}
+			d.EdgeNames(refs)
+		}
+	})
+}
