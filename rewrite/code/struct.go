@@ -9,8 +9,9 @@
 // over a goto_w (widening can cascade), re-pads switches, remaps every table and recomputes
 // max_stack and max_locals.
 //
-// Decoded nodes live in two slabs (one allocation each for instructions and labels), so the hot
-// decode→encode path costs a handful of allocations per method, not one per instruction.
+// Decoded nodes (instructions and the nodes that place labels) share one slab and the labels
+// another, and inserted nodes come from chunks, so the hot decode→encode path costs a handful
+// of allocations per method, not one per instruction.
 //
 // Stack map frames are not this package's job: package frames parses them against the labels
 // of a Body (LabelAt, InsnAt) and produces the new StackMapTable through the FrameEncoder hook
@@ -211,7 +212,7 @@ type Body struct {
 	// Edits to the exported fields (Handlers, Attrs, tables) count only once the body is marked
 	// modified, by an edit of the code or by MarkModified.
 	//
-	// MaxStack and MaxLocals are the values of the decoded Code attribute (0 for a new body).
+	// MaxStack and MaxLocals are the values of the decoded Code attribute.
 	// Encode writes the larger of these and the recomputed values, so frames and debug tables
 	// that mention slots nobody loads stay valid.
 	MaxStack, MaxLocals int
@@ -219,8 +220,10 @@ type Body struct {
 	Handlers []Handler
 	Attrs    []*Attr
 
-	// Frames produces the StackMapTable when offsets changed. Without it Encode refuses to
-	// change offsets of a method that has a StackMapTable.
+	// Frames produces the StackMapTable of an edited body. Without it, an edited method with a
+	// StackMapTable encodes only while no offset moved and no instruction or handler was added
+	// or removed (then the old table still holds); otherwise Encode refuses with
+	// ErrUnmappableAttribute.
 	Frames FrameEncoder
 
 	first, last *Insn
@@ -231,7 +234,6 @@ type Body struct {
 	localsHigh  int     // end of the highest slot NewLocal handed out, 0 if none
 	nHandlers   int     // exception-table entries decoded
 	modified    bool    // any edit since Decode
-	sizeChanged bool    // set by Encode when some offset moved
 	free        []Insn  // chunk for inserted nodes
 	freeLabels  []Label // chunk for new labels
 	scratch     []*Insn // worklist for computeMax
