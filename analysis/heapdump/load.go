@@ -76,24 +76,20 @@ func Load(path string, opt Options) (*Dump, error) {
 		return nil, err
 	}
 	l := &loader{path: path, opt: opt, size: st.Size(), d: &Dump{Path: path}, warned: map[string]int{}}
-	// Collections between phases return each phase's temporaries at once, so that peak memory
-	// is the data's, not the data's plus the garbage collector's headroom.
-	collect := func() {
-		if l.size > 64<<20 {
-			debug.FreeOSMemory()
-		}
-	}
+	// Peak memory must stay the data's, not the data's plus the garbage collector's headroom:
+	// per-node slices are reserved once (see minObjectRecord) and the phases allocate little else.
 	if err := l.pass1(); err != nil {
 		return nil, err
 	}
-	collect()
+	if l.size > 64<<20 || l.d.gzip {
+		// Growing slices (gzip input has no size to reserve by) leave their old arrays behind.
+		debug.FreeOSMemory()
+	}
 	l.prepare()
-	collect()
 	if err := l.pass2(); err != nil {
 		return nil, err
 	}
 	l.finish()
-	collect()
 	l.d.schema = l.schema
 	return l.d, nil
 }
