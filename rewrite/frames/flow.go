@@ -59,7 +59,6 @@ type engine struct {
 	work       []*head
 	visit      func(in *code.Insn, before *Frame) error
 	slab       []head // heads are handed out from here, a chunk at a time
-	cache      poolCache
 }
 
 // engines recycles the engines of EncodeFrames, which runs once per edited method on the
@@ -69,11 +68,9 @@ var engines = sync.Pool{New: func() any { return &engine{labels: map[*code.Label
 func newEngine(b *code.Body, initial Frame, strict bool) *engine {
 	e := engines.Get().(*engine)
 	clear(e.labels)
-	cache := e.cache
-	cache.reset(b.Pool)
+	args := e.m.args
 	*e = engine{
 		body:     b,
-		cache:    cache,
 		initial:  initial,
 		nodes:    e.nodes[:0],
 		labels:   e.labels,
@@ -82,7 +79,7 @@ func newEngine(b *code.Body, initial Frame, strict bool) *engine {
 		covering: e.covering[:0],
 		slab:     e.slab[:0],
 	}
-	e.m = machine{pool: b.Pool, class: b.Method.Class, strict: strict, cache: &e.cache}
+	e.m = machine{pool: b.Pool, class: b.Method.Class, strict: strict, args: args[:0]}
 	for n := b.First(); n != nil; n = n.Next() {
 		if n.IsLabel() {
 			e.labels[n.Label] = len(e.nodes)

@@ -2,6 +2,8 @@ package frames
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/heapledger/heapledger/rewrite/classfile"
 	"github.com/heapledger/heapledger/rewrite/code"
@@ -21,75 +23,87 @@ type machine struct {
 	class  string // the method's class: what uninitializedThis becomes
 	strict bool
 	f      *Frame
-	cache  *poolCache
+	args   []Type // scratch for the argument types of an invoke
 }
 
-// poolCache remembers what the pool operands of instructions mean. Decoding names and
-// descriptors is most of an instruction's cost, and the same few hundred operands recur in
-// every method of a class; pooled engines keep the cache while they see the same pool. Pool
-// indices never change meaning (passes only append), so entries stay valid as the pool grows.
-type poolCache struct {
-	pool    *classfile.Pool
-	classes map[uint16]string
-	refs    map[uint16]*memberInfo
-}
-
-// memberInfo is a field, method or invokedynamic operand: for a field, args holds its type.
-type memberInfo struct {
-	owner, name, desc string
-	args              []Type
-	ret               *Type
-}
-
-func (c *poolCache) reset(pool *classfile.Pool) {
-	if c.pool != pool || c.classes == nil {
-		c.pool = pool
-		c.classes = map[uint16]string{}
-		c.refs = map[uint16]*memberInfo{}
-	}
-}
-
-func (m *machine) member(idx uint16, op code.Opcode) (*memberInfo, error) {
-	if mi := m.cache.refs[idx]; mi != nil {
-		return mi, nil
-	}
-	mi := &memberInfo{}
-	var err error
-	if op == code.INVOKEDYNAMIC {
-		mi.name, mi.desc, err = m.pool.DynamicNameAndType(idx)
-	} else {
-		mi.owner, mi.name, mi.desc, err = m.pool.MemberRef(idx)
-	}
+// memberDesc returns the descriptor of a field, method or invokedynamic operand and whether
+// its name is <init>. Only the descriptor is decoded: names cost an allocation each and are
+// needed only for messages (refName).
+func (m *machine) memberDesc(idx uint16, op code.Opcode) (desc string, init bool, err error) {
+	c, err := m.pool.Entry(idx)
 	if err != nil {
-		return nil, err
+		return "", false, err
 	}
-	if op >= code.GETSTATIC && op <= code.PUTFIELD {
-		t, err := FieldType(mi.desc)
-		if err != nil {
-			return nil, err
-		}
-		mi.args = []Type{t}
-	} else {
-		md, err := classfile.ParseMethodDescriptor(mi.desc)
-		if err != nil {
-			return nil, err
-		}
-		mi.args = make([]Type, len(md.Args))
-		for i, a := range md.Args {
-			if mi.args[i], err = FieldType(a); err != nil {
-				return nil, err
-			}
-		}
-		if md.Return != "V" {
-			t, err := FieldType(md.Return)
-			if err != nil {
-				return nil, err
-			}
-			mi.ret = &t
-		}
+	want := []uint8{classfile.TagFieldref, classfile.TagMethodref, classfile.TagInterfaceMethodref}
+	if op == code.INVOKEDYNAMIC {
+		want = []uint8{classfile.TagInvokeDynamic}
 	}
-	m.cache.refs[idx] = mi
-	return mi, nil
+	if !slices.Contains(want, c.Tag) {
+		return "", false, fmt.Errorf("%s operand %d is a %s constant", code.OpName(op), idx, classfile.TagName(c.Tag))
+	}
+	nt, err := m.pool.Entry(c.B)
+	if err != nil || nt.Tag != classfile.TagNameAndType {
+		return "", false, fmt.Errorf("%s operand %d has no NameAndType", code.OpName(op), idx)
+	}
+	name, err := m.pool.Entry(nt.A)
+	if err != nil || name.Tag != classfile.TagUtf8 {
+		return "", false, fmt.Errorf("%s operand %d has no name", code.OpName(op), idx)
+	}
+	desc, err = m.pool.Utf8(nt.B)
+	return desc, string(name.Bytes) == "<init>", err
+}
+
+// refName names a member operand for messages.
+func (m *machine) refName(idx uint16, op code.Opcode) string {
+	if op == code.INVOKEDYNAMIC {
+		name, desc, _ := m.pool.DynamicNameAndType(idx)
+		return "invokedynamic " + name + desc
+	}
+	owner, name, desc, _ := m.pool.MemberRef(idx)
+	return owner + "." + name + desc
+}
+
+// methodTypes converts the argument types of a method descriptor into buf and returns them
+// with the return type (void when it has none).
+func methodTypes(desc string, buf []Type) (args []Type, ret Type, void bool, err error) {
+	if desc == "" || desc[0] != '(' {
+		return nil, Type{}, false, fmt.Errorf("%q is not a method descriptor", desc)
+	}
+	i := 1
+	for i < len(desc) && desc[i] != ')' {
+		j := i
+		for j < len(desc) && desc[j] == '[' {
+			j++
+		}
+		if j < len(desc) && desc[j] == 'L' {
+			k := strings.IndexByte(desc[j:], ';')
+			if k < 0 {
+				return nil, Type{}, false, fmt.Errorf("%q: class name without ';'", desc)
+			}
+			j += k
+		}
+		j++
+		if j > len(desc) {
+			return nil, Type{}, false, fmt.Errorf("%q: truncated argument", desc)
+		}
+		t, err := FieldType(desc[i:j])
+		if err != nil {
+			return nil, Type{}, false, fmt.Errorf("%q: %v", desc, err)
+		}
+		buf = append(buf, t)
+		i = j
+	}
+	if i >= len(desc) {
+		return nil, Type{}, false, fmt.Errorf("%q: missing ')'", desc)
+	}
+	if r := desc[i+1:]; r != "V" {
+		ret, err = FieldType(r)
+		if err != nil {
+			return nil, Type{}, false, fmt.Errorf("%q: %v", desc, err)
+		}
+		return buf, ret, false, nil
+	}
+	return buf, Type{}, true, nil
 }
 
 func (m *machine) push(t Type) {
@@ -229,16 +243,7 @@ func (m *machine) convert(from, to Kind) error {
 }
 
 // className returns the class a CONSTANT_Class operand names.
-func (m *machine) className(idx uint16) (string, error) {
-	if name, ok := m.cache.classes[idx]; ok {
-		return name, nil
-	}
-	name, err := m.pool.ClassName(idx)
-	if err == nil {
-		m.cache.classes[idx] = name
-	}
-	return name, err
-}
+func (m *machine) className(idx uint16) (string, error) { return m.pool.ClassName(idx) }
 
 var newarrayTypes = map[int32]string{4: "[Z", 5: "[C", 6: "[F", 7: "[D", 8: "[B", 9: "[S", 10: "[I", 11: "[J"}
 
@@ -564,11 +569,14 @@ func (m *machine) stackOp(op code.Opcode) error {
 }
 
 func (m *machine) field(in *code.Insn) error {
-	mi, err := m.member(in.Index, in.Op)
+	desc, _, err := m.memberDesc(in.Index, in.Op)
 	if err != nil {
 		return err
 	}
-	t := mi.args[0]
+	t, err := FieldType(desc)
+	if err != nil {
+		return err
+	}
 	switch in.Op {
 	case code.GETSTATIC:
 		m.push(t)
@@ -593,30 +601,35 @@ func (m *machine) field(in *code.Insn) error {
 }
 
 func (m *machine) invoke(in *code.Insn) error {
-	mi, err := m.member(in.Index, in.Op)
+	desc, init, err := m.memberDesc(in.Index, in.Op)
 	if err != nil {
 		return err
 	}
-	for i := len(mi.args) - 1; i >= 0; i-- {
-		if _, err := m.pop(mi.args[i].Kind); err != nil {
-			return fmt.Errorf("argument %d of %s.%s%s: %v", i+1, mi.owner, mi.name, mi.desc, err)
+	args, ret, void, err := methodTypes(desc, m.args[:0])
+	if err != nil {
+		return err
+	}
+	m.args = args
+	for i := len(args) - 1; i >= 0; i-- {
+		if _, err := m.pop(args[i].Kind); err != nil {
+			return fmt.Errorf("argument %d of %s: %v", i+1, m.refName(in.Index, in.Op), err)
 		}
 	}
 	if in.Op != code.INVOKESTATIC && in.Op != code.INVOKEDYNAMIC {
 		recv, err := m.pop(Object)
 		if err != nil {
-			return fmt.Errorf("receiver of %s.%s%s: %v", mi.owner, mi.name, mi.desc, err)
+			return fmt.Errorf("receiver of %s: %v", m.refName(in.Index, in.Op), err)
 		}
-		if in.Op == code.INVOKESPECIAL && mi.name == "<init>" {
+		if in.Op == code.INVOKESPECIAL && init {
 			if err := m.initialize(recv); err != nil {
 				return err
 			}
 		} else if m.strict && (recv.Kind == Uninitialized || recv.Kind == UninitializedThis) {
-			return fmt.Errorf("%s.%s%s called on %s", mi.owner, mi.name, mi.desc, recv)
+			return fmt.Errorf("%s called on %s", m.refName(in.Index, in.Op), recv)
 		}
 	}
-	if mi.ret != nil {
-		m.push(*mi.ret)
+	if !void {
+		m.push(ret)
 	}
 	return nil
 }
