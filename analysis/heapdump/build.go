@@ -103,7 +103,7 @@ func (l *loader) prepare() {
 		case KindInstance:
 			c := &d.Classes[l.cls[i]]
 			if c.InstanceSize == 0 {
-				l.warn("layout"+c.Name, fmt.Sprintf("%s: class %s has no CLASS DUMP (or a superclass lacks one): its instances are sized as bare objects and their fields are not followed", l.path, c.Name))
+				l.warn("layout"+c.Name, fmt.Sprintf("class %s has no CLASS DUMP (or a superclass lacks one): its instances are sized as bare objects and their fields are not followed", c.Name))
 				c.InstanceSize = uint64(m.InstanceSize(m.RootLayout()))
 			}
 			l.aux[i] = c.InstanceSize
@@ -128,7 +128,7 @@ func (l *loader) prepare() {
 	l.order()
 	for i := 2; i < n; i++ {
 		if l.ids[i] == l.ids[i-1] {
-			l.warn("dup", fmt.Sprintf("%s: object id 0x%x occurs more than once; references reach only one of the records", l.path, l.ids[i]))
+			l.warn("dup", fmt.Sprintf("object id 0x%x occurs more than once; references reach only one of the records", l.ids[i]))
 		}
 	}
 	d.ObjectID, d.Kind = l.ids, l.kind
@@ -157,7 +157,7 @@ func (l *loader) prepare() {
 		d.Roots = append(d.Roots, Root{Node: node, Kind: r.kind, Thread: r.thread, Frame: r.frame})
 	}
 	if missing > 0 {
-		d.Warnings = append(d.Warnings, fmt.Sprintf("%s: %d GC-root record(s) name objects that are not in the dump", l.path, missing))
+		d.Warnings = append(d.Warnings, fmt.Sprintf("%d GC-root record(s) name objects that are not in the dump", missing))
 	}
 	slices.SortStableFunc(d.Roots, func(a, b Root) int { return cmp.Compare(a.Node, b.Node) })
 	var rootNodes []uint32
@@ -306,7 +306,9 @@ func (l *loader) pass2() error {
 			}
 			t, ok := d.Node(id)
 			if !ok {
-				l.warn("dangling", fmt.Sprintf("%s: references to object ids absent from the dump were dropped (first: 0x%x from %s at offset %d)", l.path, id, rec.Tag, rec.Offset))
+				if l.dangling++; l.dangling == 1 {
+					l.firstDangling = fmt.Sprintf("0x%x from %s at offset %d", id, rec.Tag, rec.Offset)
+				}
 				return false
 			}
 			if pos < end {
@@ -325,7 +327,7 @@ func (l *loader) pass2() error {
 			isRef := d.Classes[ck].Ref != RefNone
 			for _, fr := range refs {
 				if int(fr.Offset)+idSize > len(rec.Data) {
-					l.warn("short"+d.Classes[ck].Name, fmt.Sprintf("%s: INSTANCE DUMP at offset %d of %s has %d bytes of fields, fewer than its class layout needs", l.path, rec.Offset, d.Classes[ck].Name, len(rec.Data)))
+					l.warn("short"+d.Classes[ck].Name, fmt.Sprintf("INSTANCE DUMP at offset %d of %s has %d bytes of fields, fewer than its class layout needs", rec.Offset, d.Classes[ck].Name, len(rec.Data)))
 					break
 				}
 				at := pos
@@ -348,6 +350,9 @@ func (l *loader) pass2() error {
 		for ; pos < end; pos++ {
 			g.Succ[pos] = pad
 		}
+	}
+	if l.dangling > 0 {
+		d.Warnings = append(d.Warnings, fmt.Sprintf("%d reference(s) to object ids absent from the dump were dropped (first: %s)", l.dangling, l.firstDangling))
 	}
 	if k < nObj {
 		return fmt.Errorf("%s: second pass found %d objects, the first %d: the file changed while being read", l.path, k, nObj)

@@ -138,7 +138,7 @@ func (l *loader) adoptUnreachable(seen bitset, walk func(uint32) (uint64, uint64
 	}
 	d.Weak = heapgraph.EdgeSet(weak)
 	if len(d.Roots) == len(extra) {
-		d.Warnings = append(d.Warnings, fmt.Sprintf("%s: the dump has no GC-root records; roots were chosen by the rule \"objects without referrers, and the lowest id of each unreferenced cycle\"", l.path))
+		d.Warnings = append(d.Warnings, fmt.Sprintf("the dump has no GC-root records; roots were chosen by the rule \"objects without referrers, and the lowest id of each unreferenced cycle\""))
 	}
 }
 

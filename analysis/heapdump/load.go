@@ -58,10 +58,12 @@ type loader struct {
 	lastRefs  []hprof.FieldRef
 	lastOK    bool
 
-	inv         []uint32 // file-order record k → node, when the file is in no helpful order
-	mainInOrder bool     // records other than class dumps are in node order (see order)
-	tooBig      bool
-	refClass    int32 // index of java.lang.ref.Reference in Dump.Classes, or -1
+	inv           []uint32 // file-order record k → node, when the file is in no helpful order
+	mainInOrder   bool     // records other than class dumps are in node order (see order)
+	tooBig        bool
+	dangling      int // references to ids not in the dump
+	firstDangling string
+	refClass      int32 // index of java.lang.ref.Reference in Dump.Classes, or -1
 }
 
 // Load reads the heap dump at path into a graph. See the package comment for the graph's shape.
@@ -208,7 +210,7 @@ func (l *loader) pass1() error {
 		if err != nil {
 			if hprof.Truncated(err) && l.opt.AllowPartial {
 				l.d.Partial = true
-				l.d.Warnings = append(l.d.Warnings, fmt.Sprintf("%s: partial: %v", l.path, err))
+				l.d.Warnings = append(l.d.Warnings, fmt.Sprintf("partial: %v", err))
 				break
 			}
 			return fmt.Errorf("%s: %w", l.path, err)
