@@ -1,0 +1,77 @@
+package leaks
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/heapledger/heapledger/analysis/ddmin"
+	"github.com/heapledger/heapledger/analysis/dominators"
+	"github.com/heapledger/heapledger/analysis/heapdump"
+	"github.com/heapledger/heapledger/analysis/heapgraph"
+	"github.com/heapledger/heapledger/fixtures/heapdumps"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	heapdumps.Cleanup()
+	os.Exit(code)
+}
+
+// TestRealDump analyses the fixture program's heap dump: retained sizes from the dominator tree
+// must agree with removing the object and weighing what becomes unreachable, and the planted leak
+// must be the top suspect.
+func TestRealDump(t *testing.T) {
+	d, err := heapdump.Load(heapdumps.Dump(t), heapdump.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, weak := d.Graph, heapgraph.EdgeSet(d.Weak)
+	in := Input{Graph: g, Weak: weak, ClassOf: d.ClassOf, NumClasses: len(d.Classes),
+		ClassObject: func(n uint32) bool { return d.Kind[n] == heapdump.KindClass }}
+	rep := Analyze(in, DefaultOptions)
+
+	tree := dominators.Compute(g, weak)
+	ret := tree.Retained(g.Size)
+	// The slow computation walks the whole heap per object: check the top objects and a spread
+	// of others (every 97th), which covers lists, trees, maps, cycles, arrays and classes.
+	sample := map[uint32]bool{}
+	for _, o := range rep.TopRetained {
+		sample[o.Node] = true
+	}
+	for v := 1; v < g.N(); v += 97 {
+		sample[uint32(v)] = true
+	}
+	for v := range sample {
+		if slow := ddmin.SlowRetained(g, weak, v); ret[v] != slow {
+			t.Errorf("%s: retained %d, by removal %d", d.Describe(v), ret[v], slow)
+		}
+	}
+	for _, o := range rep.TopRetained {
+		if o.Retained != ret[o.Node] {
+			t.Errorf("report says %s retains %d, dominator tree %d", d.Describe(o.Node), o.Retained, ret[o.Node])
+		}
+		if slow := ddmin.SlowDynamic(g, dynamicSkip(g, weak, in.ClassObject), o.Node); o.Dynamic != slow {
+			t.Errorf("%s: dynamic size %d, by reachability %d", d.Describe(o.Node), o.Dynamic, slow)
+		}
+	}
+
+	if len(rep.Suspects) == 0 {
+		t.Fatal("no suspects")
+	}
+	s := rep.Suspects[0]
+	if d.Describe(s.Node) != fmt.Sprintf("class %s @ 0x%x", heapdumps.LeakHolder, d.ObjectID[s.Node]) {
+		t.Errorf("top suspect %s, want the class %s", d.Describe(s.Node), heapdumps.LeakHolder)
+	}
+	// Every leaked item hangs directly below the accumulation point in the dominator tree.
+	off, kids := tree.Children()
+	items := 0
+	for _, k := range kids[off[s.Accumulation.Node]:off[s.Accumulation.Node+1]] {
+		if d.ClassName(k) == heapdumps.LeakClass {
+			items++
+		}
+	}
+	if items != 2000 {
+		t.Errorf("accumulation point %s directly dominates %d leaked items, want 2000", d.Describe(s.Accumulation.Node), items)
+	}
+}

@@ -1,0 +1,332 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/heapledger/heapledger/analysis/heapdump"
+	"github.com/heapledger/heapledger/analysis/heapgraph"
+	"github.com/heapledger/heapledger/analysis/hprof"
+	"github.com/heapledger/heapledger/analysis/leaks"
+)
+
+func init() { registerSub("heap", heapAnalyzeCmd) }
+
+var heapAnalyzeCmd = &cli.Command{
+	Name:      "analyze",
+	Usage:     "leak suspects, dominator tree, retained and dynamic sizes of a heap dump",
+	ArgsUsage: "DUMP",
+	Description: `Loads the whole object graph of an HPROF heap dump and reports:
+  - leak suspects: objects retaining more than --threshold percent of the heap, each with the
+    accumulation point below it (follow the dominator tree to the biggest child while it keeps at
+    least 70% of its parent) and the shortest chain of strong references from a GC root to both;
+  - the --top objects by retained size (what the collector would free with the object) and by
+    dynamic size (everything reachable from the object), and retained size by class.
+
+Retained sizes come from the dominator tree of the graph from a super root over all GC roots.
+References from weak, soft, phantom and final references to their referents keep nothing alive,
+so they are left out of every analysis; objects held only that way are reported apart. Dynamic
+sizes (the dynaTrace thesis's definition, computed through strongly connected components and
+dominating articulation points) also leave out references into class objects, which every
+instance has and through which every object would reach almost the whole heap. Objects of a
+strongly connected component share one dynamic size and are listed once, with their number.`,
+	Flags: append(dumpFlags(),
+		&cli.Float64Flag{Name: "threshold", Value: 100 * leaks.DefaultOptions.Threshold, Usage: "percent of the heap an object must retain to be a leak suspect"},
+		&cli.IntFlag{Name: "top", Value: leaks.DefaultOptions.Top, Usage: "how many objects and classes each ranking lists"},
+		&cli.BoolFlag{Name: "keep-unreachable", Usage: "analyse objects no GC root reaches too (attached to the super root by the thesis's rule) instead of only counting them"},
+	),
+	Action: func(c *cli.Context) error {
+		args, err := interspersedArgs(c, c.Command.Flags)
+		if err != nil {
+			return fmt.Errorf("heap analyze: %w", err)
+		}
+		if len(args) != 1 {
+			return fmt.Errorf("heap analyze: want exactly one DUMP argument, got %d", len(args))
+		}
+		th := c.Float64("threshold")
+		if th <= 0 || th > 100 {
+			return fmt.Errorf("heap analyze: --threshold %g: want a percentage above 0 and at most 100", th)
+		}
+		if c.Int("top") < 0 {
+			return fmt.Errorf("heap analyze: --top %d: want 0 or more", c.Int("top"))
+		}
+		stderr := errWriter(c)
+		path := args[0]
+		p := newProgress(stderr, c.Bool("progress"))
+		d, err := heapdump.Load(path, heapdump.Options{
+			Dump: c.Int("dump"), Compressed: c.String("compressed"), KeepUnreachable: c.Bool("keep-unreachable"),
+			AllowPartial: c.Bool("partial"),
+			Progress:     func(phase string, done, total int64) { p.update(phase+" "+path, done, total) },
+		})
+		p.done()
+		if err != nil {
+			if strings.Contains(err.Error(), "input ends at offset") && !c.Bool("partial") {
+				err = fmt.Errorf("%w (--partial analyses the part that is there)", err)
+			}
+			return fmt.Errorf("heap analyze: %w", err)
+		}
+		for _, w := range d.Warnings {
+			if !strings.HasPrefix(w, path) {
+				w = path + ": " + w
+			}
+			fmt.Fprintf(stderr, "warning: %s\n", w)
+		}
+		opt := leaks.DefaultOptions
+		opt.Threshold = th / 100
+		opt.Top = c.Int("top")
+		phases := newPhaseProgress(stderr, c.Bool("progress"))
+		opt.Phase = phases.start
+		rep := leaks.Analyze(leaks.Input{
+			Graph: d.Graph, Weak: heapgraph.EdgeSet(d.Weak), ClassOf: d.ClassOf, NumClasses: len(d.Classes),
+			ClassObject: func(n uint32) bool { return d.Kind[n] == heapdump.KindClass },
+		}, opt)
+		phases.start("naming references")
+		v, err := newAnalysisView(d, rep, opt)
+		phases.stop()
+		if err != nil {
+			return fmt.Errorf("heap analyze: %w", err)
+		}
+		if c.Bool("json") {
+			return writeJSON(c.App.Writer, v)
+		}
+		v.writeText(c.App.Writer)
+		return nil
+	},
+}
+
+// analysisView is the report with every node named, as printed and as JSON.
+type analysisView struct {
+	Dump      string  `json:"dump"`
+	DumpIndex int     `json:"dump_index"`
+	Dumps     int     `json:"dumps"`
+	Model     string  `json:"size_model"`
+	Partial   bool    `json:"partial,omitempty"`
+	Threshold float64 `json:"threshold_percent"`
+
+	Objects          int    `json:"objects"`
+	References       int    `json:"references"`
+	Bytes            uint64 `json:"bytes"`
+	WeakOnlyObjects  uint64 `json:"weakly_held_objects"`
+	WeakOnlyBytes    uint64 `json:"weakly_held_bytes"`
+	UnreachableObjs  uint64 `json:"unreachable_objects_removed"`
+	UnreachableBytes uint64 `json:"unreachable_bytes_removed"`
+
+	Suspects    []suspectView   `json:"suspects"`
+	TopRetained []objectView    `json:"top_retained"`
+	TopDynamic  []componentView `json:"top_dynamic"`
+	ByClass     []classView     `json:"retained_by_class"`
+	Graph       leaks.Stats     `json:"graph"`
+}
+
+type objectView struct {
+	Object   string `json:"object"`
+	Class    string `json:"class"`
+	ID       string `json:"id"`
+	Shallow  uint64 `json:"shallow"`
+	Retained uint64 `json:"retained"`
+	Dynamic  uint64 `json:"dynamic"`
+}
+
+type stepView struct {
+	Reference string `json:"reference"`
+	Object    string `json:"object"`
+}
+
+type suspectView struct {
+	objectView
+	Percent          float64    `json:"percent"`
+	Accumulation     objectView `json:"accumulation_point"`
+	Path             []stepView `json:"path"`
+	AccumulationPath []stepView `json:"accumulation_path"`
+}
+
+type componentView struct {
+	Object  string `json:"object"`
+	Class   string `json:"class"`
+	Members uint32 `json:"objects_in_component"`
+	Dynamic uint64 `json:"dynamic"`
+}
+
+type classView struct {
+	Class     string `json:"class"`
+	Instances uint64 `json:"instances"`
+	Shallow   uint64 `json:"shallow"`
+	Retained  uint64 `json:"retained"`
+}
+
+func newAnalysisView(d *heapdump.Dump, rep *leaks.Report, opt leaks.Options) (*analysisView, error) {
+	v := &analysisView{
+		Dump: d.Path, DumpIndex: d.DumpIndex, Dumps: d.Dumps, Model: describeModel(d.Model), Partial: d.Partial,
+		Threshold: 100 * opt.Threshold,
+		Objects:   rep.Stats.Objects, References: rep.Stats.Edges, Bytes: rep.Stats.TotalBytes,
+		WeakOnlyObjects: rep.OnlyWeak.Objects, WeakOnlyBytes: rep.OnlyWeak.Bytes,
+		UnreachableObjs: d.Unreachable.Objects, UnreachableBytes: d.Unreachable.Bytes,
+		Graph: rep.Stats,
+	}
+	obj := func(o leaks.Object) objectView {
+		return objectView{Object: d.Describe(o.Node), Class: d.ClassName(o.Node), ID: fmt.Sprintf("0x%x", d.ObjectID[o.Node]),
+			Shallow: o.Shallow, Retained: o.Retained, Dynamic: o.Dynamic}
+	}
+	// Name every reference on every path with one read of the dump.
+	var refs []heapdump.EdgeRef
+	addPath := func(path []leaks.Step) {
+		from := uint32(0)
+		for _, s := range path {
+			refs = append(refs, heapdump.EdgeRef{From: from, Index: int(s.Edge - d.Graph.Off[from])})
+			from = s.Node
+		}
+	}
+	for _, s := range rep.Suspects {
+		addPath(s.Path)
+		addPath(s.AccumulationPath)
+	}
+	names, err := d.EdgeNames(refs)
+	if err != nil {
+		return nil, err
+	}
+	steps := func(path []leaks.Step) []stepView {
+		out := make([]stepView, len(path))
+		for i, s := range path {
+			out[i] = stepView{Reference: names[0], Object: d.Describe(s.Node)}
+			names = names[1:]
+		}
+		return out
+	}
+	for _, s := range rep.Suspects {
+		v.Suspects = append(v.Suspects, suspectView{
+			objectView: obj(s.Object), Percent: 100 * s.Share, Accumulation: obj(s.Accumulation),
+			Path: steps(s.Path), AccumulationPath: steps(s.AccumulationPath),
+		})
+	}
+	for _, o := range rep.TopRetained {
+		v.TopRetained = append(v.TopRetained, obj(o))
+	}
+	for _, c := range rep.TopDynamic {
+		v.TopDynamic = append(v.TopDynamic, componentView{Object: d.Describe(c.Node), Class: d.ClassName(c.Node), Members: c.Members, Dynamic: c.Dynamic})
+	}
+	for _, c := range rep.ByClass {
+		v.ByClass = append(v.ByClass, classView{Class: d.Classes[c.Class].Name, Instances: c.Instances, Shallow: c.Shallow, Retained: c.Retained})
+	}
+	return v, nil
+}
+
+func describeModel(m hprof.Model) string {
+	refs := "compressed"
+	if !m.Compressed {
+		refs = "uncompressed"
+	}
+	return fmt.Sprintf("%d-byte ids, %s %d-byte references, %d-byte object headers, %d-byte array headers, %d-byte alignment",
+		m.IDSize, refs, m.RefSize, m.Header, m.ArrayHeader, m.Align)
+}
+
+// pathShown is how many references of a long path the text report prints at each end; the
+// JSON report always has them all.
+const pathShown = 12
+
+func (v *analysisView) writeText(w io.Writer) {
+	fmt.Fprintf(w, "# %s (dump %d of %d; %s)%s\n", v.Dump, v.DumpIndex, v.Dumps, v.Model, partialMark(v.Partial))
+	fmt.Fprintf(w, "heap: %d objects, %d references, %d bytes strongly reachable", v.Objects, v.References, v.Bytes)
+	fmt.Fprintf(w, "; %d objects (%d bytes) held only by weak/soft/phantom/final references", v.WeakOnlyObjects, v.WeakOnlyBytes)
+	fmt.Fprintf(w, "; %d unreachable objects (%d bytes) left out\n", v.UnreachableObjs, v.UnreachableBytes)
+
+	fmt.Fprintf(w, "\nleak suspects (objects retaining more than %g%% of the heap): %d\n", v.Threshold, len(v.Suspects))
+	for i, s := range v.Suspects {
+		fmt.Fprintf(w, "%2d. %s retains %d bytes (%.1f%%); dynamic size %d\n", i+1, s.Object, s.Retained, s.Percent, s.Dynamic)
+		if s.Accumulation.Object != s.Object {
+			fmt.Fprintf(w, "    memory accumulates in %s, retaining %d bytes (%.1f%%)\n", s.Accumulation.Object, s.Accumulation.Retained, 100*float64(s.Accumulation.Retained)/float64(max(v.Bytes, 1)))
+		}
+		writePath(w, "    shortest path from a GC root:", s.Path)
+		if s.Accumulation.Object != s.Object {
+			writePath(w, "    shortest path to the accumulation point:", s.AccumulationPath)
+		}
+	}
+
+	fmt.Fprintf(w, "\ntop %d objects by retained size\n%14s %14s %12s  %s\n", len(v.TopRetained), "retained", "dynamic", "shallow", "object")
+	for _, o := range v.TopRetained {
+		fmt.Fprintf(w, "%14d %14d %12d  %s\n", o.Retained, o.Dynamic, o.Shallow, o.Object)
+	}
+	fmt.Fprintf(w, "\ntop %d by dynamic size (objects of one strongly connected component share it)\n%14s %10s  %s\n", len(v.TopDynamic), "dynamic", "objects", "object")
+	for _, c := range v.TopDynamic {
+		fmt.Fprintf(w, "%14d %10d  %s\n", c.Dynamic, c.Members, c.Object)
+	}
+	fmt.Fprintf(w, "\nretained size by class (top %d)\n%14s %12s %14s  %s\n", len(v.ByClass), "retained", "instances", "shallow", "class")
+	for _, c := range v.ByClass {
+		fmt.Fprintf(w, "%14d %12d %14d  %s\n", c.Retained, c.Instances, c.Shallow, c.Class)
+	}
+	g := v.Graph
+	fmt.Fprintf(w, "\ngraph: %d strongly connected components (%d with more than one object, the largest %d), %d edges between them, %d dominating articulation points\n",
+		g.Components, g.BigComponents, g.LargestComp, g.DAGEdges, g.DominatingAPs)
+}
+
+func writePath(w io.Writer, title string, path []stepView) {
+	if len(path) == 0 {
+		fmt.Fprintf(w, "%s none: only weak, soft, phantom or final references reach it\n", title)
+		return
+	}
+	fmt.Fprintln(w, title)
+	for i, s := range path {
+		if len(path) > 2*pathShown && i == pathShown {
+			fmt.Fprintf(w, "      ... %d more references (all of them in --json) ...\n", len(path)-2*pathShown)
+		}
+		if len(path) > 2*pathShown && i >= pathShown && i < len(path)-pathShown {
+			continue
+		}
+		fmt.Fprintf(w, "      %-28s %s\n", s.Reference, s.Object)
+	}
+}
+
+// phaseProgress names the analysis phase under way on stderr, once it has run for a second, and
+// how long it took; only on a terminal unless forced, like progress.
+type phaseProgress struct {
+	mu    sync.Mutex
+	w     io.Writer
+	on    bool
+	name  string
+	began time.Time
+	timer *time.Timer
+	shown bool
+}
+
+func newPhaseProgress(w io.Writer, force bool) *phaseProgress {
+	return &phaseProgress{w: w, on: force || isTerminal(w)}
+}
+
+// start ends the current phase and begins the named one.
+func (p *phaseProgress) start(name string) {
+	p.stop()
+	if !p.on {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.name, p.began = name, time.Now()
+	p.timer = time.AfterFunc(time.Second, func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.name == name {
+			fmt.Fprintf(p.w, "analysing: %s ...\n", name)
+			p.shown = true
+		}
+	})
+}
+
+// stop ends the current phase, reporting its time if its start was shown.
+func (p *phaseProgress) stop() {
+	if !p.on {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.timer != nil {
+		p.timer.Stop()
+	}
+	if p.shown {
+		fmt.Fprintf(p.w, "analysing: %s took %.1f s\n", p.name, time.Since(p.began).Seconds())
+	}
+	p.name, p.shown, p.timer = "", false, nil
+}

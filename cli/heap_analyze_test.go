@@ -1,0 +1,77 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/heapledger/heapledger/fixtures/heapdumps"
+)
+
+// TestHeapAnalyzeFindsPlantedLeak runs `heap analyze` on the fixture dump: the class holding the
+// planted leak must be the top suspect, with the leak's backing array as the accumulation point
+// and a strong path from a GC root through the static field.
+func TestHeapAnalyzeFindsPlantedLeak(t *testing.T) {
+	dump := heapdumps.Dump(t)
+	js, errOut, err := runCLI(t, "heap", "analyze", dump, "--json", "--top", "5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(errOut, "analysing") {
+		t.Errorf("phase progress on stderr though it is not a terminal and --progress is not given: %q", errOut)
+	}
+	var v analysisView
+	if err := json.Unmarshal([]byte(js), &v); err != nil {
+		t.Fatalf("--json output does not parse: %v\n%s", err, js)
+	}
+	if len(v.Suspects) == 0 {
+		t.Fatalf("no leak suspects:\n%s", js)
+	}
+	s := v.Suspects[0]
+	if s.Object != "class "+heapdumps.LeakHolder+" @ "+s.ID {
+		t.Errorf("top suspect is %s, want the class %s holding the leak", s.Object, heapdumps.LeakHolder)
+	}
+	// 2000 items, each a 24-byte object with a 1016-byte array, fill the accumulation point.
+	const leakBytes = 2000 * (24 + 1016)
+	if s.Accumulation.Class != "java.lang.Object[]" || s.Accumulation.Retained < leakBytes || s.Accumulation.Retained > leakBytes+20000 {
+		t.Errorf("accumulation point %s retains %d; want the leak list's Object[] retaining about %d", s.Accumulation.Object, s.Accumulation.Retained, leakBytes)
+	}
+	var refs []string
+	for _, st := range s.AccumulationPath {
+		refs = append(refs, st.Reference)
+	}
+	if p := strings.Join(refs, " "); !strings.HasSuffix(p, "LEAK elementData") || !strings.HasPrefix(p, "<GC root") {
+		t.Errorf("path to the accumulation point: %q, want a GC root first and ... LEAK elementData last", p)
+	}
+	if len(v.TopRetained) != 5 || v.TopRetained[0].Object != s.Object || len(v.ByClass) != 5 || len(v.TopDynamic) != 5 {
+		t.Errorf("rankings: %d retained (first %v), %d by class, %d dynamic; want 5 each, led by the suspect",
+			len(v.TopRetained), v.TopRetained, len(v.ByClass), len(v.TopDynamic))
+	}
+	if s.Dynamic < s.Retained {
+		t.Errorf("suspect's dynamic size %d is below its retained size %d", s.Dynamic, s.Retained)
+	}
+
+	text, _, err := runCLI(t, "heap", "analyze", "--threshold", "50", dump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"leak suspects (objects retaining more than 50% of the heap): 1", "memory accumulates in java.lang.Object[]", "top 20 objects by retained size", "retained size by class", heapdumps.LeakClass} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text report lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+func TestHeapAnalyzeBadInput(t *testing.T) {
+	for _, args := range [][]string{
+		{"heap", "analyze"},
+		{"heap", "analyze", "/no/such/file.hprof"},
+		{"heap", "analyze", "--threshold", "0", "x.hprof"},
+		{"heap", "analyze", "--threshold", "150", "x.hprof"},
+		{"heap", "analyze", "--top", "-1", "x.hprof"},
+	} {
+		if _, _, err := runCLI(t, args...); err == nil {
+			t.Errorf("%v: expected an error", args)
+		}
+	}
+}
