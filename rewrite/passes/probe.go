@@ -86,6 +86,13 @@ func (probeEditor) editMethod(cf *classfile.Class, m *classfile.Member, b *code.
 	if err != nil {
 		return err
 	}
+	if inits == nil {
+		// Not a constructor: the entry comes first, so frames follow without a data flow.
+		if pf := newProbeFrames(b, b.Frames); pf != nil {
+			pf.token, pf.handler = token, handler
+			b.Frames = pf
+		}
+	}
 	starts := inits
 	if len(starts) == 0 {
 		starts = []*code.Insn{nil} // not a constructor: enter at the method's start

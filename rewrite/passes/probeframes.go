@@ -1,0 +1,112 @@
+package passes
+
+import (
+	"github.com/heapledger/heapledger/rewrite/code"
+	"github.com/heapledger/heapledger/rewrite/frames"
+)
+
+// probeFrames writes the StackMapTable of a probed method that is not a constructor without
+// running a data flow, because the probe's edits change the frames in a way known in advance:
+//
+//   - the entry sequence runs before everything else, so every compiler frame gains the token
+//     (an int) in its new slot and is otherwise unchanged: the inserted exit, alloc and array
+//     calls leave the stack as they found it, and none of them is a branch target;
+//   - the handler is the only new branch target, and its frame — every local Top but the token,
+//     the Throwable on the stack — is valid for any instruction it covers, since Top accepts
+//     every type.
+//
+// When encoding created a branch target of its own (a conditional branch widened into an
+// inverted branch over a goto_w), the frame there depends on the types at that point, so the
+// general data flow of package frames (fallback) writes the table instead. This path exists for
+// speed: it skips a fixed-point data flow over every method, which dominated the pass's cost.
+type probeFrames struct {
+	fallback code.FrameEncoder
+	initial  frames.Frame
+	fixed    []labeledFrame
+	token    int
+	handler  *code.Label
+}
+
+type labeledFrame struct {
+	label *code.Label
+	frame frames.Frame
+}
+
+// newProbeFrames reads the compiler's frames of a freshly decoded body (before any edit) and
+// returns nil when the fast path cannot apply: no StackMapTable to keep (old class files, or
+// straight-line code that needs only the handler frame is still handled here), or frames that do
+// not decode cleanly, which the fallback will report.
+func newProbeFrames(b *code.Body, fallback code.FrameEncoder) *probeFrames {
+	if b.Method.Major < 50 {
+		return nil
+	}
+	initial, err := frames.Initial(b.Method.Class, b.Method.Name, b.Method.Desc, b.Method.Access)
+	if err != nil {
+		return nil
+	}
+	p := &probeFrames{fallback: fallback, initial: initial}
+	for _, a := range b.Attrs {
+		if a.Kind != code.AttrStackMap {
+			continue
+		}
+		entries, err := frames.Decode(a.Raw, b.Pool, initial, frames.Limits{CodeLength: b.CodeLen(), MaxLocals: b.MaxLocals, MaxStack: b.MaxStack})
+		if err != nil {
+			return nil
+		}
+		for _, en := range entries {
+			l := b.LabelAt(en.Offset)
+			if l == nil {
+				return nil
+			}
+			for _, ts := range [][]frames.Type{en.Frame.Locals, en.Frame.Stack} {
+				for i := range ts {
+					if ts[i].Kind == frames.Uninitialized {
+						site := b.InsnAt(ts[i].New)
+						if site == nil || site.Op != code.NEW {
+							return nil
+						}
+						ts[i].Site = site
+					}
+				}
+			}
+			p.fixed = append(p.fixed, labeledFrame{l, en.Frame})
+		}
+	}
+	return p
+}
+
+// EncodeFrames implements code.FrameEncoder.
+func (p *probeFrames) EncodeFrames(b *code.Body) ([]byte, error) {
+	if p.encoderMadeTargets(b) {
+		return p.fallback.EncodeFrames(b)
+	}
+	entries := make([]frames.Entry, 0, len(p.fixed)+1)
+	for _, ff := range p.fixed {
+		f := ff.frame.Clone()
+		f.SetLocal(p.token, frames.IntType)
+		for _, ts := range [][]frames.Type{f.Locals, f.Stack} {
+			for i := range ts {
+				if ts[i].Kind == frames.Uninitialized {
+					ts[i].New = ts[i].Site.Pos()
+				}
+			}
+		}
+		entries = append(entries, frames.Entry{Offset: ff.label.Pos(), Frame: f})
+	}
+	var h frames.Frame
+	h.SetLocal(p.token, frames.IntType)
+	h.Stack = []frames.Type{frames.ObjectType("java/lang/Throwable")}
+	entries = append(entries, frames.Entry{Offset: p.handler.Pos(), Frame: h})
+	return frames.Encode(entries, p.initial, b.Pool)
+}
+
+// encoderMadeTargets reports whether some branch goes to a label that neither the decoder nor
+// the pass made: one the encoder added when it widened a conditional branch.
+func (p *probeFrames) encoderMadeTargets(b *code.Body) bool {
+	for n := b.First(); n != nil; n = n.Next() {
+		if n.Target != nil && n.Target.Offset < 0 {
+			return true
+		}
+	}
+	return false
+}
