@@ -20,9 +20,9 @@ type Sizes struct {
 
 	dyn       []uint64 // exact dynamic size of each DAP (0 elsewhere)
 	rootEdges uint32   // component 0's real edges; the rest of its list only roots the DAG
-	stamp []uint32 // visit marks, one epoch per walk, so walks never clear an array
-	epoch uint32
-	stack []uint32
+	stamp     []uint32 // visit marks, one epoch per walk, so walks never clear an array
+	epoch     uint32
+	stack     []uint32
 	// Visited counts components expanded by walks, the work measure the thesis tabulates.
 	Visited uint64
 }
