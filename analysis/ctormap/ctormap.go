@@ -19,7 +19,6 @@ package ctormap
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/heapledger/heapledger/rewrite/classfile"
@@ -75,8 +74,10 @@ type Analysis struct {
 	// News lists every reachable `new` in code order.
 	News []NewSite
 
-	reached   map[*code.Insn]bool
-	thisReady map[*code.Insn]bool // `this` initialized on every path to the instruction
+	// Every instruction is reached in compiled code and `this` is uninitialized only in a
+	// constructor's prologue, so only the exceptions are stored.
+	unreached map[*code.Insn]bool // nil when every instruction is reached
+	uninit    map[*code.Insn]bool // reached with `this` uninitialized on some path
 }
 
 // Analyze runs the constructor analysis over a decoded body. It does not use the body's stack
@@ -89,14 +90,16 @@ func Analyze(b *code.Body) (*Analysis, error) {
 	a := &Analysis{
 		Method:        b.Method,
 		IsConstructor: b.Method.Name == "<init>" && b.Method.Access&classfile.AccStatic == 0 && b.Method.Class != frames.ObjectClass,
-		reached:       map[*code.Insn]bool{},
-		thisReady:     map[*code.Insn]bool{},
+		uninit:        map[*code.Insn]bool{},
 	}
+	var reached []*code.Insn
 	news := map[*code.Insn]*NewSite{}
 	var order []*code.Insn
 	err = fa.Walk(func(in *code.Insn, before *frames.Frame) error {
-		a.reached[in] = true
-		a.thisReady[in] = !uninitThis(before)
+		reached = append(reached, in)
+		if uninitThis(before) {
+			a.uninit[in] = true
+		}
 		switch {
 		case in.Op == code.NEW:
 			if news[in] == nil {
@@ -140,16 +143,26 @@ func Analyze(b *code.Body) (*Analysis, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Walk visits straight-line stretches in code order, but a stretch can be visited after a
-	// later one when it is reached only by a backward jump; report in code order.
-	pos := map[*code.Insn]int{}
-	i := 0
+	// Walk visits the stretches of straight-line code in code order, so Calls and News are in
+	// code order already.
+	insns := 0
 	for n := b.First(); n != nil; n = n.Next() {
-		pos[n] = i
-		i++
+		if !n.IsLabel() {
+			insns++
+		}
 	}
-	sort.SliceStable(a.Calls, func(x, y int) bool { return pos[a.Calls[x].Insn] < pos[a.Calls[y].Insn] })
-	sort.SliceStable(order, func(x, y int) bool { return pos[order[x]] < pos[order[y]] })
+	if len(reached) < insns {
+		seen := make(map[*code.Insn]bool, len(reached))
+		for _, n := range reached {
+			seen[n] = true
+		}
+		a.unreached = map[*code.Insn]bool{}
+		for n := b.First(); n != nil; n = n.Next() {
+			if !n.IsLabel() && !seen[n] {
+				a.unreached[n] = true
+			}
+		}
+	}
 	for _, n := range order {
 		a.News = append(a.News, *news[n])
 	}
@@ -203,14 +216,14 @@ func uninitThis(f *frames.Frame) bool {
 }
 
 // Reached reports whether some path from the method's start reaches the instruction.
-func (a *Analysis) Reached(in *code.Insn) bool { return a.reached[in] }
+func (a *Analysis) Reached(in *code.Insn) bool { return !in.IsLabel() && !a.unreached[in] }
 
 // ThisInitialized reports whether `this` is initialized on every path that reaches the
 // instruction, before it runs: true for every reached instruction of a method that is not a
 // constructor, and in a constructor for the instructions after its super()/this() call on all
 // paths. Only such instructions may be covered by a handler whose frame does not hold
 // uninitializedThis (the JVM's flagThisUninit). It is false for unreached code.
-func (a *Analysis) ThisInitialized(in *code.Insn) bool { return a.thisReady[in] }
+func (a *Analysis) ThisInitialized(in *code.Insn) bool { return a.Reached(in) && !a.uninit[in] }
 
 // Coverable returns the maximal runs of consecutive instructions, in code order, that are
 // reached and before which `this` is initialized on every path: the ranges a handler over the
@@ -222,7 +235,7 @@ func (a *Analysis) Coverable(b *code.Body) [][2]*code.Insn {
 		if n.IsLabel() {
 			continue
 		}
-		if a.thisReady[n] {
+		if a.ThisInitialized(n) {
 			if first == nil {
 				first = n
 			}
