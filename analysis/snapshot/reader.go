@@ -146,7 +146,7 @@ type jsonSnapshot struct {
 	Accounts    map[string]string   `json:"accounts"`
 	Sites       map[string][]string `json:"sites"`
 	Allocations []struct {
-		Account, Site, Part   int
+		Account, Site, Part    int
 		Count, Elements, Bytes int64
 	} `json:"allocations"`
 }

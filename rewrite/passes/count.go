@@ -3,7 +3,6 @@ package passes
 import (
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/heapledger/heapledger/rewrite/accounts"
 	"github.com/heapledger/heapledger/rewrite/classfile"
@@ -44,9 +43,19 @@ func Count(opt CountOptions) (transform.Class, error) {
 type countEditor struct {
 	opt CountOptions
 	ids []int // account ID in the table, by 1-based account of opt.Accounts
+}
 
-	bsmMu sync.Mutex
-	bsms  map[*classfile.Class][]classfile.BootstrapMethod
+// countClass is what the methods of one class share: its account and, parsed on first use,
+// its bootstrap methods.
+type countClass struct {
+	account int
+	bsms    []classfile.BootstrapMethod
+	bsmErr  error
+	parsed  bool
+}
+
+func (e *countEditor) prepareClass(cf *classfile.Class) (any, error) {
+	return &countClass{account: e.accountOf(cf.Name())}, nil
 }
 
 // accountOf returns the table ID of the class's account, 0 when it has none.
@@ -76,8 +85,9 @@ type site struct {
 	shape     int    // multianewarray: arrayDim | base<<8
 }
 
-func (e *countEditor) editMethod(cf *classfile.Class, m *classfile.Member, b *code.Body) error {
-	acct := e.accountOf(b.Method.Class)
+func (e *countEditor) editMethod(cf *classfile.Class, m *classfile.Member, b *code.Body, state any) error {
+	cc := state.(*countClass)
+	acct := cc.account
 	calls := false
 	mayAlloc := false
 	for n := b.First(); n != nil; n = n.Next() {
@@ -93,7 +103,7 @@ func (e *countEditor) editMethod(cf *classfile.Class, m *classfile.Member, b *co
 	if !calls && !mayAlloc {
 		return nil
 	}
-	sites, err := e.findSites(cf, b)
+	sites, err := e.findSites(cf, cc, b)
 	if err != nil {
 		return err
 	}
@@ -182,7 +192,7 @@ func (e *countEditor) editMethod(cf *classfile.Class, m *classfile.Member, b *co
 // findSites lists the allocations of a method. Objects are paired with the constructor call
 // that initialises them by following uninitialized(new) through the code (frames.Infer); the
 // constructor's own super()/this() call initialises uninitializedThis and is not a site.
-func (e *countEditor) findSites(cf *classfile.Class, b *code.Body) ([]site, error) {
+func (e *countEditor) findSites(cf *classfile.Class, cc *countClass, b *code.Body) ([]site, error) {
 	var out []site
 	var fa *frames.Analysis
 	for n := b.First(); n != nil; n = n.Next() {
@@ -267,7 +277,7 @@ func (e *countEditor) findSites(cf *classfile.Class, b *code.Body) ([]site, erro
 			}
 			out = append(out, s)
 		case code.INVOKEDYNAMIC:
-			s, ok, err := e.indySite(cf, b, n)
+			s, ok, err := e.indySite(cf, cc, b, n)
 			if err != nil {
 				return nil, err
 			}
@@ -300,7 +310,7 @@ func (e *countEditor) findSites(cf *classfile.Class, b *code.Body) ([]site, erro
 // indySite recognises the invokedynamic call sites that allocate: capturing lambdas
 // (LambdaMetafactory with at least one captured value; a non-capturing lambda is a cached
 // singleton) and string concatenation (StringConcatFactory), whose result is a new String.
-func (e *countEditor) indySite(cf *classfile.Class, b *code.Body, n *code.Insn) (site, bool, error) {
+func (e *countEditor) indySite(cf *classfile.Class, cc *countClass, b *code.Body, n *code.Insn) (site, bool, error) {
 	c, err := b.Pool.Entry(n.Index)
 	if err != nil {
 		return site{}, false, fmt.Errorf("%s at offset %d: %v", b.Method, n.Offset, err)
@@ -309,7 +319,7 @@ func (e *countEditor) indySite(cf *classfile.Class, b *code.Body, n *code.Insn) 
 	if err != nil {
 		return site{}, false, fmt.Errorf("%s at offset %d: %v", b.Method, n.Offset, err)
 	}
-	bsms, err := e.bootstrapMethods(cf)
+	bsms, err := cc.bootstrapMethods(cf)
 	if err != nil {
 		return site{}, false, err
 	}
@@ -344,25 +354,17 @@ func (e *countEditor) indySite(cf *classfile.Class, b *code.Body, n *code.Insn) 
 	return site{}, false, nil
 }
 
-func (e *countEditor) bootstrapMethods(cf *classfile.Class) ([]classfile.BootstrapMethod, error) {
-	e.bsmMu.Lock()
-	defer e.bsmMu.Unlock()
-	if bs, ok := e.bsms[cf]; ok {
-		return bs, nil
+func (cc *countClass) bootstrapMethods(cf *classfile.Class) ([]classfile.BootstrapMethod, error) {
+	if !cc.parsed {
+		cc.parsed = true
+		a := classfile.FindAttribute(cf.Attributes, "BootstrapMethods", cf.Pool)
+		if a == nil {
+			cc.bsmErr = fmt.Errorf("%s: invokedynamic without a BootstrapMethods attribute", cf.Name())
+		} else if cc.bsms, cc.bsmErr = classfile.ParseBootstrapMethods(a); cc.bsmErr != nil {
+			cc.bsmErr = fmt.Errorf("%s: BootstrapMethods: %v", cf.Name(), cc.bsmErr)
+		}
 	}
-	a := classfile.FindAttribute(cf.Attributes, "BootstrapMethods", cf.Pool)
-	if a == nil {
-		return nil, fmt.Errorf("%s: invokedynamic without a BootstrapMethods attribute", cf.Name())
-	}
-	bs, err := classfile.ParseBootstrapMethods(a)
-	if err != nil {
-		return nil, fmt.Errorf("%s: BootstrapMethods: %v", cf.Name(), err)
-	}
-	if e.bsms == nil || len(e.bsms) > 64 {
-		e.bsms = map[*classfile.Class][]classfile.BootstrapMethod{} // only the classes in flight matter
-	}
-	e.bsms[cf] = bs
-	return bs, nil
+	return cc.bsms, cc.bsmErr
 }
 
 // insertCount registers the site and inserts its counting call after s.at.
