@@ -151,7 +151,7 @@ type Record struct {
 	ID uint64
 	// Class is the class object id of an instance or object array, the super class of a CLASS DUMP.
 	Class uint64
-	// NameID is the name string id of a LOAD CLASS; Aux is the JNI global ref id of ROOT JNI GLOBAL.
+	// NameID is the name string id of a LOAD CLASS, or the JNI global ref id of a ROOT JNI GLOBAL.
 	NameID uint64
 	// Serial is the class serial (LOAD CLASS), thread serial (thread-related roots) or stack
 	// trace serial (instance and array dumps).
