@@ -1,4 +1,4 @@
-package code
+package code_test
 
 import (
 	"bytes"
@@ -9,16 +9,21 @@ import (
 
 	"github.com/heapledger/heapledger/fixtures"
 	"github.com/heapledger/heapledger/rewrite/classfile"
+	"github.com/heapledger/heapledger/rewrite/code"
+	"github.com/heapledger/heapledger/rewrite/frames"
 )
 
 // widenSrc exercises every kind of branch the encoder remaps: loop back edges, conditionals,
-// a tableswitch and a lookupswitch, a try/catch range and long/double arithmetic.
+// a tableswitch and a lookupswitch, a try/catch range, long/double arithmetic, and a join with
+// an uninitialized object on the stack (new StringBuilder(c ? a : b)), whose
+// uninitialized(offset) in the frames must follow the `new` when code moves it.
 const widenSrc = `public class Widen {
     static int work(int n) {
         int s = 0;
         for (int i = 0; i < n; i++) {
             switch (i % 4) { case 0: s += i; break; case 1: s -= 1; break; case 2: s ^= i; break; default: s += 7; }
             if (s > 1000) s = s % 97;
+            s += new StringBuilder(i > 2 ? "abc" : "d").length();
             switch (i * 1000) { case 0: s++; break; case 5000: s += 3; break; case 90000: s--; break; }
             try {
                 if (i == 3) throw new IllegalStateException("x" + i);
@@ -37,10 +42,8 @@ const widenSrc = `public class Widen {
 }
 `
 
-// oldClass is a javac-compiled class rewritten as class file version 49, which needs no
-// StackMapTable: tests of this package alone run edited code on HotSpot's type-inference
-// verifier, while frames for edited code are package frames' job.
-type oldClass struct {
+// javaClass is one javac-compiled class, edited and run on HotSpot.
+type javaClass struct {
 	t         *testing.T
 	java, dir string
 	name      string
@@ -49,18 +52,9 @@ type oldClass struct {
 	class     *classfile.Class
 }
 
-// reset starts again from the class javac wrote.
-func (o *oldClass) reset() {
-	c, err := classfile.Parse(o.orig)
-	if err != nil {
-		o.t.Fatal(err)
-	}
-	o.class = c
-}
-
-// compileOld compiles one Java source with javac --release 8 (no invokedynamic for string
-// concatenation or lambdas in the sources used here) and runs it once for the expected output.
-func compileOld(t *testing.T, name, src string) *oldClass {
+// compile compiles one Java source with javac --release release and runs it once for the
+// expected output.
+func compile(t *testing.T, name, src, release string) *javaClass {
 	t.Helper()
 	javac, java := fixtures.Tool(t, "javac"), fixtures.Tool(t, "java")
 	dir := t.TempDir()
@@ -69,7 +63,7 @@ func compileOld(t *testing.T, name, src string) *oldClass {
 		t.Fatal(err)
 	}
 	orig := filepath.Join(dir, "orig")
-	if out, err := exec.Command(javac, "--release", "8", "-d", orig, path).CombinedOutput(); err != nil {
+	if out, err := exec.Command(javac, "--release", release, "-d", orig, path).CombinedOutput(); err != nil {
 		t.Fatalf("javac: %v\n%s", err, out)
 	}
 	want, err := exec.Command(java, "-cp", orig, name).CombinedOutput()
@@ -80,14 +74,25 @@ func compileOld(t *testing.T, name, src string) *oldClass {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := &oldClass{t: t, java: java, dir: dir, name: name, want: want, orig: data}
+	o := &javaClass{t: t, java: java, dir: dir, name: name, want: want, orig: data}
 	o.reset()
 	return o
 }
 
-// edit decodes method name+desc, applies f and encodes it back into the class. It returns the
-// encoded code, or the error of Encode without changing the class.
-func (o *oldClass) edit(name, desc string, f func(b *Body)) (*classfile.Code, error) {
+// reset starts again from the class javac wrote.
+func (o *javaClass) reset() {
+	c, err := classfile.Parse(o.orig)
+	if err != nil {
+		o.t.Fatal(err)
+	}
+	o.class = c
+}
+
+// edit decodes method name+desc, applies f and encodes it back into the class. With withFrames
+// package frames maintains the StackMapTable; without, the table is dropped and the class must
+// be run as version 49 (old), which needs none: that covers this package alone on HotSpot's
+// type-inference verifier.
+func (o *javaClass) edit(name, desc string, withFrames bool, f func(b *code.Body)) *classfile.Code {
 	t := o.t
 	t.Helper()
 	c := o.class
@@ -95,28 +100,34 @@ func (o *oldClass) edit(name, desc string, f func(b *Body)) (*classfile.Code, er
 	if m == nil {
 		t.Fatalf("%s has no method %s%s", o.name, name, desc)
 	}
-	code, attr, err := c.MethodCode(m)
+	cd, attr, err := c.MethodCode(m)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := Decode(code, c.Pool, Method{Class: o.name, Name: name, Desc: desc, Access: m.AccessFlags, Major: 49})
+	b, err := code.Decode(cd, c.Pool, code.Method{Class: o.name, Name: name, Desc: desc, Access: m.AccessFlags, Major: c.Major})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var kept []*Attr
-	for _, a := range b.Attrs {
-		if a.Kind != AttrStackMap {
-			kept = append(kept, a)
+	if withFrames {
+		if _, err := frames.Attach(b); err != nil {
+			t.Fatal(err)
 		}
+	} else {
+		var kept []*code.Attr
+		for _, a := range b.Attrs {
+			if a.Kind != code.AttrStackMap {
+				kept = append(kept, a)
+			}
+		}
+		b.Attrs = kept
 	}
-	b.Attrs = kept
 	f(b)
 	nc, err := b.Encode()
 	if err != nil {
-		return nil, err
+		t.Fatal(err)
 	}
 	replaceCode(t, m, attr, nc)
-	return nc, nil
+	return nc
 }
 
 // replaceCode puts the encoded code in place of the method's Code attribute.
@@ -135,12 +146,14 @@ func replaceCode(t *testing.T, m *classfile.Member, attr *classfile.Attribute, n
 	t.Fatal("Code attribute not found")
 }
 
-// run writes the class as version 49 (the other methods' StackMapTables are ignored by that
-// verifier) and runs it under -Xverify:all; the output must equal the original's.
-func (o *oldClass) run() {
+// run writes the class (as version 49 when old) and runs it under -Xverify:all; the output
+// must equal the original's. Version 49 verifiers ignore the other methods' StackMapTables.
+func (o *javaClass) run(old bool) {
 	t := o.t
 	t.Helper()
-	o.class.Major, o.class.Minor = 49, 0
+	if old {
+		o.class.Major, o.class.Minor = 49, 0
+	}
 	out, err := o.class.Bytes()
 	if err != nil {
 		t.Fatal(err)
@@ -158,32 +171,60 @@ func (o *oldClass) run() {
 	}
 }
 
+// padding is a sequence of n nops.
+func padding(b *code.Body, n int) *code.Seq {
+	s := b.Seq()
+	for i := 0; i < n; i++ {
+		s.Op(code.NOP)
+	}
+	return s
+}
+
+// spreadPadding puts about 60000 bytes of nops at spread places of the method; the odd sizes
+// move switch padding through every alignment. It also pads around the `new StringBuilder`,
+// so that the uninitialized(offset) its frames carry must move.
+func spreadPadding(t *testing.T, b *code.Body, spread int) {
+	var insns []*code.Insn
+	var sbNew *code.Insn
+	for n := b.First(); n != nil; n = n.Next() {
+		if n.IsLabel() {
+			continue
+		}
+		insns = append(insns, n)
+		if name, _ := b.Pool.ClassName(n.Index); n.Op == code.NEW && name == "java/lang/StringBuilder" && sbNew == nil {
+			sbNew = n
+		}
+	}
+	if sbNew == nil {
+		t.Fatal("no new StringBuilder in the compiled method")
+	}
+	for k := 1; k <= spread; k++ {
+		b.InsertBefore(insns[k*len(insns)/(spread+1)], padding(b, 60000/spread+k))
+	}
+	b.InsertBefore(sbNew, padding(b, 3))
+	b.InsertAfter(sbNew, padding(b, 1))
+}
+
 // TestWidenedCodeRunsOnHotSpot pads javac-compiled code with tens of kilobytes of nops at
-// several places so that branches of every kind must widen, then lets HotSpot verify and run it.
+// several places so that branches of every kind must widen, then lets HotSpot verify and run
+// it: as version 49 without frames (this package alone), and as Java 17 with package frames
+// re-encoding the StackMapTable through the FrameEncoder hook (the whole engine, including the
+// new branch targets that widened conditionals create).
 func TestWidenedCodeRunsOnHotSpot(t *testing.T) {
-	o := compileOld(t, "Widen", widenSrc)
-	for _, spread := range []int{1, 3, 7} {
-		o.reset()
-		nc, err := o.edit("work", "(I)I", func(b *Body) {
-			var insns []*Insn
-			for n := b.First(); n != nil; n = n.Next() {
-				if !n.IsLabel() {
-					insns = append(insns, n)
-				}
-			}
-			// 60000 bytes of nops spread over the method; the odd sizes move switch padding
-			// through every alignment.
-			for k := 1; k <= spread; k++ {
-				b.InsertBefore(insns[k*len(insns)/(spread+1)], nops(b, 60000/spread+k))
-			}
-		})
-		if err != nil {
-			t.Fatal(err)
+	for _, withFrames := range []bool{false, true} {
+		release := "8"
+		if withFrames {
+			release = "17"
 		}
-		if !bytes.Contains(nc.Bytecode, []byte{byte(GOTO_W)}) {
-			t.Fatalf("spread %d: nothing widened", spread)
+		o := compile(t, "Widen", widenSrc, release)
+		for _, spread := range []int{1, 3, 7} {
+			o.reset()
+			nc := o.edit("work", "(I)I", withFrames, func(b *code.Body) { spreadPadding(t, b, spread) })
+			if !bytes.Contains(nc.Bytecode, []byte{byte(code.GOTO_W)}) {
+				t.Fatalf("spread %d: nothing widened", spread)
+			}
+			o.run(!withFrames)
 		}
-		o.run()
 	}
 }
 
@@ -196,43 +237,43 @@ func TestGeneratedFixturesOnHotSpot(t *testing.T) {
 		if g.Main != "WideLoop" {
 			continue
 		}
-		o := compileOld(t, g.Main, g.Source)
+		o := compile(t, g.Main, g.Source, "8")
 		if string(o.want) != g.Expected {
 			t.Fatalf("%s: original prints %q, fixture expects %q", g.Main, o.want, g.Expected)
 		}
-		switch g.Main {
-		case "WideLoop":
-			nc, err := o.edit("wide", "(II)I", func(b *Body) {
-				for n := b.First(); n != nil; n = n.Next() {
-					if n.Op == NEWARRAY {
-						b.InsertAfter(n, b.Seq().Op(DUP).Op(POP).Op(DUP).Op(POP))
-					}
-				}
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			re, err := Decode(nc, o.class.Pool, testMethod)
-			if err != nil {
-				t.Fatal(err)
-			}
-			wide := 0
-			for n := re.First(); n != nil; n = n.Next() {
-				if n.Op == GOTO_W {
-					wide++
+		nc := o.edit("wide", "(II)I", false, func(b *code.Body) {
+			for n := b.First(); n != nil; n = n.Next() {
+				if n.Op == code.NEWARRAY {
+					b.InsertAfter(n, b.Seq().Op(code.DUP).Op(code.POP).Op(code.DUP).Op(code.POP))
 				}
 			}
-			if wide != 2 {
-				t.Errorf("WideLoop: %d goto_w, want 2 (loop exit and back edge)", wide)
-			}
-			o.run()
+		})
+		if n := countOps(t, o.class.Pool, nc, code.GOTO_W); n != 2 {
+			t.Errorf("WideLoop: %d goto_w, want 2 (loop exit and back edge)", n)
 		}
+		o.run(true)
 	}
 }
 
-// TestJsrWideningRunsOnHotSpot pushes every subroutine of the jasmin jsr/ret fixture more than
-// 32 KB away from its callers, so each jsr becomes jsr_w (and branches around it widen), and
-// runs the program under the type-inference verifier with its expected output.
+// countOps decodes c again and counts the instructions with opcode op.
+func countOps(t *testing.T, pool *classfile.Pool, c *classfile.Code, op code.Opcode) int {
+	t.Helper()
+	b, err := code.Decode(c, pool, code.Method{Class: "T", Name: "m", Desc: "()V", Access: classfile.AccStatic})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := 0
+	for n := b.First(); n != nil; n = n.Next() {
+		if n.Op == op {
+			k++
+		}
+	}
+	return k
+}
+
+// TestJsrWideningRunsOnHotSpot pushes a subroutine of each method of the jasmin jsr/ret fixture
+// more than 32 KB away from its callers, so those jsr become jsr_w (and branches around them
+// widen), and runs the program under the type-inference verifier with its expected output.
 func TestJsrWideningRunsOnHotSpot(t *testing.T) {
 	jasmin, java := fixtures.Tool(t, "jasmin"), fixtures.Tool(t, "java")
 	set, err := fixtures.BuildJasmin(jasmin, java, t.TempDir())
@@ -259,24 +300,24 @@ func TestJsrWideningRunsOnHotSpot(t *testing.T) {
 	}
 	widened := 0
 	for _, m := range c.Methods {
-		code, attr, err := c.MethodCode(m)
+		cd, attr, err := c.MethodCode(m)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if code == nil {
+		if cd == nil {
 			continue
 		}
-		b, err := Decode(code, c.Pool, Method{Class: c.Name(), Name: m.Name(c.Pool), Desc: m.Descriptor(c.Pool), Access: m.AccessFlags, Major: c.Major})
+		b, err := code.Decode(cd, c.Pool, code.Method{Class: c.Name(), Name: m.Name(c.Pool), Desc: m.Descriptor(c.Pool), Access: m.AccessFlags, Major: c.Major})
 		if err != nil {
 			t.Fatal(err)
 		}
 		// Pad before the first subroutine in code order (before its label, so callers must
 		// jump over the padding); one 33 KB pad per method keeps it under 64 KB.
-		var first *Insn
+		var first *code.Insn
 		for n := b.First(); n != nil && first == nil; n = n.Next() {
 			if n.IsLabel() {
 				for x := b.First(); x != nil; x = x.Next() {
-					if x.Op == JSR && x.Target == n.Label {
+					if x.Op == code.JSR && x.Target == n.Label {
 						first = n
 					}
 				}
@@ -285,20 +326,12 @@ func TestJsrWideningRunsOnHotSpot(t *testing.T) {
 		if first == nil {
 			continue
 		}
-		b.InsertBefore(first, nops(b, 33000))
+		b.InsertBefore(first, padding(b, 33000))
 		nc, err := b.Encode()
 		if err != nil {
 			t.Fatal(err)
 		}
-		re, err := Decode(nc, c.Pool, b.Method)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for n := re.First(); n != nil; n = n.Next() {
-			if n.Op == JSR_W {
-				widened++
-			}
-		}
+		widened += countOps(t, c.Pool, nc, code.JSR_W)
 		replaceCode(t, m, attr, nc)
 	}
 	if widened == 0 {
