@@ -139,6 +139,9 @@ func ParseClassHistogram(r io.Reader) (*Histogram, error) {
 					continue
 				}
 			}
+			if len(h.Entries) == 0 {
+				return nil, fmt.Errorf("neither an HPROF heap dump nor jcmd GC.class_histogram output (line %d: %.60q)", line, s)
+			}
 			return nil, fmt.Errorf("line %d: not a class histogram line (want \"N: instances bytes class\"): %q", line, s)
 		}
 		n, err1 := strconv.ParseUint(f[1], 10, 64)
