@@ -86,7 +86,11 @@ func newEngine(b *code.Body, initial Frame, strict bool) *engine {
 		}
 		e.nodes = append(e.nodes, n)
 	}
-	e.heads = append(e.heads, make([]*head, len(e.nodes)+1)...)
+	if n := len(e.nodes) + 1; cap(e.heads) >= n {
+		e.heads = e.heads[:n] // cleared by release
+	} else {
+		e.heads = make([]*head, n)
+	}
 	return e
 }
 
