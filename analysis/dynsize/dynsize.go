@@ -17,33 +17,103 @@ type Sizes struct {
 	Rep, Members []uint32
 	// DAP marks the dominating articulation points of the DAG.
 	DAP []bool
+	// Hub is the component walks treat as a landmark (see New), NoNode when there is none.
+	Hub uint32
 
-	dyn       []uint64 // exact dynamic size of each DAP (0 elsewhere)
-	rootEdges uint32   // component 0's real edges; the rest of its list only roots the DAG
-	stamp     []uint32 // visit marks, one epoch per walk, so walks never clear an array
-	epoch     uint32
-	stack     []uint32
+	dyn        []uint64 // exact dynamic size of each DAP (0 elsewhere)
+	rootEdges  uint32   // component 0's real edges; the rest of its list only roots the DAG
+	inHub      []bool   // components the hub reaches (the hub included)
+	reachesHub []bool   // components that reach the hub (the hub included)
+	hubDyn     uint64
+	hubReady   bool
+	stamp      []uint32 // visit marks, one epoch per walk, so walks never clear an array
+	epoch      uint32
+	stack      []uint32
+	boundary   []uint32
 	// Visited counts components expanded by walks, the work measure the thesis tabulates.
 	Visited uint64
 }
 
 // New condenses g (leaving out the edges in skip), finds the dominating articulation points and
-// computes their dynamic sizes. It costs time linear in the size of the graph: each component is
-// expanded by the walk of exactly one dominating articulation point, the nearest that reaches it.
+// computes their dynamic sizes. That costs time linear in the size of the graph: each component
+// is expanded by the walk of exactly one dominating articulation point, the nearest that
+// reaches it.
+//
+// Heaps often have one big strongly connected component that a great many objects reach (a
+// thread group with its threads, a graph of objects with back references) but that is no
+// dominating articulation point, because it is reached along many paths. Every walk from above
+// it would cross all of it. So the component with the most shallow bytes becomes a hub: its
+// dynamic size is computed once, and a walk from outside what the hub reaches stops at the
+// boundary of that region; if the walk met the hub itself it adds the hub's size for the whole
+// region, and only if it did not does it go on into the region. A walk that reaches the hub
+// reaches all the hub reaches, so nothing is missed; and whatever the walk found outside the
+// region is not inside it, so nothing is counted twice.
 func New(g *heapgraph.Graph, skip heapgraph.EdgeSet) *Sizes {
 	comp, count := Components(g, skip)
 	dag, rep, members, rootEdges := Condense(g, skip, comp, count)
-	s := &Sizes{Comp: comp, DAG: dag, Rep: rep, Members: members, rootEdges: rootEdges,
+	s := &Sizes{Comp: comp, DAG: dag, Rep: rep, Members: members, rootEdges: rootEdges, Hub: heapgraph.NoNode,
 		stamp: make([]uint32, count), dyn: make([]uint64, count)}
 	s.DAP = dominatingArticulationPoints(dag, dominators.Compute(dag, nil).Idom)
+	s.chooseHub()
 	// Children have larger numbers, so going down the numbers finishes every point below a
-	// point before the point itself is walked.
+	// point, and the hub's region, before they are needed.
 	for c := count - 1; c >= 0; c-- {
+		if uint32(c) == s.Hub {
+			s.hubDyn = s.walk(s.Hub)
+			s.hubReady = true
+		}
 		if s.DAP[c] {
 			s.dyn[c] = s.walk(uint32(c))
 		}
 	}
 	return s
+}
+
+// chooseHub picks the component with the most shallow bytes, when it is not the root and not a
+// dominating articulation point (which walks shortcut already), and marks what it reaches and
+// what reaches it.
+func (s *Sizes) chooseHub() {
+	n := s.DAG.N()
+	best := uint32(0)
+	for c := 1; c < n; c++ {
+		if s.DAG.Size[c] > s.DAG.Size[best] || best == 0 {
+			best = uint32(c)
+		}
+	}
+	if best == 0 || s.DAP[best] {
+		return
+	}
+	s.Hub = best
+	s.inHub = make([]bool, n)
+	s.inHub[best] = true
+	stack := []uint32{best}
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, y := range s.DAG.Successors(x) {
+			if !s.inHub[y] {
+				s.inHub[y] = true
+				stack = append(stack, y)
+			}
+		}
+	}
+	s.reachesHub = make([]bool, n)
+	for c := int(best); c >= 0; c-- { // nothing numbered after the hub reaches it
+		r := uint32(c) == best
+		for _, d := range s.realSuccessors(uint32(c)) {
+			r = r || s.reachesHub[d]
+		}
+		s.reachesHub[c] = r
+	}
+}
+
+// realSuccessors leaves out the edges that only root the DAG.
+func (s *Sizes) realSuccessors(c uint32) []uint32 {
+	succ := s.DAG.Successors(c)
+	if c == 0 {
+		succ = succ[:s.rootEdges]
+	}
+	return succ
 }
 
 // dominatingArticulationPoints is the thesis's Listing 4.4 on a DAG numbered topologically from
@@ -68,7 +138,7 @@ func dominatingArticulationPoints(dag *heapgraph.Graph, idom []uint32) []bool {
 }
 
 // walk sums the sizes of the components reachable from c, taking a dominating articulation
-// point's precomputed size instead of walking past it.
+// point's precomputed size instead of walking past it, and the hub's for the hub's region.
 func (s *Sizes) walk(c uint32) uint64 {
 	s.epoch++
 	if s.epoch == 0 {
@@ -76,25 +146,57 @@ func (s *Sizes) walk(c uint32) uint64 {
 		s.epoch = 1
 	}
 	s.stamp[c] = s.epoch
+	useHub := s.hubReady && !s.inHub[c]
+	s.boundary = s.boundary[:0]
 	stack := append(s.stack[:0], c)
 	var total uint64
+	metHub := false
 	for len(stack) > 0 {
 		x := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
+		if useHub && s.inHub[x] {
+			if x == s.Hub {
+				metHub = true
+			} else {
+				s.boundary = append(s.boundary, x)
+			}
+			continue
+		}
 		if x != c && s.DAP[x] {
+			// A point outside the region may reach into it, but then it dominates what it
+			// reaches there, so the walk meets nothing of the region except through the point.
 			total += s.dyn[x]
 			continue
 		}
 		s.Visited++
 		total += s.DAG.Size[x]
-		succ := s.DAG.Successors(x)
-		if x == 0 {
-			succ = succ[:s.rootEdges]
-		}
-		for _, y := range succ {
+		for _, y := range s.realSuccessors(x) {
 			if s.stamp[y] != s.epoch {
 				s.stamp[y] = s.epoch
 				stack = append(stack, y)
+			}
+		}
+	}
+	switch {
+	case metHub:
+		total += s.hubDyn
+	case len(s.boundary) > 0:
+		// The walk entered the region without meeting the hub: count what it reaches there.
+		stack = append(stack, s.boundary...)
+		for len(stack) > 0 {
+			x := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if s.DAP[x] {
+				total += s.dyn[x]
+				continue
+			}
+			s.Visited++
+			total += s.DAG.Size[x]
+			for _, y := range s.DAG.Successors(x) {
+				if s.stamp[y] != s.epoch {
+					s.stamp[y] = s.epoch
+					stack = append(stack, y)
+				}
 			}
 		}
 	}
@@ -104,8 +206,11 @@ func (s *Sizes) walk(c uint32) uint64 {
 
 // Component returns the dynamic size of component c.
 func (s *Sizes) Component(c uint32) uint64 {
-	if s.DAP[c] {
+	switch {
+	case s.DAP[c]:
 		return s.dyn[c]
+	case c == s.Hub:
+		return s.hubDyn
 	}
 	return s.walk(c)
 }
@@ -131,20 +236,7 @@ func (s *Sizes) Top(k int) []Ranked {
 	if k <= 0 || n <= 1 {
 		return nil
 	}
-	ub := make([]uint64, n)
-	for c := n - 1; c >= 0; c-- {
-		if s.DAP[c] {
-			ub[c] = s.dyn[c]
-			continue
-		}
-		b := s.DAG.Size[c]
-		for _, d := range s.DAG.Successors(uint32(c)) {
-			if b += ub[d]; b < ub[d] {
-				b = ^uint64(0) // saturate: the bound only has to be an upper bound
-			}
-		}
-		ub[c] = b
-	}
+	ub := s.upperBounds()
 	queued := make([]bool, n)
 	q := &rankHeap{}
 	push := func(c uint32, bound uint64) {
@@ -160,7 +252,7 @@ func (s *Sizes) Top(k int) []Ranked {
 	for q.Len() > 0 && len(out) < k {
 		it := heap.Pop(q).(rankItem)
 		if !it.exact {
-			heap.Push(q, rankItem{key: s.walk(it.comp), comp: it.comp, exact: true})
+			heap.Push(q, rankItem{key: s.Component(it.comp), comp: it.comp, exact: true})
 			continue
 		}
 		out = append(out, Ranked{Comp: it.comp, Dynamic: it.key})
@@ -169,6 +261,57 @@ func (s *Sizes) Top(k int) []Ranked {
 		}
 	}
 	return out
+}
+
+// upperBounds bounds every component's dynamic size from above, bottom-up: a component's own
+// size plus its successors' bounds, exact at dominating articulation points and at the hub. With
+// a hub, the part inside the hub's region and the part outside are bounded apart, the inside
+// part by the hub's size (all of it for a component that reaches the hub), so that the many
+// components above a big hub do not all get bounds that sum it again and again.
+func (s *Sizes) upperBounds() []uint64 {
+	n := s.DAG.N()
+	add := func(a, b uint64) uint64 {
+		if a+b < a {
+			return ^uint64(0) // saturate: a bound only has to be an upper bound
+		}
+		return a + b
+	}
+	outside := make([]uint64, n) // bound on the part outside the hub's region
+	inside := make([]uint64, n)  // bound on the part inside it
+	for c := n - 1; c >= 0; c-- {
+		switch {
+		case s.Hub != heapgraph.NoNode && s.inHub[c]:
+			b := s.DAG.Size[c]
+			for _, d := range s.DAG.Successors(uint32(c)) {
+				b = add(b, inside[d])
+			}
+			inside[c] = min(b, s.hubDyn)
+			if s.DAP[c] || uint32(c) == s.Hub {
+				inside[c] = s.Component(uint32(c))
+			}
+			continue
+		case s.Hub != heapgraph.NoNode && s.reachesHub[c]:
+			inside[c] = s.hubDyn
+		default:
+			for _, d := range s.DAG.Successors(uint32(c)) {
+				inside[c] = add(inside[c], inside[d])
+			}
+			if s.Hub != heapgraph.NoNode {
+				inside[c] = min(inside[c], s.hubDyn)
+			}
+		}
+		outside[c] = s.DAG.Size[c]
+		for _, d := range s.DAG.Successors(uint32(c)) {
+			outside[c] = add(outside[c], outside[d])
+		}
+		if s.DAP[c] {
+			outside[c], inside[c] = s.dyn[c], 0
+		}
+	}
+	for c := range inside {
+		inside[c] = add(inside[c], outside[c])
+	}
+	return inside
 }
 
 type rankItem struct {
