@@ -10,11 +10,12 @@ import (
 // then the arguments, and an empty stack. In a constructor of any class but java/lang/Object
 // the receiver is uninitializedThis until the constructor's own super()/this() call.
 func Initial(class, name, desc string, access uint16) (Frame, error) {
-	md, err := classfile.ParseMethodDescriptor(desc)
+	var buf [8]Type
+	args, _, _, err := methodTypes(desc, buf[:0])
 	if err != nil {
 		return Frame{}, err
 	}
-	var f Frame
+	f := Frame{Locals: make([]Type, 0, len(args)*2+1)}
 	if access&classfile.AccStatic == 0 {
 		if name == "<init>" && class != ObjectClass {
 			f.Locals = append(f.Locals, UninitThis)
@@ -22,11 +23,7 @@ func Initial(class, name, desc string, access uint16) (Frame, error) {
 			f.Locals = append(f.Locals, ObjectType(class))
 		}
 	}
-	for _, a := range md.Args {
-		t, err := FieldType(a)
-		if err != nil {
-			return Frame{}, err
-		}
+	for _, t := range args {
 		f.Locals = append(f.Locals, t)
 		if t.IsWide() {
 			f.Locals = append(f.Locals, TopType)
