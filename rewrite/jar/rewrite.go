@@ -142,7 +142,19 @@ func Rewrite(inputs []string, output string, pass transform.Class, opt Options) 
 			in.Close()
 		}
 	}()
+	var seen []os.FileInfo
 	for _, p := range inputs {
+		if st, err := os.Stat(p); err == nil {
+			if dup := sameFile(seen, st); dup >= 0 {
+				// Reading it again would only add one "dropped" warning per entry.
+				rep.warn("%s: given again (as %s), read once", p, inputs[dup])
+				seen = append(seen, nil)
+				continue
+			}
+			seen = append(seen, st)
+		} else {
+			seen = append(seen, nil)
+		}
 		in, err := OpenInput(p)
 		if err != nil {
 			return nil, err
@@ -171,6 +183,16 @@ func Rewrite(inputs []string, output string, pass transform.Class, opt Options) 
 		return nil, err
 	}
 	return rep, nil
+}
+
+// sameFile returns the index of the input in seen that is the file st, or -1.
+func sameFile(seen []os.FileInfo, st os.FileInfo) int {
+	for i, o := range seen {
+		if o != nil && os.SameFile(o, st) {
+			return i
+		}
+	}
+	return -1
 }
 
 // merge lists the entries to write, in output order, applying the classpath rule across inputs.

@@ -305,6 +305,20 @@ func TestMergeFirstWins(t *testing.T) {
 	if len(rep.Warnings) != 1 || !strings.Contains(rep.Warnings[0], "two.jar!p/C.class: dropped, "+one+"!p/C.class comes first") {
 		t.Errorf("warnings %q", rep.Warnings)
 	}
+	// The same jar twice (here through a link) is read once, with one warning.
+	link := filepath.Join(dir, "link.jar")
+	if err := os.Symlink(one, link); err != nil {
+		t.Skip(err)
+	}
+	rep, err = Rewrite([]string{one, link}, out, transform.Func(func(string, []byte) (transform.Result, error) {
+		return transform.Result{}, nil
+	}), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Warnings) != 1 || rep.Warnings[0] != link+": given again (as "+one+"), read once" || rep.Classes != 1 {
+		t.Errorf("same input twice: %+v", rep)
+	}
 }
 
 func TestBadInputs(t *testing.T) {
