@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"compress/gzip"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -262,5 +264,51 @@ func TestSeveralDumpsAndSmallIDs(t *testing.T) {
 	}
 	if _, err := Read(p, Options{Dump: 5}); err == nil {
 		t.Error("dump 5 of 2 accepted")
+	}
+}
+
+// Dumps and histograms made by jcmd itself from a live fixture process: the gzip dump
+// (GC.heap_dump -gz=1) reads the same as the plain one, and the fixture's classes have the
+// counts and bytes GC.class_histogram prints.
+func TestJcmdDumpsAndHistogram(t *testing.T) {
+	pid, release := heapdumps.Hold(t)
+	defer release()
+	dir := t.TempDir()
+	plain, gz := filepath.Join(dir, "j.hprof"), filepath.Join(dir, "j.hprof.gz")
+	run := func(args ...string) []byte {
+		out, err := exec.Command("jcmd", append([]string{strconv.Itoa(pid)}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("jcmd %v: %v\n%s", args, err, out)
+		}
+		return out
+	}
+	run("GC.heap_dump", plain)
+	run("GC.heap_dump", "-gz=1", gz)
+	histo := filepath.Join(dir, "histo.txt")
+	if err := os.WriteFile(histo, run("GC.class_histogram"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a, err := Read(plain, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Read(gz, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ma, mb := byClass(a), byClass(b)
+	jc, err := Read(histo, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mj := byClass(jc)
+	want, err := heapdumps.Expected(heapdumps.Dump(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for class, n := range want {
+		if ma[class].Instances != n || mb[class] != ma[class] || mj[class] != ma[class] {
+			t.Errorf("%s: built %d; plain dump %+v, gzip dump %+v, jcmd histogram %+v", class, n, ma[class], mb[class], mj[class])
+		}
 	}
 }
