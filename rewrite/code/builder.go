@@ -98,6 +98,24 @@ func (s *Seq) Int(v int32) *Seq {
 	return s.push(n)
 }
 
+// Long pushes a long constant: lconst_0/1 or ldc2_w.
+func (s *Seq) Long(v int64) *Seq {
+	if s.err != nil {
+		return s
+	}
+	n := s.b.newNode()
+	if v == 0 || v == 1 {
+		n.Op = LCONST_0 + Opcode(v)
+		return s.push(n)
+	}
+	idx, err := s.b.Pool.AddLong(v)
+	if err != nil {
+		return s.poolErr(err)
+	}
+	n.Op, n.Index = LDC2_W, idx
+	return s.push(n)
+}
+
 // String pushes a string constant (ldc, or ldc_w when the index does not fit a byte).
 func (s *Seq) String(v string) *Seq {
 	if s.err != nil {

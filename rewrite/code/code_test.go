@@ -577,3 +577,18 @@ func TestPoolOverflow(t *testing.T) {
 		t.Errorf("error does not name the method: %v", s.Err())
 	}
 }
+
+func TestLongConst(t *testing.T) {
+	pool := newPool()
+	b := body(t, pool, []byte{byte(RETURN)})
+	b.InsertBefore(b.First(), b.Seq().Long(1).Op(POP2).Long(1<<40).Op(POP2))
+	c := encode(t, b)
+	idx, _ := pool.AddLong(1 << 40)
+	want := []byte{byte(LCONST_1), byte(POP2), byte(LDC2_W), byte(idx >> 8), byte(idx), byte(POP2), byte(RETURN)}
+	if !bytes.Equal(c.Bytecode, want) {
+		t.Fatalf("got % x, want % x", c.Bytecode, want)
+	}
+	if ms, _, _ := b.ComputeMax(); ms != 2 {
+		t.Errorf("max_stack %d, want 2", ms)
+	}
+}
