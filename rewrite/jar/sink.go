@@ -57,11 +57,8 @@ func (s *jarSink) copy(e *Entry, lim Limits) error {
 	if e.zf != nil && e.IsDir() && e.Header.CompressedSize64 > 0 {
 		// The jar tool deflates directory entries into a 2-byte empty stream, which archive/zip
 		// refuses to write for a directory. The content (nothing) is the same stored.
-		h := e.Header
-		h.Method = zip.Store
-		h.CRC32, h.CompressedSize64, h.UncompressedSize64, h.CompressedSize, h.UncompressedSize = 0, 0, 0, 0, 0
-		_, err := s.zw.CreateRaw(&h)
-		if err != nil {
+		h := freshHeader(e, zip.Store)
+		if _, err := s.zw.CreateRaw(&h); err != nil {
 			return fmt.Errorf("%s: %w", e, err)
 		}
 		return nil
@@ -110,9 +107,7 @@ func (s *jarSink) rewritten(e *Entry, j *job) error {
 }
 
 func (s *jarSink) write(e *Entry, data []byte) error {
-	h := e.Header
-	h.Method = zip.Deflate
-	h.CRC32, h.CompressedSize64, h.UncompressedSize64, h.CompressedSize, h.UncompressedSize = 0, 0, 0, 0, 0
+	h := freshHeader(e, zip.Deflate)
 	w, err := s.zw.CreateHeader(&h)
 	if err != nil {
 		return fmt.Errorf("%s: %w", e, err)
@@ -156,6 +151,15 @@ func (s *jarSink) commit() error {
 func (s *jarSink) abort() {
 	s.f.Close()
 	os.Remove(s.tmp)
+}
+
+// freshHeader is e's header (name, times, comment, extra) for new contents: the sizes and CRC
+// of the old contents must not reach the writer.
+func freshHeader(e *Entry, method uint16) zip.FileHeader {
+	h := e.Header
+	h.Method = method
+	h.CRC32, h.CompressedSize64, h.UncompressedSize64, h.CompressedSize, h.UncompressedSize = 0, 0, 0, 0, 0
+	return h
 }
 
 func clamp32(n uint64) uint32 {
