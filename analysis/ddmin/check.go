@@ -122,6 +122,25 @@ func CheckDynamic(g *heapgraph.Graph) error {
 	return nil
 }
 
+// CheckBatch compares dynamic sizes computed 64 at a time, by reach masks, with plain
+// reachability from each component's representative.
+func CheckBatch(g *heapgraph.Graph) error {
+	s := dynsize.New(g, nil)
+	n := s.DAG.N()
+	for lo := 0; lo < n; lo += 64 {
+		var cs []uint32
+		for c := lo; c < min(lo+64, n); c++ {
+			cs = append(cs, uint32(c))
+		}
+		for i, size := range s.Batch(cs) {
+			if slow := SlowDynamic(g, nil, s.Rep[cs[i]]); size != slow {
+				return fmt.Errorf("batched dynamic size of component %d (node %d) = %d, by reachability %d", cs[i], s.Rep[cs[i]], size, slow)
+			}
+		}
+	}
+	return nil
+}
+
 // CheckTopDynamic compares the best-first top-k by dynamic size with sorting every component's
 // size found by reachability.
 func CheckTopDynamic(g *heapgraph.Graph) error {
@@ -133,7 +152,20 @@ func CheckTopDynamic(g *heapgraph.Graph) error {
 	slices.Sort(all)
 	slices.Reverse(all)
 	for _, k := range []int{1, 3, len(all) + 1} {
+		// Once with walks, once with every walk over budget so that Top batches them.
+		s.WalkBudget = 0
 		top := s.Top(k)
+		s.WalkBudget = 1
+		batched := s.Top(k)
+		if len(batched) != len(top) {
+			return fmt.Errorf("top %d by walks %v, batched %v", k, top, batched)
+		}
+		for i := range top {
+			// Equal sizes may come in either order.
+			if top[i].Dynamic != batched[i].Dynamic || SlowDynamic(g, nil, s.Rep[batched[i].Comp]) != batched[i].Dynamic {
+				return fmt.Errorf("top %d by walks %v, batched %v", k, top, batched)
+			}
+		}
 		want := all[:min(k, len(all))]
 		if len(top) != len(want) {
 			return fmt.Errorf("top %d has %d entries, want %d", k, len(top), len(want))

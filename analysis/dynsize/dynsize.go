@@ -2,6 +2,7 @@ package dynsize
 
 import (
 	"container/heap"
+	"math/bits"
 
 	"github.com/heapledger/heapledger/analysis/dominators"
 	"github.com/heapledger/heapledger/analysis/heapgraph"
@@ -26,12 +27,16 @@ type Sizes struct {
 	reachesHub []bool   // components that reach the hub (the hub included)
 	hubDyn     uint64
 	hubReady   bool
+	mask       []uint64 // reach masks of batch, allocated on first use
 	stamp      []uint32 // visit marks, one epoch per walk, so walks never clear an array
 	epoch      uint32
 	stack      []uint32
 	boundary   []uint32
 	// Visited counts components expanded by walks, the work measure the thesis tabulates.
 	Visited uint64
+	// WalkBudget is how many components a walk of Top may expand before Top batches it with
+	// others (0: a 64th of the DAG, at least 10,000).
+	WalkBudget uint64
 }
 
 // New condenses g (leaving out the edges in skip), finds the dominating articulation points and
@@ -140,6 +145,13 @@ func dominatingArticulationPoints(dag *heapgraph.Graph, idom []uint32) []bool {
 // walk sums the sizes of the components reachable from c, taking a dominating articulation
 // point's precomputed size instead of walking past it, and the hub's for the hub's region.
 func (s *Sizes) walk(c uint32) uint64 {
+	total, _ := s.walkWithin(c, ^uint64(0))
+	return total
+}
+
+// walkWithin is walk that gives up (ok false) once it has expanded more than budget components.
+func (s *Sizes) walkWithin(c uint32, budget uint64) (total uint64, ok bool) {
+	start := s.Visited
 	s.epoch++
 	if s.epoch == 0 {
 		clear(s.stamp)
@@ -149,7 +161,6 @@ func (s *Sizes) walk(c uint32) uint64 {
 	useHub := s.hubReady && !s.inHub[c]
 	s.boundary = s.boundary[:0]
 	stack := append(s.stack[:0], c)
-	var total uint64
 	metHub := false
 	for len(stack) > 0 {
 		x := stack[len(stack)-1]
@@ -168,7 +179,10 @@ func (s *Sizes) walk(c uint32) uint64 {
 			total += s.dyn[x]
 			continue
 		}
-		s.Visited++
+		if s.Visited++; s.Visited-start > budget {
+			s.stack = stack[:0]
+			return 0, false
+		}
 		total += s.DAG.Size[x]
 		for _, y := range s.realSuccessors(x) {
 			if s.stamp[y] != s.epoch {
@@ -190,7 +204,10 @@ func (s *Sizes) walk(c uint32) uint64 {
 				total += s.dyn[x]
 				continue
 			}
-			s.Visited++
+			if s.Visited++; s.Visited-start > budget {
+				s.stack = stack[:0]
+				return 0, false
+			}
 			total += s.DAG.Size[x]
 			for _, y := range s.DAG.Successors(x) {
 				if s.stamp[y] != s.epoch {
@@ -201,7 +218,7 @@ func (s *Sizes) walk(c uint32) uint64 {
 		}
 	}
 	s.stack = stack
-	return total
+	return total, true
 }
 
 // Component returns the dynamic size of component c.
@@ -209,10 +226,66 @@ func (s *Sizes) Component(c uint32) uint64 {
 	switch {
 	case s.DAP[c]:
 		return s.dyn[c]
-	case c == s.Hub:
+	case c == s.Hub && s.hubReady:
 		return s.hubDyn
 	}
 	return s.walk(c)
+}
+
+// exact reports whether component c's size is known without a walk.
+func (s *Sizes) exact(c uint32) bool { return s.DAP[c] || (c == s.Hub && s.hubReady) }
+
+// Batch computes the dynamic sizes of up to 64 components in one pass over the DAG in topological order, carrying for each component a bit mask of the batch
+// members that reach it — 64 walks for the price of one when the walks are long. The rules of
+// walk apply per bit: a dominating articulation point adds its size and stops the bit, and a bit
+// that meets the hub adds the hub's size and is dropped from the hub's region.
+func (s *Sizes) Batch(cs []uint32) []uint64 {
+	n := s.DAG.N()
+	if s.mask == nil {
+		s.mask = make([]uint64, n)
+	}
+	lo := cs[0]
+	for _, c := range cs {
+		lo = min(lo, c)
+	}
+	mask := s.mask
+	clear(mask[lo:])
+	for i, c := range cs {
+		mask[c] |= 1 << i
+	}
+	sums := make([]uint64, len(cs))
+	addTo := func(m, size uint64) {
+		for ; m != 0; m &= m - 1 {
+			sums[bits.TrailingZeros64(m)] += size
+		}
+	}
+	var hubBits uint64
+	for c := lo; c < uint32(n); c++ {
+		m := mask[c]
+		if s.Hub != heapgraph.NoNode && s.hubReady && s.inHub[c] {
+			if c == s.Hub {
+				hubBits = m
+				addTo(m, s.hubDyn)
+				continue
+			}
+			m &^= hubBits
+		}
+		if m == 0 {
+			continue
+		}
+		s.Visited++
+		if s.DAP[c] {
+			// A point's own bit gets its size, as does any bit that came from above, which
+			// stops here as a walk does.
+			addTo(m, s.dyn[c])
+			continue
+		}
+		addTo(m, s.DAG.Size[c])
+		for _, d := range s.realSuccessors(c) {
+			mask[d] |= m
+		}
+	}
+	return sums
 }
 
 // Of returns the dynamic size of node v.
@@ -225,7 +298,8 @@ type Ranked struct {
 }
 
 // Top returns the k components with the largest dynamic size, largest first, leaving out
-// component 0 (the super root, which reaches everything). Ties go to the lower component.
+// component 0 (the super root, which reaches everything). Components of equal size come in an
+// order that depends on the search, not on their numbers.
 //
 // It never computes every component's size. A component reaches no more than any component
 // that reaches it, so a best-first search from the root's successors, keyed by an upper bound
@@ -242,22 +316,48 @@ func (s *Sizes) Top(k int) []Ranked {
 	push := func(c uint32, bound uint64) {
 		if !queued[c] {
 			queued[c] = true
-			heap.Push(q, rankItem{key: min(bound, ub[c]), comp: c, exact: s.DAP[c]})
+			heap.Push(q, rankItem{key: min(bound, ub[c]), comp: c, exact: s.exact(c)})
 		}
 	}
 	for _, c := range s.DAG.Successors(0) {
 		push(c, ub[c])
 	}
+	// A walk that grows past the budget is abandoned and its component batched with the other
+	// inexact components at the top of the queue: a few long walks (the objects near the roots
+	// of a big heap all reach most of it) then cost one pass over the DAG together.
+	budget := s.WalkBudget
+	if budget == 0 {
+		budget = max(uint64(n)/64, 10_000)
+	}
 	var out []Ranked
 	for q.Len() > 0 && len(out) < k {
 		it := heap.Pop(q).(rankItem)
-		if !it.exact {
-			heap.Push(q, rankItem{key: s.Component(it.comp), comp: it.comp, exact: true})
+		if it.exact {
+			out = append(out, Ranked{Comp: it.comp, Dynamic: it.key})
+			for _, d := range s.DAG.Successors(it.comp) {
+				push(d, it.key)
+			}
 			continue
 		}
-		out = append(out, Ranked{Comp: it.comp, Dynamic: it.key})
-		for _, d := range s.DAG.Successors(it.comp) {
-			push(d, it.key)
+		if size, ok := s.walkWithin(it.comp, budget); ok {
+			heap.Push(q, rankItem{key: size, comp: it.comp, exact: true})
+			continue
+		}
+		members := []uint32{it.comp}
+		var aside []rankItem
+		for q.Len() > 0 && len(members) < 64 {
+			next := heap.Pop(q).(rankItem)
+			if next.exact {
+				aside = append(aside, next)
+			} else {
+				members = append(members, next.comp)
+			}
+		}
+		for i, size := range s.Batch(members) {
+			aside = append(aside, rankItem{key: size, comp: members[i], exact: true})
+		}
+		for _, a := range aside {
+			heap.Push(q, a)
 		}
 	}
 	return out
