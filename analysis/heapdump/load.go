@@ -226,8 +226,12 @@ func (l *loader) pass1() error {
 		}
 		if rec.Dump != cur {
 			if l.opt.Dump != 0 && cur == l.opt.Dump {
-				// The chosen dump is complete; later ones are of no interest.
-				l.d.Dumps = r.Dumps()
+				// The chosen dump is complete; count the rest without reading them.
+				n, err := r.CountDumps()
+				if err != nil && !(hprof.Truncated(err) && l.opt.AllowPartial) {
+					return fmt.Errorf("%s: after dump %d: %w", l.path, l.opt.Dump, err)
+				}
+				l.d.Dumps = n
 				break
 			}
 			cur = rec.Dump

@@ -132,23 +132,30 @@ func TestSeveralDumps(t *testing.T) {
 	b.Instance(0x128, 0x20, 0)
 	b.Root(hprof.TagRootStickyClass, 0x128)
 	b.EndSegment()
+	// Dump 3: the same as dump 2.
+	b.StartSegment(true)
+	b.Class(0x20, 0x10, "", []hproftest.Field{{Name: "next", Type: hprof.TypeObject}}, nil)
+	b.Class(0x10, 0, "", nil, nil)
+	b.Instance(0x128, 0x20, 0)
+	b.Root(hprof.TagRootStickyClass, 0x128)
+	b.EndSegment()
 	p := write(t, b.Bytes())
 	last, err := Load(p, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if last.Dumps != 2 || last.DumpIndex != 2 || last.Graph.N() != 4 {
+	if last.Dumps != 3 || last.DumpIndex != 3 || last.Graph.N() != 4 {
 		t.Errorf("last dump: %d of %d, %d nodes", last.DumpIndex, last.Dumps, last.Graph.N())
 	}
 	first, err := Load(p, Options{Dump: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if first.DumpIndex != 1 || first.Graph.N() != 6 {
-		t.Errorf("first dump: %d, %d nodes", first.DumpIndex, first.Graph.N())
+	if first.DumpIndex != 1 || first.Dumps != 3 || first.Graph.N() != 6 {
+		t.Errorf("first dump: %d of %d, %d nodes", first.DumpIndex, first.Dumps, first.Graph.N())
 	}
-	if _, err := Load(p, Options{Dump: 3}); err == nil || !strings.Contains(err.Error(), "2 heap dump") {
-		t.Errorf("dump 3 of 2: %v", err)
+	if _, err := Load(p, Options{Dump: 4}); err == nil || !strings.Contains(err.Error(), "3 heap dump") {
+		t.Errorf("dump 4 of 3: %v", err)
 	}
 }
 

@@ -79,6 +79,10 @@ func FromDump(path string, r io.Reader, opt Options) (*Histogram, error) {
 		}
 		if rec.Dump != cur {
 			if opt.Dump != 0 && cur == opt.Dump {
+				// The chosen dump is complete; count the rest without reading them.
+				if _, err := rd.CountDumps(); err != nil && !(hprof.Truncated(err) && opt.AllowPartial) {
+					return nil, fmt.Errorf("%s: after dump %d: %w", path, opt.Dump, err)
+				}
 				break
 			}
 			cur = rec.Dump

@@ -111,6 +111,34 @@ func (r *Reader) Next() (*Record, error) {
 	}
 }
 
+// SkipSegment discards the rest of the HEAP DUMP or HEAP DUMP SEGMENT being read, so that a
+// caller that has what it wants from one dump can count the dumps after it cheaply.
+func (r *Reader) SkipSegment() error {
+	if r.segEnd < 0 || r.in.off >= r.segEnd {
+		return nil
+	}
+	off := r.in.off
+	if err := r.in.discard(r.segEnd - off); err != nil {
+		return r.errAt(off, r.segName(), "truncated", err)
+	}
+	return nil
+}
+
+// CountDumps reads on to the end of the input, skipping heap-dump bodies, and returns the number
+// of heap dumps in the whole file.
+func (r *Reader) CountDumps() (int, error) {
+	for {
+		if err := r.SkipSegment(); err != nil {
+			return r.dumps, err
+		}
+		if _, err := r.Next(); err == io.EOF {
+			return r.dumps, nil
+		} else if err != nil {
+			return r.dumps, err
+		}
+	}
+}
+
 func (r *Reader) segName() string { return fmt.Sprintf("%v at offset %d", r.segTag, r.segOff) }
 
 func (r *Reader) top() (*Record, error) {
