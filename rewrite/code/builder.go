@@ -54,11 +54,11 @@ func (s *Seq) Insn(proto Insn) *Seq {
 	if s.err != nil {
 		return s
 	}
+	if proto.Op > 0xff || formats[proto.Op] == fmtInvalid || formats[proto.Op] == fmtWide {
+		return s.fail("%s is not an instruction to insert (labels go in with Mark)", OpName(proto.Op))
+	}
 	n := s.b.newNode()
 	n.Op, n.Var, n.Index, n.Int, n.Wide, n.Target, n.Switch = proto.Op, proto.Var, proto.Index, proto.Int, proto.Wide, proto.Target, proto.Switch
-	if proto.Op == OpLabel {
-		return s.fail("use Mark to place a label")
-	}
 	return s.push(n)
 }
 

@@ -32,7 +32,7 @@ func (b *Body) newNode() *Insn {
 	return n
 }
 
-// NewLabel returns a label that is not yet placed; place it with Seq.Mark or PlaceBefore/After.
+// NewLabel returns a label that is not yet placed; Seq.Mark places it where the sequence goes.
 func (b *Body) NewLabel() *Label {
 	if len(b.freeLabels) == 0 {
 		b.freeLabels = make([]Label, 16)
