@@ -592,3 +592,21 @@ func TestLongConst(t *testing.T) {
 		t.Errorf("max_stack %d, want 2", ms)
 	}
 }
+
+func TestNumber(t *testing.T) {
+	pool := newPool()
+	b := body(t, pool, []byte{byte(ICONST_0), byte(IFEQ), 0, 4, byte(NOP), byte(RETURN)})
+	b.InsertBefore(b.InsnAt(4), nops(b, 2))
+	n := b.Number()
+	k := 0
+	for x := b.First(); x != nil; x = x.Next() {
+		if x.Num() != k {
+			t.Fatalf("node %s numbered %d, want %d", x, x.Num(), k)
+		}
+		k++
+	}
+	// iconst_0, ifeq, two inserted nops, the original nop, the label at 5, return
+	if n != k || n != 7 {
+		t.Fatalf("Number returned %d for %d nodes, want 7", n, k)
+	}
+}

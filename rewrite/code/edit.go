@@ -16,6 +16,21 @@ func (b *Body) Modified() bool { return b.modified }
 // methods call it themselves; a pass that changes only the exported tables calls it.
 func (b *Body) MarkModified() { b.modified = true }
 
+// Number gives every node its position in the list (0, 1, ...) and returns the node count,
+// so that analyses can keep per-node facts in slices indexed by Insn.Num instead of maps
+// keyed by pointer. Numbers are stale after the next edit; number again then.
+func (b *Body) Number() int {
+	k := int32(0)
+	for n := b.first; n != nil; n = n.next {
+		n.num = k
+		k++
+	}
+	return int(k)
+}
+
+// Num is the node's position from the last Body.Number.
+func (i *Insn) Num() int { return int(i.num) }
+
 // CodeLen is the length of the decoded code.
 func (b *Body) CodeLen() int { return b.codeLen }
 

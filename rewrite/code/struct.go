@@ -60,6 +60,7 @@ type Insn struct {
 	Offset int
 	pos    int32  // offset assigned by the last Encode
 	seen   uint32 // Body.epoch of the last layout that placed this node
+	num    int32  // list position from the last Body.Number
 
 	// Target is the destination of a branch (if*, goto, goto_w, jsr, jsr_w).
 	Target *Label
