@@ -447,6 +447,13 @@ func DecodeClassDump(classID uint64, b []byte, idSize int, off int64) (*ClassDum
 		p += s
 		return v, nil
 	}
+	count := func() (int, error) {
+		if err := need(2); err != nil {
+			return 0, err
+		}
+		p += 2
+		return int(binary.BigEndian.Uint16(b[p-2:])), nil
+	}
 	c := &ClassDump{ID: classID}
 	if err := need(4 + 6*idSize + 6); err != nil {
 		return nil, err
@@ -472,11 +479,10 @@ func DecodeClassDump(classID uint64, b []byte, idSize int, off int64) (*ClassDum
 		v.Bits = bits
 		c.Constants = append(c.Constants, v)
 	}
-	if err := need(2); err != nil {
+	n, err := count()
+	if err != nil {
 		return nil, err
 	}
-	n = int(binary.BigEndian.Uint16(b[p:]))
-	p += 2
 	for i := 0; i < n; i++ {
 		if err := need(idSize + 1); err != nil {
 			return nil, err
@@ -491,11 +497,9 @@ func DecodeClassDump(classID uint64, b []byte, idSize int, off int64) (*ClassDum
 		s.Value.Bits = bits
 		c.Statics = append(c.Statics, s)
 	}
-	if err := need(2); err != nil {
+	if n, err = count(); err != nil {
 		return nil, err
 	}
-	n = int(binary.BigEndian.Uint16(b[p:]))
-	p += 2
 	for i := 0; i < n; i++ {
 		if err := need(idSize + 1); err != nil {
 			return nil, err
