@@ -1,6 +1,7 @@
 package ctormap
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -224,5 +225,38 @@ func TestJava25StatementsBeforeSuper(t *testing.T) {
 	}
 	if got := targets(as["<init>(Ljava/lang/String;)V"]); got != "Prologue.<init>(I)V (alternate)" {
 		t.Errorf("Prologue(String): %q", got)
+	}
+}
+
+func TestKotlinAndScalaPrologues(t *testing.T) {
+	dir := build(t, "jasmin", "testdata/Prologues.j")
+	as, bs := analyzeAll(t, loadClass(t, filepath.Join(dir, "Prologues.class")))
+
+	k, kb := as["<init>(Ljava/lang/String;)V"], bs["<init>(Ljava/lang/String;)V"]
+	if got := targets(k); got != "java/lang/Object.<init>()V (superclass)" || k.Warning != "" {
+		t.Errorf("Kotlin-style: %q %q", got, k.Warning)
+	}
+	if put := firstOp(kb, code.PUTFIELD); k.ThisInitialized(put) {
+		t.Error("Kotlin-style: this initialized at the field store before super()")
+	}
+
+	s, sb := as["<init>(Ljava/lang/String;Z)V"], bs["<init>(Ljava/lang/String;Z)V"]
+	if got := targets(s); got != "java/lang/Object.<init>()V (superclass)" || s.Warning != "" {
+		t.Errorf("Scala-style: %q %q (one target on two paths is no warning)", got, s.Warning)
+	}
+	if len(s.Calls) != 2 {
+		t.Errorf("Scala-style: %d super() calls found, want one per path", len(s.Calls))
+	}
+	if len(s.News) != 1 || inits(s.News[0]) != "java/lang/NullPointerException -> java/lang/NullPointerException.<init>()V" {
+		t.Errorf("Scala-style news: %+v", s.News)
+	}
+	// The goto after the first super() and the final return are after super() on every path;
+	// the second path's call is not.
+	var runs []string
+	for _, r := range s.Coverable(sb) {
+		runs = append(runs, fmt.Sprintf("%d-%d", r[0].Offset, r[1].Offset))
+	}
+	if got := strings.Join(runs, " "); got != "25-25 32-32" {
+		t.Errorf("Scala-style coverable runs %q, want the goto and the return", got)
 	}
 }
