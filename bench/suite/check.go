@@ -25,7 +25,7 @@ func sha256Hex(b []byte) string {
 var pdfVolatile = []*regexp.Regexp{
 	regexp.MustCompile(`/(CreationDate|ModDate)\s*\([^)]*\)`),
 	regexp.MustCompile(`/ID\s*\[\s*<[0-9A-Fa-f]*>\s*<[0-9A-Fa-f]*>\s*\]`),
-	regexp.MustCompile(`<(xmp:CreateDate|xmp:ModifyDate|xmp:MetadataDate)>[^<]*</(xmp:CreateDate|xmp:ModifyDate|xmp:MetadataDate)>`),
+	regexp.MustCompile(`<(xmp:[A-Za-z]*Date|dc:date)>[^<]*<`),
 	regexp.MustCompile(`(?s)\nxref\n.*?\ntrailer`),
 	regexp.MustCompile(`startxref\s*\d+`),
 	regexp.MustCompile(`/Length \d+`),

@@ -42,6 +42,7 @@ func run(args []string, stdout, stderr io.Writer) (int, error) {
 	bin := fs.String("bin", "", "heapledger binary (default: bin/heapledger in the checkout)")
 	out := fs.String("out", "", "scratch directory for inputs, rewritten jars and runs (default: bench/out)")
 	timeout := fs.Duration("timeout", 10*time.Minute, "limit for one JVM run; a run that exceeds it fails its mode")
+	maxTime := fs.Duration("max-time", 0, "stop starting new rounds when the next would end after this much time (0: run all rounds); the doc says how many were measured")
 	keep := fs.Bool("keep", false, "keep every run directory (failed runs are always kept)")
 	list := fs.Bool("list", false, "list workloads and modes, with availability, and exit")
 	fs.Usage = func() {
@@ -126,20 +127,29 @@ func run(args []string, stdout, stderr io.Writer) (int, error) {
 		return 2, err
 	}
 	rep.Results = results
+	docPath := *doc
+	if docPath != "" && !filepath.IsAbs(docPath) {
+		docPath = filepath.Join(root, docPath)
+	}
+	var docErr error
+	writeDoc := func(measured int) {
+		rep.Measured = measured
+		rep.Machine.LoadEnd = loadAvg()
+		rep.Duration = time.Since(started).Round(time.Second).String()
+		if docPath == "" || measured == 0 {
+			return
+		}
+		if docErr = writeFile(docPath, rep.Markdown()); docErr == nil {
+			env.logf("wrote %s (%d of %d measured rounds)", docPath, measured, *runs)
+		}
+	}
+	rep.Options.MaxTime = *maxTime
+	rep.Options.AfterRound = writeDoc
 	runSuite(env, results, rep.Options)
-	rep.Machine.LoadEnd = loadAvg()
-	rep.Duration = time.Since(started).Round(time.Second).String()
 
 	fmt.Fprint(stdout, rep.Tables())
-	if *doc != "" {
-		path := *doc
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(root, path)
-		}
-		if err := writeFile(path, rep.Markdown()); err != nil {
-			return 2, err
-		}
-		env.logf("wrote %s", path)
+	if docErr != nil {
+		return 2, docErr
 	}
 	if f := rep.Failures(); len(f) > 0 {
 		for _, x := range f {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -63,8 +64,8 @@ var modes = []*Mode{
 		},
 	},
 	{
-		Name: "jfr-alloc",
-		What: "JDK Flight Recorder with only jdk.ObjectAllocationSample enabled (throttle 150/s, stack traces), recording to a file in the run directory",
+		Name:      "jfr-alloc",
+		What:      "JDK Flight Recorder with only jdk.ObjectAllocationSample enabled (throttle 150/s, stack traces), recording to a file in the run directory",
 		Available: func(*Env) error { return nil },
 		Launch: func(env *Env, w *Workload, p *Prepared) (*Launch, error) {
 			jfc, err := env.writeJFRSettings()
@@ -79,8 +80,14 @@ var modes = []*Mode{
 		},
 		Verify: verifyJFR,
 	},
-	offlineMode("heapledger-offline", nil,
-		"every class of the workload's jars rewritten ahead of time by `bin/heapledger rewrite` with its default passes; runtime jar added when the rewrite writes one"),
+	// heapledger's offline modes, one per pass worth measuring. Each is offered only when the
+	// binary's rewrite command lists the pass and flags and the jars it needs are built.
+	offlineMode("heapledger-identity", "identity", nil, nil,
+		"every class decoded and re-encoded by `bin/heapledger rewrite` without edits: the engine's own cost, which should be none"),
+	offlineMode("heapledger-probe", "probe", nil, []string{"build/heapledger-probe.jar"},
+		"the probe pass: calls into heapledger.probe.Probe at method entry, exits and allocations"),
+	offlineMode("heapledger-count", "count", []string{"--accounts", "*", "--embed-runtime"}, nil,
+		"the product: every package an account, every allocation counted exactly, runtime embedded"),
 }
 
 func plainLaunch(env *Env, w *Workload, p *Prepared) (*Launch, error) {
@@ -90,15 +97,18 @@ func plainLaunch(env *Env, w *Workload, p *Prepared) (*Launch, error) {
 
 // offlineMode is a heapledger mode that rewrites the workload's jars once with
 //
-//	bin/heapledger rewrite FLAGS -o DIR JAR...
+//	bin/heapledger rewrite --pass PASS FLAGS -o DIR/WORKLOAD.jar JAR...
 //
-// (cached per workload, flags and binary), then runs the workload with DIR/<jar name> in place of
-// each jar, plus any other jar the rewrite wrote into DIR (the runtime). The mode is offered only
-// when `bin/heapledger rewrite --help` succeeds and mentions every flag in flags.
-func offlineMode(name string, flags []string, what string) *Mode {
+// (cached per workload, pass, flags and binary; rewrite merges its inputs like a class path, the
+// first entry of a name winning), then runs the workload with that jar in place of its jars,
+// followed by the jars in needs (paths in the checkout) and any other jar the rewrite wrote into
+// DIR. The mode is offered only when `rewrite --help` succeeds and lists the pass and every flag,
+// and the needed jars exist.
+func offlineMode(name, pass string, flags, needs []string, what string) *Mode {
+	all := append([]string{"--pass", pass}, flags...)
 	return &Mode{
 		Name: name,
-		What: what + flagNote(flags),
+		What: what + flagNote(all),
 		Available: func(env *Env) error {
 			if _, err := os.Stat(env.Bin); err != nil {
 				return fmt.Errorf("%s not built (make build)", env.Bin)
@@ -107,28 +117,38 @@ func offlineMode(name string, flags []string, what string) *Mode {
 			if err != nil {
 				return fmt.Errorf("%s has no rewrite command yet (`rewrite --help`: %v)", env.Bin, err)
 			}
-			for _, f := range flags {
-				if !strings.HasPrefix(f, "-") {
-					continue
+			if !regexp.MustCompile(`(?m)^\s+` + regexp.QuoteMeta(pass) + `\s`).Match(out) {
+				return fmt.Errorf("`%s rewrite --help` lists no %s pass yet", env.Bin, pass)
+			}
+			for _, f := range all {
+				if strings.HasPrefix(f, "--") && !bytes.Contains(out, []byte(f)) {
+					return fmt.Errorf("`%s rewrite` has no %s flag yet", env.Bin, f)
 				}
-				flag := strings.SplitN(f, "=", 2)[0]
-				if !bytes.Contains(out, []byte(flag)) {
-					return fmt.Errorf("`%s rewrite` has no %s flag yet", env.Bin, flag)
+			}
+			for _, n := range needs {
+				if _, err := os.Stat(filepath.Join(env.Root, n)); err != nil {
+					return fmt.Errorf("%s is not built (make build)", n)
 				}
 			}
 			return nil
 		},
 		Launch: func(env *Env, w *Workload, p *Prepared) (*Launch, error) {
-			return env.rewriteOffline(name, flags, w, p)
+			l, err := env.rewriteOffline(name, all, w, p)
+			if err != nil {
+				return nil, err
+			}
+			var cp []string
+			for _, n := range needs {
+				cp = append(cp, filepath.Join(env.Root, n))
+			}
+			l.Classpath = append(append(l.Classpath[:1:1], cp...), l.Classpath[1:]...)
+			return l, nil
 		},
 	}
 }
 
 func flagNote(flags []string) string {
-	if len(flags) == 0 {
-		return ""
-	}
-	return " (`" + strings.Join(flags, " ") + "`)"
+	return " (`rewrite " + strings.Join(flags, " ") + "`)"
 }
 
 // rewriteOffline runs the rewrite into a cache directory keyed by the binary, the flags and the
@@ -160,7 +180,7 @@ func (env *Env) rewriteOffline(mode string, flags []string, w *Workload, p *Prep
 			return nil, err
 		}
 		args := append([]string{"rewrite"}, flags...)
-		args = append(args, "-o", dir)
+		args = append(args, "-o", filepath.Join(dir, w.Name+".jar"))
 		args = append(args, p.Jars...)
 		env.logf("%s: %s %s", w.Name, env.Bin, strings.Join(args, " "))
 		start := time.Now()
@@ -178,22 +198,18 @@ func (env *Env) rewriteOffline(mode string, flags []string, w *Workload, p *Prep
 			return nil, err
 		}
 	}
-	var cp []string
-	inputs := map[string]bool{}
-	for _, j := range p.Jars {
-		rj := filepath.Join(dir, filepath.Base(j))
-		if _, err := os.Stat(rj); err != nil {
-			return nil, fmt.Errorf("%s: the rewrite of %s wrote no %s (expected one output jar per input jar, same name)", mode, j, rj)
-		}
-		inputs[filepath.Base(j)] = true
-		cp = append(cp, rj)
+	out := filepath.Join(dir, w.Name+".jar")
+	if _, err := os.Stat(out); err != nil {
+		return nil, fmt.Errorf("%s: the rewrite of %s reported success but wrote no %s", mode, w.Name, out)
 	}
+	cp := []string{out}
+	// Anything else the rewrite put beside its output (a runtime jar) goes on the class path too.
 	extra, err := filepath.Glob(filepath.Join(dir, "*.jar"))
 	if err != nil {
 		return nil, err
 	}
 	for _, e := range extra {
-		if !inputs[filepath.Base(e)] {
+		if e != out {
 			cp = append(cp, e)
 		}
 	}

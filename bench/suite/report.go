@@ -76,6 +76,7 @@ type Report struct {
 	Modes    []*Mode
 	Skipped  map[string]string // mode → why it was not run
 	Results  []*Result
+	Measured int // measured rounds completed so far
 	Duration string
 }
 
@@ -220,7 +221,11 @@ func (rep *Report) Markdown() string {
 		}
 	}
 	b.WriteString("\n## How it is measured\n\n")
-	fmt.Fprintf(&b, "- %d warm-up round(s), discarded, then %d measured round(s). A round runs every workload once in every mode, modes alternating with plain (plain, A, plain, B, …), so drift in machine load hits plain and the mode alike.\n", rep.Options.Warmup, rep.Options.Runs)
+	rounds := fmt.Sprintf("%d measured round(s)", rep.Measured)
+	if rep.Measured < rep.Options.Runs {
+		rounds = fmt.Sprintf("%d measured round(s) (%d were asked for; the run was stopped by -max-time or interrupted)", rep.Measured, rep.Options.Runs)
+	}
+	fmt.Fprintf(&b, "- %d warm-up round(s), discarded, then %s. A measured round runs every workload once in every mode, modes alternating with plain (plain, A, plain, B, …), so drift in machine load hits plain and the mode alike; a warm-up round runs each mode once, unpaired.\n", rep.Options.Warmup, rounds)
 	b.WriteString("- Each run is a fresh JVM (DaCapo-style warm-up happens inside it and is part of what users feel); wall time is from process start to exit, summed over the workload's JVM invocations; CPU time is the JVM's user + system time (all threads, including JIT and GC), which shows the work a mode adds even when other load on the machine stretches wall time; peak RSS is the kernel's `ru_maxrss` of the JVM process (largest over invocations).\n")
 	b.WriteString("- A ratio is a mode's run divided by the plain run just before it; the table shows the median and min–max of those ratios. The summary is the geometric mean over workloads of the median ratios.\n")
 	b.WriteString("- Output check: each workload's output is reduced to canonical lines (file digests, the program's own result lines; PDF dates, IDs and offsets blanked; PNGs compared by decoded pixels) and compared with the first plain run's, on every run of every mode, plain included. Workload-specific self-checks (sunflow's image check, class-file and document counts) run too.\n")

@@ -41,6 +41,12 @@ type Result struct {
 type Options struct {
 	Warmup, Runs int
 	Timeout      time.Duration
+	// MaxTime, when set, stops starting new rounds once another round of the length of the
+	// last one would end past it; the doc then says how many measured rounds were completed.
+	MaxTime time.Duration
+	// AfterRound is called after every round with the number of measured rounds done, so the
+	// doc is rewritten as results come in and an interrupted run loses at most one round.
+	AfterRound func(measuredDone int)
 }
 
 // errWrongOutput marks failures where the program ran but produced something else than plain.
@@ -52,7 +58,9 @@ var errWrongOutput = errors.New("wrong output")
 // failure is reported at the end.
 func runSuite(env *Env, results []*Result, opt Options) {
 	rounds := opt.Warmup + opt.Runs
+	start := time.Now()
 	for round := 0; round < rounds; round++ {
+		roundStart := time.Now()
 		measured := round >= opt.Warmup
 		label := fmt.Sprintf("round %d/%d", round+1, rounds)
 		if !measured {
@@ -68,8 +76,18 @@ func runSuite(env *Env, results []*Result, opt Options) {
 					others = append(others, m)
 				}
 			}
+			if !measured {
+				// Nothing of a warm-up round is recorded, so each mode runs once, unpaired: it
+				// warms the page cache and the machine for every mode at the least cost.
+				for _, m := range append([]*Mode{r.Modes[0]}, others...) {
+					if _, ok := r.runLogged(env, m, round, label, opt); !ok && m == r.Modes[0] {
+						break
+					}
+				}
+				continue
+			}
 			if len(others) == 0 {
-				if s, ok := r.runLogged(env, r.Modes[0], round, label, opt); ok && measured {
+				if s, ok := r.runLogged(env, r.Modes[0], round, label, opt); ok {
 					r.Plain = append(r.Plain, s)
 				}
 				continue
@@ -80,13 +98,24 @@ func runSuite(env *Env, results []*Result, opt Options) {
 					break
 				}
 				ms, ok := r.runLogged(env, m, round, label, opt)
-				if measured {
-					r.Plain = append(r.Plain, ps)
-					if ok {
-						r.Pairs[m.Name] = append(r.Pairs[m.Name], Pair{Plain: ps, Mode: ms})
-					}
+				r.Plain = append(r.Plain, ps)
+				if ok {
+					r.Pairs[m.Name] = append(r.Pairs[m.Name], Pair{Plain: ps, Mode: ms})
 				}
 			}
+		}
+		done := round + 1 - opt.Warmup
+		if done < 0 {
+			done = 0
+		}
+		if opt.AfterRound != nil {
+			opt.AfterRound(done)
+		}
+		last := time.Since(roundStart)
+		if opt.MaxTime > 0 && round+1 < rounds && done > 0 && time.Since(start)+last > opt.MaxTime {
+			env.logf("stopping after %d measured round(s): another round (about %s) would pass -max-time %s",
+				done, last.Round(time.Second), opt.MaxTime)
+			return
 		}
 	}
 }

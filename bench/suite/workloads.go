@@ -202,7 +202,7 @@ func prepareH2(env *Env) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	customers, orders := 8000, 120000
+	customers, orders := 5000, 60000
 	if env.Quick {
 		customers, orders = 1000, 8000
 	}
@@ -241,7 +241,7 @@ func prepareEcj(env *Env) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	pkgs, per := 12, 30
+	pkgs, per := 7, 30
 	if env.Quick {
 		pkgs, per = 3, 10
 	}
@@ -336,7 +336,7 @@ func prepareFop(env *Env) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	sections := 240
+	sections := 150
 	if env.Quick {
 		sections = 10
 	}
@@ -371,7 +371,7 @@ func prepareBatik(env *Env) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	files, shapes := 8, 400
+	files, shapes := 5, 400
 	if env.Quick {
 		files, shapes = 4, 100
 	}
