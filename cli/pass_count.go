@@ -31,6 +31,9 @@ func init() {
 		&cli.StringFlag{Name: "accounts-file", Usage: "count pass: read accounts from FILE: one per line, a pattern or 'NAME = pattern, pattern'; # starts a comment"},
 		&cli.StringFlag{Name: "table", Usage: "count pass: the ID table to write (and to continue, when it exists, so separately rewritten jars get distinct IDs)", DefaultText: "OUTPUT.table.tsv"},
 		&cli.BoolFlag{Name: "embed-runtime", Usage: "count pass: copy the heapledger runtime into the output, so it needs nothing else on the class path"},
+		&cli.StringFlag{Name: "liveness", Usage: "count pass: track which objects are still alive: off, all (every object), or sample:N (every N-th allocation per site, figures scaled); -Dheapledger.liveness overrides it at launch", DefaultText: "off"},
+		&cli.Float64Flag{Name: "snapshot-interval", Usage: "count pass: seconds between periodic snapshots (0: only at exit and on demand); -Dheapledger.snapshot.interval overrides it at launch"},
+		&cli.BoolFlag{Name: "snapshot-gc", Usage: "count pass: run a full GC before each periodic or on-demand snapshot, so live figures count only reachable objects"},
 	)
 	registerPassWithFinish("count", "memory accounts and exact allocation counts (the product; --accounts chooses the accounts); writes OUTPUT.table.tsv and needs "+RuntimeJarName+" on the class path unless --embed-runtime",
 		countFactory, countFinish)
@@ -79,6 +82,24 @@ func countFactory(c *cli.Context) (transform.Class, error) {
 		if _, err := runtimeJar(); err != nil {
 			return nil, err
 		}
+	}
+	if table.Config == nil {
+		table.Config = map[string]string{}
+	}
+	if l := c.String("liveness"); l != "" {
+		if err := checkLiveness(l); err != nil {
+			return nil, err
+		}
+		table.Config["liveness"] = l
+	}
+	if c.IsSet("snapshot-interval") {
+		if iv := c.Float64("snapshot-interval"); iv < 0 {
+			return nil, fmt.Errorf("--snapshot-interval %v: must be 0 or more seconds", iv)
+		}
+		table.Config["snapshot.interval"] = fmt.Sprint(c.Float64("snapshot-interval"))
+	}
+	if c.Bool("snapshot-gc") {
+		table.Config["snapshot.gc"] = "true"
 	}
 	pass, err := passlib.Count(passlib.CountOptions{Accounts: set, Table: table})
 	if err != nil {
@@ -264,4 +285,18 @@ func writeFileAtomic(path string, data []byte) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// checkLiveness validates a liveness mode the way the runtime reads it.
+func checkLiveness(l string) error {
+	if l == "off" || l == "all" {
+		return nil
+	}
+	if n, ok := strings.CutPrefix(l, "sample:"); ok {
+		var v int
+		if _, err := fmt.Sscanf(n, "%d", &v); err == nil && v >= 1 && fmt.Sprint(v) == n {
+			return nil
+		}
+	}
+	return fmt.Errorf("--liveness %q: want off, all or sample:N with N a whole number ≥ 1", l)
 }

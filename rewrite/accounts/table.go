@@ -40,6 +40,10 @@ type Site struct {
 // parallel and each takes site IDs as it goes, so IDs depend on scheduling but the table
 // written beside the output always says what each ID is.
 type Table struct {
+	// Config holds rewrite-time settings for the runtime (e.g. "liveness" → "sample:64"),
+	// written as "config" lines at the top of the table; launch-time settings override them.
+	Config map[string]string
+
 	mu       sync.Mutex
 	accounts []string // index = ID; [0] = UnaccountedName
 	sites    map[int]Site
@@ -88,6 +92,14 @@ func (t *Table) Write(w io.Writer) error {
 	defer t.mu.Unlock()
 	bw := bufio.NewWriter(w)
 	fmt.Fprintln(bw, "# heapledger table 1")
+	keys := make([]string, 0, len(t.Config))
+	for k := range t.Config {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(bw, "config\t%s\t%s\n", clean(k), clean(t.Config[k]))
+	}
 	for id, name := range t.accounts {
 		fmt.Fprintf(bw, "account\t%d\t%s\n", id, clean(name))
 	}
@@ -106,7 +118,7 @@ func (t *Table) Write(w io.Writer) error {
 // ReadTable reads a table written by Write. Continuing an existing table keeps the IDs of
 // earlier rewrites valid, so separately rewritten jars can run together.
 func ReadTable(r io.Reader) (*Table, error) {
-	t := &Table{sites: map[int]Site{}, next: 1}
+	t := &Table{sites: map[int]Site{}, next: 1, Config: map[string]string{}}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<16), 1<<22)
 	line := 0
@@ -124,6 +136,8 @@ func ReadTable(r io.Reader) (*Table, error) {
 		}
 		f := strings.Split(text, "\t")
 		switch {
+		case f[0] == "config" && len(f) == 3:
+			t.Config[f[1]] = f[2]
 		case f[0] == "account" && len(f) == 3:
 			id, err := strconv.Atoi(f[1])
 			if err != nil || id != len(t.accounts) {

@@ -405,18 +405,19 @@ func (e *countEditor) insertCount(b *code.Body, s site, t int, lines map[*code.I
 			return err
 		}
 		b.InsertBefore(s.at, save)
-		q.Load(code.ALOAD, t)
+		// The new array goes along so that its liveness can be tracked.
+		q.Op(code.DUP).Load(code.ALOAD, t)
 		if s.dims <= 3 {
 			for _, l := range locals {
 				q.Load(code.ILOAD, l)
 			}
-			q.Int(int32(s.shape)).Int(int32(id)).InvokeStatic(AcctClass, "multi", "("+acctDesc+strings.Repeat("I", s.dims)+"II)V")
+			q.Int(int32(s.shape)).Int(int32(id)).InvokeStatic(AcctClass, "multi", "(Ljava/lang/Object;"+acctDesc+strings.Repeat("I", s.dims)+"II)V")
 		} else {
 			q.Int(int32(s.dims)).Insn(code.Insn{Op: code.NEWARRAY, Int: 10})
 			for i, l := range locals {
 				q.Op(code.DUP).Int(int32(i)).Load(code.ILOAD, l).Op(code.IASTORE)
 			}
-			q.Int(int32(s.shape)).Int(int32(id)).InvokeStatic(AcctClass, "multi", "("+acctDesc+"[III)V")
+			q.Int(int32(s.shape)).Int(int32(id)).InvokeStatic(AcctClass, "multi", "(Ljava/lang/Object;"+acctDesc+"[III)V")
 		}
 	default:
 		return fmt.Errorf("internal: site kind %q", s.how)

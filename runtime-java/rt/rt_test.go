@@ -94,7 +94,7 @@ func TestThreadsExactTotals(t *testing.T) {
 	for sc.Scan() {
 		line := sc.Text()
 		if first {
-			if line != "# heapledger snapshot 1" {
+			if line != "# heapledger snapshot 2" {
 				t.Fatalf("bad header %q", line)
 			}
 			first = false
@@ -136,3 +136,45 @@ func TestThreadsExactTotals(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+func TestLivenessAfterFullGC(t *testing.T) {
+	classes := build(t)
+	dir := t.TempDir()
+	out, err := exec.Command(need(t, "java"), "-cp", classes, "-Dheapledger.snapshot.dir="+dir,
+		"-Dheapledger.liveness=all", "-Dheapledger.snapshot.gc=true", "heapledger.rt.SelfTest", "live").CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	path := strings.SplitN(string(out), "\n", 2)[0]
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (output %s)", err, out)
+	}
+	rows := map[string][]string{}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Split(line, "\t")
+		if f[0] == "alloc" {
+			rows[f[2]] = f[4:]
+		}
+		if f[0] == "liveness" && f[1] != "all" {
+			t.Errorf("liveness line %q", line)
+		}
+	}
+	// columns: count elements bytes live live_bytes reclaimed reclaimed_bytes untracked generations
+	obj, arr := rows["2"], rows["1"]
+	if len(obj) != 9 || len(arr) != 9 {
+		t.Fatalf("rows %v\n%s", rows, b)
+	}
+	if obj[0] != "1050" || obj[3] != "100" || obj[5] != "950" || obj[7] != "0" {
+		t.Errorf("objects: want 1050 allocated, 100 live, 950 reclaimed: %v", obj)
+	}
+	if obj[4] != "1600" {
+		t.Errorf("live bytes of 100 Objects: want 1600, got %s", obj[4])
+	}
+	if obj[8] != "2" {
+		t.Errorf("the live objects were born in two GC epochs: generations %s", obj[8])
+	}
+	if arr[0] != "1000" || arr[3] != "100" || arr[5] != "900" || arr[4] != "5600" {
+		t.Errorf("int[10]: want 1000 allocated, 100 live (5600 bytes), 900 reclaimed: %v", arr)
+	}
+}

@@ -36,7 +36,9 @@ public final class Acct {
     public static void object(Object o, Acct t, int site) {
         try {
             Ledger.noteClass(site, o);
-            t.counts.add(Counts.key(t.account, site, 0), 1, 0, 0);
+            long key = Counts.key(t.account, site, 0);
+            long n = t.counts.add(key, 1, 0, 0);
+            if (Live.MODE != Live.OFF) Live.track(o, key, n, 1, 0, 0);
         } catch (Throwable e) {
             Ledger.drop(e);
         }
@@ -54,15 +56,15 @@ public final class Acct {
     // ---- one-dimensional arrays: one overload per element type so the length is read
     // without reflection ----
 
-    public static void array(boolean[] a, Acct t, int site) { one(t, site, a.length, 1); }
-    public static void array(byte[] a, Acct t, int site) { one(t, site, a.length, 1); }
-    public static void array(char[] a, Acct t, int site) { one(t, site, a.length, 2); }
-    public static void array(short[] a, Acct t, int site) { one(t, site, a.length, 2); }
-    public static void array(int[] a, Acct t, int site) { one(t, site, a.length, 4); }
-    public static void array(float[] a, Acct t, int site) { one(t, site, a.length, 4); }
-    public static void array(long[] a, Acct t, int site) { one(t, site, a.length, 8); }
-    public static void array(double[] a, Acct t, int site) { one(t, site, a.length, 8); }
-    public static void array(Object[] a, Acct t, int site) { one(t, site, a.length, Sizes.REF); }
+    public static void array(boolean[] a, Acct t, int site) { one(a, t, site, a.length, 1); }
+    public static void array(byte[] a, Acct t, int site) { one(a, t, site, a.length, 1); }
+    public static void array(char[] a, Acct t, int site) { one(a, t, site, a.length, 2); }
+    public static void array(short[] a, Acct t, int site) { one(a, t, site, a.length, 2); }
+    public static void array(int[] a, Acct t, int site) { one(a, t, site, a.length, 4); }
+    public static void array(float[] a, Acct t, int site) { one(a, t, site, a.length, 4); }
+    public static void array(long[] a, Acct t, int site) { one(a, t, site, a.length, 8); }
+    public static void array(double[] a, Acct t, int site) { one(a, t, site, a.length, 8); }
+    public static void array(Object[] a, Acct t, int site) { one(a, t, site, a.length, Sizes.REF); }
 
     /** An array whose static type is not known at the call (e.g. Array.newInstance, clone()). */
     public static void anyArray(Object a, Acct t, int site) {
@@ -71,15 +73,21 @@ public final class Acct {
             int len = java.lang.reflect.Array.getLength(a);
             Class<?> e = c.getComponentType();
             int size = e.isPrimitive() ? Sizes.element(primitiveChar(e)) : Sizes.REF;
-            t.counts.add(Counts.key(t.account, site, 0), 1, len, Sizes.array(len, size));
+            long key = Counts.key(t.account, site, 0);
+            long bytes = Sizes.array(len, size);
+            long n = t.counts.add(key, 1, len, bytes);
+            if (Live.MODE != Live.OFF) Live.track(a, key, n, 1, len, bytes);
         } catch (Throwable x) {
             Ledger.drop(x);
         }
     }
 
-    private static void one(Acct t, int site, int length, int elementSize) {
+    private static void one(Object a, Acct t, int site, int length, int elementSize) {
         try {
-            t.counts.add(Counts.key(t.account, site, 0), 1, length, Sizes.array(length, elementSize));
+            long key = Counts.key(t.account, site, 0);
+            long bytes = Sizes.array(length, elementSize);
+            long n = t.counts.add(key, 1, length, bytes);
+            if (Live.MODE != Live.OFF) Live.track(a, key, n, 1, length, bytes);
         } catch (Throwable e) {
             Ledger.drop(e);
         }
@@ -94,35 +102,46 @@ public final class Acct {
      * (long arithmetic): part 0 of the site holds the arrays of references, part 1 the arrays
      * of the primitive base type when all dimensions of a primitive array are allocated.
      */
-    public static void multi(Acct t, int d1, int d2, int shape, int site) {
+    public static void multi(Object a, Acct t, int d1, int d2, int shape, int site) {
         try {
-            multiCount(t, new int[] {d1, d2}, shape, site);
+            multiCount(a, t, new int[] {d1, d2}, shape, site);
         } catch (Throwable e) {
             Ledger.drop(e);
         }
     }
 
-    public static void multi(Acct t, int d1, int d2, int d3, int shape, int site) {
+    public static void multi(Object a, Acct t, int d1, int d2, int d3, int shape, int site) {
         try {
-            multiCount(t, new int[] {d1, d2, d3}, shape, site);
+            multiCount(a, t, new int[] {d1, d2, d3}, shape, site);
         } catch (Throwable e) {
             Ledger.drop(e);
         }
     }
 
-    public static void multi(Acct t, int[] dims, int shape, int site) {
+    public static void multi(Object a, Acct t, int[] dims, int shape, int site) {
         try {
-            multiCount(t, dims, shape, site);
+            multiCount(a, t, dims, shape, site);
         } catch (Throwable e) {
             Ledger.drop(e);
         }
     }
 
-    static void multiCount(Acct t, int[] dims, int shape, int site) {
+    /**
+     * Liveness of a multianewarray follows its outermost array: the levels below live and die
+     * with it unless the program keeps one of them elsewhere (docs/runtime.md).
+     */
+    static void multiCount(Object a, Acct t, int[] dims, int shape, int site) {
         long[] r = multiArrays(dims, shape);
         int account = t.account;
-        t.counts.add(Counts.key(account, site, 0), r[0], r[1], r[2]);
-        if (r[3] >= 0) t.counts.add(Counts.key(account, site, 1), r[3], r[4], r[5]);
+        long k0 = Counts.key(account, site, 0);
+        long n = t.counts.add(k0, r[0], r[1], r[2]);
+        boolean live = Live.MODE != Live.OFF && a != null;
+        if (live) Live.track(a, k0, n, r[0], r[1], r[2]);
+        if (r[3] >= 0) {
+            long k1 = Counts.key(account, site, 1);
+            long n1 = t.counts.add(k1, r[3], r[4], r[5]);
+            if (live) Live.track(a, k1, n1, r[3], r[4], r[5]);
+        }
     }
 
     /**

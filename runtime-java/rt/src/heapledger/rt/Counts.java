@@ -45,12 +45,25 @@ final class Counts {
         }
     }
 
-    void add(long key, long count, long elements, long bytes) {
+    /** Adds to the key's totals and returns its new count (liveness sampling uses it). */
+    long add(long key, long count, long elements, long bytes) {
         int s = slot(key);
         long[] t = table;
-        t[s + 1] += count;
         t[s + 2] += elements;
         t[s + 3] += bytes;
+        return t[s + 1] += count;
+    }
+
+    /** Returns the slot of key if present, -1 otherwise; never inserts. */
+    int find(long key) {
+        long[] t = table;
+        int mask = t.length / STRIDE - 1;
+        long stored = key + 1;
+        for (int i = mix(key) & mask; ; i = (i + 1) & mask) {
+            long k = t[i * STRIDE];
+            if (k == stored) return i * STRIDE;
+            if (k == 0) return -1;
+        }
     }
 
     /** Adds every entry of other into this table (used to merge threads at snapshot time). */

@@ -105,6 +105,27 @@ public final class Ledger {
         }
     }
 
+    /** Table lines received at run time (the agent's transform service), read at each snapshot. */
+    static final StringBuilder DEFINED = new StringBuilder();
+
+    /**
+     * Names accounts and sites with table lines (docs/formats.md, without the version line), for
+     * classes rewritten while the program runs; later lines for the same ID win.
+     */
+    public static void defineTable(String lines) {
+        synchronized (DEFINED) {
+            DEFINED.append(lines);
+            if (lines.length() > 0 && lines.charAt(lines.length() - 1) != '\n') DEFINED.append('\n');
+        }
+    }
+
+    /** The lines given to {@link #defineTable} so far. */
+    public static String definedTable() {
+        synchronized (DEFINED) {
+            return DEFINED.toString();
+        }
+    }
+
     /** Writes a snapshot now; returns the file written, or null if writing failed (reported on stderr). */
     public static String snapshot(String reason) {
         return Snapshots.write(reason);

@@ -13,7 +13,7 @@ import java.util.TreeSet;
  * runs give equal files.
  */
 final class SnapshotFormat {
-    static final int VERSION = 1;
+    static final int VERSION = 2;
 
     static long[] rows(Counts c, Map<Integer, Long> sizes) {
         long[] t = c.table;
@@ -38,6 +38,12 @@ final class SnapshotFormat {
         w.write("# heapledger snapshot " + VERSION + "\n");
         w.write("reason\t" + reason + "\n");
         for (String[] h : header) w.write(h[0] + "\t" + clean(h[1]) + "\n");
+        LiveView lv = LiveView.take();
+        if (lv != null) {
+            StringBuilder ages = new StringBuilder("ages");
+            for (long a : lv.ages) ages.append('\t').append(a);
+            w.write(ages + "\n");
+        }
         long[] keys = rows(c, sizes);
         TreeSet<Integer> accounts = new TreeSet<Integer>();
         TreeSet<Integer> sites = new TreeSet<Integer>();
@@ -56,8 +62,16 @@ final class SnapshotFormat {
         for (long k : keys) {
             read(c, k, slot);
             int site = Counts.site(k);
+            long b = bytes(slot, site, sizes);
             w.write("alloc\t" + Counts.account(k) + "\t" + site + "\t" + Counts.part(k) + "\t" + slot[1] + "\t" + slot[2]
-                    + "\t" + bytes(slot, site, sizes) + "\n");
+                    + "\t" + b);
+            if (lv != null) {
+                long[] l = lv.row(k, slot, b, sizes.get(site));
+                for (long x : l) w.write("\t" + x);
+            } else {
+                w.write("\t-\t-\t-\t-\t-\t-");
+            }
+            w.write("\n");
         }
         w.write("end\n");
     }
@@ -66,6 +80,12 @@ final class SnapshotFormat {
             throws IOException {
         w.write("{\"format\":\"heapledger-snapshot\",\"version\":" + VERSION + ",\"reason\":" + q(reason));
         for (String[] h : header) w.write("," + q(h[0]) + ":" + q(h[1]));
+        LiveView lv = LiveView.take();
+        if (lv != null) {
+            w.write(",\"ages\":[");
+            for (int i = 0; i < lv.ages.length; i++) w.write((i == 0 ? "" : ",") + lv.ages[i]);
+            w.write("]");
+        }
         long[] keys = rows(c, sizes);
         TreeSet<Integer> accounts = new TreeSet<Integer>();
         TreeSet<Integer> sites = new TreeSet<Integer>();
@@ -94,12 +114,70 @@ final class SnapshotFormat {
         for (long k : keys) {
             read(c, k, slot);
             int site = Counts.site(k);
+            long b = bytes(slot, site, sizes);
             w.write((first ? "" : ",") + "{\"account\":" + Counts.account(k) + ",\"site\":" + site + ",\"part\":"
-                    + Counts.part(k) + ",\"count\":" + slot[1] + ",\"elements\":" + slot[2] + ",\"bytes\":"
-                    + bytes(slot, site, sizes) + "}");
+                    + Counts.part(k) + ",\"count\":" + slot[1] + ",\"elements\":" + slot[2] + ",\"bytes\":" + b);
+            if (lv != null) {
+                long[] l = lv.row(k, slot, b, sizes.get(site));
+                w.write(",\"live\":" + l[0] + ",\"live_bytes\":" + l[1] + ",\"reclaimed\":" + l[2] + ",\"reclaimed_bytes\":"
+                        + l[3] + ",\"untracked\":" + l[4] + ",\"generations\":" + l[5]);
+            }
+            w.write("}");
             first = false;
         }
         w.write("]}\n");
+    }
+
+    /** What liveness knows at snapshot time; null when liveness is off. */
+    static final class LiveView {
+        final long[] ages = new long[16]; // live tracked objects by age in collections: 0, 1, 2-3, 4-7, ...
+        Map<Long, Integer> generations;
+        Counts reclaimed = new Counts(), untracked = new Counts();
+
+        static LiveView take() {
+            if (Live.MODE == Live.OFF) return null;
+            LiveView v = new LiveView();
+            Live.drainNow();
+            Live.updateEpoch();
+            synchronized (Live.RECLAIMED) {
+                v.reclaimed.addAll(Live.RECLAIMED);
+            }
+            synchronized (Live.UNTRACKED) {
+                v.untracked.addAll(Live.UNTRACKED);
+            }
+            v.generations = Live.generations(v.ages);
+            return v;
+        }
+
+        /**
+         * {live, liveBytes, reclaimed, reclaimedBytes, untracked, generations} for a row, with
+         * sampled figures scaled by the sampling rate. Objects past the tracking bound are
+         * neither live nor reclaimed: the row says how many (untracked) instead of guessing.
+         */
+        long[] row(long key, long[] slot, long bytes, Long objectSize) {
+            long rate = Live.RATE;
+            long[] rc = get(reclaimed, key), ut = get(untracked, key);
+            long recl = rc[0] * rate, untr = ut[0] * rate;
+            long reclBytes, untrBytes;
+            if (slot[2] == 0 && slot[3] == 0) { // objects: bytes come from the class's size
+                long size = objectSize == null || objectSize < 0 ? 0 : objectSize;
+                reclBytes = recl * size;
+                untrBytes = untr * size;
+            } else {
+                reclBytes = rc[2] * rate;
+                untrBytes = ut[2] * rate;
+            }
+            long live = Math.max(0, slot[1] - recl - untr);
+            long liveBytes = bytes < 0 ? -1 : Math.max(0, bytes - reclBytes - untrBytes);
+            Integer g = generations.get(key);
+            return new long[] {live, liveBytes, recl, reclBytes, untr, g == null ? 0 : g};
+        }
+
+        private static long[] get(Counts c, long key) {
+            int s = c.find(key);
+            if (s < 0) return new long[3];
+            return new long[] {c.table[s + 1], c.table[s + 2], c.table[s + 3]};
+        }
     }
 
     private static void read(Counts c, long key, long[] slot) {

@@ -45,7 +45,7 @@ final class Snapshots {
             warn("unknown snapshot format '" + format + "', using text");
             format = "text";
         }
-        String iv = setting("heapledger.snapshot.interval", "HEAPLEDGER_SNAPSHOT_INTERVAL", "0");
+        String iv = setting("heapledger.snapshot.interval", "HEAPLEDGER_SNAPSHOT_INTERVAL", Config.get("snapshot.interval", "0"));
         try {
             intervalMillis = (long) (Double.parseDouble(iv) * 1000);
         } catch (NumberFormatException e) {
@@ -61,6 +61,7 @@ final class Snapshots {
         } catch (Throwable e) {
             warn("cannot register the exit snapshot: " + e);
         }
+        installSignal();
         if (intervalMillis > 0) {
             Thread t = new Thread("heapledger-snapshots") {
                 @Override
@@ -77,6 +78,52 @@ final class Snapshots {
             };
             t.setDaemon(true);
             t.start();
+        }
+    }
+
+    /** heapledger.snapshot.gc / HEAPLEDGER_SNAPSHOT_GC: a full GC before each snapshot (not at exit). */
+    static boolean gcBefore() {
+        return Boolean.parseBoolean(setting("heapledger.snapshot.gc", "HEAPLEDGER_SNAPSHOT_GC", Config.get("snapshot.gc", "false")));
+    }
+
+    /**
+     * `kill -USR1 PID` writes a snapshot on demand. sun.misc.Signal is reached reflectively (it
+     * is not part of the Java 8 API the runtime is compiled against), and the handler is a
+     * proxy so no class of ours implements an internal interface. HotSpot keeps SIGUSR2 for
+     * itself, and QUIT prints thread dumps, so USR1 is the one to use.
+     */
+    private static void installSignal() {
+        String sig = setting("heapledger.snapshot.signal", "HEAPLEDGER_SNAPSHOT_SIGNAL", "USR1");
+        if (sig.equals("none")) return;
+        try {
+            final Class<?> signalClass = Class.forName("sun.misc.Signal");
+            Class<?> handlerClass = Class.forName("sun.misc.SignalHandler");
+            Object handler = java.lang.reflect.Proxy.newProxyInstance(handlerClass.getClassLoader(), new Class<?>[] {handlerClass},
+                    new java.lang.reflect.InvocationHandler() {
+                        @Override
+                        public Object invoke(Object proxy, java.lang.reflect.Method m, Object[] args) {
+                            if (m.getName().equals("handle")) {
+                                Thread t = new Thread("heapledger-demand-snapshot") {
+                                    @Override
+                                    public void run() {
+                                        String f = write("demand");
+                                        if (f != null) warn("snapshot written to " + f);
+                                    }
+                                };
+                                t.setDaemon(true);
+                                t.start();
+                                return null;
+                            }
+                            if (m.getName().equals("hashCode")) return System.identityHashCode(proxy);
+                            if (m.getName().equals("equals")) return proxy == args[0];
+                            return "heapledger snapshot handler";
+                        }
+                    });
+            Object signal = signalClass.getConstructor(String.class).newInstance(sig);
+            signalClass.getMethod("handle", signalClass, handlerClass).invoke(null, signal, handler);
+        } catch (Throwable e) {
+            Throwable c = e instanceof java.lang.reflect.InvocationTargetException ? e.getCause() : e;
+            warn("snapshots on signal " + sig + " are not available: " + c);
         }
     }
 
@@ -100,6 +147,7 @@ final class Snapshots {
         String base = "heapledger-" + program() + "-" + pid() + "-" + n;
         String written = null;
         try {
+            if (Live.MODE != Live.OFF && !reason.equals("exit") && gcBefore()) Live.fullGC();
             Counts c = Ledger.merge();
             Tables t = Tables.load();
             Map<Integer, Long> sizes = objectSizes(c);
@@ -145,6 +193,7 @@ final class Snapshots {
             {"uptime_ms", String.valueOf(System.currentTimeMillis() - START)},
             {"threads", String.valueOf(Ledger.liveThreads())},
             {"dropped", String.valueOf(Ledger.DROPPED.get()) + (Ledger.firstDrop == null ? "" : " first: " + Ledger.firstDrop)},
+            {"liveness", Live.describe()},
             {"size_model", "header=" + Sizes.OBJECT_HEADER + " ref=" + Sizes.REF + " array_base=" + Sizes.ARRAY_BASE
                     + " align=" + Sizes.ALIGN},
         };
@@ -239,6 +288,14 @@ final class Snapshots {
                 }
             } catch (Throwable e) {
                 warn("cannot read table resources: " + e);
+            }
+            String defined = Ledger.definedTable();
+            if (!defined.isEmpty()) {
+                try {
+                    t.read(new java.io.ByteArrayInputStream(defined.getBytes("UTF-8")), "heapledger agent");
+                } catch (Throwable e) {
+                    warn("cannot read the agent's table: " + e);
+                }
             }
             String extra = setting("heapledger.table", "HEAPLEDGER_TABLE", "");
             if (!extra.isEmpty()) {

@@ -50,7 +50,37 @@ public class SelfTest {
             for (Thread t : ts) t.join();
             // The main thread allocates with no account set: <unaccounted>.
             Acct m = Ledger.here();
-            Acct.multi(m, 2, 3, 2 | 'I' << 8, MULTI_SITE); // new int[2][3]
+            Acct.multi(new int[2][3], m, 2, 3, 2 | 'I' << 8, MULTI_SITE); // new int[2][3]
+            return;
+        }
+        if (mode.equals("live")) {
+            // 1000 objects and 1000 int[10] at two sites; 100 of each kept. Then a demand
+            // snapshot after a full GC must see exactly 100 live of each, 900 reclaimed.
+            Acct t = Ledger.here();
+            t.account = 1;
+            Object[] keep = new Object[200];
+            for (int i = 0; i < 1000; i++) {
+                Object o = new Object();
+                Acct.object(o, t, OBJECT_SITE);
+                int[] a = new int[10];
+                Acct.array(a, t, ARRAY_SITE);
+                if (i % 10 == 0) {
+                    keep[i / 10] = o;
+                    keep[100 + i / 10] = a;
+                }
+            }
+            int before = Live.epoch;
+            System.gc(); // the survivors get older than the next batch
+            // GC notifications arrive on their own thread: wait (bounded) for the epoch to move.
+            for (int i = 0; i < 500 && Live.epoch == before; i++) Thread.sleep(10);
+            for (int i = 0; i < 50; i++) {
+                Object o = new Object();
+                Acct.object(o, t, OBJECT_SITE);
+                keep[i] = null; // 50 of the first batch die
+                keep[i] = o;    // replaced by 50 of a second generation
+            }
+            System.out.println(Snapshots.write("demand"));
+            System.out.println(keep.length);
             return;
         }
         throw new IllegalArgumentException(mode);

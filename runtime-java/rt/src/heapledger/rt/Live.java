@@ -1,0 +1,257 @@
+package heapledger.rt;
+
+import java.lang.ref.ReferenceQueue;
+import java.lang.ref.WeakReference;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Liveness: which counted objects are still alive, how old they are, and refunds to the
+ * account, type and site they were charged to when the collector reclaims them.
+ *
+ * <p>Weak references, not phantom ones: a weak reference is cleared as soon as its object is
+ * only weakly reachable, before finalization or any phantom processing, so a reclaimed object is
+ * refunded at the first collection that finds it unreachable and a snapshot taken after a full
+ * GC sees exactly the strongly or softly reachable objects as live — the same population a heap
+ * dump's "live" objects show. Phantom references would count objects resurrected by finalizers
+ * as live until their second collection; we never need the referent, so weak is enough.
+ *
+ * <p>Settings: heapledger.liveness / HEAPLEDGER_LIVENESS = off | all | sample:N (default off, or
+ * what the rewrite chose); heapledger.liveness.max / HEAPLEDGER_LIVENESS_MAX = the most objects
+ * tracked at once (default 4,000,000, about 64 bytes each). Past the bound new objects are
+ * counted as allocated but not tracked: each snapshot reports how many, per row, and the live
+ * figures of those rows are then lower bounds.
+ */
+final class Live {
+    static final int OFF = 0, ALL = 1, SAMPLE = 2;
+    static final int MODE;
+    static final int RATE; // every RATE-th allocation per (account, site) is tracked
+    static final long MAX;
+
+    static {
+        String m = Snapshots.setting("heapledger.liveness", "HEAPLEDGER_LIVENESS", Config.get("liveness", "off"));
+        int mode = OFF, rate = 1;
+        if (m.equals("all")) {
+            mode = ALL;
+        } else if (m.startsWith("sample:")) {
+            try {
+                rate = Integer.parseInt(m.substring(7));
+                mode = rate <= 1 ? ALL : SAMPLE;
+                if (rate < 1) rate = 1;
+            } catch (NumberFormatException e) {
+                Snapshots.warn("liveness '" + m + "': N of sample:N must be a whole number; liveness is off");
+            }
+        } else if (!m.equals("off")) {
+            Snapshots.warn("liveness '" + m + "' is not off, all or sample:N; liveness is off");
+        }
+        MODE = mode;
+        RATE = mode == ALL ? 1 : rate;
+        long max = 4000000;
+        String mx = Snapshots.setting("heapledger.liveness.max", "HEAPLEDGER_LIVENESS_MAX", "");
+        if (!mx.isEmpty()) {
+            try {
+                max = Long.parseLong(mx);
+            } catch (NumberFormatException e) {
+                Snapshots.warn("liveness.max '" + mx + "' is not a number; using " + max);
+            }
+        }
+        MAX = max;
+        if (MODE != OFF) start();
+    }
+
+    static String describe() {
+        return MODE == OFF ? "off" : MODE == ALL ? "all" : "sample:" + RATE;
+    }
+
+    /** A tracked object: what it was charged to, and when. */
+    static final class Tracked extends WeakReference<Object> {
+        final long key;
+        final long count, elements, bytes;
+        final int born; // GC epoch at allocation
+        Tracked prev, next;
+        final int stripe;
+
+        Tracked(Object o, long key, long count, long elements, long bytes, int born, int stripe) {
+            super(o, QUEUE);
+            this.key = key;
+            this.count = count;
+            this.elements = elements;
+            this.bytes = bytes;
+            this.born = born;
+            this.stripe = stripe;
+        }
+    }
+
+    static final ReferenceQueue<Object> QUEUE = new ReferenceQueue<Object>();
+    private static final int STRIPES = 64;
+    /** The tracked references must stay strongly reachable until dequeued; they sit in striped
+     *  intrusive lists so threads rarely contend, and removal is O(1). */
+    private static final Tracked[] HEADS = new Tracked[STRIPES];
+    private static final Object[] LOCKS = new Object[STRIPES];
+    static final AtomicLong TRACKED = new AtomicLong();
+    /** Refunds, written only by the drain thread. */
+    static final Counts RECLAIMED = new Counts();
+    /** Objects that should have been tracked but were not (the bound); guarded by itself. */
+    static final Counts UNTRACKED = new Counts();
+    /** GC epoch: collections seen so far, from the collectors' MXBeans. */
+    static volatile int epoch;
+
+    static {
+        for (int i = 0; i < STRIPES; i++) LOCKS[i] = new Object();
+    }
+
+    /**
+     * Called right after an allocation was counted. seen is the key's count so far (sampling
+     * tracks every RATE-th); count, elements and bytes are what this allocation added.
+     */
+    static void track(Object o, long key, long seen, long count, long elements, long bytes) {
+        if (MODE == SAMPLE && seen % RATE != 0) return;
+        if (TRACKED.get() >= MAX) {
+            synchronized (UNTRACKED) {
+                UNTRACKED.add(key, count, elements, bytes);
+            }
+            return;
+        }
+        int stripe = (int) (Thread.currentThread().getId() & (STRIPES - 1));
+        Tracked t = new Tracked(o, key, count, elements, bytes, epoch, stripe);
+        synchronized (LOCKS[stripe]) {
+            Tracked h = HEADS[stripe];
+            t.next = h;
+            if (h != null) h.prev = t;
+            HEADS[stripe] = t;
+        }
+        TRACKED.incrementAndGet();
+    }
+
+    private static void unlink(Tracked t) {
+        synchronized (LOCKS[t.stripe]) {
+            if (t.prev != null) t.prev.next = t.next;
+            else if (HEADS[t.stripe] == t) HEADS[t.stripe] = t.next;
+            if (t.next != null) t.next.prev = t.prev;
+            t.prev = t.next = null;
+        }
+        TRACKED.decrementAndGet();
+    }
+
+    private static void start() {
+        listenForCollections();
+        Thread d = new Thread("heapledger-liveness") {
+            @Override
+            public void run() {
+                while (true) {
+                    try {
+                        Object r = QUEUE.remove(1000);
+                        if (r != null) refund((Tracked) r);
+                        drainNow();
+                        updateEpoch();
+                    } catch (InterruptedException e) {
+                        return;
+                    } catch (Throwable e) {
+                        Ledger.drop(e);
+                    }
+                }
+            }
+        };
+        d.setDaemon(true);
+        d.start();
+    }
+
+    /** Refunds everything already enqueued. Safe from any thread: the queue hands each
+     *  reference to one caller only; RECLAIMED is guarded by itself. */
+    static void drainNow() {
+        Object r;
+        while ((r = QUEUE.poll()) != null) refund((Tracked) r);
+    }
+
+    private static void refund(Tracked t) {
+        unlink(t);
+        synchronized (RECLAIMED) {
+            RECLAIMED.add(t.key, t.count, t.elements, t.bytes);
+        }
+    }
+
+    private static java.util.List<java.lang.management.GarbageCollectorMXBean> gcs;
+
+    /** Keeps the epoch current at every collection, so ages are exact without polling. */
+    private static void listenForCollections() {
+        try {
+            javax.management.NotificationListener l = new javax.management.NotificationListener() {
+                @Override
+                public void handleNotification(javax.management.Notification n, Object handback) {
+                    updateEpoch();
+                }
+            };
+            for (java.lang.management.GarbageCollectorMXBean b : java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()) {
+                if (b instanceof javax.management.NotificationEmitter) {
+                    ((javax.management.NotificationEmitter) b).addNotificationListener(l, null, null);
+                }
+            }
+        } catch (Throwable e) {
+            Snapshots.warn("no GC notifications (" + e + "); object ages are read from collection counts once a second");
+        }
+    }
+
+    /** Reads the collectors' counts; called by the drain thread and before snapshots. */
+    static void updateEpoch() {
+        try {
+            if (gcs == null) gcs = java.lang.management.ManagementFactory.getGarbageCollectorMXBeans();
+            long n = 0;
+            for (java.lang.management.GarbageCollectorMXBean b : gcs) {
+                long c = b.getCollectionCount();
+                if (c > 0) n += c;
+            }
+            if (n != epoch) epoch = (int) n;
+        } catch (Throwable e) {
+            Ledger.drop(e);
+        }
+    }
+
+    /**
+     * Runs a full collection and waits until the references it cleared have been refunded, so a
+     * snapshot after it counts exactly the reachable objects as live.
+     */
+    static void fullGC() {
+        ReferenceQueue<Object> q = new ReferenceQueue<Object>();
+        WeakReference<Object> sentinel = new WeakReference<Object>(new Object(), q);
+        System.gc();
+        try {
+            // The reference handler enqueues after the collection; the sentinel comes with the
+            // others it cleared. Bounded wait: a JVM with -XX:+DisableExplicitGC never clears it.
+            q.remove(2000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (sentinel.get() != null) Snapshots.warn("full GC before the snapshot did not run (-XX:+DisableExplicitGC?)");
+        try {
+            Thread.sleep(20); // let the reference handler finish the batch the sentinel was in
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        drainNow();
+        updateEpoch();
+    }
+
+    /** Per key: {distinct birth epochs among live tracked objects}; and live counts by age. */
+    static Map<Long, Integer> generations(long[] ageHistogram) {
+        Map<Long, HashSet<Integer>> born = new HashMap<Long, HashSet<Integer>>();
+        int now = epoch;
+        for (int i = 0; i < STRIPES; i++) {
+            synchronized (LOCKS[i]) {
+                for (Tracked t = HEADS[i]; t != null; t = t.next) {
+                    if (t.get() == null) continue; // cleared, not yet refunded
+                    HashSet<Integer> s = born.get(t.key);
+                    if (s == null) born.put(t.key, s = new HashSet<Integer>());
+                    s.add(t.born);
+                    int age = now - t.born;
+                    int bucket = age <= 0 ? 0 : Math.min(ageHistogram.length - 1, 32 - Integer.numberOfLeadingZeros(age));
+                    ageHistogram[bucket]++;
+                }
+            }
+        }
+        Map<Long, Integer> out = new HashMap<Long, Integer>();
+        for (Map.Entry<Long, HashSet<Integer>> e : born.entrySet()) out.put(e.getKey(), e.getValue().size());
+        return out;
+    }
+}
