@@ -137,9 +137,19 @@ func offlineMode(name, pass string, flags, needs []string, what string) *Mode {
 			if err != nil {
 				return nil, err
 			}
+			// The needed jars are copied beside the rewritten one, so a rebuild in the checkout
+			// during a long suite run cannot change what later runs of this mode load.
 			var cp []string
 			for _, n := range needs {
-				cp = append(cp, filepath.Join(env.Root, n))
+				b, err := os.ReadFile(filepath.Join(env.Root, n))
+				if err != nil {
+					return nil, err
+				}
+				dst := filepath.Join(filepath.Dir(l.Classpath[0]), "needs", filepath.Base(n))
+				if err := writeFile(dst, string(b)); err != nil {
+					return nil, err
+				}
+				cp = append(cp, dst)
 			}
 			l.Classpath = append(append(l.Classpath[:1:1], cp...), l.Classpath[1:]...)
 			return l, nil
