@@ -140,6 +140,7 @@ func Analyze(b *code.Body) (*Analysis, error) {
 		}
 		return nil
 	})
+	fa.Release()
 	if err != nil {
 		return nil, err
 	}

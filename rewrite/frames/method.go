@@ -258,6 +258,15 @@ func Infer(b *code.Body) (*Analysis, error) {
 	return &Analysis{e: e}, nil
 }
 
+// Release hands the analysis's working memory back for reuse by later analyses; a must not be
+// used afterwards. Calling it is optional and saves allocations on hot paths.
+func (a *Analysis) Release() {
+	if a.e != nil {
+		a.e.release()
+		a.e, a.index = nil, nil
+	}
+}
+
 // Before returns the frame before instruction in, and false when no path reaches it.
 func (a *Analysis) Before(in *code.Insn) (Frame, bool) {
 	e := a.e
