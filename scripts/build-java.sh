@@ -42,7 +42,23 @@ step_runtime() { compile_jar heapledger-runtime - runtime-java/rt/src; }
 # probe: the runtime of the probe pass (runtime-java/probe, no dependencies).
 step_probe() { compile_jar heapledger-probe - runtime-java/probe/src; }
 
-STEPS=(verify runtime probe)
+# agent: the -javaagent jar, heapledger-agent.jar: the agent (runtime-java/agent) and the runtime
+# classes in one jar that puts itself on the bootstrap class path (Boot-Class-Path names the jar,
+# so it must keep this file name; `heapledger agent` copies it under that name).
+step_agent() (
+  [ -f "$BUILD/heapledger-runtime.jar" ] || step_runtime
+  tmp=$(mktemp -d "$BUILD/.agent.XXXXXX")
+  trap 'rm -rf "$tmp"' EXIT
+  find runtime-java/agent/src -name '*.java' >"$tmp/sources"
+  "$JAVAC" --release 8 -Xlint:all,-options -Werror -encoding UTF-8 -cp "$BUILD/heapledger-runtime.jar" \
+    -d "$tmp/classes" @"$tmp/sources"
+  (cd "$tmp/classes" && "$JAR" --extract --file "$BUILD/heapledger-runtime.jar" && rm -rf META-INF)
+  "$JAR" --create --file "$tmp/heapledger-agent.jar" --manifest runtime-java/agent/MANIFEST.MF -C "$tmp/classes" .
+  mv -f "$tmp/heapledger-agent.jar" "$BUILD/heapledger-agent.jar"
+  echo "build-java: build/heapledger-agent.jar" >&2
+)
+
+STEPS=(verify runtime probe agent)
 
 if ! command -v "$JAVAC" >/dev/null; then
   echo "build-java: $JAVAC not found; run scripts/install-deps.sh (it installs JDK 17)" >&2

@@ -1,0 +1,235 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/heapledger/heapledger/rewrite/accounts"
+	"github.com/heapledger/heapledger/rewrite/transform"
+)
+
+// AgentJarName is the -javaagent jar (agent and runtime). Its manifest puts the jar itself on the
+// bootstrap class path by this name, so it is always written under it.
+const AgentJarName = "heapledger-agent.jar"
+
+// LauncherName is the script `heapledger agent` writes beside the jar.
+const LauncherName = "heapledger-java"
+
+// countPassFlags are the options of the count pass that the agent hands to its transform
+// service; agent, run, attach and serve share them.
+func countPassFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "accounts", Usage: "memory accounts as package patterns, comma-separated: 'a.b' is the classes directly in a.b, 'a.b.*' also its subpackages, '*' everything; the most specific pattern wins"},
+		&cli.StringFlag{Name: "accounts-file", Usage: "read accounts from FILE: one per line, a pattern or 'NAME = pattern, pattern'; # starts a comment"},
+		&cli.StringFlag{Name: "table", Usage: "continue this site table (IDs of earlier sites stay valid); the agent uses it when attached again"},
+		&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "classes rewritten at once", DefaultText: "the number of CPUs"},
+	}
+}
+
+// agentFlags are the options of a JVM run under the agent (agent, run and attach).
+func agentFlags() []cli.Flag {
+	return append(countPassFlags()[:2:2],
+		&cli.DurationFlag{Name: "timeout", Value: 20 * time.Second, Usage: "how long a class may wait for the transform service; after that the service is given up and classes load unmodified"},
+		&cli.BoolFlag{Name: "stats", Usage: "print class counts and per-class transform latency (median, p99) at exit"},
+		&cli.BoolFlag{Name: "verbose", Usage: "print every skipped method and every class the service could not rewrite"},
+	)
+}
+
+// buildCountPass builds the count pass and its fresh (or continued, with --table) table from
+// the flags of countPassFlags.
+func buildCountPass(c *cli.Context) (transform.Class, *accounts.Table, error) {
+	pass, err := countFactory(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	table := countTables[c]
+	delete(countTables, c)
+	return pass, table, nil
+}
+
+// agentOptions is the text after "=" in -javaagent:heapledger-agent.jar=...: comma-separated
+// KEY=VALUE with percent-encoded values (runtime-java/agent Options).
+type agentOptions []string
+
+func (o *agentOptions) add(key, value string) { *o = append(*o, key+"="+percentEncode(value)) }
+
+func (o agentOptions) String() string { return strings.Join(o, ",") }
+
+// percentEncode keeps letters, digits and a few path characters; everything else, commas and
+// every non-ASCII byte included, becomes %XX, which the agent decodes as UTF-8.
+func percentEncode(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		if ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || strings.IndexByte("/._-*:+@", ch) >= 0 {
+			b.WriteByte(ch)
+		} else {
+			fmt.Fprintf(&b, "%%%02X", ch)
+		}
+	}
+	return b.String()
+}
+
+// newAgentOptions validates the pass options (so a bad pattern fails here, not inside the JVM)
+// and turns them into agent options naming this binary as the service.
+func newAgentOptions(c *cli.Context) (agentOptions, error) {
+	if _, _, err := buildCountPass(c); err != nil {
+		return nil, err
+	}
+	exe, err := heapledgerBinary()
+	if err != nil {
+		return nil, err
+	}
+	var o agentOptions
+	o.add("bin", exe)
+	if f := c.String("accounts-file"); f != "" {
+		abs, err := filepath.Abs(f)
+		if err != nil {
+			return nil, err
+		}
+		o.add("arg", "--accounts-file")
+		o.add("arg", abs)
+	}
+	if a := c.String("accounts"); a != "" {
+		o.add("arg", "--accounts")
+		o.add("arg", a)
+	}
+	if c.Duration("timeout") <= 0 {
+		return nil, fmt.Errorf("--timeout %v: must be positive", c.Duration("timeout"))
+	}
+	o.add("timeout", strconv.FormatInt(c.Duration("timeout").Milliseconds(), 10))
+	if c.Bool("stats") {
+		o.add("stats", "true")
+	}
+	if c.Bool("verbose") {
+		o.add("verbose", "true")
+	}
+	return o, nil
+}
+
+// heapledgerBinary is the binary the agent starts as its service: this one. HEAPLEDGER_BIN
+// overrides it (tests run the CLI inside a test binary, which cannot serve).
+func heapledgerBinary() (string, error) {
+	if p := os.Getenv("HEAPLEDGER_BIN"); p != "" {
+		return filepath.Abs(p)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("cannot find the heapledger binary to serve transforms: %v", err)
+	}
+	return exe, nil
+}
+
+// agentJar finds the built agent jar: $HEAPLEDGER_AGENT, beside the binary, or in the build/
+// directory of a source checkout the binary was built in.
+func agentJar() (string, error) {
+	if p := os.Getenv("HEAPLEDGER_AGENT"); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Errorf("HEAPLEDGER_AGENT: %v", err)
+		}
+		return p, nil
+	}
+	var tried []string
+	if exe, err := os.Executable(); err == nil {
+		dir := filepath.Dir(exe)
+		for _, p := range []string{filepath.Join(dir, AgentJarName), filepath.Join(dir, "..", "build", AgentJarName)} {
+			if _, err := os.Stat(p); err == nil {
+				return p, nil
+			}
+			tried = append(tried, p)
+		}
+	}
+	return "", fmt.Errorf("cannot find %s (looked in %s); run `make build`, or set HEAPLEDGER_AGENT", AgentJarName, strings.Join(tried, ", "))
+}
+
+// installAgentJar copies the agent jar into dir and returns its absolute path.
+func installAgentJar(dir string) (string, error) {
+	src, err := agentJar()
+	if err != nil {
+		return "", err
+	}
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	dst, err := filepath.Abs(filepath.Join(dir, AgentJarName))
+	if err != nil {
+		return "", err
+	}
+	if err := writeFileAtomic(dst, data); err != nil {
+		return "", err
+	}
+	return dst, nil
+}
+
+// javaagentArg is the JVM option that loads the agent with its options.
+func javaagentArg(jar string, o agentOptions) string {
+	return "-javaagent:" + jar + "=" + o.String()
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+func writeLauncher(path, javaagent string) error {
+	script := `#!/bin/sh
+# Written by heapledger agent: runs java with the heapledger agent, which rewrites classes as they
+# load (memory accounts and allocation counts) and writes a snapshot at exit.
+# Usage: heapledger-java [java options] MainClass|-jar app.jar [args]
+# The java of $JAVA_HOME is used when it is set, else the one on PATH.
+if [ -n "$JAVA_HOME" ]; then JAVA="$JAVA_HOME/bin/java"; else JAVA=java; fi
+exec "$JAVA" ` + shellQuote(javaagent) + ` "$@"
+`
+	if err := writeFileAtomic(path, []byte(script)); err != nil {
+		return err
+	}
+	return os.Chmod(path, 0o755)
+}
+
+func init() {
+	register(&cli.Command{
+		Name:      "agent",
+		Usage:     "write a -javaagent jar and a java launcher that rewrite classes as they load",
+		ArgsUsage: "-o DIR",
+		Description: "Writes DIR/" + AgentJarName + " (the agent and the runtime) and DIR/" + LauncherName + ", a script that runs\n" +
+			"java with the agent and the given options: `DIR/" + LauncherName + " -cp app.jar Main` runs the program with every\n" +
+			"class of its class loaders rewritten by the count pass as it loads, and writes a snapshot at exit\n" +
+			"(heapledger.snapshot.dir, docs/runtime.md). The rewriting runs in this binary, started by the agent\n" +
+			"as a child process (`heapledger serve`); if it fails, classes load unmodified with one warning.\n" +
+			"The -javaagent option is also printed, to use in other launch scripts. See docs/agent.md.",
+		Flags: append(agentFlags(), &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "the directory to write (required)"}),
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return fmt.Errorf("agent: unexpected arguments %q (options only; the program is given to %s)", c.Args().Slice(), LauncherName)
+			}
+			dir := c.String("output")
+			if dir == "" {
+				return errors.New("agent: no -o DIR given")
+			}
+			o, err := newAgentOptions(c)
+			if err != nil {
+				return fmt.Errorf("agent: %w", err)
+			}
+			jar, err := installAgentJar(dir)
+			if err != nil {
+				return fmt.Errorf("agent: %w", err)
+			}
+			arg := javaagentArg(jar, o)
+			launcher := filepath.Join(filepath.Dir(jar), LauncherName)
+			if err := writeLauncher(launcher, arg); err != nil {
+				return fmt.Errorf("agent: %w", err)
+			}
+			fmt.Fprintf(c.App.Writer, "wrote %s and %s\nrun a program with:  %s -cp APP Main\nor add to java:      %s\n", jar, launcher, launcher, shellQuote(arg))
+			return nil
+		},
+	})
+}

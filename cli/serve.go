@@ -1,0 +1,35 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/heapledger/heapledger/rewrite/transformsvc"
+)
+
+// serveCmd is the transform service the Java agent starts as its child process. It is internal
+// (hidden from the command list): its standard input and output carry binary frames.
+var serveCmd = &cli.Command{
+	Name:   "serve",
+	Usage:  "internal: the agent's transform service (binary frames on stdin/stdout)",
+	Hidden: true,
+	Description: "Started by heapledger-agent.jar inside a JVM: reads classes on standard input and answers with\n" +
+		"rewritten classes and site-table lines on standard output (rewrite/transformsvc describes the\n" +
+		"frames). It exits when standard input ends, which happens when the JVM exits.",
+	Flags: countPassFlags(),
+	Action: func(c *cli.Context) error {
+		pass, table, err := buildCountPass(c)
+		if err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
+		srv := &transformsvc.Server{Pass: pass, Table: table, Workers: c.Int("jobs")}
+		if err := srv.Serve(os.Stdin, os.Stdout); err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
+		return nil
+	},
+}
+
+func init() { register(serveCmd) }

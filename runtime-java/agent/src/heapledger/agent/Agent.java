@@ -1,0 +1,331 @@
+package heapledger.agent;
+
+import java.io.File;
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.OutputStreamWriter;
+import java.io.Writer;
+import java.lang.instrument.Instrumentation;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+import heapledger.rt.Ledger;
+
+/**
+ * The heapledger Java agent: started with -javaagent (premain) or attached to a running JVM
+ * (agentmain). It starts `heapledger serve`, installs a transformer that sends classes to it,
+ * and passes the site names that come back to the runtime, so snapshots name every site
+ * without a table file. docs/agent.md describes the options and every failure mode.
+ *
+ * <p>The agent and the runtime are on the bootstrap class path (Boot-Class-Path), so classes of
+ * every loader reach heapledger.rt, and loading them never waits on an application loader.
+ * Everything the transformer needs is loaded before it is installed.
+ */
+public final class Agent {
+    /** Per thread: inside the transformer already, or one of the agent's own threads. */
+    static final ThreadLocal<boolean[]> BUSY = new ThreadLocal<boolean[]>() {
+        @Override
+        protected boolean[] initialValue() {
+            return new boolean[1];
+        }
+    };
+
+    private static Agent active;
+
+    private final Options options;
+    private final Instrumentation inst;
+    private final Service service;
+    private final Transformer transformer;
+    private final long started = System.nanoTime();
+    private final long serviceStartNanos;
+
+    // Statistics, under `this`.
+    private long[] latencies = new long[1024];
+    private int sent, changed, unchanged, failed, skippedMethods;
+    private String firstFailure;
+    private int failuresShown;
+    /** Classes this agent changed, as "name@loader", so detach retransforms just those. */
+    private final Set<String> instrumented = new HashSet<String>();
+
+    private Agent(Options o, Instrumentation inst, Service s, long serviceStartNanos) {
+        this.options = o;
+        this.inst = inst;
+        this.service = s;
+        this.serviceStartNanos = serviceStartNanos;
+        this.transformer = new Transformer(this);
+    }
+
+    public static void premain(String args, Instrumentation inst) {
+        start(args, inst, false);
+    }
+
+    public static void agentmain(String args, Instrumentation inst) {
+        Options o;
+        try {
+            o = Options.parse(args);
+        } catch (RuntimeException e) {
+            warn("bad agent options: " + e.getMessage() + "; the agent is not started");
+            return;
+        }
+        if (o.detach) {
+            detach(o);
+        } else {
+            start(args, inst, true);
+        }
+    }
+
+    /** Never throws: a failure to start leaves the program running uninstrumented. */
+    private static void start(String args, Instrumentation inst, boolean attach) {
+        Options o = null;
+        Report report = null;
+        try {
+            o = Options.parse(args);
+            report = new Report(o.status);
+            synchronized (Agent.class) {
+                if (active != null) {
+                    report.line("error: heapledger is already attached to this JVM (detach it first)");
+                    return;
+                }
+                if (o.bin == null) throw new IllegalArgumentException("no bin= option: the heapledger binary to run");
+                if (o.snapshotDir != null) System.setProperty("heapledger.snapshot.dir", o.snapshotDir);
+                if (o.snapshotInterval != null) System.setProperty("heapledger.snapshot.interval", o.snapshotInterval);
+                List<String> extra = new ArrayList<String>();
+                String earlier = Ledger.definedTable();
+                if (!earlier.isEmpty()) {
+                    // Attached again after a detach: continue the table so site IDs stay unique.
+                    File t = File.createTempFile("heapledger-table-", ".tsv");
+                    t.deleteOnExit();
+                    writeFile(t, "# heapledger table 1\n" + earlier);
+                    extra.add("--table");
+                    extra.add(t.getPath());
+                }
+                long t0 = System.nanoTime();
+                Service s = Service.start(o, extra);
+                Agent a = new Agent(o, inst, s, System.nanoTime() - t0);
+                Ledger.defineTable(s.accountLines());
+                System.setProperty("heapledger.agent.service.pid", String.valueOf(s.pid));
+                a.preload();
+                inst.addTransformer(a.transformer, true);
+                active = a;
+                Runtime.getRuntime().addShutdownHook(new Thread("heapledger-agent-exit") {
+                    @Override
+                    public void run() {
+                        Agent.ownThread();
+                        a.atExit();
+                    }
+                });
+                if (attach) {
+                    int n = a.retransformLoaded();
+                    report.line("attached: transform service pid " + s.pid + "; " + n + " loaded classes instrumented");
+                }
+            }
+        } catch (Throwable e) {
+            String msg = "cannot start: " + e.getMessage() + "; the program runs without heapledger";
+            warn(msg);
+            if (report != null) report.line("error: " + msg);
+        } finally {
+            if (report != null) report.close();
+        }
+    }
+
+    /**
+     * Runs everything the transformer path uses once, so its classes are loaded here and not
+     * while a class is being loaded (no ClassCircularityError, no lock taken in the middle).
+     */
+    private void preload() {
+        BUSY.get();
+        byte[] tiny = new byte[0];
+        Service.Pending p = new Service.Pending();
+        synchronized (p) {
+            p.done = true;
+            p.table = "";
+            p.messages = "";
+        }
+        new String(tiny, StandardCharsets.UTF_8).getBytes(StandardCharsets.UTF_8);
+        loaderName(ClassLoader.getSystemClassLoader());
+        record(0, p, "", "");
+        synchronized (this) {
+            sent = changed = unchanged = failed = skippedMethods = 0;
+            instrumented.clear();
+        }
+        Arrays.sort(new long[2]);
+    }
+
+    static void ownThread() {
+        BUSY.get()[0] = true;
+    }
+
+    static void warn(String msg) {
+        System.err.println("heapledger agent: " + msg);
+    }
+
+    byte[] transform(ClassLoader loader, String className, byte[] classFile) {
+        if (!service.usable()) return null;
+        long t0 = System.nanoTime();
+        String ln = loaderName(loader);
+        Service.Pending p = service.transform(className, ln, classFile);
+        if (p == null) return null;
+        if (!p.table.isEmpty()) Ledger.defineTable(p.table);
+        record(System.nanoTime() - t0, p, className, ln);
+        return p.status == Service.CHANGED ? p.bytes : null;
+    }
+
+    private synchronized void record(long nanos, Service.Pending p, String className, String loader) {
+        if (sent == latencies.length) latencies = Arrays.copyOf(latencies, sent * 2);
+        latencies[sent++] = nanos;
+        if (p.status == Service.CHANGED) {
+            changed++;
+            instrumented.add(className + "@" + loader);
+        } else if (p.status == Service.FAILED) {
+            failed++;
+            if (firstFailure == null) firstFailure = p.messages;
+            if (options.verbose || failuresShown < 5) warn("class loads unmodified: " + p.messages.trim());
+            failuresShown++;
+        } else {
+            unchanged++;
+        }
+        if (!p.messages.isEmpty() && p.status != Service.FAILED) {
+            for (String line : p.messages.split("\n")) {
+                if (line.startsWith("skipped: ")) skippedMethods++;
+                if (options.verbose || line.startsWith("warning: ")) warn(line);
+            }
+        }
+    }
+
+    void internalError(String className, Throwable e) {
+        service.fail("internal error (" + e + ")", className);
+    }
+
+    static String loaderName(ClassLoader l) {
+        return l.getClass().getName() + "@" + Integer.toHexString(System.identityHashCode(l));
+    }
+
+    /** Attach: sends the classes already loaded through the transformer. */
+    private int retransformLoaded() {
+        List<Class<?>> todo = new ArrayList<Class<?>>();
+        for (Class<?> c : inst.getAllLoadedClasses()) {
+            if (transformer.wants(c) && inst.isModifiableClass(c)) todo.add(c);
+        }
+        int before;
+        synchronized (this) {
+            before = changed;
+        }
+        retransform(todo);
+        synchronized (this) {
+            return changed - before;
+        }
+    }
+
+    /** Retransforms in batches; a batch the JVM refuses is retried class by class. */
+    private void retransform(List<Class<?>> classes) {
+        final int batch = 64;
+        for (int i = 0; i < classes.size(); i += batch) {
+            List<Class<?>> part = classes.subList(i, Math.min(classes.size(), i + batch));
+            try {
+                inst.retransformClasses(part.toArray(new Class<?>[0]));
+            } catch (Throwable e) {
+                for (Class<?> c : part) {
+                    try {
+                        inst.retransformClasses(c);
+                    } catch (Throwable e1) {
+                        warn("cannot retransform " + c.getName() + ": " + e1);
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * Detach: removes the transformer, restores the original bytecode of every class it changed
+     * (retransformation without it starts again from the class file the JVM loaded), writes a
+     * last snapshot and ends the service. Methods running at this moment finish in their
+     * instrumented version; every later call runs the original.
+     */
+    private static void detach(Options o) {
+        Report report = new Report(o.status);
+        try {
+            synchronized (Agent.class) {
+                Agent a = active;
+                if (a == null) {
+                    report.line("error: heapledger is not attached to this JVM");
+                    return;
+                }
+                a.inst.removeTransformer(a.transformer);
+                a.service.close();
+                Set<String> names;
+                synchronized (a) {
+                    names = new HashSet<String>(a.instrumented);
+                }
+                List<Class<?>> todo = new ArrayList<Class<?>>();
+                for (Class<?> c : a.inst.getAllLoadedClasses()) {
+                    if (a.transformer.wants(c) && names.contains(c.getName().replace('.', '/') + "@" + loaderName(c.getClassLoader()))) {
+                        todo.add(c);
+                    }
+                }
+                a.retransform(todo);
+                active = null;
+                String snap = Ledger.snapshot("detach");
+                report.line("detached: " + todo.size() + " classes restored; last snapshot " + (snap == null ? "not written (see the program's messages)" : snap));
+                if (a.options.stats || o.stats) report.line(a.stats());
+            }
+        } catch (Throwable e) {
+            report.line("error: detach failed: " + e);
+        } finally {
+            report.close();
+        }
+    }
+
+    private void atExit() {
+        if (active != this) return; // detached: reported then
+        String s = stats();
+        if (options.stats || options.verbose) warn(s);
+        else if (failed > 0) warn(failed + " classes could not be instrumented (first: " + firstFailure.trim() + ")");
+    }
+
+    synchronized String stats() {
+        long[] l = Arrays.copyOf(latencies, sent);
+        Arrays.sort(l);
+        String lat = sent == 0 ? "no classes sent"
+                : String.format("transform latency per class: median %.2f ms, p99 %.2f ms, max %.2f ms",
+                        l[(sent - 1) / 2] / 1e6, l[(int) Math.ceil(sent * 0.99) - 1] / 1e6, l[sent - 1] / 1e6);
+        return String.format("%d classes sent, %d instrumented, %d unchanged, %d failed, %d methods skipped; %s; service start %.1f ms; agent up %.0f ms",
+                sent, changed, unchanged, failed, skippedMethods, lat, serviceStartNanos / 1e6, (System.nanoTime() - started) / 1e6);
+    }
+
+    private static void writeFile(File f, String text) throws IOException {
+        Writer w = new OutputStreamWriter(new FileOutputStream(f), StandardCharsets.UTF_8);
+        try {
+            w.write(text);
+        } finally {
+            w.close();
+        }
+    }
+
+    /** Lines for the heapledger command that attached or detached us (the status= file). */
+    static final class Report {
+        private final String path;
+        private final StringBuilder text = new StringBuilder();
+
+        Report(String path) {
+            this.path = path;
+        }
+
+        void line(String s) {
+            text.append(s).append('\n');
+            if (path == null && s.startsWith("error: ")) warn(s.substring(7));
+        }
+
+        void close() {
+            if (path == null) return;
+            try {
+                writeFile(new File(path), text.toString());
+            } catch (Throwable e) {
+                warn("cannot write the status file " + path + ": " + e);
+            }
+        }
+    }
+}
