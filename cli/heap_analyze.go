@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -54,6 +56,12 @@ strongly connected component share one dynamic size and are listed once, with th
 		}
 		if c.Int("top") < 0 {
 			return fmt.Errorf("heap analyze: --top %d: want 0 or more", c.Int("top"))
+		}
+		// The analysis holds a few huge pointer-free arrays at a time, which the collector frees
+		// almost for nothing; collecting early keeps the peak memory near what is live instead of
+		// twice that (Go's default), and is faster too (fewer fresh pages). GOGC still overrides.
+		if os.Getenv("GOGC") == "" {
+			defer debug.SetGCPercent(debug.SetGCPercent(5))
 		}
 		stderr := errWriter(c)
 		path := args[0]
@@ -296,9 +304,12 @@ func newPhaseProgress(w io.Writer, force bool) *phaseProgress {
 	return &phaseProgress{w: w, on: force || isTerminal(w)}
 }
 
-// start ends the current phase and begins the named one.
+// start ends the current phase and begins the named one. Between phases it also hands the
+// memory the last phase freed back to the system, so that the peak of a later phase does not
+// stack on garbage of an earlier one.
 func (p *phaseProgress) start(name string) {
 	p.stop()
+	debug.FreeOSMemory()
 	if !p.on {
 		return
 	}

@@ -129,7 +129,9 @@ func Condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count i
 	rep = make([]uint32, count)
 	size := make([]uint64, count)
 	dagOff := make([]uint32, count+1)
-	var succ []uint32
+	// At most one DAG edge per graph edge; pages of the reserve that stay unused are never
+	// touched, so the reserve costs address space, not memory, and appends never copy.
+	succ := make([]uint32, 0, len(g.Succ)+count)
 	seen := fill // reused: seen[d] == c+1 once edge c → d is emitted
 	clear(seen)
 	for c := 0; c < count; c++ {
