@@ -58,8 +58,8 @@ func readText(r *bufio.Reader) (*Snapshot, error) {
 				return nil, fmt.Errorf("line 1: not a heapledger snapshot (want %q)", magic+"1")
 			}
 			v, err := strconv.Atoi(strings.TrimPrefix(text, magic))
-			if err != nil || v != 1 {
-				return nil, fmt.Errorf("line 1: snapshot format version %q is not supported (this heapledger reads version 1)", strings.TrimPrefix(text, magic))
+			if err != nil || v < 1 || v > 2 {
+				return nil, fmt.Errorf("line 1: snapshot format version %q is not supported (this heapledger reads versions 1 and 2)", strings.TrimPrefix(text, magic))
 			}
 			s.Version = v
 			continue
@@ -84,16 +84,35 @@ func readText(r *bufio.Reader) (*Snapshot, error) {
 				s.Sites[site.ID] = site
 			}
 		case "alloc":
-			if len(f) != 7 {
-				return nil, fmt.Errorf("line %d: alloc needs 6 fields, has %d", line, len(f)-1)
+			want := 7
+			if s.Version >= 2 {
+				want = 13
 			}
-			var v [6]int64
-			for i := range v {
-				if v[i], err = strconv.ParseInt(f[i+1], 10, 64); err != nil {
+			if len(f) != want {
+				return nil, fmt.Errorf("line %d: alloc needs %d fields, has %d", line, want-1, len(f)-1)
+			}
+			var v [12]int64
+			live := false
+			for i := 0; i < want-1 && err == nil; i++ {
+				if i >= 6 && f[i+1] == "-" {
+					continue // liveness off
+				}
+				if i >= 6 {
+					live = true
+				}
+				v[i], err = strconv.ParseInt(f[i+1], 10, 64)
+			}
+			s.Liveness = s.Liveness || live
+			s.Rows = append(s.Rows, Row{Account: int(v[0]), Site: int(v[1]), Part: int(v[2]), Count: v[3], Elements: v[4], Bytes: v[5],
+				Live: v[6], LiveBytes: v[7], Reclaimed: v[8], ReclaimedBytes: v[9], Untracked: v[10], Generations: v[11]})
+		case "ages":
+			for _, x := range f[1:] {
+				var n int64
+				if n, err = strconv.ParseInt(x, 10, 64); err != nil {
 					break
 				}
+				s.Ages = append(s.Ages, n)
 			}
-			s.Rows = append(s.Rows, Row{Account: int(v[0]), Site: int(v[1]), Part: int(v[2]), Count: v[3], Elements: v[4], Bytes: v[5]})
 		case "end":
 			ended = true
 		default:
@@ -145,9 +164,15 @@ type jsonSnapshot struct {
 	Version     int                 `json:"version"`
 	Accounts    map[string]string   `json:"accounts"`
 	Sites       map[string][]string `json:"sites"`
+	Ages        []int64             `json:"ages"`
 	Allocations []struct {
 		Account, Site, Part    int
 		Count, Elements, Bytes int64
+		Live                   *int64
+		LiveBytes              int64 `json:"live_bytes"`
+		Reclaimed              int64
+		ReclaimedBytes         int64 `json:"reclaimed_bytes"`
+		Untracked, Generations int64
 	} `json:"allocations"`
 }
 
@@ -164,8 +189,8 @@ func readJSON(r io.Reader) (*Snapshot, error) {
 	if j.Format != "heapledger-snapshot" {
 		return nil, fmt.Errorf("JSON is not a heapledger snapshot (format %q)", j.Format)
 	}
-	if j.Version != 1 {
-		return nil, fmt.Errorf("snapshot format version %d is not supported (this heapledger reads version 1)", j.Version)
+	if j.Version < 1 || j.Version > 2 {
+		return nil, fmt.Errorf("snapshot format version %d is not supported (this heapledger reads versions 1 and 2)", j.Version)
 	}
 	var hdr map[string]any
 	_ = json.Unmarshal(raw, &hdr)
@@ -190,8 +215,15 @@ func readJSON(r io.Reader) (*Snapshot, error) {
 		}
 		s.Sites[site.ID] = site
 	}
+	s.Ages = j.Ages
 	for _, a := range j.Allocations {
-		s.Rows = append(s.Rows, Row{Account: a.Account, Site: a.Site, Part: a.Part, Count: a.Count, Elements: a.Elements, Bytes: a.Bytes})
+		r := Row{Account: a.Account, Site: a.Site, Part: a.Part, Count: a.Count, Elements: a.Elements, Bytes: a.Bytes,
+			LiveBytes: a.LiveBytes, Reclaimed: a.Reclaimed, ReclaimedBytes: a.ReclaimedBytes, Untracked: a.Untracked, Generations: a.Generations}
+		if a.Live != nil {
+			r.Live = *a.Live
+			s.Liveness = true
+		}
+		s.Rows = append(s.Rows, r)
 	}
 	return s, nil
 }

@@ -12,6 +12,11 @@ type Snapshot struct {
 	Accounts map[int]string
 	Sites    map[int]Site
 	Rows     []Row
+	// Liveness is false when the runtime did not track liveness (version 1 snapshots, or
+	// liveness off); the Live fields of rows are then meaningless.
+	Liveness bool
+	// Ages counts live tracked objects by age in collections: 0, 1, 2–3, 4–7, 8–15, ...
+	Ages []int64
 }
 
 // Site is an allocation site as the rewriter described it in its table.
@@ -31,6 +36,13 @@ type Row struct {
 	Count               int64 // objects or arrays
 	Elements            int64 // array elements; 0 for objects
 	Bytes               int64 // shallow bytes; -1 when the size of the type was unknown
+
+	// Liveness (version 2, liveness on): objects still alive, their bytes, objects reclaimed
+	// (refunded) and their bytes — scaled by the sampling rate in sample mode —, objects
+	// allocated past the tracking bound whose fate is unknown, and the number of distinct GC
+	// epochs the live objects were born in (surviving generations).
+	Live, LiveBytes, Reclaimed, ReclaimedBytes, Untracked int64
+	Generations                                           int64
 }
 
 // TypeOf returns the type name a row counts, from its site and part.

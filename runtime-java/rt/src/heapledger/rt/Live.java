@@ -233,25 +233,32 @@ final class Live {
         updateEpoch();
     }
 
-    /** Per key: {distinct birth epochs among live tracked objects}; and live counts by age. */
-    static Map<Long, Integer> generations(long[] ageHistogram) {
+    /**
+     * Walks the live tracked objects: per key {distinct birth epochs (surviving generations),
+     * objects, bytes} (unscaled), and live objects by age into ageHistogram.
+     */
+    static Map<Long, long[]> liveByKey(long[] ageHistogram) {
         Map<Long, HashSet<Integer>> born = new HashMap<Long, HashSet<Integer>>();
+        Map<Long, long[]> out = new HashMap<Long, long[]>();
         int now = epoch;
         for (int i = 0; i < STRIPES; i++) {
             synchronized (LOCKS[i]) {
                 for (Tracked t = HEADS[i]; t != null; t = t.next) {
-                    if (t.get() == null) continue; // cleared, not yet refunded
+                    if (t.get() == null) continue; // cleared, not yet refunded: not live
                     HashSet<Integer> s = born.get(t.key);
                     if (s == null) born.put(t.key, s = new HashSet<Integer>());
                     s.add(t.born);
+                    long[] v = out.get(t.key);
+                    if (v == null) out.put(t.key, v = new long[3]);
+                    v[1] += t.count;
+                    v[2] += t.bytes;
                     int age = now - t.born;
                     int bucket = age <= 0 ? 0 : Math.min(ageHistogram.length - 1, 32 - Integer.numberOfLeadingZeros(age));
-                    ageHistogram[bucket]++;
+                    ageHistogram[bucket] += t.count;
                 }
             }
         }
-        Map<Long, Integer> out = new HashMap<Long, Integer>();
-        for (Map.Entry<Long, HashSet<Integer>> e : born.entrySet()) out.put(e.getKey(), e.getValue().size());
+        for (Map.Entry<Long, HashSet<Integer>> e : born.entrySet()) out.get(e.getKey())[0] = e.getValue().size();
         return out;
     }
 }

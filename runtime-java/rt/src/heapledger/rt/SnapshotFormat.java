@@ -131,7 +131,7 @@ final class SnapshotFormat {
     /** What liveness knows at snapshot time; null when liveness is off. */
     static final class LiveView {
         final long[] ages = new long[16]; // live tracked objects by age in collections: 0, 1, 2-3, 4-7, ...
-        Map<Long, Integer> generations;
+        Map<Long, long[]> live;
         Counts reclaimed = new Counts(), untracked = new Counts();
 
         static LiveView take() {
@@ -145,32 +145,27 @@ final class SnapshotFormat {
             synchronized (Live.UNTRACKED) {
                 v.untracked.addAll(Live.UNTRACKED);
             }
-            v.generations = Live.generations(v.ages);
+            v.live = Live.liveByKey(v.ages);
             return v;
         }
 
         /**
-         * {live, liveBytes, reclaimed, reclaimedBytes, untracked, generations} for a row, with
-         * sampled figures scaled by the sampling rate. Objects past the tracking bound are
-         * neither live nor reclaimed: the row says how many (untracked) instead of guessing.
+         * {live, liveBytes, reclaimed, reclaimedBytes, untracked, generations} for a row. Live
+         * and reclaimed come from the tracked objects, scaled by the sampling rate in sample
+         * mode (so a site with fewer allocations than the rate has no estimate, not a guess).
+         * Objects past the tracking bound are neither: the row says how many (untracked).
          */
         long[] row(long key, long[] slot, long bytes, Long objectSize) {
             long rate = Live.RATE;
             long[] rc = get(reclaimed, key), ut = get(untracked, key);
-            long recl = rc[0] * rate, untr = ut[0] * rate;
-            long reclBytes, untrBytes;
-            if (slot[2] == 0 && slot[3] == 0) { // objects: bytes come from the class's size
-                long size = objectSize == null || objectSize < 0 ? 0 : objectSize;
-                reclBytes = recl * size;
-                untrBytes = untr * size;
-            } else {
-                reclBytes = rc[2] * rate;
-                untrBytes = ut[2] * rate;
-            }
-            long live = Math.max(0, slot[1] - recl - untr);
-            long liveBytes = bytes < 0 ? -1 : Math.max(0, bytes - reclBytes - untrBytes);
-            Integer g = generations.get(key);
-            return new long[] {live, liveBytes, recl, reclBytes, untr, g == null ? 0 : g};
+            long[] lv = live.get(key);
+            if (lv == null) lv = new long[3];
+            long size = objectSize == null || objectSize < 0 ? -1 : objectSize;
+            boolean object = slot[2] == 0 && slot[3] == 0;
+            long liveN = lv[1] * rate, recl = rc[0] * rate, untr = ut[0] * rate;
+            long liveBytes = object ? (size < 0 ? -1 : liveN * size) : lv[2] * rate;
+            long reclBytes = object ? (size < 0 ? -1 : recl * size) : rc[2] * rate;
+            return new long[] {liveN, liveBytes, recl, reclBytes, untr, lv[0]};
         }
 
         private static long[] get(Counts c, long key) {

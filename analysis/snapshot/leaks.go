@@ -1,0 +1,163 @@
+package snapshot
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+)
+
+// LeakOptions tunes which growing rows count as leaks.
+type LeakOptions struct {
+	// MinShare is the smallest share of intervals in which the live count must have grown.
+	MinShare float64
+	// MinGrowth is the smallest rise of the live count from the first to the last snapshot.
+	MinGrowth int64
+}
+
+// DefaultLeakOptions: growth in at least half the intervals, by at least one object.
+var DefaultLeakOptions = LeakOptions{MinShare: 0.5, MinGrowth: 1}
+
+// Leak is one (account, site, part) whose live count keeps growing.
+type Leak struct {
+	Account     string  `json:"account"` // the principal charged: the nearest accounted method on the stack
+	Type        string  `json:"type"`
+	Site        string  `json:"site"`
+	Live        []int64 `json:"live"`       // live objects in each snapshot, in time order
+	LiveBytes   []int64 `json:"live_bytes"` // live bytes in each snapshot (-1 unknown)
+	Slope       float64 `json:"slope_per_s"`
+	PerSnapshot float64 `json:"slope_per_snapshot"`
+	Grew        int     `json:"intervals_grown"`
+	Intervals   int     `json:"intervals"`
+	Generations int64   `json:"generations"`
+}
+
+// Leaks ranks the rows whose live count keeps rising across snapshots (two or more, of one
+// program), largest rise in bytes first. A row qualifies when its live count rose overall, rose
+// in at least MinShare of the intervals, and still rose in the last third of them — so a cache
+// that grew and then levelled off is not a leak.
+func Leaks(snaps []*Snapshot, opt LeakOptions) ([]Leak, []string, error) {
+	if len(snaps) < 2 {
+		return nil, nil, fmt.Errorf("leak detection needs two or more snapshots of one program, got %d", len(snaps))
+	}
+	var warnings []string
+	for _, s := range snaps {
+		if !s.Liveness {
+			return nil, nil, fmt.Errorf("%s has no liveness data: rewrite with --liveness all or sample:N, or run with -Dheapledger.liveness=all", s.Path)
+		}
+		if s.Header["pid"] != snaps[0].Header["pid"] {
+			warnings = append(warnings, fmt.Sprintf("%s comes from process %s, %s from %s: comparing different runs", s.Path, s.Header["pid"], snaps[0].Path, snaps[0].Header["pid"]))
+		}
+	}
+	ordered := append([]*Snapshot(nil), snaps...)
+	sort.SliceStable(ordered, func(i, j int) bool { return uptime(ordered[i]) < uptime(ordered[j]) })
+	type key struct{ account, site, part int }
+	n := len(ordered)
+	series := map[key][]Row{}
+	for i, s := range ordered {
+		for _, r := range s.Rows {
+			k := key{r.Account, r.Site, r.Part}
+			if series[k] == nil {
+				series[k] = make([]Row, n)
+			}
+			series[k][i] = r
+		}
+	}
+	times := make([]float64, n)
+	haveTimes := true
+	for i, s := range ordered {
+		u := uptime(s)
+		if u < 0 {
+			haveTimes = false
+		}
+		times[i] = float64(u) / 1000
+	}
+	last := ordered[n-1]
+	var out []Leak
+	for k, rows := range series {
+		live := make([]int64, n)
+		bytes := make([]int64, n)
+		for i, r := range rows {
+			live[i], bytes[i] = r.Live, r.LiveBytes
+		}
+		grew, recent := 0, false
+		for i := 1; i < n; i++ {
+			if live[i] > live[i-1] {
+				grew++
+				if i > n-1-(n-1+2)/3 { // the last third of the intervals (at least one)
+					recent = true
+				}
+			}
+		}
+		share := float64(grew) / float64(n-1)
+		if live[n-1]-live[0] < opt.MinGrowth || share < opt.MinShare || !recent {
+			continue
+		}
+		l := Leak{
+			Account: last.AccountName(k.account), Live: live, LiveBytes: bytes,
+			Grew: grew, Intervals: n - 1, Generations: rows[n-1].Generations,
+			PerSnapshot: slope(nil, live),
+		}
+		if haveTimes {
+			l.Slope = slope(times, live)
+		}
+		r := Row{Account: k.account, Site: k.site, Part: k.part}
+		l.Type = last.TypeOf(r)
+		l.Site = "site#" + strconv.Itoa(k.site)
+		if site, ok := last.Sites[k.site]; ok && site.Method != "" {
+			l.Site = site.Method
+			if site.Line >= 0 {
+				l.Site += " line " + strconv.Itoa(site.Line)
+			}
+		}
+		out = append(out, l)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		ga, gb := growthBytes(a), growthBytes(b)
+		if ga != gb {
+			return ga > gb
+		}
+		if a.PerSnapshot != b.PerSnapshot {
+			return a.PerSnapshot > b.PerSnapshot
+		}
+		return a.Site < b.Site
+	})
+	return out, warnings, nil
+}
+
+func growthBytes(l Leak) int64 {
+	n := len(l.LiveBytes)
+	if l.LiveBytes[0] < 0 || l.LiveBytes[n-1] < 0 {
+		return l.Live[n-1] - l.Live[0]
+	}
+	return l.LiveBytes[n-1] - l.LiveBytes[0]
+}
+
+func uptime(s *Snapshot) int64 {
+	v, err := strconv.ParseInt(s.Header["uptime_ms"], 10, 64)
+	if err != nil {
+		return -1
+	}
+	return v
+}
+
+// slope is the least-squares slope of ys over xs (over 0, 1, 2, ... when xs is nil).
+func slope(xs []float64, ys []int64) float64 {
+	n := float64(len(ys))
+	var sx, sy, sxx, sxy float64
+	for i, y := range ys {
+		x := float64(i)
+		if xs != nil {
+			x = xs[i]
+		}
+		sx += x
+		sy += float64(y)
+		sxx += x * x
+		sxy += x * float64(y)
+	}
+	d := n*sxx - sx*sx
+	if d == 0 {
+		return 0
+	}
+	return (n*sxy - sx*sy) / d
+}

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/heapledger/heapledger/analysis/snapshot"
+)
+
+func init() {
+	register(&cli.Command{
+		Name:      "leaks",
+		Usage:     "rank the allocation sites whose live objects keep growing across snapshots",
+		ArgsUsage: "SNAPSHOT SNAPSHOT...",
+		Description: "Reads two or more snapshots of one program taken with liveness on (rewrite with\n" +
+			"--liveness all or sample:N), orders them by the program's uptime, and ranks the\n" +
+			"(account, type, site) rows whose live count rose overall, in at least --min-share of the\n" +
+			"intervals, and still in the last third of them (a cache that grew and levelled off is not\n" +
+			"a leak). The account named is the principal the objects were charged to: the nearest\n" +
+			"accounted method on the stack when they were allocated.",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "json", Usage: "print the leaks as JSON"},
+			&cli.Float64Flag{Name: "min-share", Value: snapshot.DefaultLeakOptions.MinShare, Usage: "smallest share of intervals in which the live count must have grown (0–1)"},
+			&cli.Int64Flag{Name: "min-growth", Value: snapshot.DefaultLeakOptions.MinGrowth, Usage: "smallest rise of the live count, first to last snapshot"},
+			&cli.IntFlag{Name: "top", Value: 20, Usage: "leaks to print (0 = all)"},
+		},
+		Action: leaksAction,
+	})
+}
+
+func leaksAction(c *cli.Context) error {
+	if c.NArg() < 2 {
+		return cli.Exit("leaks needs two or more SNAPSHOT files (see heapledger leaks --help)", 2)
+	}
+	if s := c.Float64("min-share"); s < 0 || s > 1 {
+		return cli.Exit("--min-share must be between 0 and 1", 2)
+	}
+	var snaps []*snapshot.Snapshot
+	for _, p := range c.Args().Slice() {
+		s, err := snapshot.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		snaps = append(snaps, s)
+	}
+	leaks, warnings, err := snapshot.Leaks(snaps, snapshot.LeakOptions{MinShare: c.Float64("min-share"), MinGrowth: c.Int64("min-growth")})
+	if err != nil {
+		return err
+	}
+	for _, w := range warnings {
+		fmt.Fprintln(c.App.ErrWriter, "warning:", w)
+	}
+	shown := leaks
+	if top := c.Int("top"); top > 0 && len(shown) > top {
+		shown = shown[:top]
+	}
+	if c.Bool("json") {
+		enc := json.NewEncoder(c.App.Writer)
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string]any{"snapshots": len(snaps), "leaks": shown, "total": len(leaks)})
+	}
+	w := c.App.Writer
+	if len(leaks) == 0 {
+		fmt.Fprintf(w, "no growing allocation sites in %d snapshots\n", len(snaps))
+		return nil
+	}
+	fmt.Fprintf(w, "%d growing allocation sites in %d snapshots (most live bytes gained first):\n\n", len(leaks), len(snaps))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "#\taccount\ttype\tlive first→last\tgained\tper s\tgrew\tgenerations\tsite")
+	for i, l := range shown {
+		n := len(l.Live)
+		gained := "?"
+		if l.LiveBytes[0] >= 0 && l.LiveBytes[n-1] >= 0 {
+			gained = humanBytes(l.LiveBytes[n-1] - l.LiveBytes[0])
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d→%d\t%s\t%.1f\t%d/%d\t%d\t%s\n", i+1, l.Account, l.Type, l.Live[0], l.Live[n-1], gained, l.Slope, l.Grew, l.Intervals, l.Generations, l.Site)
+	}
+	tw.Flush()
+	if len(shown) < len(leaks) {
+		fmt.Fprintf(w, "(%d more; --top 0 shows all)\n", len(leaks)-len(shown))
+	}
+	return nil
+}

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestLeaksCommand(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for i, live := range []int{10, 20, 30, 40} {
+		p := filepath.Join(dir, fmt.Sprintf("s%d.snapshot", i))
+		s := fmt.Sprintf("# heapledger snapshot 2\nreason\tdemand\npid\t9\nuptime_ms\t%d\nliveness\tall\n"+
+			"account\t1\tcom.acme\nsite\t1\tobject\tcom.acme.Conn\tcom.acme.Pool.open()V\t4\t17\n"+
+			"alloc\t1\t1\t0\t%d\t0\t%d\t%d\t%d\t0\t0\t0\t%d\nend\n", 1000*(i+1), live*2, live*32, live, live*16, i+1)
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	out, _, err := runCLI(t, append([]string{"leaks"}, paths...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"1 growing allocation sites in 4 snapshots", "com.acme.Conn", "10→40", "3/3", "com.acme.Pool.open()V line 17"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("leaks output lacks %q:\n%s", want, out)
+		}
+	}
+	js, _, err := runCLI(t, append([]string{"leaks", "--json"}, paths...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		Leaks []struct {
+			Account string
+			Grew    int `json:"intervals_grown"`
+		}
+	}
+	if err := json.Unmarshal([]byte(js), &v); err != nil || len(v.Leaks) != 1 || v.Leaks[0].Account != "com.acme" || v.Leaks[0].Grew != 3 {
+		t.Errorf("json %v: %s", err, js)
+	}
+	if _, _, err := runCLI(t, "leaks", paths[0]); err == nil {
+		t.Error("one snapshot accepted")
+	}
+}
