@@ -86,8 +86,40 @@ var modes = []*Mode{
 		"every class decoded and re-encoded by `bin/heapledger rewrite` without edits: the engine's own cost, which should be none"),
 	offlineMode("heapledger-probe", "probe", nil, []string{"build/heapledger-probe.jar"},
 		"the probe pass: calls into heapledger.probe.Probe at method entry, exits and allocations"),
-	offlineMode("heapledger-count", "count", []string{"--accounts", "*", "--embed-runtime"}, nil,
-		"the product: every package an account, every allocation counted exactly, runtime embedded"),
+	withVerify(offlineMode("heapledger-count", "count", []string{"--accounts", "*", "--embed-runtime"}, nil,
+		"the product: every package an account, every allocation counted exactly, runtime embedded; each run must write its exit snapshot"),
+		verifySnapshot),
+}
+
+func withVerify(m *Mode, v func(*Env, string) error) *Mode {
+	m.Verify = v
+	return m
+}
+
+// verifySnapshot checks that the counting runtime wrote its exit snapshot (into the working
+// directory, which is the run directory) and that the snapshot counted allocation sites, so a
+// rewrite that silently instruments nothing cannot pass as cheap.
+func verifySnapshot(env *Env, runDir string) error {
+	snaps, err := filepath.Glob(filepath.Join(runDir, "heapledger-*.snapshot"))
+	if err != nil {
+		return err
+	}
+	if len(snaps) == 0 {
+		return fmt.Errorf("no heapledger-*.snapshot written in %s", runDir)
+	}
+	for _, s := range snaps {
+		b, err := os.ReadFile(s)
+		if err != nil {
+			return err
+		}
+		if !bytes.HasPrefix(b, []byte("# heapledger snapshot")) {
+			return fmt.Errorf("%s is not a heapledger snapshot", s)
+		}
+		if !bytes.Contains(b, []byte("\nsite\t")) {
+			return fmt.Errorf("%s counts no allocation site", s)
+		}
+	}
+	return nil
 }
 
 func plainLaunch(env *Env, w *Workload, p *Prepared) (*Launch, error) {
