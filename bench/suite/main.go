@@ -252,6 +252,7 @@ func selectModes(env *Env, list string) ([]*Mode, map[string]string, error) {
 	ms := []*Mode{modes[0]}
 	for _, m := range modes[1:] {
 		if list != "" && !want[m.Name] {
+			skipped[m.Name] = "not selected for this run (-modes)"
 			continue
 		}
 		if err := m.Available(env); err != nil {
