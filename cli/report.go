@@ -56,14 +56,52 @@ func printReport(w io.Writer, s *snapshot.Snapshot, rep *snapshot.Report) {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "objects\tarrays\telements\tbytes\tshare\t\taccount\t")
+	live := func(t snapshot.Totals) string {
+		if !rep.Liveness {
+			return ""
+		}
+		return fmt.Sprintf("%d\t%s\t%d\t", t.Live, humanBytes(t.LiveBytes), t.Reclaimed)
+	}
+	liveHead := ""
+	if rep.Liveness {
+		liveHead = "live\tlive bytes\treclaimed\t"
+	}
+	fmt.Fprintln(tw, "objects\tarrays\telements\tbytes\tshare\t"+liveHead+"\taccount\t")
 	for _, a := range rep.Accounts {
 		t := a.Totals
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%s\t\t%s\t\n", t.Objects, t.Arrays, t.Elements, bytesCell(t), share(t.Bytes, rep.Total.Bytes), a.Name)
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%s\t%s\t%s\t\n", t.Objects, t.Arrays, t.Elements, bytesCell(t), share(t.Bytes, rep.Total.Bytes), live(t), a.Name)
 	}
 	t := rep.Total
-	fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t100.0%%\t\t%s\t\n", t.Objects, t.Arrays, t.Elements, bytesCell(t), "(total)")
+	fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t100.0%%\t%s\t%s\t\n", t.Objects, t.Arrays, t.Elements, bytesCell(t), live(t), "(total)")
 	tw.Flush()
+	if rep.Liveness {
+		fmt.Fprintf(w, "\nliveness %s", h["liveness"])
+		if strings.HasPrefix(h["liveness"], "sample:") {
+			fmt.Fprintf(w, " (live and reclaimed figures are estimates scaled from every %s-th allocation per site)", strings.TrimPrefix(h["liveness"], "sample:"))
+		}
+		if rep.Total.Untracked > 0 {
+			fmt.Fprintf(w, "; %d objects were allocated past the tracking bound and are neither live nor reclaimed here", rep.Total.Untracked)
+		}
+		fmt.Fprintln(w)
+		if len(rep.Ages) > 0 {
+			fmt.Fprint(w, "live objects by age in collections:")
+			for i, n := range rep.Ages {
+				if n == 0 {
+					continue
+				}
+				lo, hi := 0, 0
+				if i > 0 {
+					lo, hi = 1<<(i-1), 1<<i-1
+				}
+				if lo == hi {
+					fmt.Fprintf(w, " %d: %d", lo, n)
+				} else {
+					fmt.Fprintf(w, " %d–%d: %d", lo, hi, n)
+				}
+			}
+			fmt.Fprintln(w)
+		}
+	}
 	for _, a := range rep.Accounts {
 		fmt.Fprintf(w, "\n%s\n", a.Name)
 		section(w, "top types", a.TopTypes)

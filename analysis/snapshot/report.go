@@ -4,6 +4,8 @@ import "sort"
 
 // Report aggregates a snapshot per account.
 type Report struct {
+	Liveness bool              `json:"liveness"`
+	Ages     []int64           `json:"live_by_age,omitempty"`
 	Header   map[string]string `json:"header"`
 	Total    Totals            `json:"total"`
 	Accounts []AccountReport   `json:"accounts"`
@@ -17,6 +19,11 @@ type Totals struct {
 	Elements    int64 `json:"elements"`
 	Bytes       int64 `json:"bytes"`
 	UnknownRows int   `json:"unknown_size_rows,omitempty"`
+	// With liveness: objects (and arrays) still alive and their bytes, and those reclaimed.
+	Live      int64 `json:"live,omitempty"`
+	LiveBytes int64 `json:"live_bytes,omitempty"`
+	Reclaimed int64 `json:"reclaimed,omitempty"`
+	Untracked int64 `json:"untracked,omitempty"`
 }
 
 // AccountReport is one account's share.
@@ -47,6 +54,12 @@ func (t *Totals) add(isArray bool, r Row) {
 	} else {
 		t.Bytes += r.Bytes
 	}
+	t.Live += r.Live
+	if r.LiveBytes > 0 {
+		t.LiveBytes += r.LiveBytes
+	}
+	t.Reclaimed += r.Reclaimed
+	t.Untracked += r.Untracked
 }
 
 func (s *Snapshot) isArray(r Row) bool {
@@ -63,7 +76,7 @@ func (s *Snapshot) isArray(r Row) bool {
 // Summarize builds the per-account report, accounts by bytes (largest first), with at most
 // top entries in each top list (0 means all).
 func (s *Snapshot) Summarize(top int) *Report {
-	rep := &Report{Header: s.Header}
+	rep := &Report{Header: s.Header, Liveness: s.Liveness, Ages: s.Ages}
 	type acc struct {
 		AccountReport
 		types, methods, sites map[string]*Totals
