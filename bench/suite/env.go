@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -14,8 +15,9 @@ import (
 // Env is where the suite runs: the checkout, its scratch directory, the JDK and the heapledger
 // binary.
 type Env struct {
-	Root    string // repository root
-	Out     string // scratch: inputs, rewritten jars, run directories (git-ignored bench/out)
+	Ctx     context.Context // cancelled on interrupt: the running JVM is killed, no new run starts
+	Root    string          // repository root
+	Out     string          // scratch: inputs, rewritten jars, run directories (git-ignored bench/out)
 	Java    string
 	Javac   string
 	JarTool string

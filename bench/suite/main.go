@@ -6,15 +6,18 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -77,7 +80,9 @@ func run(args []string, stdout, stderr io.Writer) (int, error) {
 	if err != nil {
 		return 2, err
 	}
-	env := &Env{Root: root, Quick: *quick, Keep: *keep, Log: stderr}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	env := &Env{Ctx: ctx, Root: root, Quick: *quick, Keep: *keep, Log: stderr}
 	env.Java, env.Javac, env.JarTool, env.JFRTool, err = findJDK(*java)
 	if err != nil {
 		return 2, err
@@ -150,6 +155,9 @@ func run(args []string, stdout, stderr io.Writer) (int, error) {
 	fmt.Fprint(stdout, rep.Tables())
 	if docErr != nil {
 		return 2, docErr
+	}
+	if ctx.Err() != nil {
+		return 1, fmt.Errorf("interrupted after %d measured round(s)", rep.Measured)
 	}
 	if f := rep.Failures(); len(f) > 0 {
 		for _, x := range f {

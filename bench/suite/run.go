@@ -67,6 +67,10 @@ func runSuite(env *Env, results []*Result, opt Options) {
 			label += " (warm-up)"
 		}
 		for _, r := range results {
+			if env.Ctx.Err() != nil {
+				env.logf("interrupted: the doc keeps the last completed round")
+				return
+			}
 			if r.Failed["plain"] != "" {
 				continue
 			}
@@ -104,6 +108,10 @@ func runSuite(env *Env, results []*Result, opt Options) {
 				}
 			}
 		}
+		if env.Ctx.Err() != nil {
+			env.logf("interrupted: the doc keeps the last completed round")
+			return
+		}
 		done := round + 1 - opt.Warmup
 		if done < 0 {
 			done = 0
@@ -122,6 +130,10 @@ func runSuite(env *Env, results []*Result, opt Options) {
 
 func (r *Result) runLogged(env *Env, m *Mode, round int, label string, opt Options) (Sample, bool) {
 	s, err := r.runOnce(env, m, round, opt.Timeout)
+	if err != nil && env.Ctx.Err() != nil {
+		// An interrupted run says nothing about the mode.
+		return s, false
+	}
 	if err != nil {
 		r.Failed[m.Name] = err.Error()
 		env.logf("%s %s %s: FAILED: %v", label, r.W.Name, m.Name, err)
@@ -151,7 +163,7 @@ func (r *Result) runOnce(env *Env, m *Mode, round int, timeout time.Duration) (S
 		args = append(args, st.JVM...)
 		args = append(args, "-cp", strings.Join(l.Classpath, string(os.PathListSeparator)), st.Main)
 		args = append(args, st.Args...)
-		out, sample, err := runTimed(env.Java, args, dir, timeout)
+		out, sample, err := runTimed(env.Ctx, env.Java, args, dir, timeout)
 		s.Wall += sample.Wall
 		s.CPU += sample.CPU
 		if sample.RSSKiB > s.RSSKiB {
@@ -189,8 +201,8 @@ func (r *Result) runOnce(env *Env, m *Mode, round int, timeout time.Duration) (S
 
 // runTimed runs one JVM and measures its wall time from start to exit and its peak resident
 // set (the kernel's ru_maxrss for the child, in KiB on Linux).
-func runTimed(java string, args []string, dir string, timeout time.Duration) (StepOutput, Sample, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+func runTimed(parent context.Context, java string, args []string, dir string, timeout time.Duration) (StepOutput, Sample, error) {
+	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, java, args...)
 	cmd.Dir = dir
@@ -208,6 +220,9 @@ func runTimed(java string, args []string, dir string, timeout time.Duration) (St
 		}
 	}
 	out := StepOutput{Stdout: stdout.Bytes(), Stderr: stderr.Bytes()}
+	if parent.Err() != nil {
+		return out, s, fmt.Errorf("interrupted")
+	}
 	if ctx.Err() == context.DeadlineExceeded {
 		return out, s, fmt.Errorf("timed out after %s", timeout)
 	}
