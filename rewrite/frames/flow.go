@@ -49,7 +49,6 @@ type engine struct {
 	body       *code.Body
 	m          machine
 	nodes      []*code.Insn
-	labels     map[*code.Label]int // node index of every placed label
 	heads      []*head             // by node index; nil where no head starts
 	handlers   []handlerSpan
 	covering   [][]int // per node index: the handlers whose range holds it (nil when none)
@@ -62,18 +61,17 @@ type engine struct {
 }
 
 // engines recycles the engines of EncodeFrames, which runs once per edited method on the
-// rewriter's hot path; their slices and map are reused instead of reallocated.
-var engines = sync.Pool{New: func() any { return &engine{labels: map[*code.Label]int{}} }}
+// rewriter's hot path; their slices are reused instead of reallocated.
+var engines = sync.Pool{New: func() any { return &engine{} }}
 
 func newEngine(b *code.Body, initial Frame, strict bool) *engine {
 	e := engines.Get().(*engine)
-	clear(e.labels)
+	b.Number() // node indices are Insn.Num from here on
 	args := e.m.args
 	*e = engine{
 		body:     b,
 		initial:  initial,
 		nodes:    e.nodes[:0],
-		labels:   e.labels,
 		heads:    e.heads[:0],
 		work:     e.work[:0],
 		covering: e.covering[:0],
@@ -81,9 +79,6 @@ func newEngine(b *code.Body, initial Frame, strict bool) *engine {
 	}
 	e.m = machine{pool: b.Pool, class: b.Method.Class, strict: strict, args: args[:0]}
 	for n := b.First(); n != nil; n = n.Next() {
-		if n.IsLabel() {
-			e.labels[n.Label] = len(e.nodes)
-		}
 		e.nodes = append(e.nodes, n)
 	}
 	if n := len(e.nodes) + 1; cap(e.heads) >= n {
@@ -130,8 +125,8 @@ func (e *engine) labelIndex(l *code.Label) (int, error) {
 	if l == nil || l.Node() == nil {
 		return 0, fmt.Errorf("label is not placed in the code")
 	}
-	i, ok := e.labels[l]
-	if !ok || e.nodes[i] != l.Node() {
+	i := l.Node().Num()
+	if i < 0 || i >= len(e.nodes) || e.nodes[i] != l.Node() {
 		return 0, fmt.Errorf("label is not placed in this method's code")
 	}
 	return i, nil

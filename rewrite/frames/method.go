@@ -233,8 +233,7 @@ func hasKind(ts []Type, k Kind) bool {
 // Analysis holds the result of a data flow over a body: the state at every join, from which
 // the state before any instruction is replayed on demand.
 type Analysis struct {
-	e     *engine
-	index map[*code.Insn]int // node indices, built on the first Before
+	e *engine
 }
 
 // Infer analyses a body without using its frames, for class files that have none (versions
@@ -263,7 +262,7 @@ func Infer(b *code.Body) (*Analysis, error) {
 func (a *Analysis) Release() {
 	if a.e != nil {
 		a.e.release()
-		a.e, a.index = nil, nil
+		a.e = nil
 	}
 }
 
@@ -273,14 +272,10 @@ func (a *Analysis) Before(in *code.Insn) (Frame, bool) {
 	if in.IsLabel() {
 		return Frame{}, false
 	}
-	if a.index == nil {
-		a.index = make(map[*code.Insn]int, len(e.nodes))
-		for i, n := range e.nodes {
-			a.index[n] = i
-		}
-	}
-	idx, ok := a.index[in]
-	if !ok {
+	// Insn.Num is the index the analysis numbered the body with, unless later edits
+	// renumbered it: then the node at that index is another one.
+	idx := in.Num()
+	if idx < 0 || idx >= len(e.nodes) || e.nodes[idx] != in {
 		return Frame{}, false
 	}
 	start, state := -1, e.initial
