@@ -33,10 +33,10 @@ import (
 // handler ranges after super()/this() on every path (package ctormap finds where).
 //
 // Class files older than version 50 have no frames and get none. Version 50 is treated like
-// every later version: HotSpot would fall back to the old verifier when the frames of a
-// version 50 class fail, but a rewritten method should not depend on a fallback that costs a
-// second verification, so frames are maintained the same way and a method whose frames cannot
-// be derived is left unmodified.
+// every later version: JVMS 4.10 lets a JVM fall back to verification by type inference when
+// the frames of a version 50 class fail, but a rewritten method should not depend on a
+// fallback that is optional and costs a second verification, so frames are maintained the same
+// way and a method whose frames cannot be derived is left unmodified.
 type Method struct {
 	body       *code.Body
 	initial    Frame
