@@ -177,7 +177,6 @@ CALL CSVWRITE('counts.csv', 'SELECT (SELECT COUNT(*) FROM customer), (SELECT COU
 // compilation produces (top-level, member, local and anonymous classes), which the check
 // compares against what ecj wrote.
 func genJavaTree(dir string, packages, classesPerPackage int) (int, error) {
-	classFiles := 0
 	for p := 0; p < packages; p++ {
 		for c := 0; c < classesPerPackage; c++ {
 			var b strings.Builder
@@ -243,7 +242,6 @@ public class C%[1]d<T extends Comparable<T>> implements Iterable<T> {
         return l.total;
     }
 `, c)
-			classFiles += 5 // C, Visitor, Node, the anonymous Iterator, Local
 			for m := 0; m < 6; m++ {
 				fmt.Fprintf(&b, `
     public long method%[1]d(int n, String s) {
@@ -281,8 +279,12 @@ public class C%[1]d<T extends Comparable<T>> implements Iterable<T> {
 			}
 		}
 	}
-	return classFiles, nil
+	return javaTreeClassFiles(packages, classesPerPackage), nil
 }
+
+// javaTreeClassFiles is how many class files genJavaTree's sources compile to: per class C, its
+// member types Visitor and Node, the anonymous Iterator and the local class Local.
+func javaTreeClassFiles(packages, classesPerPackage int) int { return packages * classesPerPackage * 5 }
 
 // r32 gives each generated method a different constant so no two method bodies are identical.
 func r32(p, c, m int) int { return (p*7919 + c*104729 + m*31) % 100003 }

@@ -245,7 +245,6 @@ func prepareEcj(env *Env) (*Prepared, error) {
 	if env.Quick {
 		pkgs, per = 3, 10
 	}
-	var classFiles int
 	dir, err := env.generate("ecj", fmt.Sprintf("ecj v1 %d %d", pkgs, per), func(dir string) error {
 		_, err := genJavaTree(dir, pkgs, per)
 		return err
@@ -253,8 +252,8 @@ func prepareEcj(env *Env) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The expected count is a property of the generator, recomputed without writing files.
-	classFiles = pkgs * per * 5
+	// The input may come from an earlier run, so the expected count is computed, not returned.
+	classFiles := javaTreeClassFiles(pkgs, per)
 	return &Prepared{
 		Jars:  cp,
 		Input: fmt.Sprintf("%d generated classes in %d packages (generics, lambdas, inner classes), -1.8", pkgs*per, pkgs),
