@@ -76,13 +76,16 @@ func Compute(g *heapgraph.Graph, skip heapgraph.EdgeSet) *Tree {
 	r := uint32(len(vertex))
 
 	// Predecessor lists by preorder number, built only now so that they cover just the
-	// reachable part and cost one array of edges, freed before the result is returned.
+	// reachable part and freed before the result is returned. They leave out the edges from a
+	// node's DFS parent — its semidominator starts at the parent anyway — and self-references
+	// and references to the root, which cannot lower a semidominator: most heap objects have one
+	// referrer, so most lists are empty.
 	roff := make([]uint32, r+1)
 	for o := uint32(0); o < r; o++ {
 		v := vertex[o]
 		for e := g.Off[v]; e < g.Off[v+1]; e++ {
-			if !skip.Has(e) {
-				roff[pre[g.Succ[e]]+1]++
+			if t := pre[g.Succ[e]]; !skip.Has(e) && t != 0 && t != o && parent[t] != o {
+				roff[t+1]++
 			}
 		}
 	}
@@ -95,29 +98,28 @@ func Compute(g *heapgraph.Graph, skip heapgraph.EdgeSet) *Tree {
 	for o := uint32(0); o < r; o++ {
 		v := vertex[o]
 		for e := g.Off[v]; e < g.Off[v+1]; e++ {
-			if !skip.Has(e) {
-				t := pre[g.Succ[e]]
+			if t := pre[g.Succ[e]]; !skip.Has(e) && t != 0 && t != o && parent[t] != o {
 				preds[next[t]] = o
 				next[t]++
 			}
 		}
 	}
+	// pre can give the preorder back at the end; dropping it now makes room for the forest.
+	vertex = nil
 
 	semi := scratch[:r]
 	label := make([]uint32, r)
 	ancestor := make([]uint32, r)
 	for o := uint32(0); o < r; o++ {
-		semi[o], label[o], ancestor[o] = o, o, none
+		semi[o], label[o], ancestor[o] = parent[o], o, none
 	}
+	semi[0] = 0
 	var path []uint32
 	for w := r - 1; w > 0; w-- {
 		s := semi[w]
 		for _, v := range preds[roff[w]:roff[w+1]] {
-			if v <= w {
-				// v == w is a self-reference; it changes nothing since s <= w already.
-				if v < s {
-					s = v
-				}
+			if v < w {
+				s = min(s, v)
 				continue
 			}
 			// v was processed before w and is linked into the forest: evaluate it, compressing
@@ -136,14 +138,18 @@ func Compute(g *heapgraph.Graph, skip heapgraph.EdgeSet) *Tree {
 					ancestor[x] = ancestor[a]
 				}
 			}
-			if sv := semi[label[v]]; sv < s {
-				s = sv
-			}
+			s = min(s, semi[label[v]])
 		}
 		semi[w] = s
 		ancestor[w] = parent[w]
 	}
-	preds, roff, label = nil, nil, nil
+	preds, roff = nil, nil
+	order := label // label is done with; it becomes the preorder again
+	for v, o := range pre {
+		if o != none {
+			order[o] = uint32(v)
+		}
+	}
 
 	// The immediate dominator is the nearest ancestor in the DFS tree at or above the
 	// semidominator, found by climbing the already-final dominators of earlier nodes.
@@ -157,10 +163,10 @@ func Compute(g *heapgraph.Graph, skip heapgraph.EdgeSet) *Tree {
 		idom[w] = x
 	}
 	for o := uint32(1); o < r; o++ {
-		pre[vertex[o]] = vertex[idom[o]]
+		pre[order[o]] = order[idom[o]]
 	}
 	pre[0] = none
-	return &Tree{Idom: pre, Order: vertex}
+	return &Tree{Idom: pre, Order: order}
 }
 
 // Reachable reports whether node n is reachable from node 0 (and so has a place in the tree).

@@ -55,10 +55,16 @@ type Sizes struct {
 // region is not inside it, so nothing is counted twice.
 func New(g *heapgraph.Graph, skip heapgraph.EdgeSet) *Sizes {
 	comp, count := Components(g, skip)
-	dag, rep, members, rootEdges := Condense(g, skip, comp, count)
-	s := &Sizes{Comp: comp, DAG: dag, Rep: rep, Members: members, rootEdges: rootEdges, Hub: heapgraph.NoNode,
-		stamp: make([]uint32, count), dyn: make([]uint64, count)}
+	dag, rootEdges := Condense(g, skip, comp, count)
+	s := &Sizes{Comp: comp, DAG: dag, rootEdges: rootEdges, Hub: heapgraph.NoNode}
 	s.DAP = dominatingArticulationPoints(dag, dominators.Compute(dag, nil).Idom)
+	// Allocated only now, after the DAG's dominator tree is gone, to keep the peak down.
+	s.Rep, s.Members = make([]uint32, count), make([]uint32, count)
+	for v := len(comp) - 1; v >= 0; v-- {
+		s.Rep[comp[v]] = uint32(v)
+		s.Members[comp[v]]++
+	}
+	s.stamp, s.dyn = make([]uint32, count), make([]uint64, count)
 	s.chooseHub()
 	// Children have larger numbers, so going down the numbers finishes every point below a
 	// point, and the hub's region, before they are needed.

@@ -96,18 +96,15 @@ func Components(g *heapgraph.Graph, skip heapgraph.EdgeSet) (comp []uint32, coun
 // least one edge of g outside skip. Component 0 (the super root) also gets an edge to every other
 // component that has no predecessor — the thesis's rule for roots without referrers — so that
 // the DAG's root reaches everything and dominance in it is defined for every component; these
-// come after component 0's real edges, of which there are rootEdges. rep and members give each
-// component's lowest-numbered node and its number of nodes, to name components in reports.
-func Condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count int) (dag *heapgraph.Graph, rep, members []uint32, rootEdges uint32) {
+// come after component 0's real edges, of which there are rootEdges.
+func Condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count int) (dag *heapgraph.Graph, rootEdges uint32) {
 	// Group nodes by component (a counting sort), so that each component's out-edges can be
 	// emitted in component order straight into CSR form.
 	off := make([]uint32, count+1)
 	for _, c := range comp {
 		off[c+1]++
 	}
-	members = make([]uint32, count)
 	for c := 0; c < count; c++ {
-		members[c] = off[c+1]
 		off[c+1] += off[c]
 	}
 	byComp := make([]uint32, off[count])
@@ -126,7 +123,6 @@ func Condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count i
 			}
 		}
 	}
-	rep = make([]uint32, count)
 	size := make([]uint64, count)
 	dagOff := make([]uint32, count+1)
 	// At most one DAG edge per graph edge; pages of the reserve that stay unused are never
@@ -135,9 +131,7 @@ func Condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count i
 	seen := fill // reused: seen[d] == c+1 once edge c → d is emitted
 	clear(seen)
 	for c := 0; c < count; c++ {
-		nodes := byComp[off[c]:off[c+1]]
-		rep[c] = nodes[0]
-		for _, v := range nodes {
+		for _, v := range byComp[off[c]:off[c+1]] {
 			size[c] += g.Size[v]
 			for e := g.Off[v]; e < g.Off[v+1]; e++ {
 				if skip.Has(e) {
@@ -160,5 +154,5 @@ func Condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count i
 		}
 		dagOff[c+1] = uint32(len(succ))
 	}
-	return &heapgraph.Graph{Off: dagOff, Succ: succ, Size: size}, rep, members, rootEdges
+	return &heapgraph.Graph{Off: dagOff, Succ: succ, Size: size}, rootEdges
 }
