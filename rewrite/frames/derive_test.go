@@ -225,3 +225,48 @@ func TestBefore(t *testing.T) {
 		t.Errorf("walk visited %d instructions (%v), want 10", n, err)
 	}
 }
+
+// Code of class files before version 50 has no frames, may use jsr and ret, and is analysed
+// without frames.
+func TestOldCodeWithSubroutine(t *testing.T) {
+	a := newAsm(t)
+	bc := []byte{
+		0x03, 0x3c, // 0 iconst_0; 1 istore_1
+		0xa8, 0, 4, // 2 jsr 6
+		0xb1,       // 5 return
+		0x4d,       // 6 astore_2
+		0x84, 1, 1, // 7 iinc 1 1
+		0xa9, 2, // 10 ret 2
+	}
+	c := &classfile.Code{MaxStack: 2, MaxLocals: 3, Bytecode: bc}
+	b, err := code.Decode(c, a.pool, code.Method{Class: "p/C", Name: "f", Desc: "()V", Access: classfile.AccStatic, Major: 49})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Attach(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data, err := m.EncodeFrames(b); data != nil || err != nil {
+		t.Errorf("version 49 got frames %v, %v", data, err)
+	}
+	an, err := m.Analyze()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f, ok := an.Before(b.InsnAt(10)); !ok || f.String() != "locals=[top, int, returnAddress] stack=[]" {
+		t.Errorf("before ret: %v %v", f, ok)
+	}
+	if f, ok := an.Before(b.InsnAt(5)); !ok || f.Local(1).Kind != Integer {
+		t.Errorf("after the subroutine returns: %v %v", f, ok)
+	}
+
+	// The same code in a class that needs frames is refused: jsr cannot be given frames.
+	b, _ = code.Decode(c, a.pool, code.Method{Class: "p/C", Name: "f", Desc: "()V", Access: classfile.AccStatic, Major: 50})
+	m, err = Attach(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = m.EncodeFrames(b)
+	wantError(t, err, "offset 2 (jsr", "jsr in a class file that needs stack map frames")
+}
