@@ -1,0 +1,81 @@
+package heapgraph
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestBuilderKeepsEdgeOrderAndDuplicates(t *testing.T) {
+	b := NewBuilder(4)
+	b.SetSize(2, 7)
+	for _, e := range [][2]uint32{{2, 3}, {0, 1}, {1, 2}, {2, 1}, {1, 2}} {
+		b.AddEdge(e[0], e[1])
+	}
+	g, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := g.Successors(1); len(got) != 2 || got[0] != 2 || got[1] != 2 {
+		t.Errorf("successors of 1 = %v, want the duplicate edge kept: [2 2]", got)
+	}
+	if got := g.Successors(2); len(got) != 2 || got[0] != 3 || got[1] != 1 {
+		t.Errorf("successors of 2 = %v, want insertion order [3 1]", got)
+	}
+	from, to := g.Edges()
+	if len(from) != 5 || from[0] != 0 || to[0] != 1 || from[4] != 2 || to[4] != 1 {
+		t.Errorf("Edges() = %v %v", from, to)
+	}
+	if g.TotalSize() != 7 || g.N() != 4 {
+		t.Errorf("N = %d, TotalSize = %d; want 4 and 7", g.N(), g.TotalSize())
+	}
+	if s := g.String(); !strings.Contains(s, "2->3 2->1") {
+		t.Errorf("String() = %q", s)
+	}
+}
+
+func TestBuilderRejectsUnknownNodes(t *testing.T) {
+	b := NewBuilder(3)
+	b.AddEdge(1, 3)
+	if _, err := b.Build(); err == nil || !strings.Contains(err.Error(), "1 -> 3") {
+		t.Errorf("edge to node 3 of a 3-node graph: err = %v, want one naming the edge", err)
+	}
+}
+
+func TestEdgeSet(t *testing.T) {
+	var none EdgeSet
+	if none.Has(5) || none.Count() != 0 {
+		t.Error("a nil set must hold nothing")
+	}
+	s := NewEdgeSet(130)
+	for _, e := range []uint32{0, 63, 64, 129} {
+		s.Add(e)
+	}
+	if !s.Has(63) || !s.Has(64) || s.Has(65) || s.Count() != 4 {
+		t.Errorf("set %x: Has(63)=%v Has(64)=%v Has(65)=%v Count=%d", s, s.Has(63), s.Has(64), s.Has(65), s.Count())
+	}
+}
+
+func TestGenerators(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		g           *Graph
+		nodes, edge int
+	}{
+		{"BalancedTree", BalancedTree(7), 8, 7},
+		{"ListWithData", ListWithData(3), 7, 1 + 3 + 2},
+		{"DoublyLinkedList", DoublyLinkedList(3), 8, 1 + 2 + 4 + 3},
+		{"Ladder", Ladder(4), 5, 1 + 3 + 2},
+		{"Triangle", Triangle(3), 7, 1 + 6},
+	} {
+		if c.g.N() != c.nodes || len(c.g.Succ) != c.edge {
+			t.Errorf("%s: %d nodes and %d edges, want %d and %d", c.name, c.g.N(), len(c.g.Succ), c.nodes, c.edge)
+		}
+		if c.g.Size[0] != 0 || c.g.TotalSize() != uint64(c.nodes-1) {
+			t.Errorf("%s: super root size %d, total %d; want 0 and one per object", c.name, c.g.Size[0], c.g.TotalSize())
+		}
+	}
+	a, b := Random(7, 50, 100, 9), Random(7, 50, 100, 9)
+	if a.String() != b.String() {
+		t.Error("Random is not deterministic for a seed")
+	}
+}
