@@ -76,14 +76,15 @@ func TestFixtureGraph(t *testing.T) {
 			t.Errorf("%s: %d bytes in the graph, %d in the histogram", class, c.Bytes, hb[class].Bytes)
 		}
 	}
-	if d.Unreachable.Objects == 0 {
-		var total uint64
-		for _, c := range d.Classes {
-			total += c.Instances
-		}
-		if total != h.Instances {
-			t.Errorf("graph has %d objects, the histogram %d", total, h.Instances)
-		}
+	// Every object is in the graph or counted as unreachable, with the histogram's sizes.
+	var objs, bytes uint64
+	for _, c := range d.Classes {
+		objs += c.Instances
+		bytes += c.Bytes
+	}
+	if objs+d.Unreachable.Objects != h.Instances || bytes+d.Unreachable.Bytes != h.Bytes {
+		t.Errorf("graph %d objects %d bytes + unreachable %+v; histogram %d objects %d bytes",
+			objs, bytes, d.Unreachable, h.Instances, h.Bytes)
 	}
 
 	// Every node reachable from the super root.
