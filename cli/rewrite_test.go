@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -126,5 +127,30 @@ func TestRewriteBadInputNamesFile(t *testing.T) {
 	_, _, err := runCLI(t, "rewrite", "--pass", "test-mark", in, "-o", filepath.Join(dir, "o.jar"))
 	if err == nil || !strings.Contains(err.Error(), "notajar.jar: not a jar or zip file") {
 		t.Errorf("bad input: %v", err)
+	}
+}
+
+func TestRewriteCountsWarningsBeyondTheFirst(t *testing.T) {
+	dir := t.TempDir()
+	one, two, out := filepath.Join(dir, "one.jar"), filepath.Join(dir, "two.jar"), filepath.Join(dir, "out.jar")
+	var names []string
+	for i := 0; i < maxWarnings+5; i++ {
+		names = append(names, fmt.Sprintf("r%02d.txt", i))
+	}
+	writeTestJar(t, one, names...)
+	writeTestJar(t, two, names...) // every entry a duplicate: one warning each
+	_, stderr, err := runCLI(t, "rewrite", "--pass", "test-mark", one, two, "-o", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Count(stderr, "warning: "); got != maxWarnings+1 {
+		t.Errorf("%d warning lines, want %d:\n%s", got, maxWarnings+1, stderr)
+	}
+	if !strings.Contains(stderr, "warning: 5 more warnings not shown (--verbose shows all)") {
+		t.Errorf("no count of the warnings not shown:\n%s", stderr)
+	}
+	_, stderr, _ = runCLI(t, "rewrite", "--pass", "test-mark", "--verbose", one, two, "-o", out)
+	if got := strings.Count(stderr, "warning: "); got != maxWarnings+5 {
+		t.Errorf("--verbose: %d warning lines, want %d", got, maxWarnings+5)
 	}
 }
