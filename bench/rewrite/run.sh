@@ -19,6 +19,7 @@ OUT=build/bench-rewrite
 ASM_CP="$LIB/asm.jar:$LIB/asm-commons.jar:$LIB/asm-tree.jar:$LIB/asm-analysis.jar"
 GO="${GO:-go}"
 
+command -v /usr/bin/time >/dev/null || { echo "run.sh: GNU time missing; run scripts/install-deps.sh" >&2; exit 1; }
 for j in asm.jar asm-commons.jar; do
   [ -f "$LIB/$j" ] || { echo "run.sh: $LIB/$j missing; run scripts/install-deps.sh" >&2; exit 1; }
 done
@@ -57,21 +58,26 @@ asm_rate=$(sed -n 's/.*classes\/s=\([0-9]*\).*/\1/p' <<<"$ASM_TP")
 
 echo "run.sh: end to end, whole corpus" >&2
 mkdir -p "$OUT/hl" "$OUT/asm"
-t0=$(now)
-for j in "${JARS[@]}"; do
-  "$OUT/heapledger" rewrite --pass probe "$j" -o "$OUT/hl/$(basename "$j")" 2>>"$OUT/heapledger.log"
-done
-t1=$(now)
-java -cp "$OUT/classes:$ASM_CP" AsmProbe rewrite -o "$OUT/asm" "${JARS[@]}" 2>>"$OUT/asm.log"
-t2=$(now)
-hl_wall=$(awk "BEGIN { print $t1 - $t0 }")
-asm_wall=$(awk "BEGIN { print $t2 - $t1 }")
+export OUT
+# GNU time reports wall time and the CPU time of the command and all its children.
+/usr/bin/time -f "%e %U %S" -o "$OUT/hl.time" bash -c '
+  for j in "$@"; do
+    "$OUT/heapledger" rewrite --pass probe "$j" -o "$OUT/hl/$(basename "$j")" 2>>"$OUT/heapledger.log"
+  done' _ "${JARS[@]}"
+/usr/bin/time -f "%e %U %S" -o "$OUT/asm.time" \
+  java -cp "$OUT/classes:$ASM_CP" AsmProbe rewrite -o "$OUT/asm" "${JARS[@]}" 2>>"$OUT/asm.log"
+read -r hl_wall hl_user hl_sys < "$OUT/hl.time"
+read -r asm_wall asm_user asm_sys < "$OUT/asm.time"
+hl_cpu=$(awk "BEGIN { print $hl_user + $hl_sys }")
+asm_cpu=$(awk "BEGIN { print $asm_user + $asm_sys }")
 
 ratio() { awk "BEGIN { printf \"%.2f\", $1 / $2 }"; }
 tp_ratio=$(ratio "$hl_rate" "$asm_rate")
 wall_ratio=$(ratio "$asm_wall" "$hl_wall")
+cpu_ratio=$(ratio "$asm_cpu" "$hl_cpu")
 printf 'single-thread classes/s: heapledger %s, ASM %s (heapledger/ASM = %s)\n' "$hl_rate" "$asm_rate" "$tp_ratio"
 printf 'end-to-end wall time: heapledger %.2fs, ASM %.2fs (ASM/heapledger = %s)\n' "$hl_wall" "$asm_wall" "$wall_ratio"
+printf 'end-to-end CPU time: heapledger %.2fs, ASM %.2fs (ASM/heapledger = %s)\n' "$hl_cpu" "$asm_cpu" "$cpu_ratio"
 
 cpu=$(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)
 cat > docs/rewrite-benchmarks.md <<DOC
@@ -96,6 +102,7 @@ Corpus: ${#JARS[@]} jars of scripts/corpus-jars.txt, $CLASSES classes.
 | --- | --- | --- | --- |
 | single-thread classes/s after ${PERIOD}s warm-up | $hl_rate | $asm_rate | heapledger/ASM = $tp_ratio |
 | end-to-end wall time, whole corpus (s) | $(printf %.2f "$hl_wall") | $(printf %.2f "$asm_wall") | ASM/heapledger = $wall_ratio |
+| end-to-end CPU time (user + sys), whole corpus (s) | $(printf %.2f "$hl_cpu") | $(printf %.2f "$asm_cpu") | ASM/heapledger = $cpu_ratio |
 
 Targets (issue 2): single-thread throughput at least ASM's (ratio ≥ 1), end to end at least 3×
 faster (ratio ≥ 3).
@@ -106,6 +113,7 @@ goroutine with GOMAXPROCS=1 (\`bench/rewrite/throughput\`), ASM on one thread of
 with -XX:ActiveProcessorCount=1 (its JIT and GC threads still run beside it). End to end is
 \`heapledger rewrite --pass probe JAR -o OUT\` run once per corpus jar (a new process each
 time, all cores) against one JVM running \`AsmProbe rewrite\` over all jars with a thread per
-core; both read and write jars.
+core; both read and write jars. On a loaded machine wall time mostly measures the scheduler, so
+CPU time (user + sys of the process and its children, from GNU time) is reported beside it.
 DOC
 echo "run.sh: wrote docs/rewrite-benchmarks.md" >&2

@@ -19,8 +19,15 @@ import (
 // run of the remaining instructions between the first start and end becomes one entry of the
 // exception table, appended after the program's own entries so that those keep catching first.
 func addHandlers(b *code.Body, starts []*code.Label, end, handler *code.Label, inits []*code.Insn) error {
+	_, err := coverBody(b, starts, end, handler, inits)
+	return err
+}
+
+// coverBody is addHandlers that also returns the instructions that run before `this` is
+// initialised (nil outside constructors), which decide what frames the token appears in.
+func coverBody(b *code.Body, starts []*code.Label, end, handler *code.Label, inits []*code.Insn) (map[*code.Insn]bool, error) {
 	if len(starts) == 0 {
-		return fmt.Errorf("%s: no entry point for the probe", b.Method)
+		return nil, fmt.Errorf("%s: no entry point for the probe", b.Method)
 	}
 	pre := beforeInit(b, inits)
 	excluded := func(n *code.Insn) bool { return pre[n] }
@@ -73,7 +80,7 @@ func addHandlers(b *code.Body, starts []*code.Label, end, handler *code.Label, i
 		}
 		b.AddHandler(from, to, handler, 0)
 	}
-	return nil
+	return pre, nil
 }
 
 // beforeInit returns the instructions reachable from the start of the method without passing

@@ -23,7 +23,11 @@ const ProbeClass = "heapledger/probe/Probe"
 // rethrown unchanged.
 func Probe() transform.Class { return &driver{name: "probe", ed: probeEditor{}} }
 
-type probeEditor struct{}
+type probeEditor struct {
+	// dataFlow makes every method's frames come from the general data flow of package frames,
+	// so tests can check the probe's own frame writer against it.
+	dataFlow bool
+}
 
 // probeRefs are the pool indices of the runtime's methods in one class, resolved once per class
 // rather than once per inserted call.
@@ -52,7 +56,7 @@ func (probeEditor) prepareClass(cf *classfile.Class) (any, error) {
 	return &r, nil
 }
 
-func (probeEditor) editMethod(cf *classfile.Class, m *classfile.Member, b *code.Body, state any) error {
+func (e probeEditor) editMethod(cf *classfile.Class, m *classfile.Member, b *code.Body, state any) error {
 	r := state.(*probeRefs)
 	// Allocation calls first, while the node list holds only original instructions.
 	for n := b.First(); n != nil; n = n.Next() {
@@ -86,13 +90,6 @@ func (probeEditor) editMethod(cf *classfile.Class, m *classfile.Member, b *code.
 	if err != nil {
 		return err
 	}
-	if inits == nil {
-		// Not a constructor: the entry comes first, so frames follow without a data flow.
-		if pf := newProbeFrames(b, b.Frames); pf != nil {
-			pf.token, pf.handler = token, handler
-			b.Frames = pf
-		}
-	}
 	starts := inits
 	if len(starts) == 0 {
 		starts = []*code.Insn{nil} // not a constructor: enter at the method's start
@@ -110,5 +107,17 @@ func (probeEditor) editMethod(cf *classfile.Class, m *classfile.Member, b *code.
 		ranges = append(ranges, start)
 	}
 	b.Append(tail)
-	return addHandlers(b, ranges, end, handler, inits)
+	pre, err := coverBody(b, ranges, end, handler, inits)
+	if err != nil {
+		return err
+	}
+	// The edits are known, so the frames follow from the compiler's without a data flow.
+	if e.dataFlow {
+		return nil
+	}
+	if pf := newProbeFrames(b, b.Frames); pf != nil {
+		pf.token, pf.handler, pf.pre = token, handler, pre
+		b.Frames = pf
+	}
+	return nil
 }

@@ -5,12 +5,14 @@ import (
 	"github.com/heapledger/heapledger/rewrite/frames"
 )
 
-// probeFrames writes the StackMapTable of a probed method that is not a constructor without
-// running a data flow, because the probe's edits change the frames in a way known in advance:
+// probeFrames writes the StackMapTable of a probed method without running a data flow, because
+// the probe's edits change the frames in a way known in advance:
 //
-//   - the entry sequence runs before everything else, so every compiler frame gains the token
-//     (an int) in its new slot and is otherwise unchanged: the inserted exit, alloc and array
-//     calls leave the stack as they found it, and none of them is a branch target;
+//   - the entry sequence runs before everything else (in a constructor: right after each
+//     super()/this() call), so every compiler frame after it gains the token (an int) in its new
+//     slot and is otherwise unchanged, while frames of code that runs before `this` is
+//     initialised stay as they were: the inserted exit, alloc and array calls leave the stack
+//     as they found it, and none of them is a branch target;
 //   - the handler is the only new branch target, and its frame — every local Top but the token,
 //     the Throwable on the stack — is valid for any instruction it covers, since Top accepts
 //     every type.
@@ -25,6 +27,7 @@ type probeFrames struct {
 	fixed    []labeledFrame
 	token    int
 	handler  *code.Label
+	pre      map[*code.Insn]bool // constructors: instructions that run before `this` is initialised
 }
 
 type labeledFrame struct {
@@ -83,7 +86,9 @@ func (p *probeFrames) EncodeFrames(b *code.Body) ([]byte, error) {
 	entries := make([]frames.Entry, 0, len(p.fixed)+1)
 	for _, ff := range p.fixed {
 		f := ff.frame.Clone()
-		f.SetLocal(p.token, frames.IntType)
+		if !p.pre[nextInsn(ff.label)] {
+			f.SetLocal(p.token, frames.IntType)
+		}
 		for _, ts := range [][]frames.Type{f.Locals, f.Stack} {
 			for i := range ts {
 				if ts[i].Kind == frames.Uninitialized {
@@ -109,4 +114,13 @@ func (p *probeFrames) encoderMadeTargets(b *code.Body) bool {
 		}
 	}
 	return false
+}
+
+// nextInsn is the instruction a label stands before.
+func nextInsn(l *code.Label) *code.Insn {
+	n := l.Node()
+	for n != nil && n.IsLabel() {
+		n = n.Next()
+	}
+	return n
 }
