@@ -276,7 +276,7 @@ func TestJcmdDumpsAndHistogram(t *testing.T) {
 	dir := t.TempDir()
 	plain, gz := filepath.Join(dir, "j.hprof"), filepath.Join(dir, "j.hprof.gz")
 	run := func(args ...string) []byte {
-		out, err := exec.Command("jcmd", append([]string{strconv.Itoa(pid)}, args...)...).CombinedOutput()
+		out, err := exec.Command(heapdumps.Tool("jcmd"), append([]string{strconv.Itoa(pid)}, args...)...).CombinedOutput()
 		if err != nil {
 			t.Fatalf("jcmd %v: %v\n%s", args, err, out)
 		}
