@@ -33,6 +33,8 @@ func init() {
 		&cli.BoolFlag{Name: "embed-runtime", Usage: "count pass: copy the heapledger runtime into the output, so it needs nothing else on the class path"},
 		&cli.StringFlag{Name: "liveness", Usage: "count pass: track which objects are still alive: off, all (every object), or sample:N (every N-th allocation per site, figures scaled); -Dheapledger.liveness overrides it at launch", DefaultText: "off"},
 		&cli.Float64Flag{Name: "snapshot-interval", Usage: "count pass: seconds between periodic snapshots (0: only at exit and on demand); -Dheapledger.snapshot.interval overrides it at launch"},
+		&cli.StringSliceFlag{Name: "budget", Usage: "count pass: ACCOUNT=BYTES (suffixes K, M, G for KiB, MiB, GiB): when the account's live bytes pass it the runtime says so once (needs --liveness); repeatable"},
+		&cli.StringFlag{Name: "budget-action", Value: "log", Usage: "count pass: what passing a budget does besides logging: log, dump (a heap dump beside the snapshots), throw (OutOfMemoryError at the account's next allocation in rewritten code), or dump,throw"},
 		&cli.BoolFlag{Name: "snapshot-gc", Usage: "count pass: run a full GC before each periodic or on-demand snapshot, so live figures count only reachable objects"},
 	)
 	registerPassWithFinish("count", "memory accounts and exact allocation counts (the product; --accounts chooses the accounts); writes OUTPUT.table.tsv and needs "+RuntimeJarName+" on the class path unless --embed-runtime",
@@ -100,6 +102,9 @@ func countFactory(c *cli.Context) (transform.Class, error) {
 	}
 	if c.Bool("snapshot-gc") {
 		table.Config["snapshot.gc"] = "true"
+	}
+	if err := budgetConfig(c, set, table.Config); err != nil {
+		return nil, err
 	}
 	pass, err := passlib.Count(passlib.CountOptions{Accounts: set, Table: table})
 	if err != nil {
@@ -299,4 +304,57 @@ func checkLiveness(l string) error {
 		}
 	}
 	return fmt.Errorf("--liveness %q: want off, all or sample:N with N a whole number ≥ 1", l)
+}
+
+// budgetConfig turns --budget and --budget-action into the table's config lines.
+func budgetConfig(c *cli.Context, set *accounts.Set, cfg map[string]string) error {
+	budgets := c.StringSlice("budget")
+	switch a := c.String("budget-action"); a {
+	case "log", "dump", "throw", "dump,throw", "throw,dump":
+		if len(budgets) > 0 {
+			cfg["budget.action"] = a
+		}
+	default:
+		return fmt.Errorf("--budget-action %q: want log, dump, throw or dump,throw", a)
+	}
+	if len(budgets) > 0 && (cfg["liveness"] == "" || cfg["liveness"] == "off") {
+		return fmt.Errorf("--budget needs --liveness all or sample:N: a budget limits live bytes")
+	}
+	for _, b := range budgets {
+		name, val, ok := strings.Cut(b, "=")
+		if !ok || name == "" {
+			return fmt.Errorf("--budget %q: want ACCOUNT=BYTES", b)
+		}
+		known := false
+		for _, a := range set.Accounts {
+			known = known || a.Name == name
+		}
+		if !known {
+			return fmt.Errorf("--budget %q: %s is not one of the accounts (--accounts)", b, name)
+		}
+		n, err := parseBytes(val)
+		if err != nil {
+			return fmt.Errorf("--budget %q: %v", b, err)
+		}
+		cfg["budget."+name] = fmt.Sprint(n)
+	}
+	return nil
+}
+
+// parseBytes reads 1000, 64K, 10M, 2G (binary multiples).
+func parseBytes(s string) (int64, error) {
+	mult := int64(1)
+	switch {
+	case strings.HasSuffix(s, "K"):
+		mult, s = 1<<10, strings.TrimSuffix(s, "K")
+	case strings.HasSuffix(s, "M"):
+		mult, s = 1<<20, strings.TrimSuffix(s, "M")
+	case strings.HasSuffix(s, "G"):
+		mult, s = 1<<30, strings.TrimSuffix(s, "G")
+	}
+	var n int64
+	if _, err := fmt.Sscanf(s, "%d", &n); err != nil || n <= 0 || fmt.Sprint(n) != s {
+		return 0, fmt.Errorf("%q is not a positive number of bytes", s)
+	}
+	return n * mult, nil
 }

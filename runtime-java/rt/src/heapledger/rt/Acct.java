@@ -42,6 +42,7 @@ public final class Acct {
         } catch (Throwable e) {
             Ledger.drop(e);
         }
+        if (Budget.anyThrowing) Budget.enforce(t.account);
     }
 
     /** An object allocated at site when the reference is not at hand (unusual bytecode). */
@@ -91,6 +92,7 @@ public final class Acct {
         } catch (Throwable e) {
             Ledger.drop(e);
         }
+        if (Budget.anyThrowing) Budget.enforce(t.account);
     }
 
     // ---- multianewarray ----

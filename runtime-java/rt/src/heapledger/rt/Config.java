@@ -22,6 +22,14 @@ final class Config {
         return v == null ? def : v;
     }
 
+    static synchronized boolean hasPrefix(String prefix) {
+        if (values == null) values = load();
+        for (String k : values.keySet()) {
+            if (k.startsWith(prefix)) return true;
+        }
+        return false;
+    }
+
     private static Map<String, String> load() {
         Map<String, String> m = new HashMap<String, String>();
         try {

@@ -32,9 +32,6 @@ public final class Ledger {
     static final java.util.concurrent.atomic.AtomicLong DROPPED = new java.util.concurrent.atomic.AtomicLong();
     static volatile String firstDrop;
 
-    static {
-        Snapshots.start();
-    }
 
     /** The calling thread's accounting state; rewritten methods call this once on entry. */
     public static Acct here() {
@@ -129,5 +126,11 @@ public final class Ledger {
     /** Writes a snapshot now; returns the file written, or null if writing failed (reported on stderr). */
     public static String snapshot(String reason) {
         return Snapshots.write(reason);
+    }
+
+    // Last, so that every static field above is set before snapshots, budgets and liveness,
+    // which read them, start.
+    static {
+        Snapshots.start();
     }
 }

@@ -62,6 +62,11 @@ final class Snapshots {
             warn("cannot register the exit snapshot: " + e);
         }
         installSignal();
+        try {
+            if (Budget.configured()) Budget.start(Tables.load());
+        } catch (Throwable e) {
+            warn("cannot start account budgets: " + e);
+        }
         if (intervalMillis > 0) {
             Thread t = new Thread("heapledger-snapshots") {
                 @Override
@@ -127,11 +132,31 @@ final class Snapshots {
         }
     }
 
+    /**
+     * Writes a heap dump of live objects (HotSpotDiagnosticMXBean, reached reflectively so the
+     * runtime has no compile-time dependency on com.sun.management) into the snapshot directory.
+     */
+    static String heapDump(String what) {
+        String path = Budget.dumpPath(dir, "heapledger-" + program() + "-" + pid() + "-" + what);
+        try {
+            Class<?> bean = Class.forName("com.sun.management.HotSpotDiagnosticMXBean");
+            Object mx = java.lang.management.ManagementFactory.class.getMethod("getPlatformMXBean", Class.class)
+                    .invoke(null, bean);
+            new File(path).delete();
+            bean.getMethod("dumpHeap", String.class, boolean.class).invoke(mx, path, true);
+            return path;
+        } catch (Throwable e) {
+            Throwable c = e instanceof java.lang.reflect.InvocationTargetException ? e.getCause() : e;
+            warn("cannot write a heap dump to " + path + ": " + c);
+            return null;
+        }
+    }
+
     static String setting(String prop, String env, String def) {
         String v = null;
         try {
             v = System.getProperty(prop);
-            if (v == null || v.isEmpty()) v = System.getenv(env);
+            if ((v == null || v.isEmpty()) && !env.isEmpty()) v = System.getenv(env);
         } catch (SecurityException e) {
             v = null;
         }
@@ -148,10 +173,15 @@ final class Snapshots {
         String written = null;
         try {
             if (Live.MODE != Live.OFF && !reason.equals("exit") && gcBefore()) Live.fullGC();
+            if (Budget.active) Budget.check(); // snapshots are also budget checkpoints
             Counts c = Ledger.merge();
             Tables t = Tables.load();
             Map<Integer, Long> sizes = objectSizes(c);
             if (!format.equals("json")) written = writeFile(new File(dir, base + ".snapshot"), c, t, sizes, reason, false);
+            if (reason.equals("demand") && Boolean.parseBoolean(setting("heapledger.snapshot.heapdump", "HEAPLEDGER_SNAPSHOT_HEAPDUMP", "false"))) {
+                String h = heapDump(String.valueOf(n));
+                if (h != null) warn("heap dump written to " + h);
+            }
             if (!format.equals("text")) {
                 String j = writeFile(new File(dir, base + ".json"), c, t, sizes, reason, true);
                 if (written == null) written = j;
