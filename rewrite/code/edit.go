@@ -141,7 +141,7 @@ func (b *Body) Append(s *Seq) {
 }
 
 // Remove unlinks an instruction. Removing a label node is refused (labels may be referenced
-// from tables), as is removing a node that is not in the body.
+// from tables), as is removing an instruction twice.
 func (b *Body) Remove(i *Insn) error {
 	if i.IsLabel() {
 		return &Error{Method: b.Method, Offset: i.Offset, Msg: "a label node cannot be removed"}

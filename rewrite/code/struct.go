@@ -94,7 +94,8 @@ func (l *Label) Pos() int {
 	return int(l.node.pos)
 }
 
-// Pos is the offset of the instruction after the last successful Encode.
+// Pos is the offset of the instruction after the last successful Encode (its decoded offset
+// before any).
 func (i *Insn) Pos() int { return int(i.pos) }
 
 // Next returns the following node, nil at the end.
@@ -205,14 +206,13 @@ type FrameEncoder interface {
 	EncodeFrames(b *Body) ([]byte, error)
 }
 
-// Body is the decoded, editable code of one method.
+// Body is the decoded, editable code of one method. Changes to its exported fields (Handlers,
+// Attrs and their tables) count only once the body is marked modified, by an edit of the code
+// or by MarkModified. A Body is not safe for concurrent use.
 type Body struct {
 	Method Method
 	Pool   *classfile.Pool
 
-	// Edits to the exported fields (Handlers, Attrs, tables) count only once the body is marked
-	// modified, by an edit of the code or by MarkModified.
-	//
 	// MaxStack and MaxLocals are the values of the decoded Code attribute.
 	// Encode writes the larger of these and the recomputed values, so frames and debug tables
 	// that mention slots nobody loads stay valid.
