@@ -49,7 +49,7 @@ type engine struct {
 	body       *code.Body
 	m          machine
 	nodes      []*code.Insn
-	heads      []*head             // by node index; nil where no head starts
+	heads      []*head // by node index; nil where no head starts
 	handlers   []handlerSpan
 	covering   [][]int // per node index: the handlers whose range holds it (nil when none)
 	jsrReturns []*head

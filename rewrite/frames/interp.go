@@ -234,11 +234,14 @@ func (m *machine) binary(k Kind) error {
 	return nil
 }
 
-func (m *machine) convert(from, to Kind) error {
+func (m *machine) convert(from, to Kind) error { return m.replace(from, Type{Kind: to}) }
+
+// replace pops a value of kind from and pushes t.
+func (m *machine) replace(from Kind, t Type) error {
 	if _, err := m.pop(from); err != nil {
 		return err
 	}
-	m.push(Type{Kind: to})
+	m.push(t)
 	return nil
 }
 
@@ -391,19 +394,13 @@ func (m *machine) exec(in *code.Insn) error {
 		if !ok {
 			return fmt.Errorf("newarray of unknown type %d", in.Int)
 		}
-		if _, err := m.pop(Integer); err != nil {
-			return err
-		}
-		m.push(ObjectType(name))
+		return m.replace(Integer, ObjectType(name))
 	case op == code.ANEWARRAY:
 		name, err := m.className(in.Index)
 		if err != nil {
 			return err
 		}
-		if _, err := m.pop(Integer); err != nil {
-			return err
-		}
-		m.push(ObjectType("[" + classfile.DescriptorOfClass(name)))
+		return m.replace(Integer, ObjectType("["+classfile.DescriptorOfClass(name)))
 	case op == code.ARRAYLENGTH:
 		return m.convert(Object, Integer)
 	case op == code.CHECKCAST:
@@ -411,10 +408,7 @@ func (m *machine) exec(in *code.Insn) error {
 		if err != nil {
 			return err
 		}
-		if _, err := m.pop(Object); err != nil {
-			return err
-		}
-		m.push(ObjectType(name))
+		return m.replace(Object, ObjectType(name))
 	case op == code.INSTANCEOF:
 		if _, err := m.className(in.Index); err != nil {
 			return err
@@ -519,21 +513,7 @@ func (m *machine) arrayLoad(op code.Opcode) error {
 // view a long is two slots, so the slot form of each instruction is exact; strict mode checks
 // that no long is split.
 func (m *machine) stackOp(op code.Opcode) error {
-	var take, under int // slots copied, slots they go under
-	switch op {
-	case code.DUP:
-		take, under = 1, 0
-	case code.DUP_X1:
-		take, under = 1, 1
-	case code.DUP_X2:
-		take, under = 1, 2
-	case code.DUP2:
-		take, under = 2, 0
-	case code.DUP2_X1:
-		take, under = 2, 1
-	case code.DUP2_X2:
-		take, under = 2, 2
-	case code.SWAP:
+	if op == code.SWAP {
 		if err := m.cat1At(0); err != nil {
 			return err
 		}
@@ -544,6 +524,10 @@ func (m *machine) stackOp(op code.Opcode) error {
 		m.f.Stack[n-1], m.f.Stack[n-2] = m.f.Stack[n-2], m.f.Stack[n-1]
 		return nil
 	}
+	// dup, dup_x1, dup_x2, dup2, dup2_x1, dup2_x2 are consecutive opcodes: one or two slots
+	// copied, under zero, one or two slots.
+	k := int(op - code.DUP)
+	take, under := k/3+1, k%3
 	if err := m.need(take + under); err != nil {
 		return err
 	}
@@ -560,11 +544,12 @@ func (m *machine) stackOp(op code.Opcode) error {
 			return fmt.Errorf("%s of half of a long or double", code.OpName(op))
 		}
 	}
-	top := append([]Type(nil), m.f.Stack[n-take:]...)
-	m.f.Stack = append(m.f.Stack, top...)
+	var top [2]Type
+	copy(top[:], m.f.Stack[n-take:])
+	m.f.Stack = append(m.f.Stack, top[:take]...)
 	// Shift the `under` slots and the copied ones up by take, then put the copy beneath them.
 	copy(m.f.Stack[n-take-under+take:], m.f.Stack[n-take-under:n])
-	copy(m.f.Stack[n-take-under:], top)
+	copy(m.f.Stack[n-take-under:], top[:take])
 	return nil
 }
 
