@@ -103,9 +103,15 @@ func (l *loader) adoptUnreachable(seen bitset, walk func(uint32) (uint64, uint64
 		}
 	}
 	var extra []uint32
+	var cyclic bitset
 	for pass := 0; pass < 2; pass++ {
+		if pass == 1 {
+			// What is left hangs off cycles: of each, in id order, the first member still
+			// unreached becomes a root — the lowest id of its cycle, as the thesis says.
+			cyclic = onCycles(g, seen)
+		}
 		for v := uint32(1); v < uint32(n); v++ {
-			if seen.has(v) || (pass == 0 && referred.has(v)) {
+			if seen.has(v) || (pass == 0 && referred.has(v)) || (pass == 1 && !cyclic.has(v)) {
 				continue
 			}
 			objs, bytes := walk(v)
@@ -207,4 +213,86 @@ func (l *loader) dropUnreachable(seen bitset) {
 		}
 	}
 	d.classNode = cn
+}
+
+// onCycles returns the nodes not in seen that lie on a cycle of the subgraph of nodes not in seen
+// (members of a strongly connected component of two or more, or with a reference to themselves),
+// by an iterative Tarjan walk — heap graphs are too deep for recursion. Arrays are sized by the
+// unseen nodes only, found in the sorted list of them by binary search.
+func onCycles(g *heapgraph.Graph, seen bitset) bitset {
+	n := g.N()
+	var nodes []uint32
+	for v := uint32(1); v < uint32(n); v++ {
+		if !seen.has(v) {
+			nodes = append(nodes, v)
+		}
+	}
+	local := func(v uint32) int {
+		i, ok := slices.BinarySearch(nodes, v)
+		if !ok {
+			return -1
+		}
+		return i
+	}
+	out := newBitset(n)
+	index := make([]uint32, len(nodes)) // 0 = not yet visited; else visit order + 1
+	low := make([]uint32, len(nodes))
+	onStack := newBitset(len(nodes))
+	var stack []uint32
+	type frame struct{ v, pos uint32 }
+	var calls []frame
+	next := uint32(0)
+	for root := range nodes {
+		if index[root] != 0 {
+			continue
+		}
+		visit := func(i int) {
+			next++
+			index[i], low[i] = next, next
+			stack = append(stack, uint32(i))
+			onStack.set(uint32(i))
+			calls = append(calls, frame{uint32(i), g.Off[nodes[i]]})
+		}
+		visit(root)
+		for len(calls) > 0 {
+			f := &calls[len(calls)-1]
+			v := nodes[f.v]
+			if f.pos < g.Off[v+1] {
+				w := local(g.Succ[f.pos])
+				f.pos++
+				if w < 0 {
+					continue
+				}
+				if index[w] == 0 {
+					visit(w)
+				} else if onStack.has(uint32(w)) {
+					low[f.v] = min(low[f.v], index[w])
+				}
+				continue
+			}
+			i := f.v
+			calls = calls[:len(calls)-1]
+			if len(calls) > 0 {
+				p := calls[len(calls)-1].v
+				low[p] = min(low[p], low[i])
+			}
+			if low[i] != index[i] {
+				continue
+			}
+			k := len(stack) - 1
+			for stack[k] != i {
+				k--
+			}
+			members := stack[k:]
+			cyclic := len(members) > 1 || slices.Contains(g.Successors(v), v)
+			for _, m := range members {
+				onStack[m>>6] &^= 1 << (m & 63)
+				if cyclic {
+					out.set(nodes[m])
+				}
+			}
+			stack = stack[:k]
+		}
+	}
+	return out
 }

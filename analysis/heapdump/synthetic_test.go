@@ -221,3 +221,28 @@ func TestWeakReferent(t *testing.T) {
 		t.Errorf("WeakReference classified %v", d.Classes[d.ClassOf[w]].Ref)
 	}
 }
+
+// An unreached object referenced only from an unreached cycle is not a root, even when its id is
+// lower than the cycle's: the cycle's lowest id is.
+func TestThesisRuleSkipsObjectsHangingOffCycles(t *testing.T) {
+	b := hproftest.New(8)
+	b.LoadClass(0x10, "java/lang/Object")
+	b.LoadClass(0x20, "app/Node")
+	b.StartSegment(false)
+	b.Class(0x10, 0, "", nil, nil)
+	b.Class(0x20, 0x10, "", []hproftest.Field{{Name: "next", Type: hprof.TypeObject}, {Name: "other", Type: hprof.TypeObject}}, nil)
+	b.Instance(0x100, 0x20, 0)            // X: referenced only by D
+	b.Instance(0x118, 0x20, 0x120, 0x100) // D → E, D → X
+	b.Instance(0x120, 0x20, 0x118)        // E → D
+	b.Instance(0x200, 0x20, 0x200)        // a self-loop
+	b.Root(hprof.TagRootStickyClass, 0x20)
+	b.EndSegment()
+	d, err := Load(write(t, b.Bytes()), Options{KeepUnreachable: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := idsOf(d, d.Graph.Successors(0))
+	if !slices.Equal(got, []uint64{0x20, 0x118, 0x200}) {
+		t.Errorf("super root successors %x, want the class, D and the self-loop", got)
+	}
+}
