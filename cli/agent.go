@@ -22,25 +22,48 @@ const AgentJarName = "heapledger-agent.jar"
 // LauncherName is the script `heapledger agent` writes beside the jar.
 const LauncherName = "heapledger-java"
 
-// countPassFlags are the options of the count pass that the agent hands to its transform
-// service; agent, run, attach and serve share them.
-func countPassFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.StringFlag{Name: "accounts", Usage: "memory accounts as package patterns, comma-separated: 'a.b' is the classes directly in a.b, 'a.b.*' also its subpackages, '*' everything; the most specific pattern wins"},
-		&cli.StringFlag{Name: "accounts-file", Usage: "read accounts from FILE: one per line, a pattern or 'NAME = pattern, pattern'; # starts a comment"},
-		&cli.StringFlag{Name: "table", Usage: "continue this site table (IDs of earlier sites stay valid); the agent uses it when attached again"},
-		&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "classes rewritten at once", DefaultText: "the number of CPUs"},
+// countPassFlags are the count pass's own options, as pass_count.go declares them on `rewrite`
+// (their usage starts with "count pass:"), without those in except. Every option of the pass is
+// then reachable through the agent, and stays so as the pass gains options.
+func countPassFlags(except ...string) []cli.Flag {
+	var out []cli.Flag
+outer:
+	for _, f := range rewriteCmd.Flags {
+		df, ok := f.(cli.DocGenerationFlag)
+		if !ok || !strings.HasPrefix(df.GetUsage(), "count pass:") {
+			continue
+		}
+		for _, e := range except {
+			if f.Names()[0] == e {
+				continue outer
+			}
+		}
+		out = append(out, f)
 	}
+	return out
 }
 
-// agentFlags are the options of a JVM run under the agent (agent, run and attach).
-func agentFlags() []cli.Flag {
-	return append(countPassFlags()[:2:2],
+// agentOnlyFlags are the options of a JVM run under the agent (agent, run and attach) besides
+// those of the count pass.
+func agentOnlyFlags() []cli.Flag {
+	return []cli.Flag{
 		&cli.DurationFlag{Name: "timeout", Value: 20 * time.Second, Usage: "how long a class may wait for the transform service; after that the service is given up and classes load unmodified"},
 		&cli.BoolFlag{Name: "stats", Usage: "print class counts and per-class transform latency (median, p99) at exit"},
 		&cli.BoolFlag{Name: "verbose", Usage: "print every skipped method and every class the service could not rewrite"},
-	)
+	}
 }
+
+// The count pass's flags are added in an init function of serve.go: init functions run in the
+// order of their files' names, and pass_count.go must have declared them first.
+var (
+	agentCmd  *cli.Command
+	runCmd    *cli.Command
+	attachCmd *cli.Command
+)
+
+// agentExcluded are count-pass options that make no sense under the agent: the agent keeps the
+// table itself, and the runtime is in the agent jar.
+var agentExcluded = []string{"table", "embed-runtime"}
 
 // buildCountPass builds the count pass and its fresh (or continued, with --table) table from
 // the flags of countPassFlags.
@@ -89,17 +112,29 @@ func newAgentOptions(c *cli.Context) (agentOptions, error) {
 	}
 	var o agentOptions
 	o.add("bin", exe)
-	if f := c.String("accounts-file"); f != "" {
-		abs, err := filepath.Abs(f)
-		if err != nil {
-			return nil, err
+	for _, f := range countPassFlags(agentExcluded...) {
+		name := f.Names()[0]
+		if !c.IsSet(name) {
+			continue
 		}
-		o.add("arg", "--accounts-file")
-		o.add("arg", abs)
-	}
-	if a := c.String("accounts"); a != "" {
-		o.add("arg", "--accounts")
-		o.add("arg", a)
+		switch f.(type) {
+		case *cli.BoolFlag:
+			o.add("arg", fmt.Sprintf("--%s=%t", name, c.Bool(name)))
+		case *cli.StringSliceFlag:
+			for _, v := range c.StringSlice(name) {
+				o.add("arg", "--"+name+"="+v)
+			}
+		default:
+			v := fmt.Sprint(c.Value(name))
+			if name == "accounts-file" {
+				abs, err := filepath.Abs(v)
+				if err != nil {
+					return nil, err
+				}
+				v = abs
+			}
+			o.add("arg", "--"+name+"="+v)
+		}
 	}
 	if c.Duration("timeout") <= 0 {
 		return nil, fmt.Errorf("--timeout %v: must be positive", c.Duration("timeout"))
@@ -196,7 +231,7 @@ exec "$JAVA" ` + shellQuote(javaagent) + ` "$@"
 }
 
 func init() {
-	register(&cli.Command{
+	agentCmd = &cli.Command{
 		Name:      "agent",
 		Usage:     "write a -javaagent jar and a java launcher that rewrite classes as they load",
 		ArgsUsage: "-o DIR",
@@ -206,7 +241,7 @@ func init() {
 			"(heapledger.snapshot.dir, docs/runtime.md). The rewriting runs in this binary, started by the agent\n" +
 			"as a child process (`heapledger serve`); if it fails, classes load unmodified with one warning.\n" +
 			"The -javaagent option is also printed, to use in other launch scripts. See docs/agent.md.",
-		Flags: append(agentFlags(), &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "the directory to write (required)"}),
+		Flags: append(agentOnlyFlags(), &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "the directory to write (required)"}),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return fmt.Errorf("agent: unexpected arguments %q (options only; the program is given to %s)", c.Args().Slice(), LauncherName)
@@ -231,5 +266,6 @@ func init() {
 			fmt.Fprintf(c.App.Writer, "wrote %s and %s\nrun a program with:  %s -cp APP Main\nor add to java:      %s\n", jar, launcher, launcher, shellQuote(arg))
 			return nil
 		},
-	})
+	}
+	register(agentCmd)
 }

@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	register(&cli.Command{
+	attachCmd = &cli.Command{
 		Name:      "attach",
 		Usage:     "load the heapledger agent into a running JVM and start counting",
 		ArgsUsage: "PID",
@@ -24,13 +24,13 @@ func init() {
 			"exit, every --snapshot-interval seconds, and by `heapledger detach PID`, which restores the\n" +
 			"original bytecode. The agent jar stays in --dir until the JVM exits (it is on its class path).\n" +
 			"JDK 21 and later print a warning about a dynamically loaded agent; that is expected.",
-		Flags: append(agentFlags(),
+		Flags: append(agentOnlyFlags(),
 			&cli.StringFlag{Name: "snapshot-dir", Usage: "where the JVM writes snapshots", DefaultText: "the JVM's working directory"},
-			&cli.Float64Flag{Name: "snapshot-interval", Usage: "seconds between periodic snapshots (0: at exit and detach only)"},
 			&cli.StringFlag{Name: "dir", Usage: "where to put the agent jar", DefaultText: "$TMPDIR/heapledger-attach-PID"},
 		),
 		Action: attachAction,
-	})
+	}
+	register(attachCmd)
 	register(&cli.Command{
 		Name:      "detach",
 		Usage:     "restore the original bytecode of a JVM heapledger attached to, and write a last snapshot",
@@ -84,12 +84,6 @@ func attachAction(c *cli.Context) error {
 			return err
 		}
 		o.add("snapshot.dir", abs)
-	}
-	if c.IsSet("snapshot-interval") {
-		if c.Float64("snapshot-interval") < 0 {
-			return fmt.Errorf("attach: --snapshot-interval %v: must not be negative", c.Float64("snapshot-interval"))
-		}
-		o.add("snapshot.interval", strconv.FormatFloat(c.Float64("snapshot-interval"), 'f', -1, 64))
 	}
 	jar, err := installAgentJar(attachDir(c, pid))
 	if err != nil {

@@ -18,7 +18,7 @@ import (
 )
 
 func init() {
-	register(&cli.Command{
+	runCmd = &cli.Command{
 		Name:      "run",
 		Usage:     "run a java command with the heapledger agent and say where its snapshot went",
 		ArgsUsage: "[options] -- java ARGS...",
@@ -27,12 +27,13 @@ func init() {
 			"rewritten by the count pass as it loads. When the program ends, the snapshots it wrote are listed,\n" +
 			"and with --report the exit snapshot is reported. The exit status is the program's.\n\n" +
 			"Example: heapledger run --accounts 'com.acme.*' -- java -cp app.jar com.acme.Main",
-		Flags: append(agentFlags(),
+		Flags: append(agentOnlyFlags(),
 			&cli.StringFlag{Name: "snapshot-dir", Usage: "where the program writes its snapshots", DefaultText: "the working directory"},
 			&cli.BoolFlag{Name: "report", Usage: "print the report of the exit snapshot"},
 		),
 		Action: runAction,
-	})
+	}
+	register(runCmd)
 }
 
 func runAction(c *cli.Context) error {

@@ -18,7 +18,9 @@ var serveCmd = &cli.Command{
 	Description: "Started by heapledger-agent.jar inside a JVM: reads classes on standard input and answers with\n" +
 		"rewritten classes and site-table lines on standard output (rewrite/transformsvc describes the\n" +
 		"frames). It exits when standard input ends, which happens when the JVM exits.",
-	Flags: countPassFlags(),
+	Flags: []cli.Flag{
+		&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "classes rewritten at once", DefaultText: "the number of CPUs"},
+	},
 	Action: func(c *cli.Context) error {
 		pass, table, err := buildCountPass(c)
 		if err != nil {
@@ -32,4 +34,11 @@ var serveCmd = &cli.Command{
 	},
 }
 
-func init() { register(serveCmd) }
+func init() {
+	// This file's init runs after pass_count.go's, which declares the count pass's flags.
+	serveCmd.Flags = append(serveCmd.Flags, countPassFlags("embed-runtime")...)
+	register(serveCmd)
+	for _, c := range []*cli.Command{agentCmd, runCmd, attachCmd} {
+		c.Flags = append(c.Flags, countPassFlags(agentExcluded...)...)
+	}
+}

@@ -35,6 +35,8 @@ public final class Agent {
     };
 
     private static Agent active;
+    /** An agent ran in this JVM before (attach, detach, attach again). */
+    private static boolean startedBefore;
 
     private final Options options;
     private final Instrumentation inst;
@@ -92,9 +94,10 @@ public final class Agent {
                 }
                 if (o.bin == null) throw new IllegalArgumentException("no bin= option: the heapledger binary to run");
                 if (o.snapshotDir != null) System.setProperty("heapledger.snapshot.dir", o.snapshotDir);
-                if (o.snapshotInterval != null) System.setProperty("heapledger.snapshot.interval", o.snapshotInterval);
                 List<String> extra = new ArrayList<String>();
-                String earlier = Ledger.definedTable();
+                // Touching Ledger starts the runtime, which reads its settings once: only after
+                // the service's config lines became properties, unless an earlier attach did.
+                String earlier = startedBefore ? Ledger.definedTable() : "";
                 if (!earlier.isEmpty()) {
                     // Attached again after a detach: continue the table so site IDs stay unique.
                     File t = File.createTempFile("heapledger-table-", ".tsv");
@@ -106,6 +109,8 @@ public final class Agent {
                 long t0 = System.nanoTime();
                 Service s = Service.start(o, extra);
                 Agent a = new Agent(o, inst, s, System.nanoTime() - t0);
+                applyConfig(s.accountLines());
+                startedBefore = true;
                 Ledger.defineTable(s.accountLines());
                 System.setProperty("heapledger.agent.service.pid", String.valueOf(s.pid));
                 a.preload();
@@ -125,10 +130,24 @@ public final class Agent {
             }
         } catch (Throwable e) {
             String msg = "cannot start: " + e.getMessage() + "; the program runs without heapledger";
-            warn(msg);
-            if (report != null) report.line("error: " + msg);
+            if (report != null) report.line("error: " + msg); // warns too when nobody reads the report
+            else warn(msg);
         } finally {
             if (report != null) report.close();
+        }
+    }
+
+    /**
+     * The pass's launch settings (--liveness, --snapshot-interval, ...) come as "config KEY VALUE"
+     * table lines; offline they travel in the rewritten jar's table. The runtime reads each as the
+     * property heapledger.KEY, which the program's own -D options override.
+     */
+    private static void applyConfig(String tableLines) {
+        for (String line : tableLines.split("\n")) {
+            String[] f = line.split("\t", 3);
+            if (f.length == 3 && f[0].equals("config") && System.getProperty("heapledger." + f[1]) == null) {
+                System.setProperty("heapledger." + f[1], f[2]);
+            }
         }
     }
 

@@ -24,8 +24,6 @@ final class Options {
     String status;
     /** Attach: where snapshots go (sets heapledger.snapshot.dir before the runtime starts). */
     String snapshotDir;
-    /** Attach: seconds between periodic snapshots. */
-    String snapshotInterval;
     boolean detach;
 
     static Options parse(String text) {
@@ -43,7 +41,6 @@ final class Options {
             else if (key.equals("stats")) o.stats = !value.equals("false");
             else if (key.equals("status")) o.status = value;
             else if (key.equals("snapshot.dir")) o.snapshotDir = value;
-            else if (key.equals("snapshot.interval")) o.snapshotInterval = value;
             else if (key.equals("detach")) o.detach = !value.equals("false");
             else throw new IllegalArgumentException("unknown agent option '" + key + "'");
         }

@@ -1,0 +1,265 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heapledger/heapledger/analysis/snapshot"
+	"github.com/heapledger/heapledger/fixtures/demo"
+)
+
+// siteCounts returns, for every site whose method starts with method, its count, keyed by
+// "TYPE" and listed once per site (so two classes of one name give two entries).
+func siteCounts(s *snapshot.Snapshot, method string) map[string][]int64 {
+	out := map[string][]int64{}
+	for _, r := range s.Rows {
+		site := s.Sites[r.Site]
+		if strings.HasPrefix(site.Method, method) {
+			out[site.Type] = append(out[site.Type], r.Count)
+		}
+	}
+	return out
+}
+
+func sum(xs []int64) int64 {
+	var n int64
+	for _, x := range xs {
+		n += x
+	}
+	return n
+}
+
+// agentWarnings returns the agent's lines on stderr, without the --stats summary.
+func agentWarnings(stderr string) []string {
+	var out []string
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(l, "heapledger agent: ") && !strings.Contains(l, " classes sent, ") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// TestAgentDemoMatchesOffline runs the demo offline (`heapledger demo`) and through the
+// launcher that `heapledger agent` writes: every account must have the same objects, arrays,
+// elements and bytes.
+func TestAgentDemoMatchesOffline(t *testing.T) {
+	needAgent(t)
+	dir := t.TempDir()
+	if out, errOut, err := runCLI(t, "demo", "--dir", dir); err != nil {
+		t.Fatalf("%v\n%s\n%s", err, out, errOut)
+	}
+	offline := onlySnapshot(t, filepath.Join(dir, "snapshots"))
+
+	agentDir := filepath.Join(dir, "agent")
+	if out, errOut, err := runCLI(t, "agent", "--accounts", demo.Accounts, "--stats", "-o", agentDir); err != nil {
+		t.Fatalf("%v\n%s\n%s", err, out, errOut)
+	}
+	snaps := filepath.Join(dir, "agent-snapshots")
+	stdout, stderr, err := runGuarded(t, 3*time.Minute, filepath.Join(agentDir, LauncherName),
+		"-Dheapledger.snapshot.dir="+snaps, "-cp", filepath.Join(dir, "classes"), demo.MainClass, "2000")
+	if err != nil {
+		t.Fatalf("%v\n%s\n%s", err, stdout, stderr)
+	}
+	for _, want := range []string{"orders: 2000", "report lines: 38", "checksum: fa0814f7"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output under the agent lacks %q:\n%s", want, stdout)
+		}
+	}
+	if w := agentWarnings(stderr); len(w) > 0 {
+		t.Errorf("agent warnings: %v", w)
+	}
+	if !strings.Contains(stderr, "0 failed, 0 methods skipped") {
+		t.Errorf("--stats should report every class instrumented:\n%s", stderr)
+	}
+	got := map[string]snapshot.Totals{}
+	for _, a := range onlySnapshot(t, snaps).Summarize(0).Accounts {
+		got[a.Name] = a.Totals
+	}
+	want := map[string]snapshot.Totals{}
+	for _, a := range offline.Summarize(0).Accounts {
+		want[a.Name] = a.Totals
+	}
+	if len(want) != 4 {
+		t.Fatalf("offline demo accounts: %v", want)
+	}
+	for name, w := range want {
+		g := got[name]
+		if g.Objects != w.Objects || g.Arrays != w.Arrays || g.Elements != w.Elements || g.Bytes != w.Bytes {
+			t.Errorf("%s: agent %+v, offline %+v", name, g, w)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("accounts under the agent %v, offline %v", got, want)
+	}
+}
+
+// TestAgentCustomLoaderSameClassTwice: two loaders define agentfix.plugin.Widget; each is a
+// class of its own, rewritten with its own sites, and counts only its own allocations.
+func TestAgentCustomLoaderSameClassTwice(t *testing.T) {
+	needAgent(t)
+	app, plugin := agentFixtures(t)
+	snaps := t.TempDir()
+	out, errOut, err := runCLI(t, "run", "--accounts", "agentfix.plugin", "--snapshot-dir", snaps, "--",
+		"java", "-cp", app, "agentfix.loaders.Main", plugin)
+	if err != nil {
+		t.Fatalf("%v\n%s\n%s", err, out, errOut)
+	}
+	if want := "loader 0: made 20, a new class: true\nloader 1: made 40, a new class: true\n"; out != want {
+		t.Errorf("output %q, want %q", out, want)
+	}
+	if w := agentWarnings(errOut); len(w) > 0 {
+		t.Errorf("agent warnings: %v", w)
+	}
+	if !strings.Contains(errOut, "heapledger run: snapshot "+snaps) {
+		t.Errorf("run should say where the snapshot is:\n%s", errOut)
+	}
+	s := onlySnapshot(t, snaps)
+	sites := siteCounts(s, "agentfix.plugin.Widget.make(I)I")
+	// make(10) in the first class, make(20) in the second: per class one site per allocation.
+	want := map[string][2]int64{"agentfix.plugin.Widget$Part": {10, 20}, "long[]": {10, 20}, "long[][]": {1, 1}, "java.lang.Object[]": {1, 1}}
+	for typ, w := range want {
+		g := sites[typ]
+		if len(g) != 2 || !(g[0] == w[0] && g[1] == w[1] || g[0] == w[1] && g[1] == w[0]) {
+			t.Errorf("%s: counts per site %v, want one site per class with %v", typ, g, w)
+		}
+	}
+	for id, site := range s.Sites {
+		if site.Method == "" {
+			t.Errorf("site %d has no name: the agent did not pass its table line to the runtime", id)
+		}
+	}
+}
+
+// TestAgentManyThreadsLoading: 32 threads load at once (a plugin through 32 loaders, four
+// application classes through one), so the service has many requests in flight.
+func TestAgentManyThreadsLoading(t *testing.T) {
+	needAgent(t)
+	app, plugin := agentFixtures(t)
+	snaps := t.TempDir()
+	out, errOut, err := runCLI(t, "run", "--accounts", "agentfix.plugin", "--snapshot-dir", snaps, "--stats", "--",
+		"java", "-cp", app, "agentfix.threads.Main", plugin, "32")
+	if err != nil {
+		t.Fatalf("%v\n%s\n%s", err, out, errOut)
+	}
+	if want := "threads 32, made 320, errors 0, work 32\n"; out != want {
+		t.Errorf("output %q, want %q", out, want)
+	}
+	if w := agentWarnings(errOut); len(w) > 0 {
+		t.Errorf("agent warnings: %v", w)
+	}
+	// 32 Widgets and 32 Parts (one pair per loader), Main, its lambda's host, DirLoader,
+	// Work and Work0-3.
+	if !strings.Contains(errOut, "71 classes sent, 71 instrumented, 0 unchanged, 0 failed") {
+		t.Errorf("stats:\n%s", errOut)
+	}
+	s := onlySnapshot(t, snaps)
+	sites := siteCounts(s, "agentfix.plugin.Widget.make(I)I")
+	if n := len(sites["long[]"]); n != 32 {
+		t.Errorf("long[] sites of Widget.make: %d, want one per loader (32)", n)
+	}
+	if n := sum(sites["agentfix.plugin.Widget$Part"]); n != 32*5 {
+		t.Errorf("Parts counted %d, want 160", n)
+	}
+	if n := sum(sites["long[]"]); n != 32*5 {
+		t.Errorf("long[4] counted %d, want 160", n)
+	}
+	for i := 0; i < 4; i++ {
+		w := siteCounts(s, "agentfix.threads.Work"+string(rune('0'+i))+".run()V")["int[]"]
+		if len(w) != 1 || w[0] != 8 {
+			t.Errorf("Work%d: int[7] counts %v, want one site counting 8", i, w)
+		}
+	}
+}
+
+// TestAgentServiceKilled: the program kills the transform service between two class loads. It
+// must finish with the right output, and the agent must say once that it gave the service up.
+func TestAgentServiceKilled(t *testing.T) {
+	needAgent(t)
+	app, _ := agentFixtures(t)
+	snaps := t.TempDir()
+	out, errOut, err := runCLI(t, "run", "--snapshot-dir", snaps, "--", "java", "-cp", app, "agentfix.kill.Main")
+	if err != nil {
+		t.Fatalf("%v\n%s\n%s", err, out, errOut)
+	}
+	if want := "before: 6\nafter: 7 8\ndone\n"; out != want {
+		t.Errorf("output %q, want %q", out, want)
+	}
+	w := agentWarnings(errOut)
+	if len(w) != 1 || !strings.Contains(w[0], "transform service") || !strings.Contains(w[0], "classes load unmodified from now on") {
+		t.Errorf("want exactly one warning about the transform service, got %q", w)
+	}
+	s := onlySnapshot(t, snaps)
+	if got := siteCounts(s, "agentfix.kill.Before.make(I)I"); sum(got["int[]"]) != 6 || sum(got["int[][]"]) != 1 {
+		t.Errorf("Before was loaded while the service ran and must count: %v", got)
+	}
+	for _, c := range []string{"After", "Later"} {
+		if got := siteCounts(s, "agentfix.kill."+c+"."); len(got) != 0 {
+			t.Errorf("%s was loaded after the service died and must be unmodified, but has sites %v", c, got)
+		}
+	}
+}
+
+// TestAgentServiceMissing: the binary the agent should start does not exist. The program runs
+// uninstrumented, with one warning that names the binary.
+func TestAgentServiceMissing(t *testing.T) {
+	needAgent(t)
+	app, plugin := agentFixtures(t)
+	missing := filepath.Join(t.TempDir(), "no-such-heapledger")
+	t.Setenv("HEAPLEDGER_BIN", missing)
+	snaps := t.TempDir()
+	out, errOut, err := runCLI(t, "run", "--snapshot-dir", snaps, "--", "java", "-cp", app, "agentfix.loaders.Main", plugin)
+	if err != nil {
+		t.Fatalf("%v\n%s\n%s", err, out, errOut)
+	}
+	if !strings.HasPrefix(out, "loader 0: made 20") {
+		t.Errorf("output %q", out)
+	}
+	w := agentWarnings(errOut)
+	if len(w) != 1 || !strings.Contains(w[0], "cannot start") || !strings.Contains(w[0], missing) {
+		t.Errorf("want one warning naming %s, got %q", missing, w)
+	}
+}
+
+func TestRunNeedsCommandAndValidAccounts(t *testing.T) {
+	if _, _, err := runCLI(t, "run", "--accounts", "demo"); err == nil || !strings.Contains(err.Error(), "no java command") {
+		t.Errorf("run without a command: %v", err)
+	}
+	if _, _, err := runCLI(t, "run", "--accounts", "a..b", "--", "java", "-version"); err == nil || !strings.Contains(err.Error(), "--accounts") {
+		t.Errorf("bad account pattern must fail before java starts: %v", err)
+	}
+	if _, _, err := runCLI(t, "agent", "--accounts", "demo"); err == nil || !strings.Contains(err.Error(), "-o DIR") {
+		t.Errorf("agent without -o: %v", err)
+	}
+}
+
+func TestPercentEncodingRoundTrip(t *testing.T) {
+	// The agent decodes %XX as UTF-8 bytes and keeps other characters as they are.
+	for in, want := range map[string]string{
+		"a.b,c.d.*":       "a.b%2Cc.d.*",
+		"/tmp/x y/z=1":    "/tmp/x%20y/z%3D1",
+		"Zürich":          "Z%C3%BCrich",
+		"name = a, b.*\n": "name%20%3D%20a%2C%20b.*%0A",
+	} {
+		if got := percentEncode(in); got != want {
+			t.Errorf("percentEncode(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestLauncherQuotesTheAgentOption(t *testing.T) {
+	p := filepath.Join(t.TempDir(), LauncherName)
+	if err := writeLauncher(p, "-javaagent:/a b/it's.jar=x"); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(p)
+	if !strings.Contains(string(b), `'-javaagent:/a b/it'\''s.jar=x' "$@"`) {
+		t.Errorf("launcher:\n%s", b)
+	}
+	if st, _ := os.Stat(p); st.Mode()&0o111 == 0 {
+		t.Errorf("launcher is not executable: %v", st.Mode())
+	}
+}

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heapledger/heapledger/analysis/snapshot"
+)
+
+// asCLI lets the test binary stand in for bin/heapledger as the agent's transform service: the
+// agent runs HEAPLEDGER_BIN serve ..., and with this variable set the test binary runs main
+// instead of the tests. Test files' init functions run after every command has registered.
+const asCLI = "HEAPLEDGER_TEST_AS_CLI"
+
+func init() {
+	if os.Getenv(asCLI) == "1" {
+		main()
+		os.Exit(0)
+	}
+}
+
+// needAgent skips outside CI (fails in CI) without a JDK or the built agent jar, and makes this
+// test binary the transform service the agent starts.
+func needAgent(t *testing.T) {
+	t.Helper()
+	needJDK(t)
+	if os.Getenv("HEAPLEDGER_AGENT") == "" {
+		p, _ := filepath.Abs(filepath.Join("..", "build", AgentJarName))
+		if _, err := os.Stat(p); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("%s is required in CI (run `make build`)", p)
+			}
+			t.Skipf("%s not available (run `make build`)", p)
+		}
+		t.Setenv("HEAPLEDGER_AGENT", p)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HEAPLEDGER_BIN", exe)
+	t.Setenv(asCLI, "1")
+}
+
+// agentFixtures compiles fixtures/agent: the application classes into app/ and the plugin,
+// which only the custom loader may see, into plugin/.
+func agentFixtures(t *testing.T) (app, plugin string) {
+	t.Helper()
+	src := filepath.Join("..", "fixtures", "agent", "src")
+	dir := t.TempDir()
+	app, plugin = filepath.Join(dir, "app"), filepath.Join(dir, "plugin")
+	var appSrcs, pluginSrcs []string
+	filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
+		if err == nil && strings.HasSuffix(p, ".java") {
+			if strings.Contains(filepath.ToSlash(p), "/agentfix/plugin/") {
+				pluginSrcs = append(pluginSrcs, p)
+			} else {
+				appSrcs = append(appSrcs, p)
+			}
+		}
+		return nil
+	})
+	for _, job := range []struct {
+		out  string
+		srcs []string
+	}{{app, appSrcs}, {plugin, pluginSrcs}} {
+		args := append([]string{"--release", "11", "-encoding", "UTF-8", "-d", job.out}, job.srcs...)
+		if b, err := exec.Command("javac", args...).CombinedOutput(); err != nil {
+			t.Fatalf("javac: %v\n%s", err, b)
+		}
+	}
+	return app, plugin
+}
+
+// runGuarded runs a command with a generous hang guard and returns stdout, stderr.
+func runGuarded(t *testing.T, limit time.Duration, name string, args ...string) (string, string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("%s %v: still running after %v (hang guard)\nstdout:\n%s\nstderr:\n%s", name, args, limit, out.String(), errb.String())
+	}
+	return out.String(), errb.String(), err
+}
+
+// onlySnapshot reads the single text snapshot in dir.
+func onlySnapshot(t *testing.T, dir string) *snapshot.Snapshot {
+	t.Helper()
+	found, _ := filepath.Glob(filepath.Join(dir, "*.snapshot"))
+	if len(found) != 1 {
+		t.Fatalf("want one snapshot in %s, found %v", dir, found)
+	}
+	s, err := snapshot.ReadFile(found[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
