@@ -24,9 +24,10 @@ var heapAnalyzeCmd = &cli.Command{
 	Usage:     "leak suspects, dominator tree, retained and dynamic sizes of a heap dump",
 	ArgsUsage: "DUMP",
 	Description: `Loads the whole object graph of an HPROF heap dump and reports:
-  - leak suspects: objects retaining more than --threshold percent of the heap, each with the
-    accumulation point below it (follow the dominator tree to the biggest child while it keeps at
-    least 70% of its parent) and the shortest chain of strong references from a GC root to both;
+  - leak suspects: the topmost objects retaining more than --threshold percent of the heap (and,
+    below an object with two or more children over the threshold, those children too), each with
+    the accumulation point below it (follow the dominator tree to the biggest child while it keeps
+    at least 70% of its parent) and the shortest chain of strong references from a GC root to both;
   - the --top objects by retained size (what the collector would free with the object) and by
     dynamic size (everything reachable from the object), and retained size by class.
 

@@ -137,17 +137,35 @@ func Analyze(in Input, opt Options) *Report {
 	for _, v := range topBy(ret, opt.Top, func(v uint32) bool { return v != 0 }) {
 		rep.TopRetained = append(rep.TopRetained, Object{Node: v, Shallow: g.Size[v], Retained: ret[v]})
 	}
-	// Retained sizes only shrink down the dominator tree, so the topmost objects over the
-	// threshold are exactly those over it whose immediate dominator is the super root.
+	// Retained sizes only shrink down the dominator tree, so the objects over the threshold form
+	// a subtree below the super root. Its top objects are suspects, and so are the objects over
+	// the threshold below a split, where two or more children are over it: one object holding two
+	// big collections should name both, not stop at the holder for want of a single big child.
 	limit := opt.Threshold * float64(total)
 	off, kids := tree.Children()
-	for _, v := range kids[off[0]:off[1]] {
-		if float64(ret[v]) > limit && total > 0 {
-			s := Suspect{Object: Object{Node: v, Shallow: g.Size[v], Retained: ret[v]},
-				Share: float64(ret[v]) / float64(total)}
-			a := accumulationPoint(v, ret, off, kids, opt.DropRatio)
-			s.Accumulation = Object{Node: a, Shallow: g.Size[a], Retained: ret[a]}
-			rep.Suspects = append(rep.Suspects, s)
+	over := func(v uint32) bool { return total > 0 && float64(ret[v]) > limit }
+	stack := []uint32{0}
+	for len(stack) > 0 {
+		v := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		n := 0
+		for _, k := range kids[off[v]:off[v+1]] {
+			if over(k) {
+				n++
+				stack = append(stack, k)
+			}
+		}
+		if n < 2 && v != 0 {
+			continue
+		}
+		for _, k := range kids[off[v]:off[v+1]] {
+			if over(k) {
+				s := Suspect{Object: Object{Node: k, Shallow: g.Size[k], Retained: ret[k]},
+					Share: float64(ret[k]) / float64(total)}
+				a := accumulationPoint(k, ret, off, kids, opt.DropRatio)
+				s.Accumulation = Object{Node: a, Shallow: g.Size[a], Retained: ret[a]}
+				rep.Suspects = append(rep.Suspects, s)
+			}
 		}
 	}
 	sort.Slice(rep.Suspects, func(i, j int) bool {

@@ -184,6 +184,39 @@ func TestOnlyWeaklyReachable(t *testing.T) {
 	}
 }
 
+// TestSplitSuspects: a holder (1) of two big maps (2 and 3) with a small object (4) beside them.
+// Neither map holds 70% of the holder, so the holder is its own accumulation point, and both
+// maps must be suspects of their own.
+func TestSplitSuspects(t *testing.T) {
+	b := heapgraph.NewBuilder(5 + 2*100)
+	b.AddEdge(0, 1)
+	b.AddEdge(0, 4)
+	b.AddEdge(1, 2)
+	b.AddEdge(1, 3)
+	for _, v := range []uint32{1, 2, 3, 4} {
+		b.SetSize(v, 10)
+	}
+	for i := uint32(0); i < 200; i++ {
+		b.SetSize(5+i, 10)
+		b.AddEdge(2+i%2, 5+i)
+	}
+	g, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := Analyze(Input{Graph: g}, DefaultOptions)
+	var got []uint32
+	for _, s := range rep.Suspects {
+		got = append(got, s.Node)
+	}
+	if len(got) != 3 || got[0] != 1 || got[1] != 2 || got[2] != 3 {
+		t.Fatalf("suspects %v, want the holder 1 and both maps 2 and 3", got)
+	}
+	if rep.Suspects[0].Accumulation.Node != 1 || rep.Suspects[1].Accumulation.Node != 2 {
+		t.Errorf("accumulation points %d and %d, want 1 (no dominant child) and 2", rep.Suspects[0].Accumulation.Node, rep.Suspects[1].Accumulation.Node)
+	}
+}
+
 func TestTopBy(t *testing.T) {
 	val := []uint64{9, 5, 7, 7, 0, 1, 8}
 	got := topBy(val, 3, func(v uint32) bool { return v != 0 })
