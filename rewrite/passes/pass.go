@@ -34,6 +34,13 @@ type methodEditor interface {
 	editMethod(c *classfile.Class, m *classfile.Member, b *code.Body, state any) error
 }
 
+// framesWriter is implemented by editors that install their own code.FrameEncoder on every
+// body they edit (falling back to frames.Attach where they must), so the driver does not
+// decode the compiler's frames for them a second time.
+type framesWriter interface {
+	writesFrames()
+}
+
 // driver runs a methodEditor over every method of a class.
 type driver struct {
 	name string
@@ -128,8 +135,12 @@ func (d *driver) method(cf *classfile.Class, cname string, m *classfile.Member, 
 		return skip(err)
 	}
 	// The compiler's frames are keyed to labels before any edit, so they move with their code.
-	if _, err := frames.Attach(b); err != nil {
-		return skip(err)
+	// An editor that writes its method's frames itself attaches them only when it needs the
+	// general data flow.
+	if _, own := d.ed.(framesWriter); !own {
+		if _, err := frames.Attach(b); err != nil {
+			return skip(err)
+		}
 	}
 	if err := d.ed.editMethod(cf, m, b, state); err != nil {
 		return skip(err)

@@ -3,6 +3,7 @@ package passes
 import (
 	"github.com/heapledger/heapledger/rewrite/classfile"
 	"github.com/heapledger/heapledger/rewrite/code"
+	"github.com/heapledger/heapledger/rewrite/frames"
 	"github.com/heapledger/heapledger/rewrite/transform"
 )
 
@@ -112,12 +113,17 @@ func (e probeEditor) editMethod(cf *classfile.Class, m *classfile.Member, b *cod
 		return err
 	}
 	// The edits are known, so the frames follow from the compiler's without a data flow.
-	if e.dataFlow {
-		return nil
+	if !e.dataFlow {
+		if pf := newProbeFrames(b); pf != nil {
+			pf.token, pf.handler, pf.pre = token, handler, pre
+			b.Frames = pf
+			return nil
+		}
 	}
-	if pf := newProbeFrames(b, b.Frames); pf != nil {
-		pf.token, pf.handler, pf.pre = token, handler, pre
-		b.Frames = pf
-	}
-	return nil
+	// The general data flow. Attaching after the edits is sound: the compiler's frames are keyed
+	// by original offsets to the decoded labels and instructions, which edits never move.
+	_, err = frames.Attach(b)
+	return err
 }
+
+func (probeEditor) writesFrames() {}

@@ -19,10 +19,9 @@ import (
 //
 // When encoding created a branch target of its own (a conditional branch widened into an
 // inverted branch over a goto_w), the frame there depends on the types at that point, so the
-// general data flow of package frames (fallback) writes the table instead. This path exists for
+// general data flow of package frames writes the table instead. This path exists for
 // speed: it skips a fixed-point data flow over every method, which dominated the pass's cost.
 type probeFrames struct {
-	fallback code.FrameEncoder
 	initial  frames.Frame
 	fixed    []labeledFrame
 	token    int
@@ -35,11 +34,11 @@ type labeledFrame struct {
 	frame frames.Frame
 }
 
-// newProbeFrames reads the compiler's frames of a freshly decoded body (before any edit) and
-// returns nil when the fast path cannot apply: no StackMapTable to keep (old class files, or
-// straight-line code that needs only the handler frame is still handled here), or frames that do
-// not decode cleanly, which the fallback will report.
-func newProbeFrames(b *code.Body, fallback code.FrameEncoder) *probeFrames {
+// newProbeFrames reads the compiler's frames of a body, keyed by the labels of their original
+// offsets (which edits never move), and returns nil when this path cannot apply: class files
+// older than version 50 (no frames), or frames that do not decode cleanly, which the general
+// data flow will then report.
+func newProbeFrames(b *code.Body) *probeFrames {
 	if b.Method.Major < 50 {
 		return nil
 	}
@@ -47,7 +46,7 @@ func newProbeFrames(b *code.Body, fallback code.FrameEncoder) *probeFrames {
 	if err != nil {
 		return nil
 	}
-	p := &probeFrames{fallback: fallback, initial: initial}
+	p := &probeFrames{initial: initial}
 	for _, a := range b.Attrs {
 		if a.Kind != code.AttrStackMap {
 			continue
@@ -81,7 +80,11 @@ func newProbeFrames(b *code.Body, fallback code.FrameEncoder) *probeFrames {
 // EncodeFrames implements code.FrameEncoder.
 func (p *probeFrames) EncodeFrames(b *code.Body) ([]byte, error) {
 	if p.encoderMadeTargets(b) {
-		return p.fallback.EncodeFrames(b)
+		m, err := frames.Attach(b)
+		if err != nil {
+			return nil, err
+		}
+		return m.EncodeFrames(b)
 	}
 	entries := make([]frames.Entry, 0, len(p.fixed)+1)
 	for _, ff := range p.fixed {
