@@ -21,7 +21,7 @@ import (
 )
 
 var (
-	passesFlag = flag.String("corpus.passes", "", "comma-separated passes to prove (default: $HEAPLEDGER_CORPUS_PASSES, else identity,probe)")
+	passesFlag = flag.String("corpus.passes", "", "comma-separated passes to prove (default: $HEAPLEDGER_CORPUS_PASSES, else identity,probe,count)")
 	jarsFlag   = flag.String("corpus.jars", "", "comma-separated jar names of scripts/corpus-jars.txt to restrict the run to")
 )
 
@@ -33,10 +33,14 @@ func wantedPasses() []string {
 		s = os.Getenv("HEAPLEDGER_CORPUS_PASSES")
 	}
 	if s == "" {
-		s = "identity,probe"
+		s = "identity,probe,count"
 	}
 	return strings.Split(s, ",")
 }
+
+// passArgs are the options each pass is proven with: the count pass with every class in an
+// account, so that every method of the corpus switches accounts as well as counting.
+var passArgs = map[string][]string{"count": {"--accounts", "*"}}
 
 // buildBinary builds the heapledger command from this checkout, so the test proves the CLI path
 // of exactly the code under test rather than whatever bin/ holds.
@@ -134,7 +138,8 @@ func TestCorpus(t *testing.T) {
 			}
 			for _, p := range passes {
 				rewritten := filepath.Join(out, p+"-"+j.Name())
-				cmd := exec.Command(bin, "rewrite", "--pass", p, "-j", "1", j.Path, "-o", rewritten)
+				args := append([]string{"rewrite", "--pass", p, "-j", "1"}, passArgs[p]...)
+				cmd := exec.Command(bin, append(args, j.Path, "-o", rewritten)...)
 				msg, err := cmd.CombinedOutput()
 				if err != nil {
 					t.Errorf("%s: heapledger rewrite --pass %s: %v\n%s", j.Name(), p, err, msg)
