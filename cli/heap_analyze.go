@@ -96,6 +96,9 @@ strongly connected component share one dynamic size and are listed once, with th
 		}, opt)
 		phases.start("naming references")
 		v, err := newAnalysisView(d, rep, opt)
+		if v != nil {
+			v.KeptUnreachable = c.Bool("keep-unreachable")
+		}
 		phases.stop()
 		if err != nil {
 			return fmt.Errorf("heap analyze: %w", err)
@@ -122,8 +125,11 @@ type analysisView struct {
 	Bytes            uint64 `json:"bytes"`
 	WeakOnlyObjects  uint64 `json:"weakly_held_objects"`
 	WeakOnlyBytes    uint64 `json:"weakly_held_bytes"`
-	UnreachableObjs  uint64 `json:"unreachable_objects_removed"`
-	UnreachableBytes uint64 `json:"unreachable_bytes_removed"`
+	UnreachableObjs  uint64 `json:"unreachable_objects"`
+	UnreachableBytes uint64 `json:"unreachable_bytes"`
+	// KeptUnreachable says the unreachable objects were analysed, as roots by the thesis's rule,
+	// rather than left out.
+	KeptUnreachable bool `json:"unreachable_kept"`
 
 	Suspects    []suspectView   `json:"suspects"`
 	TopRetained []objectView    `json:"top_retained"`
@@ -241,7 +247,11 @@ func (v *analysisView) writeText(w io.Writer) {
 	fmt.Fprintf(w, "# %s (dump %d of %d; %s)%s\n", v.Dump, v.DumpIndex, v.Dumps, v.Model, partialMark(v.Partial))
 	fmt.Fprintf(w, "heap: %d objects, %d references, %d bytes strongly reachable", v.Objects, v.References, v.Bytes)
 	fmt.Fprintf(w, "; %d objects (%d bytes) held only by weak/soft/phantom/final references", v.WeakOnlyObjects, v.WeakOnlyBytes)
-	fmt.Fprintf(w, "; %d unreachable objects (%d bytes) left out\n", v.UnreachableObjs, v.UnreachableBytes)
+	if v.KeptUnreachable {
+		fmt.Fprintf(w, "; %d unreachable objects (%d bytes) analysed as roots\n", v.UnreachableObjs, v.UnreachableBytes)
+	} else {
+		fmt.Fprintf(w, "; %d unreachable objects (%d bytes) left out\n", v.UnreachableObjs, v.UnreachableBytes)
+	}
 
 	fmt.Fprintf(w, "\nleak suspects (objects retaining more than %g%% of the heap): %d\n", v.Threshold, len(v.Suspects))
 	for i, s := range v.Suspects {

@@ -62,6 +62,34 @@ func TestHeapAnalyzeFindsPlantedLeak(t *testing.T) {
 	}
 }
 
+// TestHeapAnalyzeKeepUnreachable: with --keep-unreachable the objects no GC root reaches are
+// analysed (the thesis's roots-without-referrers rule) and the report says so.
+func TestHeapAnalyzeKeepUnreachable(t *testing.T) {
+	dump := heapdumps.Dump(t)
+	plain, _, err := runCLI(t, "heap", "analyze", "--json", "--top", "1", dump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, _, err := runCLI(t, "heap", "analyze", "--json", "--top", "1", "--keep-unreachable", dump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a, b analysisView
+	if err := json.Unmarshal([]byte(plain), &a); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(kept), &b); err != nil {
+		t.Fatal(err)
+	}
+	if a.KeptUnreachable || !b.KeptUnreachable {
+		t.Errorf("unreachable_kept = %v without the flag and %v with it", a.KeptUnreachable, b.KeptUnreachable)
+	}
+	if a.UnreachableObjs > 0 && b.Objects+int(b.WeakOnlyObjects) != a.Objects+int(a.WeakOnlyObjects)+int(a.UnreachableObjs) {
+		t.Errorf("with --keep-unreachable %d+%d objects, without %d+%d plus %d unreachable",
+			b.Objects, b.WeakOnlyObjects, a.Objects, a.WeakOnlyObjects, a.UnreachableObjs)
+	}
+}
+
 func TestHeapAnalyzeBadInput(t *testing.T) {
 	for _, args := range [][]string{
 		{"heap", "analyze"},
