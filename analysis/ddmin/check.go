@@ -37,6 +37,24 @@ func CheckDominators(g *heapgraph.Graph) error {
 	return nil
 }
 
+// CheckDAGDominators compares the forward-only dominators of the component DAG with the
+// data-flow definition on the same DAG.
+func CheckDAGDominators(g *heapgraph.Graph) error {
+	comp, count := dynsize.Components(g, nil)
+	dag, _ := dynsize.Condense(g, nil, comp, count)
+	fast, err := dominators.DAG(dag)
+	if err != nil {
+		return err
+	}
+	slow := SlowDominators(dag, nil)
+	for v := range slow {
+		if fast[v] != slow[v] {
+			return fmt.Errorf("component DAG %v: idom(%d) = %d, by definition %d", dag, v, int32(fast[v]), int32(slow[v]))
+		}
+	}
+	return nil
+}
+
 // CheckRetained compares retained sizes from the dominator tree with removing each node and
 // weighing what becomes unreachable.
 func CheckRetained(g *heapgraph.Graph) error {

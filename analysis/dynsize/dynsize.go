@@ -57,7 +57,12 @@ func New(g *heapgraph.Graph, skip heapgraph.EdgeSet) *Sizes {
 	comp, count := Components(g, skip)
 	dag, rootEdges := Condense(g, skip, comp, count)
 	s := &Sizes{Comp: comp, DAG: dag, rootEdges: rootEdges, Hub: heapgraph.NoNode}
-	s.DAP = dominatingArticulationPoints(dag, dominators.Compute(dag, nil).Idom)
+	idom, err := dominators.DAG(dag)
+	if err != nil {
+		panic(err) // Condense numbers components topologically; a backward edge is a bug here
+	}
+	s.DAP = dominatingArticulationPoints(dag, idom)
+	idom = nil
 	// Allocated only now, after the DAG's dominator tree is gone, to keep the peak down.
 	s.Rep, s.Members = make([]uint32, count), make([]uint32, count)
 	for v := len(comp) - 1; v >= 0; v-- {
