@@ -64,7 +64,7 @@ func DAG(g *heapgraph.Graph) ([]uint32, error) {
 			case d <= c:
 				return nil, fmt.Errorf("dominators: edge %d -> %d goes against the topological order", c, d)
 			case idom[d] == none:
-				idom[d] = nca(idom[d], c)
+				idom[d] = c
 			default:
 				idom[d] = nca(idom[d], c)
 			}
