@@ -35,10 +35,12 @@ func (i *Insn) Num() int { return int(i.num) }
 func (b *Body) CodeLen() int { return b.codeLen }
 
 // newNode hands out nodes from chunks so that inserted code does not cost an allocation per
-// instruction either.
+// instruction either. Chunks start small and double: most passes insert a handful of nodes
+// per method, a few insert thousands.
 func (b *Body) newNode() *Insn {
 	if len(b.free) == 0 {
-		b.free = make([]Insn, 32)
+		b.chunk = min(max(2*b.chunk, 8), 1024)
+		b.free = make([]Insn, b.chunk)
 	}
 	n := &b.free[0]
 	b.free = b.free[1:]
@@ -50,7 +52,8 @@ func (b *Body) newNode() *Insn {
 // NewLabel returns a label that is not yet placed; Seq.Mark places it where the sequence goes.
 func (b *Body) NewLabel() *Label {
 	if len(b.freeLabels) == 0 {
-		b.freeLabels = make([]Label, 16)
+		b.labelChunk = min(max(2*b.labelChunk, 4), 256)
+		b.freeLabels = make([]Label, b.labelChunk)
 	}
 	l := &b.freeLabels[0]
 	b.freeLabels = b.freeLabels[1:]

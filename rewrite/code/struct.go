@@ -237,6 +237,8 @@ type Body struct {
 	modified    bool    // any edit since Decode
 	free        []Insn  // chunk for inserted nodes
 	freeLabels  []Label // chunk for new labels
+	chunk       int     // size of the last node chunk
+	labelChunk  int     // size of the last label chunk
 	scratch     []*Insn // worklist for computeMax
 	epoch       uint32  // layout generation, see Insn.seen
 }
