@@ -141,7 +141,7 @@ func run(args []string, stdout, stderr io.Writer) (int, error) {
 		rep.Measured = measured
 		rep.Machine.LoadEnd = loadAvg()
 		rep.Duration = time.Since(started).Round(time.Second).String()
-		if docPath == "" || measured == 0 {
+		if docPath == "" || (measured == 0 && !rep.anyPairs()) {
 			return
 		}
 		if docErr = writeFile(docPath, rep.Markdown()); docErr == nil {
@@ -150,7 +150,13 @@ func run(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	rep.Options.MaxTime = *maxTime
 	rep.Options.AfterRound = writeDoc
+	rep.Options.Unpaired = *quick
 	runSuite(env, results, rep.Options)
+	if ctx.Err() != nil {
+		// Keep what the interrupted round measured so far; the doc says it is partial.
+		rep.Interrupted = true
+		writeDoc(rep.Measured)
+	}
 
 	fmt.Fprint(stdout, rep.Tables())
 	if docErr != nil {

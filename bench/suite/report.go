@@ -69,15 +69,27 @@ func spread(xs []float64, format string) string {
 
 // Report holds everything the doc says about one suite run.
 type Report struct {
-	Machine  Machine
-	Command  string
-	Note     string
-	Options  Options
-	Modes    []*Mode
-	Skipped  map[string]string // mode → why it was not run
-	Results  []*Result
-	Measured int // measured rounds completed so far
-	Duration string
+	Machine     Machine
+	Command     string
+	Note        string
+	Options     Options
+	Modes       []*Mode
+	Skipped     map[string]string // mode → why it was not run
+	Results     []*Result
+	Measured    int  // measured rounds completed so far
+	Interrupted bool // the run was stopped in the middle of a round; its runs so far are included
+	Duration    string
+}
+
+func (rep *Report) anyPairs() bool {
+	for _, r := range rep.Results {
+		for _, p := range r.Pairs {
+			if len(p) > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // summaryRows gives, per non-plain mode, the geometric mean over workloads of the median time
@@ -223,7 +235,13 @@ func (rep *Report) Markdown() string {
 	b.WriteString("\n## How it is measured\n\n")
 	rounds := fmt.Sprintf("%d measured round(s)", rep.Measured)
 	if rep.Measured < rep.Options.Runs {
-		rounds = fmt.Sprintf("%d measured round(s) (%d were asked for; the run was stopped by -max-time or interrupted)", rep.Measured, rep.Options.Runs)
+		rounds = fmt.Sprintf("%d complete measured round(s) (%d were asked for; the run was stopped by -max-time or interrupted)", rep.Measured, rep.Options.Runs)
+	}
+	if rep.Interrupted {
+		rounds += "; the run was interrupted, and the runs of the unfinished round are included"
+	}
+	if rep.Options.Unpaired {
+		rounds += "; correctness run (-quick): one plain run per workload shared by all modes"
 	}
 	fmt.Fprintf(&b, "- %d warm-up round(s), discarded, then %s. A measured round runs every workload once in every mode, modes alternating with plain (plain, A, plain, B, …), so drift in machine load hits plain and the mode alike; a warm-up round runs each mode once, unpaired.\n", rep.Options.Warmup, rounds)
 	b.WriteString("- Each run is a fresh JVM (DaCapo-style warm-up happens inside it and is part of what users feel); wall time is from process start to exit, summed over the workload's JVM invocations; CPU time is the JVM's user + system time (all threads, including JIT and GC), which shows the work a mode adds even when other load on the machine stretches wall time; peak RSS is the kernel's `ru_maxrss` of the JVM process (largest over invocations).\n")

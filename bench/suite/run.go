@@ -41,6 +41,9 @@ type Result struct {
 type Options struct {
 	Warmup, Runs int
 	Timeout      time.Duration
+	// Unpaired runs plain once per round and pairs every mode with that one run: half the JVM
+	// runs, for correctness-only (-quick) runs whose ratios nobody quotes.
+	Unpaired bool
 	// MaxTime, when set, stops starting new rounds once another round of the length of the
 	// last one would end past it; the doc then says how many measured rounds were completed.
 	MaxTime time.Duration
@@ -90,9 +93,16 @@ func runSuite(env *Env, results []*Result, opt Options) {
 				}
 				continue
 			}
-			if len(others) == 0 {
-				if s, ok := r.runLogged(env, r.Modes[0], round, label, opt); ok {
-					r.Plain = append(r.Plain, s)
+			if len(others) == 0 || opt.Unpaired {
+				ps, ok := r.runLogged(env, r.Modes[0], round, label, opt)
+				if !ok {
+					continue
+				}
+				r.Plain = append(r.Plain, ps)
+				for _, m := range others {
+					if ms, ok := r.runLogged(env, m, round, label, opt); ok {
+						r.Pairs[m.Name] = append(r.Pairs[m.Name], Pair{Plain: ps, Mode: ms})
+					}
 				}
 				continue
 			}
