@@ -321,17 +321,17 @@ func (s *Sizes) Top(k int) []Ranked {
 	if k <= 0 || n <= 1 {
 		return nil
 	}
-	ub := s.upperBounds()
+	_, bound := s.upperBounds()
 	queued := make([]bool, n)
 	q := &rankHeap{}
-	push := func(c uint32, bound uint64) {
+	push := func(c uint32, parent uint64) {
 		if !queued[c] {
 			queued[c] = true
-			heap.Push(q, rankItem{key: min(bound, ub[c]), comp: c, exact: s.exact(c)})
+			heap.Push(q, rankItem{key: min(parent, bound(c)), comp: c, exact: s.exact(c)})
 		}
 	}
 	for _, c := range s.DAG.Successors(0) {
-		push(c, ub[c])
+		push(c, bound(c))
 	}
 	// A walk that grows past the budget is abandoned and its component batched with the other
 	// inexact components at the top of the queue: a few long walks (the objects near the roots
@@ -375,54 +375,57 @@ func (s *Sizes) Top(k int) []Ranked {
 }
 
 // upperBounds bounds every component's dynamic size from above, bottom-up: a component's own
-// size plus its successors' bounds, exact at dominating articulation points and at the hub. With
-// a hub, the part inside the hub's region and the part outside are bounded apart, the inside
-// part by the hub's size (all of it for a component that reaches the hub), so that the many
-// components above a big hub do not all get bounds that sum it again and again.
-func (s *Sizes) upperBounds() []uint64 {
+// size plus its successors' bounds, exact at dominating articulation points and at the hub. A
+// component that reaches the hub is bounded by the hub's size plus a bound on what it reaches
+// outside the hub's region, so that the many components above a big hub do not all get bounds
+// that sum it again and again; for those the array holds only the outside part, and bound adds
+// the hub's size.
+func (s *Sizes) upperBounds() (ub []uint64, bound func(c uint32) uint64) {
 	n := s.DAG.N()
-	add := func(a, b uint64) uint64 {
-		if a+b < a {
-			return ^uint64(0) // saturate: a bound only has to be an upper bound
-		}
-		return a + b
-	}
-	outside := make([]uint64, n) // bound on the part outside the hub's region
-	inside := make([]uint64, n)  // bound on the part inside it
-	for c := n - 1; c >= 0; c-- {
+	hub := s.Hub != heapgraph.NoNode && s.hubReady
+	above := func(c uint32) bool { return hub && s.reachesHub[c] && c != s.Hub }
+	ub = make([]uint64, n)
+	for c := uint32(n); c > 0; {
+		c--
 		switch {
-		case s.Hub != heapgraph.NoNode && s.inHub[c]:
+		case s.exact(c) && !above(c):
+			ub[c] = s.Component(c)
+		case above(c) && s.DAP[c]:
+			ub[c] = s.dyn[c] - s.hubDyn // a point above the hub holds the hub's whole region
+		case above(c):
 			b := s.DAG.Size[c]
-			for _, d := range s.DAG.Successors(uint32(c)) {
-				b = add(b, inside[d])
+			for _, d := range s.DAG.Successors(c) {
+				if !s.inHub[d] {
+					b = satAdd(b, ub[d]) // for a d above the hub too, its outside part
+				}
 			}
-			inside[c] = min(b, s.hubDyn)
-			if s.DAP[c] || uint32(c) == s.Hub {
-				inside[c] = s.Component(uint32(c))
-			}
-			continue
-		case s.Hub != heapgraph.NoNode && s.reachesHub[c]:
-			inside[c] = s.hubDyn
+			ub[c] = b
 		default:
-			for _, d := range s.DAG.Successors(uint32(c)) {
-				inside[c] = add(inside[c], inside[d])
+			b := s.DAG.Size[c]
+			for _, d := range s.DAG.Successors(c) {
+				b = satAdd(b, ub[d]) // no successor is above the hub, or c would be
 			}
-			if s.Hub != heapgraph.NoNode {
-				inside[c] = min(inside[c], s.hubDyn)
+			if hub && s.inHub[c] {
+				b = min(b, s.hubDyn)
 			}
-		}
-		outside[c] = s.DAG.Size[c]
-		for _, d := range s.DAG.Successors(uint32(c)) {
-			outside[c] = add(outside[c], outside[d])
-		}
-		if s.DAP[c] {
-			outside[c], inside[c] = s.dyn[c], 0
+			ub[c] = b
 		}
 	}
-	for c := range inside {
-		inside[c] = add(inside[c], outside[c])
+	bound = func(c uint32) uint64 {
+		if above(c) {
+			return satAdd(ub[c], s.hubDyn)
+		}
+		return ub[c]
 	}
-	return inside
+	return ub, bound
+}
+
+// satAdd adds without wrapping around: a bound only has to be an upper bound.
+func satAdd(a, b uint64) uint64 {
+	if a+b < a {
+		return ^uint64(0)
+	}
+	return a + b
 }
 
 type rankItem struct {
