@@ -88,14 +88,29 @@ func (p *probeFrames) EncodeFrames(b *code.Body) ([]byte, error) {
 	}
 	entries := make([]frames.Entry, 0, len(p.fixed)+1)
 	for _, ff := range p.fixed {
-		f := ff.frame.Clone()
+		f := ff.frame
 		if !p.pre[nextInsn(ff.label)] {
-			f.SetLocal(p.token, frames.IntType)
+			// The token's slot is past every slot the compiler's frames use, so the locals
+			// grow by Top padding and the int; one allocation, no copy of the stack.
+			n := len(f.Locals)
+			if n <= p.token {
+				n = p.token + 1
+			}
+			locals := make([]frames.Type, n)
+			copy(locals, f.Locals)
+			for i := len(f.Locals); i < p.token; i++ {
+				locals[i] = frames.TopType
+			}
+			locals[p.token] = frames.IntType
+			f.Locals = locals
 		}
-		for _, ts := range [][]frames.Type{f.Locals, f.Stack} {
-			for i := range ts {
-				if ts[i].Kind == frames.Uninitialized {
-					ts[i].New = ts[i].Site.Pos()
+		if hasUninitialized(f) {
+			f = f.Clone()
+			for _, ts := range [][]frames.Type{f.Locals, f.Stack} {
+				for i := range ts {
+					if ts[i].Kind == frames.Uninitialized {
+						ts[i].New = ts[i].Site.Pos()
+					}
 				}
 			}
 		}
@@ -126,4 +141,15 @@ func nextInsn(l *code.Label) *code.Insn {
 		n = n.Next()
 	}
 	return n
+}
+
+func hasUninitialized(f frames.Frame) bool {
+	for _, ts := range [][]frames.Type{f.Locals, f.Stack} {
+		for _, t := range ts {
+			if t.Kind == frames.Uninitialized {
+				return true
+			}
+		}
+	}
+	return false
 }

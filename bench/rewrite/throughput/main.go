@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 func main() {
 	seconds := flag.Float64("seconds", 10, "length of the warm-up and of the measured period")
 	pass := flag.String("pass", "probe", "pass to run: probe or identity")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the measured period to this file")
 	flag.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: throughput [-seconds S] [-pass probe|identity] JAR...")
 		flag.PrintDefaults()
@@ -50,6 +52,19 @@ func main() {
 	failed := 0
 	var rate float64
 	for phase := 0; phase < 2; phase++ {
+		if phase == 1 && *cpuprofile != "" {
+			f, err := os.Create(*cpuprofile)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "throughput:", err)
+				os.Exit(1)
+			}
+			defer f.Close()
+			if err := pprof.StartCPUProfile(f); err != nil {
+				fmt.Fprintln(os.Stderr, "throughput:", err)
+				os.Exit(1)
+			}
+			defer pprof.StopCPUProfile()
+		}
 		period := time.Duration(*seconds * float64(time.Second))
 		start := time.Now()
 		done := 0
