@@ -228,3 +228,26 @@ func TestTopBy(t *testing.T) {
 		t.Errorf("topBy(k=0) = %v", got)
 	}
 }
+
+// TestDegenerateHeaps: an empty heap and a heap that nothing reaches must not trip anything.
+func TestDegenerateHeaps(t *testing.T) {
+	empty, err := heapgraph.FromEdges(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := Analyze(Input{Graph: empty}, DefaultOptions)
+	if rep.Stats.Objects != 0 || len(rep.Suspects) != 0 || len(rep.TopRetained) != 0 || len(rep.TopDynamic) != 0 {
+		t.Errorf("empty heap: %+v", rep)
+	}
+	orphans, err := heapgraph.FromEdges(4, [2]uint32{1, 2}, [2]uint32{2, 1}, [2]uint32{3, 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep = Analyze(Input{Graph: orphans}, DefaultOptions)
+	if rep.Stats.Objects != 0 || rep.OnlyWeak.Objects != 3 || len(rep.Suspects) != 0 {
+		t.Errorf("unreached heap: stats %+v, only weak %+v, suspects %v", rep.Stats, rep.OnlyWeak, rep.Suspects)
+	}
+	if len(rep.TopDynamic) != 2 || rep.TopDynamic[0].Dynamic != 2 || rep.TopDynamic[0].Members != 2 {
+		t.Errorf("unreached heap: top dynamic %+v, want the 1-2 cycle (2) and node 3 (1)", rep.TopDynamic)
+	}
+}
