@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/heapledger/heapledger/fixtures"
@@ -23,6 +24,42 @@ func build(t *testing.T, tool string, args ...string) string {
 		t.Fatalf("%s %s: %v\n%s", tool, strings.Join(args, " "), err, b)
 	}
 	return out
+}
+
+var jasmin struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// jasminClasses assembles every testdata/*.j once for all tests: one JVM start instead of one a
+// test.
+func jasminClasses(t *testing.T) string {
+	t.Helper()
+	bin := fixtures.Tool(t, "jasmin")
+	jasmin.once.Do(func() {
+		srcs, _ := filepath.Glob("testdata/*.j")
+		jasmin.dir, jasmin.err = os.MkdirTemp("", "ctormap-jasmin")
+		if jasmin.err != nil {
+			return
+		}
+		out, err := exec.Command(bin, append([]string{"-d", jasmin.dir}, srcs...)...).CombinedOutput()
+		if err != nil {
+			jasmin.err = fmt.Errorf("jasmin: %v\n%s", err, out)
+		}
+	})
+	if jasmin.err != nil {
+		t.Fatal(jasmin.err)
+	}
+	return jasmin.dir
+}
+
+func TestMain(m *testing.M) {
+	rc := m.Run()
+	if jasmin.dir != "" {
+		os.RemoveAll(jasmin.dir)
+	}
+	os.Exit(rc)
 }
 
 func loadClass(t *testing.T, path string) *classfile.Class {
@@ -93,7 +130,7 @@ func firstOp(b *code.Body, op code.Opcode) *code.Insn {
 }
 
 func TestFigure1AndAppendixA(t *testing.T) {
-	dir := build(t, "jasmin", "testdata/CtorChain.j")
+	dir := jasminClasses(t)
 	as, bs := analyzeAll(t, loadClass(t, filepath.Join(dir, "CtorChain.class")))
 
 	a := as["<init>()V"]
@@ -136,7 +173,7 @@ func TestFigure1AndAppendixA(t *testing.T) {
 }
 
 func TestAppendixBDifferentConstructors(t *testing.T) {
-	dir := build(t, "jasmin", "testdata/DifferentConstructors.j")
+	dir := jasminClasses(t)
 	as, _ := analyzeAll(t, loadClass(t, filepath.Join(dir, "DifferentConstructors.class")))
 	a := as["<init>(Z)V"]
 	want := "DifferentConstructors.<init>()V (alternate); java/lang/Object.<init>()V (superclass)"
@@ -229,7 +266,7 @@ func TestJava25StatementsBeforeSuper(t *testing.T) {
 }
 
 func TestKotlinAndScalaPrologues(t *testing.T) {
-	dir := build(t, "jasmin", "testdata/Prologues.j")
+	dir := jasminClasses(t)
 	as, bs := analyzeAll(t, loadClass(t, filepath.Join(dir, "Prologues.class")))
 
 	k, kb := as["<init>(Ljava/lang/String;)V"], bs["<init>(Ljava/lang/String;)V"]
