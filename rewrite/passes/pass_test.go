@@ -1,0 +1,149 @@
+package passes
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/heapledger/heapledger/rewrite/classfile"
+	"github.com/heapledger/heapledger/rewrite/transform"
+)
+
+// synth builds a small class in memory: a public class with one static method run()V whose code
+// allocates an Object and returns. padding adds Utf8 constants, to bring the pool near its limit.
+func synth(t *testing.T, name string, major uint16, access uint16, padding int) []byte {
+	t.Helper()
+	p := &classfile.Pool{Entries: []classfile.Constant{{}}}
+	must := func(i uint16, err error) uint16 {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return i
+	}
+	this := must(p.AddClass(name))
+	super := must(p.AddClass("java/lang/Object"))
+	obj := must(p.AddClass("java/lang/Object"))
+	ctor := must(p.AddMethodref("java/lang/Object", "<init>", "()V", false))
+	codeName := must(p.AddUtf8("Code"))
+	c := &classfile.Class{Major: major, Pool: p, AccessFlags: access, ThisClass: this, SuperClass: super}
+	if access&classfile.AccModule == 0 {
+		// new Object; dup; invokespecial Object.<init>; pop; return
+		bc := []byte{0xbb, byte(obj >> 8), byte(obj), 0x59, 0xb7, byte(ctor >> 8), byte(ctor), 0x57, 0xb1}
+		code := &classfile.Code{MaxStack: 2, MaxLocals: 0, Bytecode: bc}
+		attr, err := code.Encode(codeName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Methods = []*classfile.Member{{
+			AccessFlags:     classfile.AccPublic | classfile.AccStatic,
+			NameIndex:       must(p.AddUtf8("run")),
+			DescriptorIndex: must(p.AddUtf8("()V")),
+			Attributes:      []*classfile.Attribute{attr},
+		}}
+	}
+	for i := 0; i < padding; i++ {
+		must(p.AddUtf8("pad" + strconv.Itoa(i)))
+	}
+	data, err := c.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func TestProbeInstrumentsSynthesizedClass(t *testing.T) {
+	in := synth(t, "demo/Synth", 49, classfile.AccPublic|classfile.AccSuper, 0)
+	res, err := Probe().TransformClass("demo/Synth.class", in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Data == nil || len(res.Skipped) != 0 || len(res.Warnings) != 0 {
+		t.Fatalf("probe result: changed=%v skipped=%v warnings=%v", res.Changed(), res.Skipped, res.Warnings)
+	}
+	cf, err := classfile.Parse(res.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := cf.Methods[0]
+	c, _, err := cf.MethodCode(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := probeCalls(t, cf, m, c)
+	want := map[string]int{"enter": 1, "exit": 1, "unwind": 1, "alloc": 1}
+	for k, v := range want {
+		if calls[k] != v {
+			t.Errorf("%s called %d times, want %d (all calls: %v)", k, calls[k], v, calls)
+		}
+	}
+	if len(c.Exceptions) != 1 || c.Exceptions[0].CatchType != 0 {
+		t.Errorf("exception table %v, want one catch-all handler", c.Exceptions)
+	}
+	id, err := Identity().TransformClass("demo/Synth.class", in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(id.Data, in) {
+		t.Errorf("identity changed a class it should reproduce byte for byte")
+	}
+}
+
+func TestUntouchableClasses(t *testing.T) {
+	for _, tc := range []struct {
+		name, class string
+		access      uint16
+		reason      string
+	}{
+		{"module-info", "module-info", classfile.AccModule, "module-info"},
+		{"package-info", "demo/package-info", classfile.AccInterface | classfile.AccAbstract, "package-info"},
+		{"own runtime", "heapledger/probe/Probe", classfile.AccPublic, "runtime"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := synth(t, tc.class, 53, tc.access, 0)
+			for _, p := range []transform.Class{Probe(), Identity()} {
+				res, err := p.TransformClass(tc.class, in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Data != nil || len(res.Skipped) != 1 || res.Skipped[0].Method != "" || !strings.Contains(res.Skipped[0].Reason, tc.reason) {
+					t.Errorf("result changed=%v skipped=%v, want the whole class left alone for %q", res.Changed(), res.Skipped, tc.reason)
+				}
+			}
+		})
+	}
+}
+
+func TestNewerVersionPassesThroughWithWarning(t *testing.T) {
+	in := synth(t, "demo/Future", classfile.MaxMajor+1, classfile.AccPublic, 0)
+	res, err := Probe().TransformClass("demo/Future.class", in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Data != nil || len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "demo/Future.class") {
+		t.Errorf("result changed=%v warnings=%v, want unchanged with one warning naming the class", res.Changed(), res.Warnings)
+	}
+}
+
+func TestMalformedClassIsAnError(t *testing.T) {
+	in := synth(t, "demo/Broken", 52, classfile.AccPublic, 0)
+	_, err := Probe().TransformClass("demo/Broken.class", in[:len(in)/2])
+	if err == nil || !strings.Contains(err.Error(), "demo/Broken.class") {
+		t.Errorf("truncated class: error %v, want one naming the class", err)
+	}
+}
+
+// A pool with no room for the runtime's constants leaves the class as it was, every method
+// reported with the reason, and nothing fails.
+func TestPoolOverflowSkipsMethods(t *testing.T) {
+	in := synth(t, "demo/Full", 49, classfile.AccPublic, 65535-12)
+	res, err := Probe().TransformClass("demo/Full.class", in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := transform.Skip{Method: "run()V", Reason: "constant pool would exceed 65535 entries"}
+	if res.Data != nil || len(res.Skipped) != 1 || res.Skipped[0] != want {
+		t.Errorf("result changed=%v skipped=%v, want unchanged and %v", res.Changed(), res.Skipped, want)
+	}
+}
