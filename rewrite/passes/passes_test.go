@@ -244,7 +244,7 @@ func checkIdentity(t *testing.T, rw *rewritten) {
 	}
 }
 
-func TestProbeJava25(t *testing.T)  { checkAllProbed(t, runSet(t, set25(t), "probe"), nil) }
+func TestProbeJava25(t *testing.T) { checkAllProbed(t, runSet(t, set25(t), "probe"), nil) }
 func TestProbeJasmin(t *testing.T) { checkAllProbed(t, runSet(t, setJasmin(t), "probe"), nil) }
 
 func TestProbeJava17(t *testing.T) {

@@ -22,11 +22,11 @@ import (
 // general data flow of package frames writes the table instead. This path exists for
 // speed: it skips a fixed-point data flow over every method, which dominated the pass's cost.
 type probeFrames struct {
-	initial  frames.Frame
-	fixed    []labeledFrame
-	token    int
-	handler  *code.Label
-	pre      map[*code.Insn]bool // constructors: instructions that run before `this` is initialised
+	initial frames.Frame
+	fixed   []labeledFrame
+	token   int
+	handler *code.Label
+	pre     map[*code.Insn]bool // constructors: instructions that run before `this` is initialised
 }
 
 type labeledFrame struct {
