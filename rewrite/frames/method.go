@@ -50,6 +50,24 @@ type fixedFrame struct {
 	frame Frame
 }
 
+// LabelFrame is one frame of the class file and the label of the instruction it describes.
+// Uninitialized types in it name their `new` by Site.
+type LabelFrame struct {
+	Label *code.Label
+	Frame Frame
+}
+
+// CompilerFrames returns the frames the method's StackMapTable had, in their original order,
+// keyed by labels so that they stay valid while the body is edited. The frames are shared with
+// m: a caller that changes one must Clone it first.
+func (m *Method) CompilerFrames() []LabelFrame {
+	out := make([]LabelFrame, len(m.fixed))
+	for i, f := range m.fixed {
+		out[i] = LabelFrame{f.label, f.frame}
+	}
+	return out
+}
+
 // Attach reads the StackMapTable of a freshly decoded body, keys its frames by the body's
 // labels and makes the returned Method the body's FrameEncoder. Call it before editing.
 func Attach(b *code.Body) (*Method, error) {

@@ -86,6 +86,9 @@ func TestRealJarShift(t *testing.T) {
 						t.Fatalf("walk: %v", err)
 					}
 					old := tableOf(t, c, cd, fm.Initial())
+					if cf := fm.CompilerFrames(); len(cf) != len(old) || (len(cf) > 0 && cf[0].Label.Offset != old[0].Offset) {
+						t.Fatalf("%s: %d compiler frames, table has %d", b.Method, len(cf), len(old))
+					}
 					b.InsertAfter(nil, b.Seq().Op(code.NOP))
 					out, err := b.Encode()
 					if err != nil {
