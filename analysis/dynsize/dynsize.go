@@ -173,45 +173,21 @@ func (s *Sizes) walkWithin(c uint32, budget uint64) (total uint64, ok bool) {
 	s.boundary = s.boundary[:0]
 	stack := append(s.stack[:0], c)
 	metHub := false
-	for len(stack) > 0 {
-		x := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if useHub && s.inHub[x] {
-			if x == s.Hub {
-				metHub = true
-			} else {
-				s.boundary = append(s.boundary, x)
-			}
-			continue
-		}
-		if x != c && s.DAP[x] {
-			// A point outside the region may reach into it, but then it dominates what it
-			// reaches there, so the walk meets nothing of the region except through the point.
-			total += s.dyn[x]
-			continue
-		}
-		if s.Visited++; s.Visited-start > budget {
-			s.stack = stack[:0]
-			return 0, false
-		}
-		total += s.DAG.Size[x]
-		for _, y := range s.realSuccessors(x) {
-			if s.stamp[y] != s.epoch {
-				s.stamp[y] = s.epoch
-				stack = append(stack, y)
-			}
-		}
-	}
-	switch {
-	case metHub:
-		total += s.hubDyn
-	case len(s.boundary) > 0:
-		// The walk entered the region without meeting the hub: count what it reaches there.
-		stack = append(stack, s.boundary...)
+	for {
 		for len(stack) > 0 {
 			x := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
-			if s.DAP[x] {
+			if useHub && s.inHub[x] {
+				if x == s.Hub {
+					metHub = true
+				} else {
+					s.boundary = append(s.boundary, x)
+				}
+				continue
+			}
+			if x != c && s.DAP[x] {
+				// A point outside the region may reach into it, but then it dominates what it
+				// reaches there, so the walk meets nothing of the region except through it.
 				total += s.dyn[x]
 				continue
 			}
@@ -220,13 +196,22 @@ func (s *Sizes) walkWithin(c uint32, budget uint64) (total uint64, ok bool) {
 				return 0, false
 			}
 			total += s.DAG.Size[x]
-			for _, y := range s.DAG.Successors(x) {
+			for _, y := range s.realSuccessors(x) {
 				if s.stamp[y] != s.epoch {
 					s.stamp[y] = s.epoch
 					stack = append(stack, y)
 				}
 			}
 		}
+		if !useHub || metHub || len(s.boundary) == 0 {
+			break
+		}
+		// The walk entered the region without meeting the hub: count what it reaches there.
+		useHub = false
+		stack = append(stack, s.boundary...)
+	}
+	if metHub {
+		total += s.hubDyn
 	}
 	s.stack = stack
 	return total, true
