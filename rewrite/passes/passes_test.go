@@ -1,6 +1,7 @@
 package passes
 
 import (
+	"archive/zip"
 	"bytes"
 	"fmt"
 	"os"
@@ -49,7 +50,7 @@ func (o *once) get(t *testing.T, build func() (any, error)) any {
 	return o.val
 }
 
-var java17, java25, jasmin, probeRT once
+var java17, java25, jasmin, probeRT, verifyTool once
 
 func set17(t *testing.T) *fixtures.Set {
 	javac, java := fixtures.Tool(t, "javac"), fixtures.Tool(t, "java")
@@ -85,6 +86,74 @@ func probeRuntime(t *testing.T) string {
 		}
 		return filepath.Join(root, "build", "heapledger-probe.jar"), nil
 	}).(string)
+}
+
+// verifyJar builds tools/verify with the project's build step.
+func verifyJar(t *testing.T) string {
+	bash := fixtures.Tool(t, "bash")
+	fixtures.Tool(t, "javac")
+	return verifyTool.get(t, func() (any, error) {
+		root := filepath.Join(fixtures.Dir(), "..")
+		if err := runTool(bash, filepath.Join(root, "scripts", "build-java.sh"), "verify"); err != nil {
+			return nil, err
+		}
+		return filepath.Join(root, "build", "verify.jar"), nil
+	}).(string)
+}
+
+// verifyAll links every class of a rewritten class directory with HotSpot's verifier
+// (tools/verify), including classes the programs never load, and fails on any that does not
+// link.
+func verifyAll(t *testing.T, java, dir string, cp []string) {
+	t.Helper()
+	jar := filepath.Join(t.TempDir(), "classes.jar")
+	f, err := os.Create(jar)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := zip.NewWriter(f)
+	err = filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		w, err := zw.Create(filepath.ToSlash(rel))
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(data)
+		return err
+	})
+	if err == nil {
+		err = zw.Close()
+	}
+	if err == nil {
+		err = f.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"-cp", verifyJar(t), "heapledger.verify.Verify"}
+	if len(cp) > 0 {
+		args = append(args, "--cp", strings.Join(cp, string(os.PathListSeparator)))
+	}
+	out, err := exec.Command(java, append(args, jar)...).Output()
+	if err != nil {
+		t.Fatalf("verify: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	bad := 0
+	for _, l := range lines {
+		if !strings.HasPrefix(l, "OK\t") {
+			t.Errorf("does not link after rewriting: %s", l)
+			bad++
+		}
+	}
+	t.Logf("verify: %d of %d classes link", len(lines)-bad, len(lines))
 }
 
 // rewritten is the outcome of running a pass over a class directory.
@@ -193,9 +262,12 @@ func runSet(t *testing.T, set *fixtures.Set, pass string) *rewritten {
 		}
 	}
 	cp := []string{rw.dir}
+	var extra []string
 	if pass == "probe" {
-		cp = append(cp, probeRuntime(t))
+		extra = []string{probeRuntime(t)}
+		cp = append(cp, extra...)
 	}
+	verifyAll(t, set.Java, rw.dir, extra)
 	for _, prog := range set.Programs {
 		repPath := filepath.Join(t.TempDir(), "probe.txt")
 		got, err := set.Run(prog.Main, cp, "-Dheapledger.probe.report="+repPath)
