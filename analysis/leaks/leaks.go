@@ -162,7 +162,7 @@ func Analyze(in Input, opt Options) *Report {
 			if over(k) {
 				s := Suspect{Object: Object{Node: k, Shallow: g.Size[k], Retained: ret[k]},
 					Share: float64(ret[k]) / float64(total)}
-				a := accumulationPoint(k, ret, off, kids, opt.DropRatio)
+				a := accumulationPoint(k, ret, off, kids, opt.DropRatio, in.ClassOf)
 				s.Accumulation = Object{Node: a, Shallow: g.Size[a], Retained: ret[a]}
 				rep.Suspects = append(rep.Suspects, s)
 			}
@@ -229,8 +229,11 @@ func Analyze(in Input, opt Options) *Report {
 
 // accumulationPoint follows the dominator tree down from v to the biggest child while that child
 // retains at least ratio of its parent: where the retained size stops being held by one chain,
-// the memory has accumulated (in a collection's array, say).
-func accumulationPoint(v uint32, ret []uint64, off, kids []uint32, ratio float64) uint32 {
+// the memory has accumulated (in a collection's array, say). A child of the parent's own class
+// ends the descent at the parent: that is a linked chain (a hand-made list, a deep tree), whose
+// every element holds the rest, and its head names the structure better than an element near
+// its tail, where the drop finally comes.
+func accumulationPoint(v uint32, ret []uint64, off, kids []uint32, ratio float64, classOf []uint32) uint32 {
 	for {
 		best, found := uint32(0), false
 		for _, k := range kids[off[v]:off[v+1]] {
@@ -239,6 +242,9 @@ func accumulationPoint(v uint32, ret []uint64, off, kids []uint32, ratio float64
 			}
 		}
 		if !found || float64(ret[best]) < ratio*float64(ret[v]) {
+			return v
+		}
+		if classOf != nil && classOf[best] == classOf[v] {
 			return v
 		}
 		v = best

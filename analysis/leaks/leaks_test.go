@@ -217,6 +217,45 @@ func TestSplitSuspects(t *testing.T) {
 	}
 }
 
+// TestChainAccumulation: a hand-made linked list held by a holder. Each entry holds the rest of
+// the list, so without classes the descent runs to the tail; with classes it stops at the head.
+func TestChainAccumulation(t *testing.T) {
+	const entries = 1000
+	list := heapgraph.ListWithData(entries) // entries are odd nodes, data even
+	b := heapgraph.NewBuilder(list.N() + 1)
+	holder := uint32(list.N())
+	b.AddEdge(0, holder)
+	b.AddEdge(holder, 1)
+	b.SetSize(holder, 1)
+	from, to := list.Edges()
+	for i := range from {
+		if from[i] != 0 {
+			b.AddEdge(from[i], to[i])
+		}
+	}
+	for v := 1; v < list.N(); v++ {
+		b.SetSize(uint32(v), 1)
+	}
+	g, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	classOf := make([]uint32, g.N())
+	classOf[0] = heapgraph.NoNode
+	for v := 1; v < g.N(); v++ {
+		classOf[v] = uint32(2 - v%2) // entries 1, data 2
+	}
+	classOf[holder] = 3
+	withClasses := Analyze(Input{Graph: g, ClassOf: classOf, NumClasses: 4}, DefaultOptions)
+	if s := withClasses.Suspects; len(s) != 1 || s[0].Node != holder || s[0].Accumulation.Node != 1 {
+		t.Fatalf("with classes: suspects %+v, want the holder with the list head (1) as accumulation point", s)
+	}
+	without := Analyze(Input{Graph: g}, DefaultOptions)
+	if a := without.Suspects[0].Accumulation.Node; a < 2*entries-20 {
+		t.Errorf("without classes the descent should run down the chain, stopped at %d", a)
+	}
+}
+
 func TestTopBy(t *testing.T) {
 	val := []uint64{9, 5, 7, 7, 0, 1, 8}
 	got := topBy(val, 3, func(v uint32) bool { return v != 0 })
