@@ -27,7 +27,8 @@ var heapAnalyzeCmd = &cli.Command{
   - leak suspects: the topmost objects retaining more than --threshold percent of the heap (and,
     below an object with two or more children over the threshold, those children too), each with
     the accumulation point below it (follow the dominator tree to the biggest child while it keeps
-    at least 70% of its parent) and the shortest chain of strong references from a GC root to both;
+    at least 70% of its parent, stopping at the head of a chain of objects of one class) and the
+    shortest chain of strong references from a GC root to both;
   - the --top objects by retained size (what the collector would free with the object) and by
     dynamic size (everything reachable from the object), and retained size by class.
 
