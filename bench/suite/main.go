@@ -290,18 +290,14 @@ func findMode(name string) *Mode {
 	return nil
 }
 
-func workloadNames() []string {
-	var n []string
-	for _, w := range workloads {
-		n = append(n, w.Name)
-	}
-	return n
-}
+func workloadNames() []string { return namesOf(false) }
 
-func quickNames() []string {
+func quickNames() []string { return namesOf(true) }
+
+func namesOf(quickOnly bool) []string {
 	var n []string
 	for _, w := range workloads {
-		if w.InQuick {
+		if w.InQuick || !quickOnly {
 			n = append(n, w.Name)
 		}
 	}
