@@ -140,14 +140,14 @@ func CheckDynamic(g *heapgraph.Graph) error {
 	return nil
 }
 
-// CheckBatch compares dynamic sizes computed 64 at a time, by reach masks, with plain
+// CheckBatch compares dynamic sizes computed a batch at a time, by reach masks, with plain
 // reachability from each component's representative.
 func CheckBatch(g *heapgraph.Graph) error {
 	s := dynsize.New(g, nil)
 	n := s.DAG.N()
-	for lo := 0; lo < n; lo += 64 {
+	for lo := 0; lo < n; lo += dynsize.BatchSize {
 		var cs []uint32
-		for c := lo; c < min(lo+64, n); c++ {
+		for c := lo; c < min(lo+dynsize.BatchSize, n); c++ {
 			cs = append(cs, uint32(c))
 		}
 		for i, size := range s.Batch(cs) {

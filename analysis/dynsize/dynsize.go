@@ -2,6 +2,7 @@ package dynsize
 
 import (
 	"container/heap"
+	"fmt"
 	"math/bits"
 
 	"github.com/heapledger/heapledger/analysis/dominators"
@@ -27,8 +28,7 @@ type Sizes struct {
 	reachesHub []bool   // components that reach the hub (the hub included)
 	hubDyn     uint64
 	hubReady   bool
-	mask       []uint64 // reach masks of batch, allocated on first use
-	stamp      []uint32 // visit marks, one epoch per walk, so walks never clear an array
+	stamp      []uint32 // visit marks, one epoch per walk so walks never clear it; Batch's masks
 	epoch      uint32
 	stack      []uint32
 	boundary   []uint32
@@ -231,31 +231,37 @@ func (s *Sizes) Component(c uint32) uint64 {
 // exact reports whether component c's size is known without a walk.
 func (s *Sizes) exact(c uint32) bool { return s.DAP[c] || (c == s.Hub && s.hubReady) }
 
-// Batch computes the dynamic sizes of up to 64 components in one pass over the DAG in topological order, carrying for each component a bit mask of the batch
-// members that reach it — 64 walks for the price of one when the walks are long. The rules of
-// walk apply per bit: a dominating articulation point adds its size and stops the bit, and a bit
-// that meets the hub adds the hub's size and is dropped from the hub's region.
+// BatchSize is how many components Batch sizes in one pass: one bit each of a visit mark.
+const BatchSize = 32
+
+// Batch computes the dynamic sizes of up to BatchSize components in one pass over the DAG in
+// topological order, carrying for each component a bit mask of the batch members that reach it —
+// 32 walks for the price of one when the walks are long. The masks live in the walks' visit
+// marks, so a batch costs no memory of its own; the walks' marks start afresh after it. The rules
+// of walk apply per bit: a dominating articulation point adds its size and stops the bit, and a
+// bit that meets the hub adds the hub's size and is dropped from the hub's region.
 func (s *Sizes) Batch(cs []uint32) []uint64 {
-	n := s.DAG.N()
-	if s.mask == nil {
-		s.mask = make([]uint64, n)
+	if len(cs) > BatchSize {
+		panic(fmt.Sprintf("dynsize: batch of %d components, at most %d", len(cs), BatchSize))
 	}
+	n := s.DAG.N()
 	lo := cs[0]
 	for _, c := range cs {
 		lo = min(lo, c)
 	}
-	mask := s.mask
-	clear(mask[lo:])
+	mask := s.stamp
+	clear(mask) // old visit marks; afterwards the array is all zero again and walks restart
+	s.epoch = 0
 	for i, c := range cs {
 		mask[c] |= 1 << i
 	}
 	sums := make([]uint64, len(cs))
-	addTo := func(m, size uint64) {
+	addTo := func(m uint32, size uint64) {
 		for ; m != 0; m &= m - 1 {
-			sums[bits.TrailingZeros64(m)] += size
+			sums[bits.TrailingZeros32(m)] += size
 		}
 	}
-	var hubBits uint64
+	var hubBits uint32
 	for c := lo; c < uint32(n); c++ {
 		m := mask[c]
 		if s.Hub != heapgraph.NoNode && s.hubReady && s.inHub[c] {
@@ -281,6 +287,7 @@ func (s *Sizes) Batch(cs []uint32) []uint64 {
 			mask[d] |= m
 		}
 	}
+	clear(mask[lo:])
 	return sums
 }
 
@@ -341,7 +348,7 @@ func (s *Sizes) Top(k int) []Ranked {
 		}
 		members := []uint32{it.comp}
 		var aside []rankItem
-		for q.Len() > 0 && len(members) < 64 {
+		for q.Len() > 0 && len(members) < BatchSize {
 			next := heap.Pop(q).(rankItem)
 			if next.exact {
 				aside = append(aside, next)
