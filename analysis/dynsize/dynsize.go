@@ -22,7 +22,7 @@ type Sizes struct {
 	// Hub is the component walks treat as a landmark (see New), NoNode when there is none.
 	Hub uint32
 
-	dyn        []uint64 // exact dynamic size of each DAP (0 elsewhere)
+	dyn        []uint64 // exact dynamic size of each DAP; Top's bounds elsewhere
 	rootEdges  uint32   // component 0's real edges; the rest of its list only roots the DAG
 	inHub      []bool   // components the hub reaches (the hub included)
 	reachesHub []bool   // components that reach the hub (the hub included)
@@ -313,7 +313,7 @@ func (s *Sizes) Top(k int) []Ranked {
 	if k <= 0 || n <= 1 {
 		return nil
 	}
-	_, bound := s.upperBounds()
+	bound := s.upperBounds()
 	queued := make([]bool, n)
 	q := &rankHeap{}
 	push := func(c uint32, parent uint64) {
@@ -370,46 +370,55 @@ func (s *Sizes) Top(k int) []Ranked {
 // size plus its successors' bounds, exact at dominating articulation points and at the hub. A
 // component that reaches the hub is bounded by the hub's size plus a bound on what it reaches
 // outside the hub's region, so that the many components above a big hub do not all get bounds
-// that sum it again and again; for those the array holds only the outside part, and bound adds
-// the hub's size.
-func (s *Sizes) upperBounds() (ub []uint64, bound func(c uint32) uint64) {
+// that sum it again and again; for those only the outside part is stored, and bound adds the
+// hub's size.
+//
+// The bounds are stored in dyn, whose entries for components that are not points are otherwise
+// unused: on a heap of tens of millions of components that saves a word per component at the
+// moment memory peaks. A point's stored value is its exact size, from which its bound follows.
+func (s *Sizes) upperBounds() (bound func(c uint32) uint64) {
 	n := s.DAG.N()
 	hub := s.Hub != heapgraph.NoNode && s.hubReady
 	above := func(c uint32) bool { return hub && s.reachesHub[c] && c != s.Hub }
-	ub = make([]uint64, n)
+	// stored is the bound as kept for summing: the outside part for a component above the hub.
+	stored := func(c uint32) uint64 {
+		if s.DAP[c] && above(c) {
+			return s.dyn[c] - s.hubDyn // a point above the hub holds the hub's whole region
+		}
+		return s.dyn[c]
+	}
 	for c := uint32(n); c > 0; {
 		c--
 		switch {
-		case s.exact(c) && !above(c):
-			ub[c] = s.Component(c)
-		case above(c) && s.DAP[c]:
-			ub[c] = s.dyn[c] - s.hubDyn // a point above the hub holds the hub's whole region
+		case s.DAP[c]:
+			// exact already
+		case c == s.Hub && hub:
+			s.dyn[c] = s.hubDyn
 		case above(c):
 			b := s.DAG.Size[c]
 			for _, d := range s.DAG.Successors(c) {
 				if !s.inHub[d] {
-					b = satAdd(b, ub[d]) // for a d above the hub too, its outside part
+					b = satAdd(b, stored(d)) // for a d above the hub too, its outside part
 				}
 			}
-			ub[c] = b
+			s.dyn[c] = b
 		default:
 			b := s.DAG.Size[c]
 			for _, d := range s.DAG.Successors(c) {
-				b = satAdd(b, ub[d]) // no successor is above the hub, or c would be
+				b = satAdd(b, stored(d)) // no successor is above the hub, or c would be
 			}
 			if hub && s.inHub[c] {
 				b = min(b, s.hubDyn)
 			}
-			ub[c] = b
+			s.dyn[c] = b
 		}
 	}
-	bound = func(c uint32) uint64 {
+	return func(c uint32) uint64 {
 		if above(c) {
-			return satAdd(ub[c], s.hubDyn)
+			return satAdd(stored(c), s.hubDyn)
 		}
-		return ub[c]
+		return s.dyn[c]
 	}
-	return ub, bound
 }
 
 // satAdd adds without wrapping around: a bound only has to be an upper bound.
