@@ -53,8 +53,10 @@ HL_TP=$("$OUT/throughput" -seconds "$PERIOD" "${JARS[@]}")
 echo "$HL_TP" >&2
 ASM_TP=$(java -XX:ActiveProcessorCount=1 -cp "$OUT/classes:$ASM_CP" AsmProbe throughput "$PERIOD" "${JARS[@]}")
 echo "$ASM_TP" >&2
-hl_rate=$(sed -n 's/.*classes\/s=\([0-9]*\).*/\1/p' <<<"$HL_TP")
-asm_rate=$(sed -n 's/.*classes\/s=\([0-9]*\).*/\1/p' <<<"$ASM_TP")
+hl_rate=$(sed -n 's/.* classes\/s=\([0-9]*\).*/\1/p' <<<"$HL_TP")
+asm_rate=$(sed -n 's/.* classes\/s=\([0-9]*\).*/\1/p' <<<"$ASM_TP")
+hl_cpurate=$(sed -n 's/.*classes\/cpu-s=\([0-9]*\).*/\1/p' <<<"$HL_TP")
+asm_cpurate=$(sed -n 's/.*classes\/cpu-s=\([0-9]*\).*/\1/p' <<<"$ASM_TP")
 
 echo "run.sh: end to end, whole corpus" >&2
 mkdir -p "$OUT/hl" "$OUT/asm"
@@ -73,9 +75,11 @@ asm_cpu=$(awk "BEGIN { print $asm_user + $asm_sys }")
 
 ratio() { awk "BEGIN { printf \"%.2f\", $1 / $2 }"; }
 tp_ratio=$(ratio "$hl_rate" "$asm_rate")
+tpcpu_ratio=$(ratio "$hl_cpurate" "$asm_cpurate")
 wall_ratio=$(ratio "$asm_wall" "$hl_wall")
 cpu_ratio=$(ratio "$asm_cpu" "$hl_cpu")
 printf 'single-thread classes/s: heapledger %s, ASM %s (heapledger/ASM = %s)\n' "$hl_rate" "$asm_rate" "$tp_ratio"
+printf 'single-thread classes per CPU-second: heapledger %s, ASM %s (heapledger/ASM = %s)\n' "$hl_cpurate" "$asm_cpurate" "$tpcpu_ratio"
 printf 'end-to-end wall time: heapledger %.2fs, ASM %.2fs (ASM/heapledger = %s)\n' "$hl_wall" "$asm_wall" "$wall_ratio"
 printf 'end-to-end CPU time: heapledger %.2fs, ASM %.2fs (ASM/heapledger = %s)\n' "$hl_cpu" "$asm_cpu" "$cpu_ratio"
 
@@ -101,6 +105,7 @@ Corpus: ${#JARS[@]} jars of scripts/corpus-jars.txt, $CLASSES classes.
 | measure | heapledger | ASM 9 | ratio |
 | --- | --- | --- | --- |
 | single-thread classes/s after ${PERIOD}s warm-up | $hl_rate | $asm_rate | heapledger/ASM = $tp_ratio |
+| the same, classes per CPU-second of the whole process | $hl_cpurate | $asm_cpurate | heapledger/ASM = $tpcpu_ratio |
 | end-to-end wall time, whole corpus (s) | $(printf %.2f "$hl_wall") | $(printf %.2f "$asm_wall") | ASM/heapledger = $wall_ratio |
 | end-to-end CPU time (user + sys), whole corpus (s) | $(printf %.2f "$hl_cpu") | $(printf %.2f "$asm_cpu") | ASM/heapledger = $cpu_ratio |
 
@@ -110,7 +115,9 @@ faster (ratio ≥ 3).
 How each is measured: single-thread throughput loads every corpus class into memory first and
 then transforms them in a loop for ${PERIOD}s of warm-up and ${PERIOD}s measured, heapledger on one
 goroutine with GOMAXPROCS=1 (\`bench/rewrite/throughput\`), ASM on one thread of a JVM started
-with -XX:ActiveProcessorCount=1 (its JIT and GC threads still run beside it). End to end is
+with -XX:ActiveProcessorCount=1 (its JIT and GC threads still run beside it). Classes per
+CPU-second divide by the CPU time of the whole process (all threads; for the JVM that includes
+JIT compilation and GC), which on a loaded machine is steadier than wall time. End to end is
 \`heapledger rewrite --pass probe JAR -o OUT\` run once per corpus jar (a new process each
 time, all cores) against one JVM running \`AsmProbe rewrite\` over all jars with a thread per
 core; both read and write jars. On a loaded machine wall time mostly measures the scheduler, so

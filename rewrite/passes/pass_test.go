@@ -147,3 +147,37 @@ func TestPoolOverflowSkipsMethods(t *testing.T) {
 		t.Errorf("result changed=%v skipped=%v, want unchanged and %v", res.Changed(), res.Skipped, want)
 	}
 }
+
+// The probe's constants are found, not added again, in a class that already has them, and the
+// ones it adds are exactly what the pool's own Add functions would have made.
+func TestPoolRefsReuseExistingConstants(t *testing.T) {
+	once, err := Probe().TransformClass("demo/Synth", synth(t, "demo/Synth", 52, classfile.AccPublic, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf, err := classfile.Parse(once.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := cf.Pool.Len()
+	var pr poolRefs
+	idx, err := pr.resolve(cf.Pool, []memberRef{{ProbeClass, "exit", "(I)V"}, {ProbeClass, "enter", "()I"}}, "java/lang/Throwable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cf.Pool.Len() != before {
+		t.Errorf("pool grew from %d to %d entries for constants it already had", before, cf.Pool.Len())
+	}
+	for i, want := range []struct{ name, desc string }{{"exit", "(I)V"}, {"enter", "()I"}} {
+		owner, name, desc, err := cf.Pool.MemberRef(idx[i])
+		if err != nil || owner != ProbeClass || name != want.name || desc != want.desc {
+			t.Errorf("index %d is %s.%s%s (%v), want %s.%s%s", idx[i], owner, name, desc, err, ProbeClass, want.name, want.desc)
+		}
+		if again, _ := cf.Pool.AddMethodref(ProbeClass, want.name, want.desc, false); again != idx[i] {
+			t.Errorf("the pool's own de-duplication finds %s at %d, poolRefs at %d", want.name, again, idx[i])
+		}
+	}
+	if name, err := cf.Pool.ClassName(idx[2]); err != nil || name != "java/lang/Throwable" {
+		t.Errorf("class index %d is %q (%v)", idx[2], name, err)
+	}
+}

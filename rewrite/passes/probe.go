@@ -34,25 +34,32 @@ type probeEditor struct {
 // rather than once per inserted call.
 type probeRefs struct {
 	enter, exit, unwind, alloc, array code.Insn
+	throwable                         uint16 // CONSTANT_Class of the handler frame's stack type
+	stackMapName                      uint16 // Utf8 "StackMapTable", for methods that had none
 }
 
 func (probeEditor) prepareClass(cf *classfile.Class) (any, error) {
 	var r probeRefs
-	for _, x := range []struct {
-		insn       *code.Insn
-		name, desc string
-	}{
-		{&r.enter, "enter", "()I"},
-		{&r.exit, "exit", "(I)V"},
-		{&r.unwind, "unwind", "(I)V"},
-		{&r.alloc, "alloc", "()V"},
-		{&r.array, "array", "(Ljava/lang/Object;)V"},
-	} {
-		idx, err := cf.Pool.AddMethodref(ProbeClass, x.name, x.desc, false)
-		if err != nil {
+	var pr poolRefs
+	idx, err := pr.resolve(cf.Pool, []memberRef{
+		{ProbeClass, "enter", "()I"},
+		{ProbeClass, "exit", "(I)V"},
+		{ProbeClass, "unwind", "(I)V"},
+		{ProbeClass, "alloc", "()V"},
+		{ProbeClass, "array", "(Ljava/lang/Object;)V"},
+	}, "java/lang/Throwable")
+	if err != nil {
+		return nil, err
+	}
+	for i, insn := range []*code.Insn{&r.enter, &r.exit, &r.unwind, &r.alloc, &r.array} {
+		*insn = code.Insn{Op: code.INVOKESTATIC, Index: idx[i]}
+	}
+	r.throwable = idx[len(idx)-1]
+	if cf.Major >= 50 {
+		// Straight-line methods have no StackMapTable yet and need one for the handler.
+		if r.stackMapName, _, err = pr.str(cf.Pool, "StackMapTable"); err != nil {
 			return nil, err
 		}
-		*x.insn = code.Insn{Op: code.INVOKESTATIC, Index: idx}
 	}
 	return &r, nil
 }
@@ -113,9 +120,14 @@ func (e probeEditor) editMethod(cf *classfile.Class, m *classfile.Member, b *cod
 		return err
 	}
 	// The edits are known, so the frames follow from the compiler's without a data flow.
+	if r.stackMapName != 0 && !hasStackMap(b) {
+		// Named here, from the constants resolved once per class, so that encoding does not
+		// look the name up through the pool's index.
+		b.Attrs = append(b.Attrs, &code.Attr{Kind: code.AttrStackMap, Name: r.stackMapName})
+	}
 	if !e.dataFlow {
 		if pf := newProbeFrames(b); pf != nil {
-			pf.token, pf.handler, pf.pre = token, handler, pre
+			pf.token, pf.handler, pf.pre, pf.throwable = token, handler, pre, r.throwable
 			b.Frames = pf
 			return nil
 		}
@@ -127,3 +139,12 @@ func (e probeEditor) editMethod(cf *classfile.Class, m *classfile.Member, b *cod
 }
 
 func (probeEditor) writesFrames() {}
+
+func hasStackMap(b *code.Body) bool {
+	for _, a := range b.Attrs {
+		if a.Kind == code.AttrStackMap {
+			return true
+		}
+	}
+	return false
+}

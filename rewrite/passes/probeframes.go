@@ -27,6 +27,8 @@ type probeFrames struct {
 	token   int
 	handler *code.Label
 	pre     map[*code.Insn]bool // constructors: instructions that run before `this` is initialised
+	// throwable is the pool index of java/lang/Throwable, resolved with the probe's constants.
+	throwable uint16
 }
 
 type labeledFrame struct {
@@ -118,7 +120,7 @@ func (p *probeFrames) EncodeFrames(b *code.Body) ([]byte, error) {
 	}
 	var h frames.Frame
 	h.SetLocal(p.token, frames.IntType)
-	h.Stack = []frames.Type{frames.ObjectType("java/lang/Throwable")}
+	h.Stack = []frames.Type{{Kind: frames.Object, Class: "java/lang/Throwable", Index: p.throwable}}
 	entries = append(entries, frames.Entry{Offset: p.handler.Pos(), Frame: h})
 	return frames.Encode(entries, p.initial, b.Pool)
 }
