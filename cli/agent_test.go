@@ -203,6 +203,30 @@ func TestAgentServiceKilled(t *testing.T) {
 	}
 }
 
+// TestAgentServiceHung: the service is stopped (alive, silent). The next class waits for the
+// timeout, loads unmodified, and the agent gives the service up with one warning naming it;
+// the program finishes and leaves no stopped process behind.
+func TestAgentServiceHung(t *testing.T) {
+	needAgent(t)
+	app, _ := agentFixtures(t)
+	snaps := t.TempDir()
+	out, errOut, err := runCLI(t, "run", "--timeout", "2s", "--snapshot-dir", snaps, "--", "java", "-cp", app, "agentfix.kill.Main", "stop")
+	if err != nil {
+		t.Fatalf("%v\n%s\n%s", err, out, errOut)
+	}
+	if want := "before: 6\nafter: 7 8\ndone\n"; out != want {
+		t.Errorf("output %q, want %q", out, want)
+	}
+	w := agentWarnings(errOut)
+	if len(w) != 1 || !strings.Contains(w[0], "did not answer within 2000 ms while loading agentfix.kill.After") {
+		t.Errorf("want one timeout warning naming the class, got %q", w)
+	}
+	s := onlySnapshot(t, snaps)
+	if got := siteCounts(s, "agentfix.kill.After."); len(got) != 0 {
+		t.Errorf("After must load unmodified, but has sites %v", got)
+	}
+}
+
 // TestAgentServiceMissing: the binary the agent should start does not exist. The program runs
 // uninstrumented, with one warning that names the binary.
 func TestAgentServiceMissing(t *testing.T) {

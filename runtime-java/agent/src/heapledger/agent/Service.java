@@ -77,7 +77,7 @@ final class Service {
             }
         }
         if (!s.hello.done) {
-            s.process.destroy();
+            s.process.destroyForcibly();
             throw new IOException(o.bin + " serve " + (s.dead ? "exited before it was ready" : "gave no sign of life within " + o.timeoutMillis + " ms")
                     + " (see its messages above)");
         }
@@ -225,7 +225,7 @@ final class Service {
             Agent.warn(why + (className == null ? "" : " while loading " + className.replace('/', '.'))
                     + "; classes load unmodified from now on (classes already instrumented keep counting)");
         }
-        process.destroy();
+        process.destroyForcibly(); // SIGKILL: a hung or stopped service must not outlive the JVM
     }
 
     /** Ends the service on purpose (detach): it sees the end of its input and exits. */
