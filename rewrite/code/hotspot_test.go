@@ -2,10 +2,13 @@ package code_test
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/heapledger/heapledger/fixtures"
 	"github.com/heapledger/heapledger/rewrite/classfile"
@@ -66,7 +69,7 @@ func compile(t *testing.T, name, src, release string) *javaClass {
 	if out, err := exec.Command(javac, "--release", release, "-d", orig, path).CombinedOutput(); err != nil {
 		t.Fatalf("javac: %v\n%s", err, out)
 	}
-	want, err := exec.Command(java, "-cp", orig, name).CombinedOutput()
+	want, err := javaRun(java, "-cp", orig, name)
 	if err != nil {
 		t.Fatalf("original %s: %v\n%s", name, err, want)
 	}
@@ -165,10 +168,22 @@ func (o *javaClass) run(old bool) {
 	if err := os.WriteFile(filepath.Join(rw, o.name+".class"), out, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got, err := exec.Command(o.java, "-Xverify:all", "-cp", rw, o.name).CombinedOutput()
+	got, err := javaRun(o.java, "-Xverify:all", "-cp", rw, o.name)
 	if err != nil || !bytes.Equal(got, o.want) {
 		t.Fatalf("rewritten %s: %v\n%s\nwant\n%s", o.name, err, got, o.want)
 	}
+}
+
+// javaRun runs a JVM with a generous deadline: broken branch offsets can turn a program into
+// an endless loop, which must fail the test rather than hang the suite.
+func javaRun(java string, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, java, args...).CombinedOutput()
+	if ctx.Err() != nil {
+		return out, fmt.Errorf("java %v did not finish in 3 minutes: %v", args, ctx.Err())
+	}
+	return out, err
 }
 
 // padding is a sequence of n nops.

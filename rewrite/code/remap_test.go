@@ -66,7 +66,7 @@ func semantics(b *Body) string {
 		k++
 		switch {
 		case over[n] != nil:
-			fmt.Fprintf(&sb, "%s ->%d\n", name(invert(n.Op)), idx[over[n].Target])
+			fmt.Fprintf(&sb, "%s ->%d\n", name(opposite[n.Op]), idx[over[n].Target])
 		case n.Target != nil:
 			fmt.Fprintf(&sb, "%s ->%d\n", name(n.Op), idx[n.Target])
 		case n.Switch != nil:
