@@ -103,7 +103,8 @@ func TestAgentCustomLoaderSameClassTwice(t *testing.T) {
 	needAgent(t)
 	app, plugin := agentFixtures(t)
 	snaps := t.TempDir()
-	out, errOut, err := runCLI(t, "run", "--accounts", "agentfix.plugin", "--snapshot-dir", snaps, "--",
+	// --liveness is a launch setting of the pass: it must reach the runtime through the agent.
+	out, errOut, err := runCLI(t, "run", "--accounts", "agentfix.plugin", "--liveness", "all", "--snapshot-dir", snaps, "--",
 		"java", "-cp", app, "agentfix.loaders.Main", plugin)
 	if err != nil {
 		t.Fatalf("%v\n%s\n%s", err, out, errOut)
@@ -118,6 +119,9 @@ func TestAgentCustomLoaderSameClassTwice(t *testing.T) {
 		t.Errorf("run should say where the snapshot is:\n%s", errOut)
 	}
 	s := onlySnapshot(t, snaps)
+	if !s.Liveness {
+		t.Errorf("--liveness all did not reach the runtime (header %v)", s.Header)
+	}
 	sites := siteCounts(s, "agentfix.plugin.Widget.make(I)I")
 	// make(10) in the first class, make(20) in the second: per class one site per allocation.
 	want := map[string][2]int64{"agentfix.plugin.Widget$Part": {10, 20}, "long[]": {10, 20}, "long[][]": {1, 1}, "java.lang.Object[]": {1, 1}}

@@ -110,6 +110,15 @@ public final class Agent {
                 Service s = Service.start(o, extra);
                 Agent a = new Agent(o, inst, s, System.nanoTime() - t0);
                 applyConfig(s.accountLines());
+                if (!startedBefore && s.accountLines().contains("config\tbudget.")) {
+                    // Budgets name accounts, and the runtime resolves them when it starts, before
+                    // any line reaches it through defineTable: it reads them from a table file.
+                    File t = File.createTempFile("heapledger-accounts-", ".tsv");
+                    t.deleteOnExit();
+                    writeFile(t, "# heapledger table 1\n" + s.accountLines());
+                    String old = System.getProperty("heapledger.table");
+                    System.setProperty("heapledger.table", old == null || old.isEmpty() ? t.getPath() : old + File.pathSeparator + t.getPath());
+                }
                 startedBefore = true;
                 Ledger.defineTable(s.accountLines());
                 System.setProperty("heapledger.agent.service.pid", String.valueOf(s.pid));

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Startup cost of the agent (docs/agent.md): time to first output and total time of one program
+# run plain, offline-rewritten (heapledger rewrite --pass count) and under the agent, N runs
+# each (median), plus the agent's per-class transform latency (its --stats line).
+#
+#   runtime-java/agent/bench-startup.sh [RUNS]      (default 5; needs `make build` and a JDK)
+#
+# Programs: the demo (fixtures/demo, 2000 orders) and ecj (Debian libecj-java) compiling the
+# demo's sources. All runs of one program take turns, so machine load hits them alike.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+RUNS=${1:-5}
+HL=$PWD/bin/heapledger
+RT=$PWD/build/heapledger-runtime.jar
+ECJ=/usr/share/java/ecj.jar
+[ -x "$HL" ] && [ -f "$RT" ] && [ -f build/heapledger-agent.jar ] || { echo "run make build first" >&2; exit 1; }
+export HEAPLEDGER_AGENT=$PWD/build/heapledger-agent.jar
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+
+# first_and_total CMD...: prints "FIRST_MS TOTAL_MS" (first byte on stdout or stderr).
+first_and_total() {
+  local start first end
+  start=$(date +%s%N)
+  "$@" 2>&1 | { head -c1 >/dev/null; date +%s%N >"$W/first"; cat >/dev/null; }
+  end=$(date +%s%N)
+  first=$(cat "$W/first")
+  echo "$(((first - start) / 1000000)) $(((end - start) / 1000000))"
+}
+
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+# bench NAME: runs the commands plain_cmd, offline_cmd, agent_cmd (arrays) RUNS times.
+bench() {
+  local name=$1 mode
+  : >"$W/times"
+  for ((i = 0; i < RUNS; i++)); do
+    for mode in plain offline agent; do
+      local -n cmd="${mode}_cmd"
+      echo "$mode $(first_and_total "${cmd[@]}")" >>"$W/times"
+    done
+  done
+  for mode in plain offline agent; do
+    printf '%-6s %-8s first output %5s ms   total %5s ms\n' "$name" "$mode" \
+      "$(awk -v m=$mode '$1==m {print $2}' "$W/times" | median)" "$(awk -v m=$mode '$1==m {print $3}' "$W/times" | median)"
+  done
+  "${stats_cmd[@]}" 2>&1 >/dev/null | grep 'classes sent' | sed "s/^heapledger agent: /$name   agent    /"
+}
+
+"$HL" demo --dir "$W/demo" >/dev/null
+"$HL" agent --accounts demo.web,demo.orders,demo.reports -o "$W/agent-demo" >/dev/null
+"$HL" agent --accounts demo.web,demo.orders,demo.reports --stats -o "$W/agent-demo-stats" >/dev/null
+plain_cmd=(java -Dheapledger.snapshot.dir="$W/s" -cp "$W/demo/classes" demo.Main 2000)
+offline_cmd=(java -Dheapledger.snapshot.dir="$W/s" -cp "$W/demo/classes-hl:$RT" demo.Main 2000)
+agent_cmd=("$W/agent-demo/heapledger-java" -Dheapledger.snapshot.dir="$W/s" -cp "$W/demo/classes" demo.Main 2000)
+stats_cmd=("$W/agent-demo-stats/heapledger-java" -Dheapledger.snapshot.dir="$W/s" -cp "$W/demo/classes" demo.Main 2000)
+bench demo
+
+if [ -f "$ECJ" ]; then
+  "$HL" rewrite --pass count --accounts 'org.eclipse.jdt.*' "$ECJ" -o "$W/ecj-hl.jar" >/dev/null 2>&1
+  "$HL" agent --accounts 'org.eclipse.jdt.*' -o "$W/agent-ecj" >/dev/null
+  "$HL" agent --accounts 'org.eclipse.jdt.*' --stats -o "$W/agent-ecj-stats" >/dev/null
+  srcs=$(find "$W/demo/src" -name '*.java' | tr '\n' ' ')
+  ecj_args=(org.eclipse.jdt.internal.compiler.batch.Main -verbose -1.8 -nowarn -d "$W/ecj-out" $srcs)
+  plain_cmd=(java -Dheapledger.snapshot.dir="$W/s" -cp "$ECJ" "${ecj_args[@]}")
+  offline_cmd=(java -Dheapledger.snapshot.dir="$W/s" -cp "$W/ecj-hl.jar:$RT" "${ecj_args[@]}")
+  agent_cmd=("$W/agent-ecj/heapledger-java" -Dheapledger.snapshot.dir="$W/s" -cp "$ECJ" "${ecj_args[@]}")
+  stats_cmd=("$W/agent-ecj-stats/heapledger-java" -Dheapledger.snapshot.dir="$W/s" -cp "$ECJ" "${ecj_args[@]}")
+  bench ecj
+else
+  echo "ecj: $ECJ missing (scripts/install-deps.sh installs libecj-java)" >&2
+fi
