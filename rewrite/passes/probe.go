@@ -36,10 +36,33 @@ type probeRefs struct {
 	enter, exit, unwind, alloc, array code.Insn
 	throwable                         uint16 // CONSTANT_Class of the handler frame's stack type
 	stackMapName                      uint16 // Utf8 "StackMapTable", for methods that had none
+
+	// classes caches the CONSTANT_Class index of class names met in initial frames (0: not in
+	// the pool), so frames that mention them are written without adding to the pool.
+	pool    *classfile.Pool
+	classes map[string]uint16
+}
+
+// classIndex returns the index of a CONSTANT_Class naming class, 0 when the pool has none.
+func (r *probeRefs) classIndex(class string) uint16 {
+	if i, ok := r.classes[class]; ok {
+		return i
+	}
+	var idx uint16
+	for i := 1; i < len(r.pool.Entries) && idx == 0; i++ {
+		e := &r.pool.Entries[i]
+		if e.Tag == classfile.TagClass {
+			if n := &r.pool.Entries[e.A]; n.Tag == classfile.TagUtf8 && string(n.Bytes) == class {
+				idx = uint16(i)
+			}
+		}
+	}
+	r.classes[class] = idx
+	return idx
 }
 
 func (probeEditor) prepareClass(cf *classfile.Class) (any, error) {
-	var r probeRefs
+	r := probeRefs{pool: cf.Pool, classes: map[string]uint16{cf.Name(): cf.ThisClass}}
 	var pr poolRefs
 	idx, err := pr.resolve(cf.Pool, []memberRef{
 		{ProbeClass, "enter", "()I"},
@@ -126,7 +149,7 @@ func (e probeEditor) editMethod(cf *classfile.Class, m *classfile.Member, b *cod
 		b.Attrs = append(b.Attrs, &code.Attr{Kind: code.AttrStackMap, Name: r.stackMapName})
 	}
 	if !e.dataFlow {
-		if pf := newProbeFrames(b); pf != nil {
+		if pf := newProbeFrames(b, r); pf != nil {
 			pf.token, pf.handler, pf.pre, pf.throwable = token, handler, pre, r.throwable
 			b.Frames = pf
 			return nil

@@ -40,7 +40,7 @@ type labeledFrame struct {
 // offsets (which edits never move), and returns nil when this path cannot apply: class files
 // older than version 50 (no frames), or frames that do not decode cleanly, which the general
 // data flow will then report.
-func newProbeFrames(b *code.Body) *probeFrames {
+func newProbeFrames(b *code.Body, r *probeRefs) *probeFrames {
 	if b.Method.Major < 50 {
 		return nil
 	}
@@ -48,10 +48,18 @@ func newProbeFrames(b *code.Body) *probeFrames {
 	if err != nil {
 		return nil
 	}
+	// The implicit frame's classes carry no pool index; frames derived from it would make the
+	// writer look each one up by adding it to the pool. Names only: a class the pool lacks (ASCII
+	// or not) stays 0 and the writer adds it.
+	for i, t := range initial.Locals {
+		if t.Kind == frames.Object && t.Index == 0 {
+			initial.Locals[i].Index = r.classIndex(t.Class)
+		}
+	}
 	p := &probeFrames{initial: initial}
 	for _, a := range b.Attrs {
-		if a.Kind != code.AttrStackMap {
-			continue
+		if a.Kind != code.AttrStackMap || a.Raw == nil {
+			continue // none, or the empty one named for a method that had none
 		}
 		entries, err := frames.Decode(a.Raw, b.Pool, initial, frames.Limits{CodeLength: b.CodeLen(), MaxLocals: b.MaxLocals, MaxStack: b.MaxStack})
 		if err != nil {
