@@ -48,11 +48,13 @@ genheap() { case $1 in small) echo 1g ;; medium) echo 3g ;; large) echo 10g ;; e
 # measure NAME TIMEOUT CMD... — runs CMD under GNU time; sets WALL, CPU, RSS_MB, STATUS.
 measure() {
   local name=$1 limit=$2; shift 2
-  local tf="$BENCH_DIR/time.$name" rc=0
+  local tf="$BENCH_DIR/time.$name" rc=0 out=/dev/null
+  # Only the peer's short answer is kept; everything else writes to /dev/null, as cat must.
+  [ "$name" = visualvm ] && out="$BENCH_DIR/out.$name"
   if [ "$limit" -gt 0 ]; then
-    /usr/bin/time -f "%e %U %S %M" -o "$tf" timeout "$limit" "$@" >"$BENCH_DIR/out.$name" 2>"$BENCH_DIR/err.$name" || rc=$?
+    /usr/bin/time -f "%e %U %S %M" -o "$tf" timeout "$limit" "$@" >"$out" 2>"$BENCH_DIR/err.$name" || rc=$?
   else
-    /usr/bin/time -f "%e %U %S %M" -o "$tf" "$@" >"$BENCH_DIR/out.$name" 2>"$BENCH_DIR/err.$name" || rc=$?
+    /usr/bin/time -f "%e %U %S %M" -o "$tf" "$@" >"$out" 2>"$BENCH_DIR/err.$name" || rc=$?
   fi
   read -r WALL U S KB < <(tail -1 "$tf")
   CPU=$(awk -v u="$U" -v s="$S" 'BEGIN{printf "%.2f", u+s}')
@@ -98,6 +100,7 @@ for size in "${SIZES[@]}"; do
   if [ $HAVE_VVM = 1 ]; then
     echo "== VisualVM on $size" >&2
     limit_var="VISUALVM_TIMEOUT_$size"; limit=${!limit_var:-$VISUALVM_TIMEOUT}
+    rm -rf "$dump.hwcache" # VisualVM's index of a previous run would spare it the work
     measure visualvm "$limit" java -Xmx"$VISUALVM_XMX" -cp "$CP:$VISUALVM_JAR" VisualVMRetained "$dump" 10
     ROWS+=("| $size | $mb MB | VisualVM HeapFactory + getBiggestObjectsByRetainedSize(10) | $WALL | $CPU | $RSS_MB | $(ratio "$WALL" "$CAT_WALL") | $STATUS |")
     if [ -n "$A_WALL" ]; then
