@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -22,6 +24,10 @@ var serveCmd = &cli.Command{
 		&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "classes rewritten at once", DefaultText: "the number of CPUs"},
 	},
 	Action: func(c *cli.Context) error {
+		// Ctrl-C and Ctrl-\ reach the whole foreground process group: they are the JVM's to
+		// handle (a thread dump, or a program that carries on), and must not end its service.
+		// The service ends when its input does.
+		signal.Ignore(os.Interrupt, syscall.SIGQUIT)
 		pass, table, err := buildCountPass(c)
 		if err != nil {
 			return fmt.Errorf("serve: %w", err)

@@ -202,26 +202,42 @@ public final class Agent {
         return p.status == Service.CHANGED ? p.bytes : null;
     }
 
-    private synchronized void record(long nanos, Service.Pending p, String className, String loader) {
-        if (sent == latencies.length) latencies = Arrays.copyOf(latencies, sent * 2);
-        latencies[sent++] = nanos;
-        if (p.status == Service.CHANGED) {
-            changed++;
-            instrumented.add(className + "@" + loader);
-        } else if (p.status == Service.FAILED) {
-            failed++;
-            if (firstFailure == null) firstFailure = p.messages;
-            if (options.verbose || failuresShown < 5) warn("class loads unmodified: " + p.messages.trim());
-            failuresShown++;
-        } else {
-            unchanged++;
-        }
-        if (!p.messages.isEmpty() && p.status != Service.FAILED) {
-            for (String line : p.messages.split("\n")) {
-                if (line.startsWith("skipped: ")) skippedMethods++;
-                if (options.verbose || line.startsWith("warning: ")) warn(line);
+    /**
+     * Counts one answer. Messages are printed after the lock is released: a thread holding
+     * System.err's lock may be loading a class and waiting for this lock.
+     */
+    private void record(long nanos, Service.Pending p, String className, String loader) {
+        List<String> print = null;
+        synchronized (this) {
+            if (sent == latencies.length) latencies = Arrays.copyOf(latencies, sent * 2);
+            latencies[sent++] = nanos;
+            if (p.status == Service.CHANGED) {
+                changed++;
+                instrumented.add(className + "@" + loader);
+            } else if (p.status == Service.FAILED) {
+                failed++;
+                if (firstFailure == null) firstFailure = p.messages;
+                if (options.verbose || failuresShown < 5) print = add(print, "class loads unmodified: " + p.messages.trim());
+                failuresShown++;
+            } else {
+                unchanged++;
+            }
+            if (!p.messages.isEmpty() && p.status != Service.FAILED) {
+                for (String line : p.messages.split("\n")) {
+                    if (line.startsWith("skipped: ")) skippedMethods++;
+                    if (options.verbose || line.startsWith("warning: ")) print = add(print, line);
+                }
             }
         }
+        if (print != null) {
+            for (String line : print) warn(line);
+        }
+    }
+
+    private static List<String> add(List<String> l, String s) {
+        if (l == null) l = new ArrayList<String>();
+        l.add(s);
+        return l;
     }
 
     void internalError(String className, Throwable e) {
@@ -310,8 +326,12 @@ public final class Agent {
     private void atExit() {
         if (active != this) return; // detached: reported then
         String s = stats();
+        String failures;
+        synchronized (this) {
+            failures = failed == 0 ? null : failed + " classes could not be instrumented (first: " + firstFailure.trim() + ")";
+        }
         if (options.stats || options.verbose) warn(s);
-        else if (failed > 0) warn(failed + " classes could not be instrumented (first: " + firstFailure.trim() + ")");
+        else if (failures != null) warn(failures);
     }
 
     synchronized String stats() {
