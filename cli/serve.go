@@ -11,12 +11,11 @@ import (
 	"github.com/heapledger/heapledger/rewrite/transformsvc"
 )
 
-// serveCmd is the transform service the Java agent starts as its child process. It is internal
-// (hidden from the command list): its standard input and output carry binary frames.
+// serveCmd is the transform service the Java agent starts as its child process. It is listed
+// as internal: its standard input and output carry binary frames, not meant for people.
 var serveCmd = &cli.Command{
 	Name:   "serve",
 	Usage:  "internal: the agent's transform service (binary frames on stdin/stdout)",
-	Hidden: true,
 	Description: "Started by heapledger-agent.jar inside a JVM: reads classes on standard input and answers with\n" +
 		"rewritten classes and site-table lines on standard output (rewrite/transformsvc describes the\n" +
 		"frames). It exits when standard input ends, which happens when the JVM exits.",
