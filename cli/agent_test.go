@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/heapledger/heapledger/analysis/snapshot"
+	"github.com/heapledger/heapledger/fixtures"
 	"github.com/heapledger/heapledger/fixtures/demo"
 )
 
@@ -139,13 +140,22 @@ func TestAgentCustomLoaderSameClassTwice(t *testing.T) {
 }
 
 // TestAgentManyThreadsLoading: 32 threads load at once (a plugin through 32 loaders, four
-// application classes through one), so the service has many requests in flight.
+// application classes through one), so the service has many requests in flight; on JDK 17 and 25.
 func TestAgentManyThreadsLoading(t *testing.T) {
 	needAgent(t)
 	app, plugin := agentFixtures(t)
+	for _, jdk := range []struct{ name, java string }{
+		{"jdk17", "java"},
+		{"jdk25", filepath.Join(fixtures.JDK25Home(), "bin", "java")},
+	} {
+		t.Run(jdk.name, func(t *testing.T) { manyThreads(t, fixtures.Tool(t, jdk.java), app, plugin) })
+	}
+}
+
+func manyThreads(t *testing.T, java, app, plugin string) {
 	snaps := t.TempDir()
 	out, errOut, err := runCLI(t, "run", "--accounts", "agentfix.plugin", "--snapshot-dir", snaps, "--stats", "--",
-		"java", "-cp", app, "agentfix.threads.Main", plugin, "32")
+		java, "-cp", app, "agentfix.threads.Main", plugin, "32")
 	if err != nil {
 		t.Fatalf("%v\n%s\n%s", err, out, errOut)
 	}

@@ -14,8 +14,8 @@ import (
 // serveCmd is the transform service the Java agent starts as its child process. It is listed
 // as internal: its standard input and output carry binary frames, not meant for people.
 var serveCmd = &cli.Command{
-	Name:   "serve",
-	Usage:  "internal: the agent's transform service (binary frames on stdin/stdout)",
+	Name:  "serve",
+	Usage: "internal: the agent's transform service (binary frames on stdin/stdout)",
 	Description: "Started by heapledger-agent.jar inside a JVM: reads classes on standard input and answers with\n" +
 		"rewritten classes and site-table lines on standard output (rewrite/transformsvc describes the\n" +
 		"frames). It exits when standard input ends, which happens when the JVM exits.",
