@@ -29,6 +29,11 @@ func coverBody(b *code.Body, starts []*code.Label, end, handler *code.Label, ini
 	if len(starts) == 0 {
 		return nil, fmt.Errorf("%s: no entry point for the probe", b.Method)
 	}
+	if len(inits) == 0 && len(starts) == 1 {
+		// Not a constructor: everything from the entry sequence to the end is covered.
+		b.AddHandler(starts[0], end, handler, 0)
+		return nil, nil
+	}
 	pre := beforeInit(b, inits)
 	excluded := func(n *code.Insn) bool { return pre[n] }
 	// Entry sequences: from each initialising call (or the method start) to its start label.
