@@ -105,7 +105,7 @@ func TestAgentCustomLoaderSameClassTwice(t *testing.T) {
 	app, plugin := agentFixtures(t)
 	snaps := t.TempDir()
 	// --liveness is a launch setting of the pass: it must reach the runtime through the agent.
-	out, errOut, err := runCLI(t, "run", "--accounts", "agentfix.plugin", "--liveness", "all", "--snapshot-dir", snaps, "--",
+	out, errOut, err := runHL(t, "run", "--accounts", "agentfix.plugin", "--liveness", "all", "--snapshot-dir", snaps, "--",
 		"java", "-cp", app, "agentfix.loaders.Main", plugin)
 	if err != nil {
 		t.Fatalf("%v\n%s\n%s", err, out, errOut)
@@ -154,7 +154,7 @@ func TestAgentManyThreadsLoading(t *testing.T) {
 
 func manyThreads(t *testing.T, java, app, plugin string) {
 	snaps := t.TempDir()
-	out, errOut, err := runCLI(t, "run", "--accounts", "agentfix.plugin", "--snapshot-dir", snaps, "--stats", "--",
+	out, errOut, err := runHL(t, "run", "--accounts", "agentfix.plugin", "--snapshot-dir", snaps, "--stats", "--",
 		java, "-cp", app, "agentfix.threads.Main", plugin, "32")
 	if err != nil {
 		t.Fatalf("%v\n%s\n%s", err, out, errOut)
@@ -195,7 +195,7 @@ func TestAgentServiceKilled(t *testing.T) {
 	needAgent(t)
 	app, _ := agentFixtures(t)
 	snaps := t.TempDir()
-	out, errOut, err := runCLI(t, "run", "--snapshot-dir", snaps, "--", "java", "-cp", app, "agentfix.kill.Main")
+	out, errOut, err := runHL(t, "run", "--snapshot-dir", snaps, "--", "java", "-cp", app, "agentfix.kill.Main")
 	if err != nil {
 		t.Fatalf("%v\n%s\n%s", err, out, errOut)
 	}
@@ -224,7 +224,7 @@ func TestAgentServiceHung(t *testing.T) {
 	needAgent(t)
 	app, _ := agentFixtures(t)
 	snaps := t.TempDir()
-	out, errOut, err := runCLI(t, "run", "--timeout", "2s", "--snapshot-dir", snaps, "--", "java", "-cp", app, "agentfix.kill.Main", "stop")
+	out, errOut, err := runHL(t, "run", "--timeout", "2s", "--snapshot-dir", snaps, "--", "java", "-cp", app, "agentfix.kill.Main", "stop")
 	if err != nil {
 		t.Fatalf("%v\n%s\n%s", err, out, errOut)
 	}
@@ -249,7 +249,7 @@ func TestAgentServiceMissing(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "no-such-heapledger")
 	t.Setenv("HEAPLEDGER_BIN", missing)
 	snaps := t.TempDir()
-	out, errOut, err := runCLI(t, "run", "--snapshot-dir", snaps, "--", "java", "-cp", app, "agentfix.loaders.Main", plugin)
+	out, errOut, err := runHL(t, "run", "--snapshot-dir", snaps, "--", "java", "-cp", app, "agentfix.loaders.Main", plugin)
 	if err != nil {
 		t.Fatalf("%v\n%s\n%s", err, out, errOut)
 	}

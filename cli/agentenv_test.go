@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -77,12 +78,15 @@ func agentFixtures(t *testing.T) (app, plugin string) {
 	return app, plugin
 }
 
-// runGuarded runs a command with a generous hang guard and returns stdout, stderr.
+// runGuarded runs a command with a generous hang guard and returns stdout, stderr. On the
+// guard it kills the command's whole process group (heapledger run, its JVM, the service).
 func runGuarded(t *testing.T, limit time.Duration, name string, args ...string) (string, string, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -90,6 +94,17 @@ func runGuarded(t *testing.T, limit time.Duration, name string, args ...string) 
 		t.Fatalf("%s %v: still running after %v (hang guard)\nstdout:\n%s\nstderr:\n%s", name, args, limit, out.String(), errb.String())
 	}
 	return out.String(), errb.String(), err
+}
+
+// runHL runs this test binary as the heapledger command (needAgent set it up), under the hang
+// guard: a program that hung under the agent fails the test instead of stalling the suite.
+func runHL(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runGuarded(t, 3*time.Minute, exe, args...)
 }
 
 // onlySnapshot reads the single text snapshot in dir.
