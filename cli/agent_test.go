@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -299,5 +301,30 @@ func TestLauncherQuotesTheAgentOption(t *testing.T) {
 	}
 	if st, _ := os.Stat(p); st.Mode()&0o111 == 0 {
 		t.Errorf("launcher is not executable: %v", st.Mode())
+	}
+}
+
+// TestRunKeepsExitStatus: `heapledger run` exits with the program's status and still says where
+// the snapshot is.
+func TestRunKeepsExitStatus(t *testing.T) {
+	needAgent(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "Exit3.java")
+	if err := os.WriteFile(src, []byte("public class Exit3 { public static void main(String[] a) { System.out.println(new StringBuilder(\"x\").append(3)); System.exit(3); } }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := exec.Command("javac", "-d", dir, src).CombinedOutput(); err != nil {
+		t.Fatalf("javac: %v\n%s", err, b)
+	}
+	out, errOut, err := runHL(t, "run", "--snapshot-dir", filepath.Join(dir, "s"), "--", "java", "-cp", dir, "Exit3")
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 3 {
+		t.Fatalf("exit status: %v, want 3\n%s\n%s", err, out, errOut)
+	}
+	if out != "x3\n" || !strings.Contains(errOut, "heapledger run: snapshot "+filepath.Join(dir, "s")) {
+		t.Errorf("stdout %q, stderr:\n%s", out, errOut)
+	}
+	if got := siteCounts(onlySnapshot(t, filepath.Join(dir, "s")), "Exit3.main("); sum(got["java.lang.StringBuilder"]) != 1 {
+		t.Errorf("Exit3.main's StringBuilder: %v", got)
 	}
 }
