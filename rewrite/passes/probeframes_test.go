@@ -1,9 +1,7 @@
 package passes
 
 import (
-	"archive/zip"
 	"bytes"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,28 +31,8 @@ func TestProbeFramesMatchDataFlow(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	jar := "/usr/share/java/commons-lang3.jar"
-	if z, err := zip.OpenReader(jar); err == nil {
-		for _, f := range z.File {
-			if !strings.HasSuffix(f.Name, ".class") {
-				continue
-			}
-			r, err := f.Open()
-			if err != nil {
-				t.Fatal(err)
-			}
-			data, err := io.ReadAll(r)
-			r.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
-			classes[f.Name] = data
-		}
-		z.Close()
-	} else if os.Getenv("CI") == "true" {
-		t.Fatalf("%s is required under CI: %v", jar, err)
-	} else {
-		t.Logf("%s not available (%v); fixtures only", jar, err)
+	for _, c := range jarClasses(t, "commons-lang3.jar") {
+		classes[c.name] = c.data
 	}
 	fast := Probe()
 	flow := &driver{name: "probe", ed: probeEditor{dataFlow: true}}
