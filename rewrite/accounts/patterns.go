@@ -177,6 +177,9 @@ func (s *Set) Of(internalName string) int {
 	return Unaccounted
 }
 
+// CoversAll reports whether every class belongs to some account (the pattern "*" is given).
+func (s *Set) CoversAll() bool { return s != nil && s.all >= 0 }
+
 // Name returns the name of an account ID.
 func (s *Set) Name(id int) string {
 	if id <= 0 || id > len(s.Accounts) {

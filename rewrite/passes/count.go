@@ -36,6 +36,7 @@ func Count(opt CountOptions) (transform.Class, error) {
 	ed := &countEditor{opt: opt}
 	if opt.Accounts != nil {
 		ed.ids = opt.Table.Merge(opt.Accounts)
+		ed.allAccounted = opt.Accounts.CoversAll()
 	}
 	return &driver{name: "count", ed: ed}, nil
 }
@@ -43,6 +44,10 @@ func Count(opt CountOptions) (transform.Class, error) {
 type countEditor struct {
 	opt CountOptions
 	ids []int // account ID in the table, by 1-based account of opt.Accounts
+	// allAccounted is set when the accounts include "*": then no rewritten class is
+	// unaccounted, nothing can inherit an account from its caller, and a method needs the
+	// account only for its own sites (docs/instrumentation.md, "Every class accounted").
+	allAccounted bool
 }
 
 // countClass is what the methods of one class share: its account and, parsed on first use,
@@ -107,11 +112,16 @@ func (e *countEditor) editMethod(cf *classfile.Class, m *classfile.Member, b *co
 	if err != nil {
 		return err
 	}
-	switchAccount := acct != accounts.Unaccounted
+	switchAccount := acct != accounts.Unaccounted && !e.allAccounted
 	// Skip rule 2: a method of an unaccounted class with no allocation site keeps the
-	// caller's account and has nothing to count.
-	if !switchAccount && len(sites) == 0 {
+	// caller's account and has nothing to count; with every class accounted, no method
+	// without a site needs its account.
+	if (!switchAccount || e.allAccounted) && len(sites) == 0 {
 		return nil
+	}
+	static := -1
+	if e.allAccounted {
+		static = acct
 	}
 	var inits []*code.Insn
 	if switchAccount {
@@ -123,7 +133,7 @@ func (e *countEditor) editMethod(cf *classfile.Class, m *classfile.Member, b *co
 	lines := lineTable(b)
 	t := b.NewLocal(1)
 	for _, s := range sites {
-		if err := e.insertCount(b, s, t, lines); err != nil {
+		if err := e.insertCount(b, s, t, static, lines); err != nil {
 			return err
 		}
 	}
@@ -367,8 +377,9 @@ func (cc *countClass) bootstrapMethods(cf *classfile.Class) ([]classfile.Bootstr
 	return cc.bsms, cc.bsmErr
 }
 
-// insertCount registers the site and inserts its counting call after s.at.
-func (e *countEditor) insertCount(b *code.Body, s site, t int, lines map[*code.Insn]int) error {
+// insertCount registers the site and inserts its counting call after s.at. With static ≥ 0
+// the call first sets the thread's account to it (every class accounted: nobody else sets it).
+func (e *countEditor) insertCount(b *code.Body, s site, t, static int, lines map[*code.Insn]int) error {
 	line := -1
 	if l, ok := lines[s.at]; ok {
 		line = l
@@ -378,6 +389,9 @@ func (e *countEditor) insertCount(b *code.Body, s site, t int, lines map[*code.I
 		return fmt.Errorf("%s: more than %d allocation sites", b.Method, id)
 	}
 	q := b.Seq()
+	if static >= 0 {
+		q.Load(code.ALOAD, t).Int(int32(static)).Field(code.PUTFIELD, AcctClass, "account", "I")
+	}
 	switch s.how {
 	case "ref":
 		q.Op(code.DUP).Load(code.ALOAD, t).Int(int32(id)).InvokeStatic(AcctClass, "object", "(Ljava/lang/Object;"+acctDesc+"I)V")
