@@ -84,6 +84,7 @@ public final class Agent {
     private static void start(String args, Instrumentation inst, boolean attach) {
         Options o = null;
         Report report = null;
+        Service s = null;
         try {
             o = Options.parse(args);
             report = new Report(o.status);
@@ -107,7 +108,7 @@ public final class Agent {
                     extra.add(t.getPath());
                 }
                 long t0 = System.nanoTime();
-                Service s = Service.start(o, extra);
+                s = Service.start(o, extra);
                 Agent a = new Agent(o, inst, s, System.nanoTime() - t0);
                 applyConfig(s.accountLines());
                 if (!startedBefore && s.accountLines().contains("config\tbudget.")) {
@@ -138,6 +139,7 @@ public final class Agent {
                 }
             }
         } catch (Throwable e) {
+            if (s != null && (active == null || active.service != s)) s.close(); // it ends with its input
             String msg = "cannot start: " + e.getMessage() + "; the program runs without heapledger";
             if (report != null) report.line("error: " + msg); // warns too when nobody reads the report
             else warn(msg);
