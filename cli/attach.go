@@ -93,8 +93,17 @@ func attachAction(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("attach: %w", err)
 	}
+	notes := 0
 	for _, l := range lines {
+		if strings.HasPrefix(l, "not ") {
+			if notes++; notes > maxWarnings && !c.Bool("verbose") {
+				continue
+			}
+		}
 		fmt.Fprintln(c.App.Writer, l)
+	}
+	if notes > maxWarnings && !c.Bool("verbose") {
+		fmt.Fprintf(c.App.Writer, "%d more classes not rewritten (--verbose lists them)\n", notes-maxWarnings)
 	}
 	where := c.String("snapshot-dir")
 	if where == "" {

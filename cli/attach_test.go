@@ -161,6 +161,9 @@ func TestAttachDetachServer(t *testing.T) {
 			if err != nil || !strings.Contains(out, "attached: transform service pid") {
 				t.Fatalf("attach: %v\n%s\n%s\nJVM: %s", err, out, errOut, srv.stderr)
 			}
+			if !strings.Contains(out, " hidden classes (lambda and proxy classes") {
+				t.Errorf("attach should say that the lambda's hidden class is not modifiable:\n%s", out)
+			}
 			srv.ask(t, 10, 3)
 			out, errOut, err = runCLI(t, "detach", pid, "--dir", dir)
 			if err != nil || !strings.Contains(out, "detached: ") {

@@ -134,7 +134,7 @@ public final class Agent {
                     }
                 });
                 if (attach) {
-                    int n = a.retransformLoaded();
+                    int n = a.retransformLoaded(report);
                     report.line("attached: transform service pid " + s.pid + "; " + n + " loaded classes instrumented");
                 }
             }
@@ -250,24 +250,51 @@ public final class Agent {
         return l.getClass().getName() + "@" + Integer.toHexString(System.identityHashCode(l));
     }
 
-    /** Attach: sends the classes already loaded through the transformer. */
-    private int retransformLoaded() {
+    /**
+     * Attach: sends the classes already loaded through the transformer. Classes the JVM cannot
+     * retransform, or refused, are reported by name, not hidden.
+     */
+    private int retransformLoaded(Report report) {
         List<Class<?>> todo = new ArrayList<Class<?>>();
+        List<String> unmodifiable = new ArrayList<String>();
+        int hidden = 0;
         for (Class<?> c : inst.getAllLoadedClasses()) {
-            if (transformer.wants(c) && inst.isModifiableClass(c)) todo.add(c);
+            if (!transformer.wants(c)) continue;
+            if (inst.isModifiableClass(c)) todo.add(c);
+            else if (isHidden(c)) hidden++;
+            else unmodifiable.add(c.getName());
+        }
+        if (hidden > 0) {
+            report.line("note: " + hidden + " hidden classes (lambda and proxy classes the JVM spun) are not modifiable; "
+                    + "the code of lambdas lives in their host classes, which are rewritten");
         }
         int before;
         synchronized (this) {
             before = changed;
         }
-        retransform(todo);
+        List<String> refused = retransform(todo);
+        for (String name : unmodifiable) report.line("not modifiable (the JVM cannot retransform it): " + name);
+        for (String why : refused) report.line("not retransformed: " + why);
         synchronized (this) {
             return changed - before;
         }
     }
 
-    /** Retransforms in batches; a batch the JVM refuses is retried class by class. */
-    private void retransform(List<Class<?>> classes) {
+    /** Hidden classes (Java 15+) cannot be retransformed; Java 8 has none of them. */
+    private static boolean isHidden(Class<?> c) {
+        try {
+            return (Boolean) Class.class.getMethod("isHidden").invoke(c);
+        } catch (Throwable e) {
+            return false;
+        }
+    }
+
+    /**
+     * Retransforms in batches; a batch the JVM refuses is retried class by class. Returns what
+     * was refused, one line per class with the reason.
+     */
+    private List<String> retransform(List<Class<?>> classes) {
+        List<String> refused = new ArrayList<String>();
         final int batch = 64;
         for (int i = 0; i < classes.size(); i += batch) {
             List<Class<?>> part = classes.subList(i, Math.min(classes.size(), i + batch));
@@ -278,11 +305,12 @@ public final class Agent {
                     try {
                         inst.retransformClasses(c);
                     } catch (Throwable e1) {
-                        warn("cannot retransform " + c.getName() + ": " + e1);
+                        refused.add(c.getName() + ": " + e1);
                     }
                 }
             }
         }
+        return refused;
     }
 
     /**
@@ -312,10 +340,10 @@ public final class Agent {
                         todo.add(c);
                     }
                 }
-                a.retransform(todo);
+                for (String why : a.retransform(todo)) report.line("not restored: " + why);
                 active = null;
                 String snap = Ledger.snapshot("detach");
-                report.line("detached: " + todo.size() + " classes restored; last snapshot " + (snap == null ? "not written (see the program's messages)" : snap));
+                report.line("detached: " + todo.size() + " classes restored; last snapshot " + (snap == null ? "not written (see the program's messages)" : new File(snap).getAbsolutePath()));
                 if (a.options.stats || o.stats) report.line(a.stats());
             }
         } catch (Throwable e) {
