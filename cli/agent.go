@@ -241,7 +241,8 @@ func init() {
 			"(heapledger.snapshot.dir, docs/runtime.md). The rewriting runs in this binary, started by the agent\n" +
 			"as a child process (`heapledger serve`); if it fails, classes load unmodified with one warning.\n" +
 			"The -javaagent option is also printed, to use in other launch scripts. See docs/agent.md.",
-		Flags: append(agentOnlyFlags(), &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "the directory to write (required)"}),
+		Flags: append(agentOnlyFlags(), &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "the directory to write (required)"},
+			&cli.BoolFlag{Name: "print-jvm-option", Usage: "print only the -javaagent option, unquoted, on one line (for tools that build java command lines)"}),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return fmt.Errorf("agent: unexpected arguments %q (options only; the program is given to %s)", c.Args().Slice(), LauncherName)
@@ -262,6 +263,10 @@ func init() {
 			launcher := filepath.Join(filepath.Dir(jar), LauncherName)
 			if err := writeLauncher(launcher, arg); err != nil {
 				return fmt.Errorf("agent: %w", err)
+			}
+			if c.Bool("print-jvm-option") {
+				fmt.Fprintln(c.App.Writer, arg)
+				return nil
 			}
 			fmt.Fprintf(c.App.Writer, "wrote %s and %s\nrun a program with:  %s -cp APP Main\nor add to java:      %s\n", jar, launcher, launcher, shellQuote(arg))
 			return nil

@@ -61,6 +61,11 @@ func TestAgentDemoMatchesOffline(t *testing.T) {
 	if out, errOut, err := runCLI(t, "agent", "--accounts", demo.Accounts, "--stats", "-o", agentDir); err != nil {
 		t.Fatalf("%v\n%s\n%s", err, out, errOut)
 	}
+	optDir := filepath.Join(dir, "agent-option")
+	opt, _, err := runCLI(t, "agent", "--accounts", demo.Accounts, "-o", optDir, "--print-jvm-option")
+	if err != nil || !strings.HasPrefix(opt, "-javaagent:"+filepath.Join(optDir, AgentJarName)+"=") || strings.Count(opt, "\n") != 1 {
+		t.Errorf("--print-jvm-option: %q, %v", opt, err)
+	}
 	snaps := filepath.Join(dir, "agent-snapshots")
 	stdout, stderr, err := runGuarded(t, 3*time.Minute, filepath.Join(agentDir, LauncherName),
 		"-Dheapledger.snapshot.dir="+snaps, "-cp", filepath.Join(dir, "classes"), demo.MainClass, "2000")
