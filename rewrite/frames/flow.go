@@ -2,6 +2,7 @@ package frames
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/heapledger/heapledger/rewrite/code"
@@ -46,18 +47,25 @@ type handlerSpan struct {
 // guess a common supertype; in lenient mode (Infer, for code without frames) two different
 // classes merge to "some reference".
 type engine struct {
-	body       *code.Body
-	m          machine
-	nodes      []*code.Insn
-	heads      []*head // by node index; nil where no head starts
-	handlers   []handlerSpan
-	covering   [][]int // per node index: the handlers whose range holds it (nil when none)
-	jsrReturns []*head
-	initial    Frame
-	origLocals int
-	work       []*head
-	visit      func(in *code.Insn, before *Frame) error
-	slab       []head // heads are handed out from here, a chunk at a time
+	body     *code.Body
+	m        machine
+	nodes    []*code.Insn
+	heads    []*head // by node index; nil where no head starts
+	handlers []handlerSpan
+	// The handlers covering each node (see indexCovering); empty when there are none.
+	covStart, covList, covFill []int32
+	jsrReturns                 []*head
+	initial                    Frame
+	origLocals                 int
+	work                       []*head
+	visit                      func(in *code.Insn, before *Frame) error
+	slab                       []head // heads are handed out from here, a chunk at a time
+
+	// Scratch reused across the walks and merges of one run (and across runs, through the
+	// pool): the state a walk replays, and a join before it is known to change anything.
+	cur      Frame
+	mergeBuf []Type
+	sorted   []int
 }
 
 // engines recycles the engines of EncodeFrames, which runs once per edited method on the
@@ -74,8 +82,13 @@ func newEngine(b *code.Body, initial Frame, strict bool) *engine {
 		nodes:    e.nodes[:0],
 		heads:    e.heads[:0],
 		work:     e.work[:0],
-		covering: e.covering[:0],
+		covStart: e.covStart[:0],
+		covList:  e.covList[:0],
+		covFill:  e.covFill[:0],
 		slab:     e.slab[:0],
+		cur:      Frame{Locals: e.cur.Locals[:0], Stack: e.cur.Stack[:0]},
+		mergeBuf: e.mergeBuf[:0],
+		sorted:   e.sorted[:0],
 	}
 	e.m = machine{pool: b.Pool, class: b.Method.Class, strict: strict, args: args[:0]}
 	for n := b.First(); n != nil; n = n.Next() {
@@ -94,6 +107,10 @@ func (e *engine) release() {
 	clear(e.heads)
 	clear(e.nodes)
 	clear(e.slab[:cap(e.slab)])
+	// Types hold class names and instructions; drop them so the pool keeps nothing alive.
+	clear(e.cur.Locals[:cap(e.cur.Locals)])
+	clear(e.cur.Stack[:cap(e.cur.Stack)])
+	clear(e.mergeBuf[:cap(e.mergeBuf)])
 	e.body, e.visit, e.jsrReturns, e.handlers = nil, nil, nil, nil
 	engines.Put(e)
 }
@@ -228,16 +245,6 @@ func (e *engine) findHeads() error {
 		}
 		after = code.EndsFlow(n.Op)
 	}
-	if len(e.body.Handlers) > 0 {
-		if n := len(e.nodes); cap(e.covering) < n {
-			e.covering = make([][]int, n)
-		} else {
-			e.covering = e.covering[:n]
-			for i := range e.covering {
-				e.covering[i] = e.covering[i][:0]
-			}
-		}
-	}
 	for k, hd := range e.body.Handlers {
 		s, err := e.labelIndex(hd.Start)
 		if err == nil {
@@ -258,16 +265,55 @@ func (e *engine) findHeads() error {
 						catch = ObjectType(name)
 					}
 					e.handlers = append(e.handlers, handlerSpan{s, end, h, catch})
-					for i := s + 1; i < end; i++ {
-						e.covering[i] = append(e.covering[i], len(e.handlers)-1)
-					}
 					continue
 				}
 			}
 		}
 		return fmt.Errorf("exception handler %d: %v", k, err)
 	}
+	e.indexCovering()
 	return nil
+}
+
+// indexCovering lists, for every node, the handlers whose range holds it, in exception-table
+// order: node i's are covList[covStart[i]:covStart[i+1]]. One flat list instead of a slice per
+// node, because a handler a pass adds over a whole body covers every node.
+func (e *engine) indexCovering() {
+	if len(e.handlers) == 0 {
+		e.covStart = e.covStart[:0]
+		return
+	}
+	n := len(e.nodes)
+	start := slices.Grow(e.covStart[:0], n+1)[:n+1]
+	clear(start)
+	total := 0
+	for _, hs := range e.handlers {
+		for i := hs.start + 1; i < hs.end; i++ {
+			start[i+1]++
+		}
+		total += max(hs.end-hs.start-1, 0)
+	}
+	for i := 0; i < n; i++ {
+		start[i+1] += start[i]
+	}
+	list := slices.Grow(e.covList[:0], total)[:total]
+	fill := slices.Grow(e.covFill[:0], n)[:n]
+	copy(fill, start[:n])
+	for k, hs := range e.handlers {
+		for i := hs.start + 1; i < hs.end; i++ {
+			list[fill[i]] = int32(k)
+			fill[i]++
+		}
+	}
+	e.covStart, e.covList, e.covFill = start, list, fill
+}
+
+// covering returns the handlers whose range holds node i.
+func (e *engine) covering(i int) []int32 {
+	if len(e.covStart) == 0 {
+		return nil
+	}
+	return e.covList[e.covStart[i]:e.covStart[i+1]]
 }
 
 // frame is the state a walk starts from at h.
@@ -382,13 +428,28 @@ func (e *engine) enqueue(h *head) {
 // mergeLocals joins two locals arrays slot by slot. Slots that disagree become Top, which is
 // always a correct join for a local: code after the join that still reads such a slot fails in
 // the strict machine instead of getting a guessed type.
+//
+// When the join equals a, a itself is returned and nothing is allocated: a handler over a whole
+// body is merged into before and after every instruction it covers, and almost every one of
+// those merges changes nothing. Otherwise the result is a new slice that shares nothing with a
+// or b.
 func (e *engine) mergeLocals(a, b []Type) []Type {
-	n := len(a)
-	if len(b) > n {
-		n = len(b)
+	if e.keepsLocals(a, b) {
+		return a
 	}
-	out := make([]Type, n)
-	for i := range out {
+	out := e.joinLocals(a, b, e.mergeBuf[:0])
+	e.mergeBuf = out[:0]
+	if typesEqual(out, a) {
+		return a
+	}
+	return append([]Type(nil), out...)
+}
+
+// joinLocals builds the join of a and b slot by slot into buf.
+func (e *engine) joinLocals(a, b, buf []Type) []Type {
+	n := max(len(a), len(b))
+	out := buf
+	for i := range n {
 		ta, tb := TopType, TopType
 		if i < len(a) {
 			ta = a[i]
@@ -396,7 +457,7 @@ func (e *engine) mergeLocals(a, b []Type) []Type {
 		if i < len(b) {
 			tb = b[i]
 		}
-		out[i] = e.mergeLocal(ta, tb)
+		out = append(out, e.mergeLocal(ta, tb))
 	}
 	// A long whose halves met different things is no long any more.
 	for i := 0; i+1 < len(out); i++ {
@@ -408,6 +469,54 @@ func (e *engine) mergeLocals(a, b []Type) []Type {
 		out = append(out, TopType)
 	}
 	return trimTop(out)
+}
+
+// keepsLocals reports, without building the join, that mergeLocals(a, b) is a: every slot of
+// a already absorbs b's (it is equal, Top, or a class that absorbs null), and a is in the form
+// a join produces (no wide type without its Top half, no trailing Top to trim). It is the
+// common case at a handler covering much code, merged into before and after every instruction.
+func (e *engine) keepsLocals(a, b []Type) bool {
+	for i := range a {
+		x := &a[i]
+		if x.IsWide() && (i+1 >= len(a) || a[i+1].Kind != Top) {
+			return false
+		}
+		if i == len(a)-1 && x.Kind == Top && (i == 0 || !a[i-1].IsWide()) {
+			return false // trimTop would drop it
+		}
+		if i >= len(b) {
+			if x.Kind != Top {
+				return false // b is Top there, and so is the join
+			}
+			continue
+		}
+		y := &b[i]
+		switch {
+		case x.Kind == Top:
+			if !e.m.strict && y.Kind == UninitializedThis {
+				return false
+			}
+		case x.Kind == Object && y.Kind == Null:
+		case x.Kind != y.Kind:
+			return false
+		case x.Kind == Object:
+			if x.Class != y.Class {
+				return false
+			}
+		case x.Kind == Uninitialized:
+			if !x.Equal(*y) {
+				return false
+			}
+		}
+	}
+	if !e.m.strict {
+		for i := len(a); i < len(b); i++ {
+			if b[i].Kind == UninitializedThis {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func (e *engine) mergeLocal(a, b Type) Type {
@@ -489,43 +598,47 @@ func (e *engine) drain() error {
 	return nil
 }
 
-// sortedHeads returns the head indices in code order.
+// sortedHeads returns the head indices in code order. The slice is the engine's and is
+// overwritten by the next call.
 func (e *engine) sortedHeads() []int {
-	out := make([]int, 0, len(e.heads))
+	out := e.sorted[:0]
 	for i := range e.nodes {
 		if e.heads[i] != nil {
 			out = append(out, i)
 		}
 	}
+	e.sorted = out
 	return out
 }
 
 // walk replays straight-line code from node start with state s until control leaves it: at a
 // jump, a return, or the next head (which then receives s as an incoming edge).
+//
+// The replayed state lives in e.cur, which the next walk overwrites: everything that keeps a
+// state (merge, Analysis.Before) copies it.
 func (e *engine) walk(start int, s Frame) error {
-	f := s.Clone()
-	e.m.f = &f
+	e.cur.Locals = append(e.cur.Locals[:0], s.Locals...)
+	e.cur.Stack = append(e.cur.Stack[:0], s.Stack...)
+	f := &e.cur
+	e.m.f = f
 	for i := start; i < len(e.nodes); i++ {
 		n := e.nodes[i]
 		if i != start {
 			if h := e.heads[i]; h != nil {
-				return e.merge(h, &f, nil, n)
+				return e.merge(h, f, nil, n)
 			}
 		}
 		if n.IsLabel() {
 			continue
 		}
-		var covering []int
-		if len(e.covering) > 0 {
-			covering = e.covering[i]
-		}
+		covering := e.covering(i)
 		for _, k := range covering {
-			if err := e.merge(e.handlers[k].head, &f, &e.handlers[k].catch, n); err != nil {
+			if err := e.merge(e.handlers[k].head, f, &e.handlers[k].catch, n); err != nil {
 				return err
 			}
 		}
 		if e.visit != nil {
-			if err := e.visit(n, &f); err != nil {
+			if err := e.visit(n, f); err != nil {
 				return err
 			}
 		}
@@ -540,14 +653,14 @@ func (e *engine) walk(start int, s Frame) error {
 			// The JVM also checks handlers against the state after an instruction (a store
 			// inside a try block changes a local the handler may read).
 			for _, k := range covering {
-				if err := e.merge(e.handlers[k].head, &f, &e.handlers[k].catch, n); err != nil {
+				if err := e.merge(e.handlers[k].head, f, &e.handlers[k].catch, n); err != nil {
 					return err
 				}
 			}
 		}
 		switch {
 		case n.Op == code.JSR || n.Op == code.JSR_W:
-			if err := e.mergeLabel(n.Target, &f, n); err != nil {
+			if err := e.mergeLabel(n.Target, f, n); err != nil {
 				return err
 			}
 			// The subroutine returns to the next instruction; besides the states its ret
@@ -557,15 +670,15 @@ func (e *engine) walk(start int, s Frame) error {
 			}
 			return nil
 		case code.IsBranch(n.Op):
-			if err := e.mergeLabel(n.Target, &f, n); err != nil {
+			if err := e.mergeLabel(n.Target, f, n); err != nil {
 				return err
 			}
 		case n.Switch != nil:
-			if err := e.mergeLabel(n.Switch.Default, &f, n); err != nil {
+			if err := e.mergeLabel(n.Switch.Default, f, n); err != nil {
 				return err
 			}
 			for _, t := range n.Switch.Targets {
-				if err := e.mergeLabel(t, &f, n); err != nil {
+				if err := e.mergeLabel(t, f, n); err != nil {
 					return err
 				}
 			}
