@@ -6,11 +6,13 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/heapledger/heapledger/rewrite/accounts"
+	"github.com/heapledger/heapledger/rewrite/transform"
 )
 
-// BenchmarkProbeJar rewrites the classes of one jar (HEAPLEDGER_BENCH_JAR, default commons-lang3)
-// with the probe pass; b.N counts classes. bench/rewrite/run.sh compares whole corpora with ASM.
-func BenchmarkProbeJar(b *testing.B) {
+// benchClasses reads the classes of one jar (HEAPLEDGER_BENCH_JAR, default commons-lang3).
+func benchClasses(b *testing.B) [][]byte {
 	path := os.Getenv("HEAPLEDGER_BENCH_JAR")
 	if path == "" {
 		path = "/usr/share/java/commons-lang3.jar"
@@ -36,11 +38,42 @@ func BenchmarkProbeJar(b *testing.B) {
 		}
 		classes = append(classes, data)
 	}
-	p := Probe()
+	return classes
+}
+
+// benchPass runs a pass over the classes; b.N counts classes, and classes/s is reported.
+func benchPass(b *testing.B, newPass func() transform.Class) {
+	classes := benchClasses(b)
+	p := newPass()
+	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
+		if i > 0 && i%len(classes) == 0 {
+			p = newPass() // keeps the count pass's site table from growing without bound
+		}
 		if _, err := p.TransformClass("", classes[i%len(classes)]); err != nil {
 			b.Fatal(err)
 		}
 	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "classes/s")
+}
+
+// BenchmarkProbeJar rewrites the classes of one jar with the probe pass.
+// bench/rewrite/run.sh compares whole corpora with ASM.
+func BenchmarkProbeJar(b *testing.B) { benchPass(b, Probe) }
+
+// BenchmarkCountJar rewrites the classes of one jar with the count pass, every class in an
+// account (the product's main pass: --pass count --accounts '*').
+func BenchmarkCountJar(b *testing.B) {
+	set, err := accounts.Parse("*")
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchPass(b, func() transform.Class {
+		p, err := Count(CountOptions{Accounts: set, Table: accounts.NewTable(set)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return p
+	})
 }

@@ -17,16 +17,17 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/heapledger/heapledger/rewrite/accounts"
 	"github.com/heapledger/heapledger/rewrite/passes"
 	"github.com/heapledger/heapledger/rewrite/transform"
 )
 
 func main() {
 	seconds := flag.Float64("seconds", 10, "length of the warm-up and of the measured period")
-	pass := flag.String("pass", "probe", "pass to run: probe or identity")
+	pass := flag.String("pass", "probe", "pass to run: probe, count (every class in an account) or identity")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the measured period to this file")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: throughput [-seconds S] [-pass probe|identity] JAR...")
+		fmt.Fprintln(os.Stderr, "usage: throughput [-seconds S] [-pass probe|count|identity] JAR...")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -34,16 +35,12 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	var p transform.Class
-	switch *pass {
-	case "probe":
-		p = passes.Probe()
-	case "identity":
-		p = passes.Identity()
-	default:
-		fmt.Fprintf(os.Stderr, "throughput: unknown pass %q\n", *pass)
+	newPass, err := passByName(*pass)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "throughput:", err)
 		os.Exit(2)
 	}
+	p := newPass()
 	classes, err := load(flag.Args())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "throughput:", err)
@@ -72,6 +69,11 @@ func main() {
 		done := 0
 		// The deadline is checked per class, so a corpus larger than one period still works.
 		for i := 0; time.Since(start) < period; i++ {
+			if i > 0 && i%len(classes) == 0 {
+				// A fresh pass for each round, so the count pass's site table does not grow
+				// without bound; creating one costs next to nothing.
+				p = newPass()
+			}
 			c := classes[i%len(classes)]
 			if _, err := p.TransformClass(c.name, c.data); err != nil && phase == 0 && i < len(classes) {
 				failed++
@@ -82,6 +84,29 @@ func main() {
 		cpuRate = float64(done) / (cpuTime() - cpu0).Seconds()
 	}
 	fmt.Printf("heapledger classes=%d classes/s=%.0f classes/cpu-s=%.0f failed=%d\n", len(classes), rate, cpuRate, failed)
+}
+
+// passByName returns a constructor of the named pass.
+func passByName(name string) (func() transform.Class, error) {
+	switch name {
+	case "probe":
+		return passes.Probe, nil
+	case "identity":
+		return passes.Identity, nil
+	case "count":
+		set, err := accounts.Parse("*")
+		if err != nil {
+			return nil, err
+		}
+		return func() transform.Class {
+			p, err := passes.Count(passes.CountOptions{Accounts: set, Table: accounts.NewTable(set)})
+			if err != nil {
+				panic(err) // only for a missing table, which is always given here
+			}
+			return p
+		}, nil
+	}
+	return nil, fmt.Errorf("unknown pass %q", name)
 }
 
 // cpuTime is the CPU time the process has used (user + system, all threads): on a machine shared
