@@ -20,7 +20,9 @@ go:
 
 # bin/ is a self-contained distribution: the binary finds its Java runtime beside itself.
 build: java go
-	@if [ -f build/heapledger-runtime.jar ]; then cp -f build/heapledger-runtime.jar bin/; fi
+	@for j in heapledger-runtime heapledger-probe heapledger-agent; do \
+		if [ -f build/$$j.jar ]; then cp -f build/$$j.jar bin/; fi; \
+	done
 
 demo: deps build
 	./$(BIN) demo
