@@ -16,10 +16,25 @@ var ErrPoolOverflow = errors.New("constant pool would exceed 65535 entries")
 type Pool struct {
 	Entries []Constant
 
-	mu    sync.Mutex
-	index map[poolKey]uint16 // built lazily on the first Add, for de-duplication
+	// De-duplication of added constants. A pass adds a handful of constants to a class, so
+	// the first lookups scan the pool and remember what they found in recent; only a pass that
+	// looks up many builds the full index (hashing every constant would cost more than the
+	// whole rewrite of a small class).
+	mu     sync.Mutex
+	index  map[poolKey]uint16
+	recent []poolHit
+	scans  int
 }
 
+// poolScans is how many pool scans de-duplication does before it builds the full index.
+const poolScans = 32
+
+type poolHit struct {
+	k poolKey
+	i uint16
+}
+
+// poolKey identifies a constant: s is its bytes (modified UTF-8 for a Utf8).
 type poolKey struct {
 	tag  uint8
 	a, b uint16
@@ -119,38 +134,88 @@ func (p *Pool) buildIndex() {
 	}
 }
 
+// find returns the lowest index of a constant equal to k.
+func (p *Pool) find(k poolKey) (uint16, bool) {
+	for _, h := range p.recent {
+		if h.k == k {
+			return h.i, true
+		}
+	}
+	if p.index == nil && p.scans >= poolScans {
+		p.buildIndex()
+	}
+	if p.index != nil {
+		i, ok := p.index[k]
+		return i, ok
+	}
+	p.scans++
+	for i := 1; i < len(p.Entries); i++ {
+		c := &p.Entries[i]
+		if c.Tag == k.tag && c.A == k.a && c.B == k.b && string(c.Bytes) == k.s {
+			p.remember(k, uint16(i))
+			return uint16(i), true
+		}
+	}
+	return 0, false
+}
+
+// remember keeps a constant found or added while there is no full index.
+func (p *Pool) remember(k poolKey, i uint16) {
+	if p.index == nil {
+		p.recent = append(p.recent, poolHit{k, i})
+	} else {
+		p.index[k] = i
+	}
+}
+
 // add returns the index of an equal constant, appending one if there is none.
-func (p *Pool) add(c Constant) (uint16, error) {
+func (p *Pool) add(k poolKey) (uint16, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.buildIndex()
-	k := poolKey{c.Tag, c.A, c.B, string(c.Bytes)}
-	if i, ok := p.index[k]; ok {
+	if i, ok := p.find(k); ok {
 		return i, nil
 	}
 	width := 1
-	if c.Tag == TagLong || c.Tag == TagDouble {
+	if k.tag == TagLong || k.tag == TagDouble {
 		width = 2
 	}
 	if len(p.Entries)+width > math.MaxUint16 {
 		return 0, ErrPoolOverflow
 	}
 	i := uint16(len(p.Entries))
+	c := Constant{Tag: k.tag, A: k.a, B: k.b}
+	if k.s != "" || k.tag == TagUtf8 {
+		c.Bytes = []byte(k.s)
+	}
 	p.Entries = append(p.Entries, c)
 	if width == 2 {
 		p.Entries = append(p.Entries, Constant{})
 	}
-	p.index[k] = i
+	p.remember(k, i)
 	return i, nil
 }
 
 // AddUtf8 returns the index of a CONSTANT_Utf8 holding s, adding it if needed.
 func (p *Pool) AddUtf8(s string) (uint16, error) {
-	b := EncodeModifiedUTF8(s)
+	b := s
+	if !plainUTF8(s) {
+		b = string(EncodeModifiedUTF8(s))
+	}
 	if len(b) > math.MaxUint16 {
 		return 0, fmt.Errorf("string of %d bytes does not fit a CONSTANT_Utf8", len(b))
 	}
-	return p.add(Constant{Tag: TagUtf8, Bytes: b})
+	return p.add(poolKey{tag: TagUtf8, s: b})
+}
+
+// plainUTF8 reports whether s is its own modified UTF-8: no NUL and no character outside the
+// BMP, the only two that modified UTF-8 writes differently (JVMS 4.4.7).
+func plainUTF8(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == 0 || s[i] >= 0xF0 {
+			return false
+		}
+	}
+	return true
 }
 
 // AddClass returns the index of a CONSTANT_Class for the internal name, adding it if needed.
@@ -159,7 +224,7 @@ func (p *Pool) AddClass(internalName string) (uint16, error) {
 	if err != nil {
 		return 0, err
 	}
-	return p.add(Constant{Tag: TagClass, A: u})
+	return p.add(poolKey{tag: TagClass, a: u})
 }
 
 // AddString returns the index of a CONSTANT_String.
@@ -168,29 +233,29 @@ func (p *Pool) AddString(s string) (uint16, error) {
 	if err != nil {
 		return 0, err
 	}
-	return p.add(Constant{Tag: TagString, A: u})
+	return p.add(poolKey{tag: TagString, a: u})
 }
 
 // AddInteger returns the index of a CONSTANT_Integer.
 func (p *Pool) AddInteger(v int32) (uint16, error) {
 	u := uint32(v)
-	return p.add(Constant{Tag: TagInteger, Bytes: []byte{byte(u >> 24), byte(u >> 16), byte(u >> 8), byte(u)}})
+	return p.add(poolKey{tag: TagInteger, s: string([]byte{byte(u >> 24), byte(u >> 16), byte(u >> 8), byte(u)})})
 }
 
 // AddLong returns the index of a CONSTANT_Long (two slots).
 func (p *Pool) AddLong(v int64) (uint16, error) {
-	return p.add(Constant{Tag: TagLong, Bytes: be64(uint64(v))})
+	return p.add(poolKey{tag: TagLong, s: string(be64(uint64(v)))})
 }
 
 // AddFloat returns the index of a CONSTANT_Float holding exactly the bits of v.
 func (p *Pool) AddFloat(v float32) (uint16, error) {
 	u := math.Float32bits(v)
-	return p.add(Constant{Tag: TagFloat, Bytes: []byte{byte(u >> 24), byte(u >> 16), byte(u >> 8), byte(u)}})
+	return p.add(poolKey{tag: TagFloat, s: string([]byte{byte(u >> 24), byte(u >> 16), byte(u >> 8), byte(u)})})
 }
 
 // AddDouble returns the index of a CONSTANT_Double (two slots) holding exactly the bits of v.
 func (p *Pool) AddDouble(v float64) (uint16, error) {
-	return p.add(Constant{Tag: TagDouble, Bytes: be64(math.Float64bits(v))})
+	return p.add(poolKey{tag: TagDouble, s: string(be64(math.Float64bits(v)))})
 }
 
 func be64(u uint64) []byte {
@@ -203,7 +268,7 @@ func (p *Pool) AddMethodType(desc string) (uint16, error) {
 	if err != nil {
 		return 0, err
 	}
-	return p.add(Constant{Tag: TagMethodType, A: u})
+	return p.add(poolKey{tag: TagMethodType, a: u})
 }
 
 // AddMethodHandle returns the index of a CONSTANT_MethodHandle of the given reference kind
@@ -212,7 +277,7 @@ func (p *Pool) AddMethodHandle(kind uint8, ref uint16) (uint16, error) {
 	if kind < 1 || kind > 9 {
 		return 0, fmt.Errorf("method handle reference kind %d, want 1 to 9", kind)
 	}
-	return p.add(Constant{Tag: TagMethodHandle, A: uint16(kind), B: ref})
+	return p.add(poolKey{tag: TagMethodHandle, a: uint16(kind), b: ref})
 }
 
 // AddInvokeDynamic returns the index of a CONSTANT_InvokeDynamic for bootstrap method bsm (an
@@ -222,7 +287,7 @@ func (p *Pool) AddInvokeDynamic(bsm uint16, name, desc string) (uint16, error) {
 	if err != nil {
 		return 0, err
 	}
-	return p.add(Constant{Tag: TagInvokeDynamic, A: bsm, B: nt})
+	return p.add(poolKey{tag: TagInvokeDynamic, a: bsm, b: nt})
 }
 
 // AddNameAndType returns the index of a CONSTANT_NameAndType.
@@ -235,7 +300,7 @@ func (p *Pool) AddNameAndType(name, desc string) (uint16, error) {
 	if err != nil {
 		return 0, err
 	}
-	return p.add(Constant{Tag: TagNameAndType, A: n, B: d})
+	return p.add(poolKey{tag: TagNameAndType, a: n, b: d})
 }
 
 // AddMethodref returns the index of a CONSTANT_Methodref (or InterfaceMethodref when iface).
@@ -261,7 +326,7 @@ func (p *Pool) addMember(tag uint8, owner, name, desc string) (uint16, error) {
 	if err != nil {
 		return 0, err
 	}
-	return p.add(Constant{Tag: tag, A: c, B: nt})
+	return p.add(poolKey{tag: tag, a: c, b: nt})
 }
 
 // TagName returns the JVMS name of a constant pool tag, for messages.

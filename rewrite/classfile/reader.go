@@ -61,7 +61,7 @@ func (e *UnsupportedVersionError) Error() string {
 // against the bytes that remain before anything is allocated for them, so a small malformed
 // input cannot make Parse allocate much.
 func Parse(data []byte) (*Class, error) {
-	r := reader{b: data}
+	r := reader{b: data, chunked: true}
 	magic := r.u4()
 	if r.err == nil && magic != Magic {
 		return nil, r.fail(0, "magic", fmt.Sprintf("bad magic 0x%08X, want 0xCAFEBABE", magic))
@@ -141,8 +141,11 @@ type reader struct {
 	this uint16 // this_class once read, to name the class in errors
 	pl   *Pool
 
-	// Attribute lists are carved from shared chunks: a class has a few attributes per member,
-	// and two allocations per list would dominate the cost of parsing small classes.
+	// Attribute lists are carved from shared chunks when chunked (Parse): a class has a few
+	// attributes per member, and two allocations per list would dominate the cost of parsing
+	// small classes. ParseCode reads one short list and allocates it exactly: a chunk there
+	// would cost more than it saves, once per method.
+	chunked   bool
 	attrChunk []Attribute
 	ptrChunk  []*Attribute
 }
@@ -153,7 +156,7 @@ const attrChunkSize = 64
 // newAttributes returns n zeroed attributes and pointers to them. The pointer slice is capped
 // at n, so appending to one member's list copies instead of overwriting the next member's.
 func (r *reader) newAttributes(n int) ([]Attribute, []*Attribute) {
-	if n > attrChunkSize/2 {
+	if !r.chunked || n > attrChunkSize/2 {
 		return make([]Attribute, n), make([]*Attribute, n)
 	}
 	if len(r.attrChunk) < n {
