@@ -333,3 +333,25 @@ func TestRunKeepsExitStatus(t *testing.T) {
 		t.Errorf("Exit3.main's StringBuilder: %v", got)
 	}
 }
+
+// TestRunThroughLaunchScript: a command that is not java gets the agent through
+// JAVA_TOOL_OPTIONS, so the JVM the script starts is instrumented.
+func TestRunThroughLaunchScript(t *testing.T) {
+	needAgent(t)
+	app, plugin := agentFixtures(t)
+	script := filepath.Join(t.TempDir(), "launch.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nexec java -cp \"$1\" agentfix.loaders.Main \"$2\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	snaps := t.TempDir()
+	out, errOut, err := runHL(t, "run", "--accounts", "agentfix.plugin", "--snapshot-dir", snaps, "--", script, app, plugin)
+	if err != nil {
+		t.Fatalf("%v\n%s\n%s", err, out, errOut)
+	}
+	if !strings.HasPrefix(out, "loader 0: made 20") {
+		t.Errorf("output %q", out)
+	}
+	if got := siteCounts(onlySnapshot(t, snaps), "agentfix.plugin.Widget.make(I)I"); len(got["long[]"]) != 2 {
+		t.Errorf("the script's JVM was not instrumented: %v\n%s", got, errOut)
+	}
+}

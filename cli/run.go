@@ -26,6 +26,8 @@ func init() {
 			"from a temporary directory removed afterwards): every class of the program's class loaders is\n" +
 			"rewritten by the count pass as it loads. When the program ends, the snapshots it wrote are listed,\n" +
 			"and with --report the exit snapshot is reported. The exit status is the program's.\n\n" +
+			"When the command is not java itself but a script that starts java (gradlew, catalina.sh), the\n" +
+			"agent goes into JAVA_TOOL_OPTIONS, so every JVM the script starts runs under it.\n\n" +
 			"Example: heapledger run --accounts 'com.acme.*' -- java -cp app.jar com.acme.Main",
 		Flags: append(agentOnlyFlags(),
 			&cli.StringFlag{Name: "snapshot-dir", Usage: "where the program writes its snapshots", DefaultText: "the working directory"},
@@ -67,7 +69,24 @@ func runAction(c *cli.Context) error {
 		snapDir = abs
 		jvmArgs = append(jvmArgs, "-Dheapledger.snapshot.dir="+abs)
 	}
-	cmd := exec.Command(args[0], append(jvmArgs, args[1:]...)...)
+	var cmd *exec.Cmd
+	if base := filepath.Base(args[0]); base == "java" || base == "java.exe" {
+		cmd = exec.Command(args[0], append(jvmArgs, args[1:]...)...)
+	} else {
+		// A launch script (gradlew, mvn, catalina.sh): every JVM it starts reads
+		// JAVA_TOOL_OPTIONS. The options hold no spaces (percent-encoded) unless the paths do.
+		for _, a := range jvmArgs {
+			if strings.ContainsAny(a, " \t") {
+				return fmt.Errorf("run: %s is not java, and the agent option %q has a space, which JAVA_TOOL_OPTIONS cannot carry", args[0], a)
+			}
+		}
+		cmd = exec.Command(args[0], args[1:]...)
+		tool := strings.Join(jvmArgs, " ")
+		if old := os.Getenv("JAVA_TOOL_OPTIONS"); old != "" {
+			tool = old + " " + tool
+		}
+		cmd.Env = append(os.Environ(), "JAVA_TOOL_OPTIONS="+tool)
+	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, c.App.Writer, c.App.ErrWriter
 	if cmd.Stderr == nil {
 		cmd.Stderr = os.Stderr
