@@ -55,6 +55,24 @@ type Options struct {
 	Progress io.Writer
 }
 
+// GCPercent is the garbage collector's target (GOGC) while Rewrite runs, unless the GOGC
+// environment variable sets one. Rewriting allocates a few short-lived objects per instruction
+// while little stays live (a window of classes), so at Go's default of 100 the collector runs
+// every few megabytes and takes about a fifth of the CPU; at 400 it runs a quarter as often.
+// Measured on the corpus's largest jars: 10–25% less CPU, peak resident memory about 70 MB
+// instead of 35 MB.
+const GCPercent = 400
+
+// TuneGC applies GCPercent unless GOGC is set, and returns the function that restores the
+// previous setting. Tools that measure the rewriter outside Rewrite call it to run as the CLI.
+func TuneGC() (restore func()) {
+	if os.Getenv("GOGC") != "" {
+		return func() {}
+	}
+	prev := debug.SetGCPercent(GCPercent)
+	return func() { debug.SetGCPercent(prev) }
+}
+
 // IsDirOutput reports whether output names a directory rather than a jar (see the package doc).
 func IsDirOutput(output string) bool {
 	if st, err := os.Stat(output); err == nil {
@@ -129,6 +147,7 @@ func Rewrite(inputs []string, output string, pass transform.Class, opt Options) 
 	if opt.Limits == (Limits{}) {
 		opt.Limits = DefaultLimits
 	}
+	defer TuneGC()()
 	dirOut := IsDirOutput(output)
 	if dirOut {
 		if err := checkEmptyDir(output); err != nil {

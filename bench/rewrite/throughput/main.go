@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/heapledger/heapledger/rewrite/accounts"
+	"github.com/heapledger/heapledger/rewrite/jar"
 	"github.com/heapledger/heapledger/rewrite/passes"
 	"github.com/heapledger/heapledger/rewrite/transform"
 )
@@ -47,6 +48,7 @@ func main() {
 		os.Exit(1)
 	}
 	runtime.GOMAXPROCS(1) // one core, like the single Java thread it is compared with
+	defer jar.TuneGC()()  // the garbage collector's setting of heapledger rewrite
 	failed := 0
 	var rate, cpuRate float64
 	for phase := 0; phase < 2; phase++ {
