@@ -77,7 +77,7 @@ var workloads = []*Workload{
 	{Name: "lucene", Program: "lucene-demo 4.10 IndexFiles, then SearchFiles (Debian liblucene4.10-java)", Prepare: prepareLucene},
 	{Name: "fop", Program: "org.apache.fop.cli.Main, FO → PDF (Debian fop)", Prepare: prepareFop},
 	{Name: "batik", Program: "org.apache.batik.apps.rasterizer.Main, SVG → PNG (Debian libbatik-java)", Prepare: prepareBatik},
-	{Name: "parallel", Program: "heapledger.bench.ParallelAlloc, 64 threads, 8 MB arrays (bench/suite/java)", Prepare: prepareParallel},
+	{Name: "parallel", Program: "bench.parallel.ParallelAlloc, 64 threads, 8 MB arrays (bench/suite/java)", Prepare: prepareParallel},
 }
 
 // inputDir returns the directory for a workload's generated input, and whether it is already
@@ -408,7 +408,7 @@ func prepareParallel(env *Env) (*Prepared, error) {
 	return &Prepared{
 		Jars:  []string{jar},
 		Input: fmt.Sprintf("%s threads, %s tasks sorting %s-long arrays, plus a parallel stream", threads, tasks, longs),
-		Steps: []Step{{Main: "heapledger.bench.ParallelAlloc", Args: []string{threads, tasks, longs}}},
+		Steps: []Step{{Main: "bench.parallel.ParallelAlloc", Args: []string{threads, tasks, longs}}},
 		Check: func(runDir string, outs []StepOutput) (Output, error) {
 			for _, l := range strings.Split(string(outs[0].Stdout), "\n") {
 				if strings.HasPrefix(l, "RESULT ") {
@@ -423,7 +423,8 @@ func prepareParallel(env *Env) (*Prepared, error) {
 // buildParallelJar compiles the suite's own Java workload to Java 8 bytecode, like every other
 // jar the rewriter sees, and packs it as a jar so rewriting modes treat it like the Debian jars.
 func (env *Env) buildParallelJar() (string, error) {
-	src := filepath.Join(env.Root, "bench", "suite", "java", "heapledger", "bench", "ParallelAlloc.java")
+	// Not in a heapledger.* package: the rewriter never instruments those (its own runtime).
+	src := filepath.Join(env.Root, "bench", "suite", "java", "bench", "parallel", "ParallelAlloc.java")
 	b, err := os.ReadFile(src)
 	if err != nil {
 		return "", err

@@ -1,4 +1,4 @@
-package heapledger.bench;
+package bench.parallel;
 
 import java.util.ArrayList;
 import java.util.Arrays;
