@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/heapledger/heapledger/analysis/snapshot"
 	"github.com/heapledger/heapledger/fixtures"
 )
 
@@ -23,7 +24,18 @@ const javaLib = "/usr/share/java"
 type env struct {
 	heapledger, probeJar, java, javac string
 	work                              string
+	// count switches the runs from the probe pass to the count pass (memory accounts with
+	// every package of the program accounted, all allocation sites counted).
+	count      bool
+	runtimeJar string
 }
+
+// countAccounts covers every package of the programs without "*", so that every rewritten
+// method switches accounts (the "*" shortcut would leave most methods untouched), with several
+// accounts per program so that calls cross from one account into another (xalan into its
+// serializer, sunflow into janino, and so on).
+const countAccounts = "org.*,com.*,net.*,javax.*,org.eclipse.jdt.internal.compiler.*,org.eclipse.jdt.internal.compiler.parser.*," +
+	"org.apache.xalan.*,org.apache.xml.*,org.apache.xpath.*,org.h2.*,org.h2.command.*,org.h2.engine.*,org.sunflow.*,org.codehaus.*"
 
 func setup(t *testing.T) *env {
 	t.Helper()
@@ -33,8 +45,9 @@ func setup(t *testing.T) *env {
 	gotool := filepath.Join(runtime.GOROOT(), "bin", "go")
 	e.heapledger = filepath.Join(e.work, "heapledger")
 	mustRun(t, root, gotool, "build", "-o", e.heapledger, "./cli")
-	mustRun(t, root, bash, "scripts/build-java.sh", "probe")
+	mustRun(t, root, bash, "scripts/build-java.sh", "probe", "runtime")
 	e.probeJar = filepath.Join(root, "build", "heapledger-probe.jar")
+	e.runtimeJar = filepath.Join(root, "build", "heapledger-runtime.jar")
 	return e
 }
 
@@ -57,7 +70,12 @@ func (e *env) rewrite(t *testing.T, jars []string) []string {
 	var out []string
 	for _, j := range jars {
 		o := filepath.Join(e.work, "probe-"+filepath.Base(j))
-		cmd := exec.Command(e.heapledger, "rewrite", "--pass", "probe", "--strict", j, "-o", o)
+		args := []string{"rewrite", "--pass", "probe", "--strict", j, "-o", o}
+		if e.count {
+			o = filepath.Join(e.work, "count-"+filepath.Base(j))
+			args = []string{"rewrite", "--pass", "count", "--accounts", countAccounts, "--table", filepath.Join(e.work, "count.table.tsv"), "--strict", j, "-o", o}
+		}
+		cmd := exec.Command(e.heapledger, args...)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		if err := cmd.Run(); err != nil {
@@ -106,6 +124,9 @@ func (e *env) compare(t *testing.T, name string, jars, extra []string, dirs func
 	t.Helper()
 	plainDir, probeDir := dirs("plain"), dirs("probe")
 	plain = e.run(t, plainDir, append(append([]string{}, jars...), extra...), nil, args...)
+	if e.count {
+		return plain, e.compareCount(t, name, jars, extra, probeDir, plain, args...)
+	}
 	rewritten := append(append(e.rewrite(t, jars), extra...), e.probeJar)
 	rep := filepath.Join(e.work, name+"-probe.txt")
 	probed = e.run(t, probeDir, rewritten, []string{"-Dheapledger.probe.report=" + rep}, args...)
@@ -125,6 +146,41 @@ func (e *env) compare(t *testing.T, name string, jars, extra []string, dirs func
 		t.Errorf("%s: entries %d != exits %d + unwinds %d + live %d", name, counts["entries"], counts["exits"], counts["unwinds"], counts["live"])
 	}
 	return plain, probed
+}
+
+// compareCount runs the program rewritten by the count pass: same output, and a snapshot whose
+// rows charge allocations to the program's accounts.
+func (e *env) compareCount(t *testing.T, name string, jars, extra []string, dir, plain string, args ...string) string {
+	t.Helper()
+	rewritten := append(append(e.rewrite(t, jars), extra...), e.runtimeJar)
+	snaps := filepath.Join(e.work, name+"-snapshots")
+	counted := e.run(t, dir, rewritten, []string{"-Dheapledger.snapshot.dir=" + snaps}, args...)
+	if plain != counted {
+		t.Errorf("%s prints differently after the count pass.\nplain:\n%s\ncount:\n%s", name, plain, counted)
+	}
+	files, _ := filepath.Glob(filepath.Join(snaps, "*.snapshot"))
+	if len(files) != 1 {
+		t.Fatalf("%s: want one exit snapshot, found %v", name, files)
+	}
+	s, err := snapshot.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := s.Summarize(3)
+	var accounted int64
+	for _, a := range rep.Accounts {
+		if a.ID != 0 {
+			accounted += a.Totals.Objects + a.Totals.Arrays
+		}
+		t.Logf("%s: %s: %d objects, %d arrays, %d bytes", name, a.Name, a.Totals.Objects, a.Totals.Arrays, a.Totals.Bytes)
+	}
+	if accounted == 0 {
+		t.Errorf("%s: no allocation charged to the program's accounts", name)
+	}
+	if d := s.Header["dropped"]; d != "0" {
+		t.Errorf("%s: the runtime dropped events: %s", name, d)
+	}
+	return counted
 }
 
 func readCounts(t *testing.T, path string) map[string]int64 {
@@ -167,6 +223,17 @@ func mustRun(t *testing.T, dir, name string, args ...string) {
 // another: each is a JVM that may use both cores.
 func TestProgramsBehaveTheSameAfterProbe(t *testing.T) {
 	e := setup(t)
+	t.Run("ecj", e.ecj)
+	t.Run("xalan", e.xalan)
+	t.Run("h2", e.h2)
+	t.Run("sunflow", e.sunflow)
+}
+
+// TestProgramsBehaveTheSameAfterCount: the same programs rewritten with memory accounts on
+// every package (each method switching accounts) and every allocation site counted.
+func TestProgramsBehaveTheSameAfterCount(t *testing.T) {
+	e := setup(t)
+	e.count = true
 	t.Run("ecj", e.ecj)
 	t.Run("xalan", e.xalan)
 	t.Run("h2", e.h2)
