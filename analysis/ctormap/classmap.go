@@ -44,6 +44,7 @@ func ForClass(c *classfile.Class) ([]Entry, error) {
 			continue
 		}
 		a, err := Analyze(b)
+		b.Release() // the entry keeps names only, no instructions
 		if err != nil {
 			return nil, err
 		}

@@ -72,7 +72,8 @@ func Decode(c *classfile.Code, pool *classfile.Pool, m Method) (*Body, error) {
 	if args := argSlots(m); args > b.nextLocal {
 		b.nextLocal = args
 	}
-	nodes := make([]Insn, ninsn+nlab)
+	b.arena = arenas.Get().(*arena)
+	nodes := b.arena.slab(ninsn + nlab)
 	b.insns = nodes[:ninsn:ninsn]
 	labNodes := nodes[ninsn:]
 	b.labels = make([]Label, nlab)

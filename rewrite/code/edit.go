@@ -40,7 +40,8 @@ func (b *Body) CodeLen() int { return b.codeLen }
 func (b *Body) newNode() *Insn {
 	if len(b.free) == 0 {
 		b.chunk = min(max(2*b.chunk, 8), 1024)
-		b.free = make([]Insn, b.chunk)
+		b.free = b.arena.chunk(b.chunks, b.chunk)
+		b.chunks++
 	}
 	n := &b.free[0]
 	b.free = b.free[1:]

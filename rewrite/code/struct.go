@@ -241,6 +241,8 @@ type Body struct {
 	labelChunk  int     // size of the last label chunk
 	scratch     []*Insn // worklist for computeMax
 	epoch       uint32  // layout generation, see Insn.seen
+	arena       *arena  // node memory, returned by Release
+	chunks      int     // node chunks taken from arena
 }
 
 // ErrCodeTooLarge is returned (wrapped in a *TooLargeError) when the encoded code would exceed

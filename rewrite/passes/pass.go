@@ -134,6 +134,9 @@ func (d *driver) method(cf *classfile.Class, cname string, m *classfile.Member, 
 	if err != nil {
 		return skip(err)
 	}
+	// Nothing of the body outlives this method (the new attribute is bytes), so its nodes go
+	// to the next method decoded.
+	defer b.Release()
 	// The compiler's frames are keyed to labels before any edit, so they move with their code.
 	// An editor that writes its method's frames itself attaches them only when it needs the
 	// general data flow.

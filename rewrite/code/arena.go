@@ -1,0 +1,64 @@
+package code
+
+import "sync"
+
+// arena keeps the node memory of released bodies for the next Decode. A rewriter decodes
+// every method of every class and drops the body a moment later; handing the same memory to
+// the next method instead of to the garbage collector takes the largest allocations off the
+// hot path.
+type arena struct {
+	nodes  []Insn // the slab of decoded nodes; its used part is nodes[:used]
+	used   int
+	chunks [][]Insn // chunks for inserted nodes, handed out in order
+}
+
+var arenas = sync.Pool{New: func() any { return new(arena) }}
+
+// maxArenaNodes bounds what an arena keeps: the nodes of a very large method are left to the
+// garbage collector rather than held by the pool.
+const maxArenaNodes = 1 << 14
+
+// slab returns n zeroed nodes.
+func (a *arena) slab(n int) []Insn {
+	if cap(a.nodes) < n {
+		a.nodes = make([]Insn, n)
+	}
+	a.used = n
+	return a.nodes[:n:n]
+}
+
+// chunk returns the k-th chunk of inserted nodes, zeroed, with size nodes.
+func (a *arena) chunk(k, size int) []Insn {
+	if k < len(a.chunks) && len(a.chunks[k]) == size {
+		return a.chunks[k]
+	}
+	c := make([]Insn, size)
+	if k < len(a.chunks) {
+		a.chunks[k] = c
+	} else if k == len(a.chunks) {
+		a.chunks = append(a.chunks, c)
+	}
+	return c
+}
+
+// Release hands the body's node memory back for the methods decoded after it. It is optional
+// and for callers that are done with the body and with everything taken from it: every
+// instruction, label node and frame that names an instruction (what Encode returned stays
+// valid). The body is empty afterwards; releasing it again does nothing.
+func (b *Body) Release() {
+	a := b.arena
+	if a == nil {
+		return
+	}
+	b.arena = nil
+	clear(a.nodes[:a.used])
+	for _, c := range a.chunks[:min(b.chunks, len(a.chunks))] {
+		clear(c)
+	}
+	a.used = 0
+	b.first, b.last, b.insns, b.free, b.scratch = nil, nil, nil, nil, nil
+	if cap(a.nodes) > maxArenaNodes {
+		a.nodes = nil
+	}
+	arenas.Put(a)
+}
