@@ -18,6 +18,10 @@ var arenas = sync.Pool{New: func() any { return new(arena) }}
 // garbage collector rather than held by the pool.
 const maxArenaNodes = 1 << 14
 
+// maxArenaChunks bounds the chunks of inserted nodes an arena keeps (they double from 8 nodes
+// to 1024): a method that inserted thousands of nodes does not make every arena that large.
+const maxArenaChunks = 10
+
 // slab returns n zeroed nodes.
 func (a *arena) slab(n int) []Insn {
 	if cap(a.nodes) < n {
@@ -59,6 +63,9 @@ func (b *Body) Release() {
 	b.first, b.last, b.insns, b.free, b.scratch = nil, nil, nil, nil, nil
 	if cap(a.nodes) > maxArenaNodes {
 		a.nodes = nil
+	}
+	if len(a.chunks) > maxArenaChunks {
+		a.chunks = a.chunks[:maxArenaChunks:maxArenaChunks]
 	}
 	arenas.Put(a)
 }
