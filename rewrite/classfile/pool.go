@@ -84,6 +84,26 @@ func (p *Pool) ClassName(i uint16) (string, error) {
 	return p.Utf8(c.A)
 }
 
+// IsClassNamed reports whether index i holds a CONSTANT_Class of the internal name, without
+// decoding (and allocating) the name when it is ASCII: comparing is all a caller needs.
+func (p *Pool) IsClassNamed(i uint16, name string) bool {
+	c, err := p.typed(i, TagClass)
+	if err != nil {
+		return false
+	}
+	u, err := p.typed(c.A, TagUtf8)
+	if err != nil {
+		return false
+	}
+	for _, b := range u.Bytes {
+		if b == 0 || b >= 0x80 { // not ASCII, which decodes to itself
+			s, err := DecodeModifiedUTF8(u.Bytes)
+			return err == nil && s == name
+		}
+	}
+	return string(u.Bytes) == name
+}
+
 // NameAndType returns the name and descriptor of a CONSTANT_NameAndType.
 func (p *Pool) NameAndType(i uint16) (name, desc string, err error) {
 	c, err := p.typed(i, TagNameAndType)

@@ -56,3 +56,19 @@ func TestPoolDeduplication(t *testing.T) {
 		t.Errorf("Long found at %d, want %d", i, n)
 	}
 }
+
+func TestIsClassNamed(t *testing.T) {
+	p := &Pool{Entries: []Constant{{}}}
+	plain, _ := p.AddClass("a/B")
+	odd, _ := p.AddClass("a/\u00e9\x00")
+	str, _ := p.AddString("a/B")
+	for _, c := range []struct {
+		i    uint16
+		name string
+		want bool
+	}{{plain, "a/B", true}, {plain, "a/C", false}, {odd, "a/\u00e9\x00", true}, {odd, "a/\u00e9", false}, {str, "a/B", false}, {0, "", false}, {99, "a/B", false}} {
+		if got := p.IsClassNamed(c.i, c.name); got != c.want {
+			t.Errorf("IsClassNamed(%d, %q) = %v, want %v", c.i, c.name, got, c.want)
+		}
+	}
+}

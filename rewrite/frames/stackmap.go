@@ -164,12 +164,17 @@ func Encode(entries []Entry, initial Frame, pool *classfile.Pool) ([]byte, error
 	if len(entries) > 0xFFFF {
 		return nil, errorf(-1, "%d frames, at most 65535 fit", len(entries))
 	}
-	w := writer{pool: pool}
+	// Most frames take a few bytes; the compact views alternate between two buffers (the
+	// previous frame's locals are compared with the next), so a table costs few allocations.
+	w := writer{pool: pool, buf: make([]byte, 0, 2+4*len(entries))}
 	w.u2(len(entries))
-	prevLocals, err := compact(initial.Locals)
+	var bufs [2][]Type
+	var stackBuf []Type
+	prevLocals, err := compactInto(bufs[1][:0], initial.Locals)
 	if err != nil {
 		return nil, errorf(0, "initial frame: %v", err)
 	}
+	bufs[1] = prevLocals
 	last := -1
 	for i, e := range entries {
 		if e.Offset <= last || e.Offset > 0xFFFF {
@@ -180,14 +185,16 @@ func Encode(entries []Entry, initial Frame, pool *classfile.Pool) ([]byte, error
 			delta = e.Offset - last - 1
 		}
 		last = e.Offset
-		locals, err := compact(e.Frame.Locals)
+		locals, err := compactInto(bufs[i%2][:0], e.Frame.Locals)
 		if err != nil {
 			return nil, errorf(e.Offset, "locals: %v", err)
 		}
-		stack, err := compact(e.Frame.Stack)
+		bufs[i%2] = locals
+		stack, err := compactInto(stackBuf[:0], e.Frame.Stack)
 		if err != nil {
 			return nil, errorf(e.Offset, "stack: %v", err)
 		}
+		stackBuf = stack
 		if err := w.frame(delta, prevLocals, locals, stack); err != nil {
 			return nil, &Error{e.Offset, err}
 		}
@@ -340,10 +347,8 @@ func (w *writer) vtype(t Type) {
 // classIndex reuses the pool index the type was read from while it still names the same
 // class, so an unchanged frame is written back byte for byte.
 func (w *writer) classIndex(t Type) uint16 {
-	if t.Index != 0 {
-		if name, err := w.pool.ClassName(t.Index); err == nil && name == t.Class {
-			return t.Index
-		}
+	if t.Index != 0 && w.pool.IsClassNamed(t.Index, t.Class) {
+		return t.Index
 	}
 	if t.Class == "" {
 		w.setErr(errors.New("object type without a class name"))

@@ -227,7 +227,12 @@ func writeTypes(sb *strings.Builder, ts []Type) {
 // compact converts an expanded slot view to the class file's one-entry-per-value view. The slot
 // after a wide type must be Top; anything else is a malformed frame.
 func compact(ts []Type) ([]Type, error) {
-	out := make([]Type, 0, len(ts))
+	return compactInto(make([]Type, 0, len(ts)), ts)
+}
+
+// compactInto is compact appending to dst.
+func compactInto(dst, ts []Type) ([]Type, error) {
+	out := dst
 	for i := 0; i < len(ts); i++ {
 		out = append(out, ts[i])
 		if ts[i].IsWide() {
