@@ -400,11 +400,12 @@ func process(j *job, pass transform.Class, opt Options, compress bool, zw **flat
 	j.method = j.e.Header.Method
 	if j.method != 0 /* Store */ {
 		j.method = 8 // Deflate: the only other method every JDK reads
-		var buf bytes.Buffer
+		// Classes deflate to about half their size; sized so, the buffer rarely grows.
+		buf := bytes.NewBuffer(make([]byte, 0, len(j.res.Data)/2+64))
 		if *zw == nil {
-			*zw, _ = flate.NewWriter(&buf, opt.DeflateLevel)
+			*zw, _ = flate.NewWriter(buf, opt.DeflateLevel)
 		} else {
-			(*zw).Reset(&buf)
+			(*zw).Reset(buf)
 		}
 		(*zw).Write(j.res.Data)
 		(*zw).Close()
