@@ -50,6 +50,10 @@ func agentOnlyFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "timeout", Value: 20 * time.Second, Usage: "how long a class may wait for the transform service; after that the service is given up and classes load unmodified"},
 		&cli.BoolFlag{Name: "stats", Usage: "print class counts and per-class transform latency (median, p99) at exit"},
 		&cli.BoolFlag{Name: "verbose", Usage: "print every skipped method and every class the service could not rewrite"},
+		&cli.BoolFlag{Name: "jdk", Usage: "also rewrite the JDK's own classes (Java 9+), by retransformation: allocations inside JDK code " +
+			"(HashMap nodes and tables, Integer boxes, String.split) are charged to the calling account. Runtime-critical JDK packages are " +
+			"excluded, loaded classes the JVM cannot retransform are listed; java.lang.Object.<init> is not hooked. " +
+			"Costs one round trip per JDK class at start-up and a thread-local read in JDK methods that allocate (docs/agent.md)"},
 	}
 }
 
@@ -145,6 +149,9 @@ func newAgentOptions(c *cli.Context) (agentOptions, error) {
 	}
 	if c.Bool("verbose") {
 		o.add("verbose", "true")
+	}
+	if c.Bool("jdk") {
+		o.add("jdk", "true")
 	}
 	return o, nil
 }

@@ -20,7 +20,7 @@ func init() {
 		ArgsUsage: "PID",
 		Description: "Loads the agent into the running JVM PID (same user; HotSpot's attach mechanism). The agent starts\n" +
 			"the transform service, rewrites the classes already loaded that belong to application or custom\n" +
-			"class loaders, and every class loaded from then on; counts start now. Snapshots are written at\n" +
+			"class loaders (with --jdk, the JDK's too), and every class loaded from then on; counts start now. Snapshots are written at\n" +
 			"exit, every --snapshot-interval seconds, and by `heapledger detach PID`, which restores the\n" +
 			"original bytecode. The agent jar stays in --dir until the JVM exits (it is on its class path).\n" +
 			"JDK 21 and later print a warning about a dynamically loaded agent; that is expected.",

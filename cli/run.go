@@ -24,7 +24,7 @@ func init() {
 		ArgsUsage: "[options] -- java ARGS...",
 		Description: "Runs the java command with the heapledger agent added (-javaagent, as `heapledger agent` writes it,\n" +
 			"from a temporary directory removed afterwards): every class of the program's class loaders is\n" +
-			"rewritten by the count pass as it loads. When the program ends, the snapshots it wrote are listed,\n" +
+			"rewritten by the count pass as it loads (with --jdk, the JDK's classes too). When the program ends, the snapshots it wrote are listed,\n" +
 			"and with --report the exit snapshot is reported. The exit status is the program's.\n\n" +
 			"When the command is not java itself but a script that starts java (gradlew, catalina.sh), the\n" +
 			"agent goes into JAVA_TOOL_OPTIONS, so every JVM the script starts runs under it.\n\n" +

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Startup cost of the agent (docs/agent.md): time to first output and total time of one program
-# run plain, offline-rewritten (heapledger rewrite --pass count) and under the agent, N runs
+# run plain, offline-rewritten (heapledger rewrite --pass count), under the agent and under the
+# agent with --jdk (JDK classes rewritten too), N runs
 # each (median), plus the agent's per-class transform latency (its --stats line).
 #
 #   runtime-java/agent/bench-startup.sh [RUNS]      (default 5; needs `make build` and a JDK)
@@ -35,16 +36,17 @@ bench() {
   local name=$1 mode
   : >"$W/times"
   for ((i = 0; i < RUNS; i++)); do
-    for mode in plain offline agent; do
+    for mode in plain offline agent jdk; do
       local -n cmd="${mode}_cmd"
       echo "$mode $(first_and_total "${cmd[@]}")" >>"$W/times"
     done
   done
-  for mode in plain offline agent; do
+  for mode in plain offline agent jdk; do
     printf '%-6s %-8s first output %5s ms   total %5s ms\n' "$name" "$mode" \
       "$(awk -v m=$mode '$1==m {print $2}' "$W/times" | median)" "$(awk -v m=$mode '$1==m {print $3}' "$W/times" | median)"
   done
   "${stats_cmd[@]}" 2>&1 >/dev/null | grep 'classes sent' | sed "s/^heapledger agent: /$name   agent    /"
+  "${jdkstats_cmd[@]}" 2>&1 >/dev/null | grep 'classes sent' | sed "s/^heapledger agent: /$name   jdk      /"
 }
 
 "$HL" demo --dir "$W/demo" >/dev/null
@@ -54,6 +56,10 @@ plain_cmd=(java -Dheapledger.snapshot.dir="$W/s" -cp "$W/demo/classes" demo.Main
 offline_cmd=(java -Dheapledger.snapshot.dir="$W/s" -cp "$W/demo/classes-hl:$RT" demo.Main 2000)
 agent_cmd=("$W/agent-demo/heapledger-java" -Dheapledger.snapshot.dir="$W/s" -cp "$W/demo/classes" demo.Main 2000)
 stats_cmd=("$W/agent-demo-stats/heapledger-java" -Dheapledger.snapshot.dir="$W/s" -cp "$W/demo/classes" demo.Main 2000)
+"$HL" agent --jdk --accounts demo.web,demo.orders,demo.reports -o "$W/jdk-demo" >/dev/null
+"$HL" agent --jdk --accounts demo.web,demo.orders,demo.reports --stats -o "$W/jdk-demo-stats" >/dev/null
+jdk_cmd=("$W/jdk-demo/heapledger-java" -Dheapledger.snapshot.dir="$W/s" -cp "$W/demo/classes" demo.Main 2000)
+jdkstats_cmd=("$W/jdk-demo-stats/heapledger-java" -Dheapledger.snapshot.dir="$W/s" -cp "$W/demo/classes" demo.Main 2000)
 bench demo
 
 if [ -f "$ECJ" ]; then
@@ -66,6 +72,10 @@ if [ -f "$ECJ" ]; then
   offline_cmd=(java -Dheapledger.snapshot.dir="$W/s" -cp "$W/ecj-hl.jar:$RT" "${ecj_args[@]}")
   agent_cmd=("$W/agent-ecj/heapledger-java" -Dheapledger.snapshot.dir="$W/s" -cp "$ECJ" "${ecj_args[@]}")
   stats_cmd=("$W/agent-ecj-stats/heapledger-java" -Dheapledger.snapshot.dir="$W/s" -cp "$ECJ" "${ecj_args[@]}")
+  "$HL" agent --jdk --accounts 'org.eclipse.jdt.*' -o "$W/jdk-ecj" >/dev/null
+  "$HL" agent --jdk --accounts 'org.eclipse.jdt.*' --stats -o "$W/jdk-ecj-stats" >/dev/null
+  jdk_cmd=("$W/jdk-ecj/heapledger-java" -Dheapledger.snapshot.dir="$W/s" -cp "$ECJ" "${ecj_args[@]}")
+  jdkstats_cmd=("$W/jdk-ecj-stats/heapledger-java" -Dheapledger.snapshot.dir="$W/s" -cp "$ECJ" "${ecj_args[@]}")
   bench ecj
 else
   echo "ecj: $ECJ missing (scripts/install-deps.sh installs libecj-java)" >&2

@@ -6,13 +6,17 @@ import java.io.IOException;
 import java.io.OutputStreamWriter;
 import java.io.Writer;
 import java.lang.instrument.Instrumentation;
+import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
+import heapledger.rt.Acct;
 import heapledger.rt.Ledger;
 
 /**
@@ -58,7 +62,7 @@ public final class Agent {
         this.inst = inst;
         this.service = s;
         this.serviceStartNanos = serviceStartNanos;
-        this.transformer = new Transformer(this);
+        this.transformer = new Transformer(this, o.jdk);
     }
 
     public static void premain(String args, Instrumentation inst) {
@@ -124,6 +128,7 @@ public final class Agent {
                 Ledger.defineTable(s.accountLines());
                 System.setProperty("heapledger.agent.service.pid", String.valueOf(s.pid));
                 a.preload();
+                if (o.jdk) a.readBootUnnamed();
                 inst.addTransformer(a.transformer, true);
                 active = a;
                 Runtime.getRuntime().addShutdownHook(new Thread("heapledger-agent-exit") {
@@ -136,6 +141,23 @@ public final class Agent {
                 if (attach) {
                     int n = a.retransformLoaded(report);
                     report.line("attached: transform service pid " + s.pid + "; " + n + " loaded classes instrumented");
+                } else if (o.jdk) {
+                    // -javaagent: the JDK classes loaded before premain. Lines go to standard
+                    // error; the first 20 not-modifiable ones unless verbose, then a count.
+                    final int[] shown = {0, 0};
+                    Report r = new Report(null) {
+                        @Override
+                        void line(String l) {
+                            if (l.startsWith("not modifiable") && !a.options.verbose && ++shown[0] > 20) {
+                                shown[1]++;
+                                return;
+                            }
+                            warn(l);
+                        }
+                    };
+                    int n = a.retransformLoaded(r);
+                    if (shown[1] > 0) warn("... and " + shown[1] + " more classes not modifiable (all with --verbose)");
+                    warn("--jdk: " + n + " loaded classes instrumented by retransformation");
                 }
             }
         } catch (Throwable e) {
@@ -247,6 +269,7 @@ public final class Agent {
     }
 
     static String loaderName(ClassLoader l) {
+        if (l == null) return "bootstrap"; // --jdk: classes of the boot loader
         return l.getClass().getName() + "@" + Integer.toHexString(System.identityHashCode(l));
     }
 
@@ -255,14 +278,31 @@ public final class Agent {
      * retransform, or refused, are reported by name, not hidden.
      */
     private int retransformLoaded(Report report) {
+        Acct muted = options.jdk ? Ledger.mute() : null;
+        try {
+            return retransformLoaded0(report);
+        } finally {
+            if (options.jdk) Ledger.unmute(muted);
+        }
+    }
+
+    private int retransformLoaded0(Report report) {
         List<Class<?>> todo = new ArrayList<Class<?>>();
         List<String> unmodifiable = new ArrayList<String>();
         int hidden = 0;
+        int excluded = 0;
         for (Class<?> c : inst.getAllLoadedClasses()) {
-            if (!transformer.wants(c)) continue;
+            if (!transformer.wants(c)) {
+                if (options.jdk && !c.isArray() && !c.isPrimitive() && transformer.isJdk(c)) excluded++;
+                continue;
+            }
             if (inst.isModifiableClass(c)) todo.add(c);
             else if (isHidden(c)) hidden++;
             else unmodifiable.add(c.getName());
+        }
+        if (options.jdk) {
+            report.line("note: --jdk: " + excluded + " loaded JDK classes are excluded from rewriting (the runtime's own path, "
+                    + "class loading, lambdas: docs/agent.md)");
         }
         if (hidden > 0) {
             report.line("note: " + hidden + " hidden classes (lambda and proxy classes the JVM spun) are not modifiable; "
@@ -277,6 +317,36 @@ public final class Agent {
         for (String why : refused) report.line("not retransformed: " + why);
         synchronized (this) {
             return changed - before;
+        }
+    }
+
+    /**
+     * --jdk: rewritten JDK classes call heapledger.rt, which the bootstrap loader defines in its
+     * unnamed module; every JDK module of the boot layer must read that module, or the first
+     * call from java.base fails with IllegalAccessError. Java 8 has no modules and no such
+     * need, but is not supported by --jdk (docs/agent.md).
+     */
+    private void readBootUnnamed() throws Exception {
+        if (Ledger.class.getClassLoader() != null) {
+            throw new IllegalStateException("--jdk: the runtime is not on the bootstrap class path");
+        }
+        Class<?> moduleClass;
+        try {
+            moduleClass = Class.forName("java.lang.Module");
+        } catch (ClassNotFoundException e) {
+            throw new IllegalStateException("--jdk needs Java 9 or later");
+        }
+        Object unnamed = Class.class.getMethod("getModule").invoke(Ledger.class);
+        Class<?> layerClass = Class.forName("java.lang.ModuleLayer");
+        Object boot = layerClass.getMethod("boot").invoke(null);
+        Method redefine = Instrumentation.class.getMethod("redefineModule", moduleClass, Set.class, Map.class, Map.class, Set.class, Map.class);
+        Method loaderOf = moduleClass.getMethod("getClassLoader");
+        ClassLoader platform = ClassLoader.getSystemClassLoader().getParent();
+        for (Object m : (Set<?>) layerClass.getMethod("modules").invoke(boot)) {
+            ClassLoader l = (ClassLoader) loaderOf.invoke(m);
+            if (l != null && l != platform) continue;
+            redefine.invoke(inst, m, Collections.singleton(unnamed), Collections.emptyMap(), Collections.emptyMap(),
+                    Collections.emptySet(), Collections.emptyMap());
         }
     }
 
@@ -321,6 +391,7 @@ public final class Agent {
      */
     private static void detach(Options o) {
         Report report = new Report(o.status);
+        Acct muted = null;
         try {
             synchronized (Agent.class) {
                 Agent a = active;
@@ -328,6 +399,9 @@ public final class Agent {
                     report.line("error: heapledger is not attached to this JVM");
                     return;
                 }
+                // After an attach with --jdk the JDK classes used below are rewritten: what
+                // detach allocates on the attach thread is not the program's.
+                if (a.options.jdk) muted = Ledger.mute();
                 a.inst.removeTransformer(a.transformer);
                 a.service.close();
                 Set<String> names;
@@ -350,6 +424,7 @@ public final class Agent {
             report.line("error: detach failed: " + e);
         } finally {
             report.close();
+            if (muted != null) Ledger.unmute(muted);
         }
     }
 
@@ -364,8 +439,22 @@ public final class Agent {
         else if (failures != null) warn(failures);
     }
 
-    synchronized String stats() {
-        long[] l = Arrays.copyOf(latencies, sent);
+    /**
+     * The counts are copied under the lock and formatted outside it: formatting may load
+     * classes (java.util.Formatter), and a thread loading a class in the transformer waits for
+     * this lock in record(), which would never be released (seen with --jdk at exit).
+     */
+    String stats() {
+        long[] l;
+        int sent, changed, unchanged, failed, skippedMethods;
+        synchronized (this) {
+            sent = this.sent;
+            changed = this.changed;
+            unchanged = this.unchanged;
+            failed = this.failed;
+            skippedMethods = this.skippedMethods;
+            l = Arrays.copyOf(latencies, sent);
+        }
         Arrays.sort(l);
         String lat = sent == 0 ? "no classes sent"
                 : String.format("transform latency per class: median %.2f ms, p99 %.2f ms, max %.2f ms",
@@ -384,7 +473,7 @@ public final class Agent {
     }
 
     /** Lines for the heapledger command that attached or detached us (the status= file). */
-    static final class Report {
+    static class Report {
         private final String path;
         private final StringBuilder text = new StringBuilder();
 

@@ -25,6 +25,8 @@ final class Options {
     /** Attach: where snapshots go (sets heapledger.snapshot.dir before the runtime starts). */
     String snapshotDir;
     boolean detach;
+    /** Rewrite the JDK's own classes too, by retransformation (docs/agent.md, "JDK classes"). */
+    boolean jdk;
 
     static Options parse(String text) {
         Options o = new Options();
@@ -42,6 +44,7 @@ final class Options {
             else if (key.equals("status")) o.status = value;
             else if (key.equals("snapshot.dir")) o.snapshotDir = value;
             else if (key.equals("detach")) o.detach = !value.equals("false");
+            else if (key.equals("jdk")) o.jdk = !value.equals("false");
             else throw new IllegalArgumentException("unknown agent option '" + key + "'");
         }
         if (o.timeoutMillis <= 0) throw new IllegalArgumentException("timeout must be positive milliseconds");

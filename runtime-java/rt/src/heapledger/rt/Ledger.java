@@ -17,7 +17,7 @@ public final class Ledger {
     private static final ThreadLocal<Acct> CURRENT = new ThreadLocal<Acct>() {
         @Override
         protected Acct initialValue() {
-            return register(Thread.currentThread());
+            return Quiet.initial(Thread.currentThread());
         }
     };
 
@@ -38,7 +38,7 @@ public final class Ledger {
         return CURRENT.get();
     }
 
-    private static Acct register(Thread t) {
+    static Acct register(Thread t) {
         Acct a = new Acct(t);
         synchronized (THREADS) {
             THREADS.add(a);
@@ -125,7 +125,27 @@ public final class Ledger {
 
     /** Writes a snapshot now; returns the file written, or null if writing failed (reported on stderr). */
     public static String snapshot(String reason) {
-        return Snapshots.write(reason);
+        Acct prev = mute();
+        try {
+            return Snapshots.write(reason);
+        } finally {
+            unmute(prev);
+        }
+    }
+
+    /**
+     * The runtime (or the agent) is about to work on a program's thread: until {@link #unmute},
+     * rewritten JDK code it calls counts into a private state nobody reads (Quiet). Methods
+     * already running keep the state they fetched on entry. Returns what unmute restores.
+     */
+    public static Acct mute() {
+        Acct prev = CURRENT.get();
+        CURRENT.set(new Acct(Thread.currentThread()));
+        return prev;
+    }
+
+    public static void unmute(Acct prev) {
+        CURRENT.set(prev);
     }
 
     // Last, so that every static field above is set before snapshots, budgets and liveness,

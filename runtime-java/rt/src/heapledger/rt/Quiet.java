@@ -1,0 +1,58 @@
+package heapledger.rt;
+
+/**
+ * Keeps the runtime out of its own counts when JDK classes are rewritten too (the agent's
+ * --jdk): a rewritten ArrayList.grow, HashMap.resize or StringBuilder then calls
+ * {@link Ledger#here()} from inside the runtime itself. docs/agent.md explains the whole scheme.
+ *
+ * <p>Two cases need no check on the fast path, because they are decided when a thread gets its
+ * accounting state: (1) a thread's first {@code here()} registers it (ArrayList.add, which may
+ * grow), and a rewritten grow calls {@code here()} again before the first has returned: the
+ * ThreadLocal has no value yet, so its initialValue would run again, without end. The nested
+ * call gets a private state that is never registered, whose counts nobody reads; the outer call
+ * then stores the real one. (2) The runtime's and the agent's own threads (named "heapledger-")
+ * get such a private state for good: what the snapshot writer allocates in JDK code is not the
+ * program's. Work the runtime does on a program's thread is wrapped in
+ * {@link Ledger#mute()}/{@link Ledger#unmute}.
+ */
+final class Quiet {
+    private Quiet() {}
+
+    /** Threads inside their first registration; almost always empty. */
+    private static volatile Thread[] registering = new Thread[0];
+
+    static Acct initial(Thread t) {
+        if (t.getName().startsWith("heapledger-") || inside(t)) return new Acct(t);
+        enter(t);
+        try {
+            return Ledger.register(t);
+        } finally {
+            leave(t);
+        }
+    }
+
+    private static boolean inside(Thread t) {
+        for (Thread r : registering) {
+            if (r == t) return true;
+        }
+        return false;
+    }
+
+    private static synchronized void enter(Thread t) {
+        Thread[] r = registering;
+        Thread[] n = new Thread[r.length + 1];
+        System.arraycopy(r, 0, n, 0, r.length);
+        n[r.length] = t;
+        registering = n;
+    }
+
+    private static synchronized void leave(Thread t) {
+        Thread[] r = registering;
+        int k = 0;
+        Thread[] n = new Thread[Math.max(0, r.length - 1)];
+        for (Thread x : r) {
+            if (x != t && k < n.length) n[k++] = x;
+        }
+        registering = n;
+    }
+}
