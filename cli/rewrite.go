@@ -133,6 +133,16 @@ func rewriteAction(c *cli.Context) error {
 		return errors.New("rewrite: no -o OUTPUT given (a jar, or a directory)")
 	}
 	name := c.String("pass")
+	// Options of the count pass (their usage starts with "count pass:") choose it when no
+	// --pass is given, as in `heapledger rewrite --accounts 'com.acme.*' app.jar -o out.jar`;
+	// with another pass they would be silently ignored, so that is an error.
+	if set := countOptionsSet(c); len(set) > 0 {
+		if !c.IsSet("pass") {
+			name = "count"
+		} else if name != "count" {
+			return fmt.Errorf("rewrite: --%s is an option of the count pass, not of --pass %s", set[0], name)
+		}
+	}
 	p, ok := passes[name]
 	if !ok {
 		known := strings.Join(passNames(), ", ")
@@ -257,4 +267,22 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// countOptionsSet names the count pass's options given on the command line.
+func countOptionsSet(c *cli.Context) []string {
+	var set []string
+	for _, f := range c.Command.Flags {
+		u, ok := f.(interface{ GetUsage() string })
+		if !ok || !strings.HasPrefix(u.GetUsage(), "count pass:") {
+			continue
+		}
+		for _, n := range f.Names() {
+			if c.IsSet(n) {
+				set = append(set, n)
+				break
+			}
+		}
+	}
+	return set
 }

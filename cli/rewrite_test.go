@@ -154,3 +154,21 @@ func TestRewriteCountsWarningsBeyondTheFirst(t *testing.T) {
 		t.Errorf("--verbose: %d warning lines, want %d", got, maxWarnings+5)
 	}
 }
+
+// TestCountOptionsChooseTheCountPass: `rewrite --accounts ...` without --pass runs the count
+// pass (issue 3's command line); count options with another pass are an error, not ignored.
+func TestCountOptionsChooseTheCountPass(t *testing.T) {
+	dir := t.TempDir()
+	classes := filepath.Join(dir, "classes")
+	if err := os.MkdirAll(classes, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, err := runCLI(t, "rewrite", "--accounts", "com.acme.*", classes, "-o", filepath.Join(dir, "out"))
+	if err != nil || !strings.Contains(stderr, "pass count") {
+		t.Errorf("want the count pass: %v\n%s", err, stderr)
+	}
+	_, _, err = runCLI(t, "rewrite", "--pass", "probe", "--accounts", "com.acme.*", classes, "-o", filepath.Join(dir, "out2"))
+	if err == nil || !strings.Contains(err.Error(), "--accounts is an option of the count pass") {
+		t.Errorf("want an error for --accounts with --pass probe: %v", err)
+	}
+}
