@@ -148,6 +148,11 @@ func (d *driver) method(cf *classfile.Class, cname string, m *classfile.Member, 
 	if err := d.ed.editMethod(cf, m, b, state); err != nil {
 		return skip(err)
 	}
+	if !b.Modified() && !d.alwaysWrite {
+		// The pass left the method alone (the count pass's skip rules): its Code attribute
+		// stays as it was, with no encoding, and a class with no edited method is not written.
+		return false, nil, nil
+	}
 	nc, err := b.Encode()
 	if err != nil {
 		return skip(err)
