@@ -12,12 +12,6 @@ import (
 	"github.com/heapledger/heapledger/fixtures/heapdumps"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	heapdumps.Cleanup()
-	os.Exit(code)
-}
-
 func classIndex(t *testing.T, d *Dump, name string) int {
 	t.Helper()
 	for k, c := range d.Classes {

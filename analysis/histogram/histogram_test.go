@@ -15,12 +15,6 @@ import (
 	"github.com/heapledger/heapledger/fixtures/heapdumps"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	heapdumps.Cleanup()
-	os.Exit(code)
-}
-
 func byClass(h *Histogram) map[string]Entry {
 	m := map[string]Entry{}
 	for _, e := range h.Entries {
