@@ -2,7 +2,6 @@ package leaks
 
 import (
 	"fmt"
-	"os"
 	"testing"
 
 	"github.com/heapledger/heapledger/analysis/ddmin"
@@ -11,12 +10,6 @@ import (
 	"github.com/heapledger/heapledger/analysis/heapgraph"
 	"github.com/heapledger/heapledger/fixtures/heapdumps"
 )
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	heapdumps.Cleanup()
-	os.Exit(code)
-}
 
 // TestRealDump analyses the fixture program's heap dump: retained sizes from the dominator tree
 // must agree with removing the object and weighing what becomes unreachable, and the planted leak
