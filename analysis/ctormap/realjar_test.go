@@ -1,13 +1,9 @@
 package ctormap
 
 import (
-	"archive/zip"
-	"io"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
+	"github.com/heapledger/heapledger/internal/testjars"
 	"github.com/heapledger/heapledger/rewrite/classfile"
 	"github.com/heapledger/heapledger/rewrite/code"
 )
@@ -20,35 +16,14 @@ func TestRealJars(t *testing.T) {
 	jars := []string{"guava.jar", "ecj.jar", "commons-lang3.jar", "h2.jar", "xalan2.jar", "bcprov.jar", "byte-buddy.jar"}
 	for _, jar := range jars {
 		t.Run(jar, func(t *testing.T) {
-			path := filepath.Join("/usr/share/java", jar)
-			zr, err := zip.OpenReader(path)
-			if os.IsNotExist(err) {
-				if os.Getenv("CI") == "true" {
-					t.Fatalf("%s is required under CI (scripts/install-deps.sh installs it)", path)
-				}
-				t.Skipf("skipping: %s is not installed (scripts/install-deps.sh installs it)", path)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer zr.Close()
 			var ctors, prologue, news, methods, old int
-			for _, f := range zr.File {
-				if !strings.HasSuffix(f.Name, ".class") || strings.HasSuffix(f.Name, "module-info.class") {
-					continue
-				}
-				rc, err := f.Open()
-				if err != nil {
-					t.Fatal(err)
-				}
-				data, err := io.ReadAll(rc)
-				rc.Close()
-				if err != nil {
-					t.Fatal(err)
+			testjars.Each(t, jar, func(entry string, data []byte) {
+				if testjars.IsModuleInfo(entry) {
+					return
 				}
 				c, err := classfile.Parse(data)
 				if err != nil {
-					t.Fatalf("%s: %v", f.Name, err)
+					t.Fatalf("%s: %v", entry, err)
 				}
 				if c.Major < 50 {
 					old++
@@ -87,7 +62,7 @@ func TestRealJars(t *testing.T) {
 						}
 					}
 				}
-			}
+			})
 			t.Logf("%s: %d methods (%d classes older than version 50), %d constructors each with one super()/this() target, %d with branches before it, %d new sites paired", jar, methods, old, ctors, prologue, news)
 		})
 	}

@@ -1,8 +1,6 @@
 package classfile
 
 import (
-	"archive/zip"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/heapledger/heapledger/internal/testjars"
 )
 
 // unavailable skips a test that needs something outside Go, except in CI, where a missing tool
@@ -30,33 +30,12 @@ type classEntry struct {
 // jarClasses returns every .class entry of a Debian jar in /usr/share/java.
 func jarClasses(t testing.TB, jar string) []classEntry {
 	t.Helper()
-	path := filepath.Join("/usr/share/java", jar)
-	zr, err := zip.OpenReader(path)
-	if os.IsNotExist(err) {
-		unavailable(t, "%s is not installed (scripts/install-deps.sh installs it)", path)
-	}
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	defer zr.Close()
 	var out []classEntry
-	for _, f := range zr.File {
-		if !strings.HasSuffix(f.Name, ".class") {
-			continue
-		}
-		rc, err := f.Open()
-		if err != nil {
-			t.Fatalf("%s!%s: %v", path, f.Name, err)
-		}
-		b, err := io.ReadAll(rc)
-		rc.Close()
-		if err != nil {
-			t.Fatalf("%s!%s: %v", path, f.Name, err)
-		}
-		out = append(out, classEntry{f.Name, b})
-	}
+	testjars.Each(t, jar, func(entry string, data []byte) {
+		out = append(out, classEntry{entry, data})
+	})
 	if len(out) == 0 {
-		t.Fatalf("%s has no classes", path)
+		t.Fatalf("%s has no classes", jar)
 	}
 	return out
 }

@@ -1,10 +1,8 @@
 package code
 
 import (
-	"archive/zip"
 	"bytes"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -13,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/heapledger/heapledger/fixtures"
+	"github.com/heapledger/heapledger/internal/testjars"
 
 	"github.com/heapledger/heapledger/rewrite/classfile"
 )
@@ -22,17 +21,7 @@ var realJars = []string{"guava.jar", "eclipse-ecj.jar", "icu4j.jar", "h2.jar", "
 	"lucene-queryparser-4.10.4.jar"} // javacc output has lookupswitch without pairs
 
 // needJar returns the path of a Debian jar, skipping outside CI when it is missing.
-func needJar(t testing.TB, name string) string {
-	t.Helper()
-	p := filepath.Join("/usr/share/java", name)
-	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s missing in CI (installed by scripts/install-deps.sh): %v", p, err)
-		}
-		t.Skipf("%s not installed; run scripts/install-deps.sh", p)
-	}
-	return p
-}
+func needJar(t testing.TB, name string) string { return testjars.Path(t, name) }
 
 // jarMethod is one method with code from a real jar.
 type jarMethod struct {
@@ -46,26 +35,11 @@ type jarMethod struct {
 // eachMethod calls f for every method with code of every class in the jar.
 func eachMethod(t testing.TB, path string, f func(jm *jarMethod)) {
 	t.Helper()
-	zr, err := zip.OpenReader(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zr.Close()
-	for _, zf := range zr.File {
-		if !strings.HasSuffix(zf.Name, ".class") || strings.HasSuffix(zf.Name, "module-info.class") {
-			continue
+	testjars.Each(t, path, func(entry string, data []byte) {
+		if !testjars.IsModuleInfo(entry) {
+			classMethods(t, entry, data, f)
 		}
-		rc, err := zf.Open()
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, err := io.ReadAll(rc)
-		rc.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		classMethods(t, zf.Name, data, f)
-	}
+	})
 }
 
 // classMethods calls f for every method with code of one class file.

@@ -1,14 +1,10 @@
 package frames
 
 import (
-	"archive/zip"
 	"bytes"
-	"io"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
+	"github.com/heapledger/heapledger/internal/testjars"
 	"github.com/heapledger/heapledger/rewrite/classfile"
 )
 
@@ -20,37 +16,16 @@ var realJars = []string{"guava.jar", "ecj.jar", "commons-lang3.jar", "jackson-da
 // outside CI and fails it in CI, where the real checks must run.
 func eachClass(t *testing.T, jar string, fn func(entry string, c *classfile.Class)) {
 	t.Helper()
-	path := filepath.Join("/usr/share/java", jar)
-	zr, err := zip.OpenReader(path)
-	if os.IsNotExist(err) {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is required under CI (scripts/install-deps.sh installs it)", path)
-		}
-		t.Skipf("skipping: %s is not installed (scripts/install-deps.sh installs it)", path)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zr.Close()
-	for _, f := range zr.File {
-		if !strings.HasSuffix(f.Name, ".class") || strings.HasSuffix(f.Name, "module-info.class") {
-			continue
-		}
-		rc, err := f.Open()
-		if err != nil {
-			t.Fatalf("%s!%s: %v", jar, f.Name, err)
-		}
-		data, err := io.ReadAll(rc)
-		rc.Close()
-		if err != nil {
-			t.Fatalf("%s!%s: %v", jar, f.Name, err)
+	testjars.Each(t, jar, func(entry string, data []byte) {
+		if testjars.IsModuleInfo(entry) {
+			return
 		}
 		c, err := classfile.Parse(data)
 		if err != nil {
-			t.Fatalf("%s!%s: %v", jar, f.Name, err)
+			t.Fatalf("%s!%s: %v", jar, entry, err)
 		}
-		fn(f.Name, c)
-	}
+		fn(entry, c)
+	})
 }
 
 // methodFrames returns the StackMapTable of a method and its implicit frame, or ok=false when it
