@@ -183,9 +183,12 @@ func writeHistogram(out io.Writer, h *histogram.Histogram, top int) {
 	fmt.Fprintf(out, "%6s %14d %16d\n", "Total", h.Instances, h.Bytes)
 }
 
+// writeJSON prints v as indented JSON. HTML escaping is off: names such as "<unaccounted>" and
+// "<GC root: ...>" must read as they are.
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
 }
 

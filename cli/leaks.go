@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"text/tabwriter"
 
@@ -58,9 +57,7 @@ func leaksAction(c *cli.Context) error {
 		shown = shown[:top]
 	}
 	if c.Bool("json") {
-		enc := json.NewEncoder(c.App.Writer)
-		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"snapshots": len(snaps), "leaks": shown, "total": len(leaks)})
+		return writeJSON(c.App.Writer, map[string]any{"snapshots": len(snaps), "leaks": shown, "total": len(leaks)})
 	}
 	w := c.App.Writer
 	if len(leaks) == 0 {

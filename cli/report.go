@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -37,9 +36,7 @@ func init() {
 			}
 			rep := s.Summarize(c.Int("top"))
 			if c.Bool("json") {
-				enc := json.NewEncoder(c.App.Writer)
-				enc.SetIndent("", "  ")
-				return enc.Encode(rep)
+				return writeJSON(c.App.Writer, rep)
 			}
 			printReport(c.App.Writer, s, rep)
 			return nil
