@@ -138,6 +138,19 @@ func (e *countEditor) editMethod(cf *classfile.Class, m *classfile.Member, b *co
 		}
 	}
 
+	if e.allAccounted {
+		// No fetch on entry: t starts null and the first counting call the invocation reaches
+		// fetches the thread's state and hands it back (Acct's '*' overloads), so a method whose
+		// sites sit on cold paths (a throw, a cache miss) costs nothing when they are not taken.
+		// Before any label at offset 0, so a loop back to the start does not forget it.
+		init := b.Seq().Op(code.ACONST_NULL).Store(code.ASTORE, t)
+		if err := init.Err(); err != nil {
+			return err
+		}
+		b.InsertAfter(nil, init)
+		return nil
+	}
+
 	// The thread's state is fetched once at the very start, before any label at offset 0 (a
 	// loop back to the first instruction must not fetch again) and, in a constructor, before
 	// super(): fetching runs no code of `this` and sites in super(...)'s arguments need it.
@@ -378,7 +391,7 @@ func (cc *countClass) bootstrapMethods(cf *classfile.Class) ([]classfile.Bootstr
 }
 
 // insertCount registers the site and inserts its counting call after s.at. With static ≥ 0
-// the call first sets the thread's account to it (every class accounted: nobody else sets it).
+// (every class accounted) the account goes with the call (insertStaticCount).
 func (e *countEditor) insertCount(b *code.Body, s site, t, static int, lines map[*code.Insn]int) error {
 	line := -1
 	if l, ok := lines[s.at]; ok {
@@ -388,10 +401,10 @@ func (e *countEditor) insertCount(b *code.Body, s site, t, static int, lines map
 	if id > 32767*1024 {
 		return fmt.Errorf("%s: more than %d allocation sites", b.Method, id)
 	}
-	q := b.Seq()
 	if static >= 0 {
-		q.Load(code.ALOAD, t).Int(int32(static)).Field(code.PUTFIELD, AcctClass, "account", "I")
+		return e.insertStaticCount(b, s, t, static, id)
 	}
+	q := b.Seq()
 	switch s.how {
 	case "ref":
 		q.Op(code.DUP).Load(code.ALOAD, t).Int(int32(id)).InvokeStatic(AcctClass, "object", "(Ljava/lang/Object;"+acctDesc+"I)V")
@@ -402,23 +415,10 @@ func (e *countEditor) insertCount(b *code.Body, s site, t, static int, lines map
 	case "any":
 		q.Op(code.DUP).Load(code.ALOAD, t).Int(int32(id)).InvokeStatic(AcctClass, "anyArray", "(Ljava/lang/Object;"+acctDesc+"I)V")
 	case "multi":
-		// The dimensions are consumed by multianewarray: keep copies in new locals so they
-		// can be passed on after the allocation succeeded (nothing is counted if it fails).
-		locals := make([]int, s.dims)
-		save := b.Seq()
-		for i := range locals {
-			locals[i] = b.NewLocal(1)
-		}
-		for i := s.dims - 1; i >= 0; i-- {
-			save.Store(code.ISTORE, locals[i])
-		}
-		for i := 0; i < s.dims; i++ {
-			save.Load(code.ILOAD, locals[i])
-		}
-		if err := save.Err(); err != nil {
+		locals, err := saveDims(b, s)
+		if err != nil {
 			return err
 		}
-		b.InsertBefore(s.at, save)
 		// The new array goes along so that its liveness can be tracked.
 		q.Op(code.DUP).Load(code.ALOAD, t)
 		if s.dims <= 3 {
@@ -441,6 +441,72 @@ func (e *countEditor) insertCount(b *code.Body, s site, t, static int, lines map
 	}
 	b.InsertAfter(s.at, q)
 	return nil
+}
+
+// insertStaticCount inserts the counting call of a site whose account is fixed (every class
+// accounted): the account goes with the call, t may still be null (the runtime fetches the
+// thread's state then) and the call returns the state, which goes back into t.
+func (e *countEditor) insertStaticCount(b *code.Body, s site, t, account, id int) error {
+	q := b.Seq()
+	tail := acctDesc + "II)" + acctDesc
+	switch s.how {
+	case "ref":
+		q.Op(code.DUP).Load(code.ALOAD, t).Int(int32(account)).Int(int32(id)).InvokeStatic(AcctClass, "object", "(Ljava/lang/Object;"+tail)
+	case "noref":
+		q.Load(code.ALOAD, t).Int(int32(account)).Int(int32(id)).InvokeStatic(AcctClass, "object", "("+tail)
+	case "array":
+		q.Op(code.DUP).Load(code.ALOAD, t).Int(int32(account)).Int(int32(id)).InvokeStatic(AcctClass, "array", "("+s.arrayDesc+tail)
+	case "any":
+		q.Op(code.DUP).Load(code.ALOAD, t).Int(int32(account)).Int(int32(id)).InvokeStatic(AcctClass, "anyArray", "(Ljava/lang/Object;"+tail)
+	case "multi":
+		locals, err := saveDims(b, s)
+		if err != nil {
+			return err
+		}
+		q.Op(code.DUP).Load(code.ALOAD, t)
+		if s.dims <= 3 {
+			for _, l := range locals {
+				q.Load(code.ILOAD, l)
+			}
+			q.Int(int32(s.shape)).Int(int32(account)).Int(int32(id)).InvokeStatic(AcctClass, "multiIn", "(Ljava/lang/Object;"+acctDesc+strings.Repeat("I", s.dims)+"III)"+acctDesc)
+		} else {
+			q.Int(int32(s.dims)).Insn(code.Insn{Op: code.NEWARRAY, Int: 10})
+			for i, l := range locals {
+				q.Op(code.DUP).Int(int32(i)).Load(code.ILOAD, l).Op(code.IASTORE)
+			}
+			q.Int(int32(s.shape)).Int(int32(account)).Int(int32(id)).InvokeStatic(AcctClass, "multiIn", "(Ljava/lang/Object;"+acctDesc+"[IIII)"+acctDesc)
+		}
+	default:
+		return fmt.Errorf("internal: site kind %q", s.how)
+	}
+	q.Store(code.ASTORE, t)
+	if err := q.Err(); err != nil {
+		return err
+	}
+	b.InsertAfter(s.at, q)
+	return nil
+}
+
+// saveDims keeps copies of a multianewarray's dimensions in new locals, inserted before the
+// instruction (which consumes them), so they can be passed on after the allocation succeeded
+// (nothing is counted if it fails). It returns the locals, outermost dimension first.
+func saveDims(b *code.Body, s site) ([]int, error) {
+	locals := make([]int, s.dims)
+	save := b.Seq()
+	for i := range locals {
+		locals[i] = b.NewLocal(1)
+	}
+	for i := s.dims - 1; i >= 0; i-- {
+		save.Store(code.ISTORE, locals[i])
+	}
+	for i := 0; i < s.dims; i++ {
+		save.Load(code.ILOAD, locals[i])
+	}
+	if err := save.Err(); err != nil {
+		return nil, err
+	}
+	b.InsertBefore(s.at, save)
+	return locals, nil
 }
 
 // lineTable maps each instruction to its source line, from the LineNumberTable.

@@ -95,6 +95,169 @@ public final class Acct {
         if (Budget.anyThrowing) Budget.enforce(t.account);
     }
 
+    // ---- every class accounted (--accounts '*') ----
+    // A site's account is fixed at rewrite time, so it comes with the call; the thread's state
+    // is fetched by the first counting call a method invocation reaches (t is null until then)
+    // and handed back for the method to keep. A method whose sites are not reached pays nothing,
+    // one that is pays one lookup per invocation. The thread's account is still set to the
+    // site's, as with full switching, for code rewritten without '*' that inherits it.
+
+    public static Acct object(Object o, Acct t, int account, int site) {
+        // The fast path is small enough to inline at every site, and without liveness the new
+        // object goes no further than its class, so the compiler can still scalar-replace an
+        // allocation that does not escape. It is taken when the site's counter sits in its home
+        // slot, which only the slow path below creates (after noting the site's class).
+        // With sampled liveness the fast path also serves the allocations not sampled.
+        if (Live.MODE != Live.ALL && t != null && o != null && !Budget.anyThrowing) {
+            long stored = Counts.key(account, site, 0) + 1;
+            long[] tab = t.counts.table;
+            int s = Counts.home(stored - 1, tab);
+            if (tab[s] == stored) {
+                long n = ++tab[s + 1];
+                t.account = account;
+                if (Live.MODE == Live.SAMPLE && n % Live.RATE == 0) sampled(o, stored - 1, n, 0, 0);
+                return t;
+            }
+        }
+        return objectSlow(o == null ? null : o.getClass(), Live.MODE == Live.OFF ? null : o, t, account, site);
+    }
+
+    /** Tracks a sampled allocation counted on a fast path. */
+    private static void sampled(Object o, long key, long n, long elements, long bytes) {
+        try {
+            Live.track(o, key, n, 1, elements, bytes);
+        } catch (Throwable e) {
+            Ledger.drop(e);
+        }
+    }
+
+    private static Acct objectSlow(Class<?> c, Object o, Acct t, int account, int site) {
+        try {
+            if (t == null) t = Ledger.here();
+            t.account = account;
+            // A clone() that returned null: dropped, as with full switching.
+            if (c == null) throw new NullPointerException("no object at site " + site);
+            noteClass(site, c);
+            long key = Counts.key(account, site, 0);
+            long n = t.counts.add(key, 1, 0, 0);
+            if (o != null) Live.track(o, key, n, 1, 0, 0);
+        } catch (Throwable e) {
+            Ledger.drop(e);
+        }
+        if (Budget.anyThrowing) Budget.enforce(account);
+        return t;
+    }
+
+    /**
+     * Ledger.noteClass given the class rather than the object (so the object need not escape);
+     * synchronized on Ledger.class, as Ledger's recordClass is, so the two never race.
+     */
+    private static void noteClass(int site, Class<?> c) {
+        Class<?>[] sc = Ledger.siteClasses;
+        if (site < sc.length && sc[site] != null) return;
+        synchronized (Ledger.class) {
+            sc = Ledger.siteClasses;
+            if (site >= sc.length) {
+                int n = sc.length;
+                while (n <= site) n *= 2;
+                Class<?>[] bigger = new Class<?>[n];
+                System.arraycopy(sc, 0, bigger, 0, sc.length);
+                sc = bigger;
+            }
+            if (sc[site] == null) sc[site] = c;
+            Ledger.siteClasses = sc;
+        }
+    }
+
+    public static Acct object(Acct t, int account, int site) {
+        try {
+            if (t == null) t = Ledger.here();
+            t.account = account;
+            t.counts.add(Counts.key(account, site, 0), 1, 0, 0);
+        } catch (Throwable e) {
+            Ledger.drop(e);
+        }
+        return t;
+    }
+
+    public static Acct array(boolean[] a, Acct t, int account, int site) { return one(a, t, account, site, a.length, 1); }
+    public static Acct array(byte[] a, Acct t, int account, int site) { return one(a, t, account, site, a.length, 1); }
+    public static Acct array(char[] a, Acct t, int account, int site) { return one(a, t, account, site, a.length, 2); }
+    public static Acct array(short[] a, Acct t, int account, int site) { return one(a, t, account, site, a.length, 2); }
+    public static Acct array(int[] a, Acct t, int account, int site) { return one(a, t, account, site, a.length, 4); }
+    public static Acct array(float[] a, Acct t, int account, int site) { return one(a, t, account, site, a.length, 4); }
+    public static Acct array(long[] a, Acct t, int account, int site) { return one(a, t, account, site, a.length, 8); }
+    public static Acct array(double[] a, Acct t, int account, int site) { return one(a, t, account, site, a.length, 8); }
+    public static Acct array(Object[] a, Acct t, int account, int site) { return one(a, t, account, site, a.length, Sizes.REF); }
+
+    public static Acct anyArray(Object a, Acct t, int account, int site) {
+        try {
+            if (t == null) t = Ledger.here();
+            t.account = account;
+        } catch (Throwable e) {
+            Ledger.drop(e);
+            return t;
+        }
+        anyArray(a, t, site);
+        return t;
+    }
+
+    private static Acct one(Object a, Acct t, int account, int site, int length, int elementSize) {
+        // As object(): a small fast path in the site's home slot; the array itself is passed on
+        // only for liveness.
+        if (Live.MODE != Live.ALL && t != null && !Budget.anyThrowing) {
+            long stored = Counts.key(account, site, 0) + 1;
+            long[] tab = t.counts.table;
+            int s = Counts.home(stored - 1, tab);
+            if (tab[s] == stored) {
+                long bytes = Sizes.array(length, elementSize);
+                long n = ++tab[s + 1];
+                tab[s + 2] += length;
+                tab[s + 3] += bytes;
+                t.account = account;
+                if (Live.MODE == Live.SAMPLE && n % Live.RATE == 0) sampled(a, stored - 1, n, length, bytes);
+                return t;
+            }
+        }
+        if (Live.MODE == Live.OFF) a = null;
+        try {
+            if (t == null) t = Ledger.here();
+            t.account = account;
+            long key = Counts.key(account, site, 0);
+            long bytes = Sizes.array(length, elementSize);
+            long n = t.counts.add(key, 1, length, bytes);
+            if (a != null) Live.track(a, key, n, 1, length, bytes);
+        } catch (Throwable e) {
+            Ledger.drop(e);
+        }
+        if (Budget.anyThrowing) Budget.enforce(account);
+        return t;
+    }
+
+    // multiIn, not multi: (Object, Acct, 5 ints) would clash with multi's three-dimension form.
+    public static Acct multiIn(Object a, Acct t, int d1, int d2, int shape, int account, int site) {
+        return multiInto(a, t, new int[] {d1, d2}, shape, account, site);
+    }
+
+    public static Acct multiIn(Object a, Acct t, int d1, int d2, int d3, int shape, int account, int site) {
+        return multiInto(a, t, new int[] {d1, d2, d3}, shape, account, site);
+    }
+
+    public static Acct multiIn(Object a, Acct t, int[] dims, int shape, int account, int site) {
+        return multiInto(a, t, dims, shape, account, site);
+    }
+
+    private static Acct multiInto(Object a, Acct t, int[] dims, int shape, int account, int site) {
+        try {
+            if (t == null) t = Ledger.here();
+            t.account = account;
+            multiCount(a, t, dims, shape, site);
+        } catch (Throwable e) {
+            Ledger.drop(e);
+        }
+        return t;
+    }
+
     // ---- multianewarray ----
 
     /**
