@@ -113,8 +113,15 @@ public final class Agent {
                 }
                 long t0 = System.nanoTime();
                 s = Service.start(o, extra);
-                Agent a = new Agent(o, inst, s, System.nanoTime() - t0);
                 applyConfig(s.accountLines());
+                String liveness = System.getProperty("heapledger.liveness");
+                if (o.jdk && liveness != null && !liveness.isEmpty() && !liveness.equals("off")) {
+                    // Liveness would track the runtime's own allocations in JDK code (docs/agent.md).
+                    report.line("warning: --jdk is not supported with liveness (heapledger.liveness=" + liveness + ") yet; JDK classes are not rewritten");
+                    warn("--jdk is not supported with liveness (heapledger.liveness=" + liveness + ") yet; JDK classes are not rewritten");
+                    o.jdk = false;
+                }
+                Agent a = new Agent(o, inst, s, System.nanoTime() - t0);
                 if (!startedBefore && s.accountLines().contains("config\tbudget.")) {
                     // Budgets name accounts, and the runtime resolves them when it starts, before
                     // any line reaches it through defineTable: it reads them from a table file.
