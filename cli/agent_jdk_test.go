@@ -130,14 +130,23 @@ func TestAgentJDKDemo(t *testing.T) {
 	}
 }
 
-// TestAttachJDK attaches with --jdk to the running server fixture on JDK 17: JDK code the
+// TestAttachJDK attaches with --jdk to the running server fixture on JDK 17 and 25: JDK code the
 // server calls is charged to its accounts, every answer stays right, detach restores the JDK
 // classes too (the exit snapshot counts nothing more), and the agent's own work on the attach
 // thread (detach walks every loaded class) is not counted.
 func TestAttachJDK(t *testing.T) {
 	needAgent(t)
 	app, _ := agentFixtures(t)
-	srv := startServer(t, fixtures.Tool(t, "java"), app)
+	for _, jdk := range []struct{ name, java string }{
+		{"jdk17", "java"},
+		{"jdk25", filepath.Join(fixtures.JDK25Home(), "bin", "java")},
+	} {
+		t.Run(jdk.name, func(t *testing.T) { attachJDK(t, fixtures.Tool(t, jdk.java), app) })
+	}
+}
+
+func attachJDK(t *testing.T, java, app string) {
+	srv := startServer(t, java, app)
 	pid := fmt.Sprint(srv.cmd.Process.Pid)
 	snaps, dir := t.TempDir(), t.TempDir()
 	srv.ask(t, 10, 1)

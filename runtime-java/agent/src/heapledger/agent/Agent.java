@@ -121,6 +121,11 @@ public final class Agent {
                     warn("--jdk is not supported with liveness (heapledger.liveness=" + liveness + ") yet; JDK classes are not rewritten");
                     o.jdk = false;
                 }
+                if (o.jdk && !hasModules()) {
+                    report.line("warning: --jdk needs Java 9 or later; JDK classes are not rewritten");
+                    warn("--jdk needs Java 9 or later; JDK classes are not rewritten");
+                    o.jdk = false;
+                }
                 Agent a = new Agent(o, inst, s, System.nanoTime() - t0);
                 if (!startedBefore && s.accountLines().contains("config\tbudget.")) {
                     // Budgets name accounts, and the runtime resolves them when it starts, before
@@ -354,6 +359,15 @@ public final class Agent {
             if (l != null && l != platform) continue;
             redefine.invoke(inst, m, Collections.singleton(unnamed), Collections.emptyMap(), Collections.emptyMap(),
                     Collections.emptySet(), Collections.emptyMap());
+        }
+    }
+
+    private static boolean hasModules() {
+        try {
+            Class.forName("java.lang.Module");
+            return true;
+        } catch (ClassNotFoundException e) {
+            return false;
         }
     }
 
