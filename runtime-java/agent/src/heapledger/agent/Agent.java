@@ -303,14 +303,19 @@ public final class Agent {
         List<String> unmodifiable = new ArrayList<String>();
         int hidden = 0;
         int excluded = 0;
+        List<String> hiddenNames = new ArrayList<String>();
         for (Class<?> c : inst.getAllLoadedClasses()) {
             if (!transformer.wants(c)) {
                 if (options.jdk && !c.isArray() && !c.isPrimitive() && transformer.isJdk(c)) excluded++;
                 continue;
             }
             if (inst.isModifiableClass(c)) todo.add(c);
-            else if (isHidden(c)) hidden++;
-            else unmodifiable.add(c.getName());
+            else if (isHidden(c)) {
+                hidden++;
+                if (options.verbose) hiddenNames.add(c.getName());
+            } else {
+                unmodifiable.add(c.getName());
+            }
         }
         if (options.jdk) {
             report.line("note: --jdk: " + excluded + " loaded JDK classes are excluded from rewriting (the runtime's own path, "
@@ -318,7 +323,8 @@ public final class Agent {
         }
         if (hidden > 0) {
             report.line("note: " + hidden + " hidden classes (lambda and proxy classes the JVM spun) are not modifiable; "
-                    + "the code of lambdas lives in their host classes, which are rewritten");
+                    + "the code of lambdas lives in their host classes, which are rewritten" + (options.verbose ? ":" : " (names with --verbose)"));
+            for (String name : hiddenNames) report.line("  hidden: " + name);
         }
         int before;
         synchronized (this) {
