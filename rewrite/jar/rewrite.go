@@ -64,13 +64,35 @@ type Options struct {
 const GCPercent = 400
 
 // TuneGC applies GCPercent unless GOGC is set, and returns the function that restores the
-// previous setting. Tools that measure the rewriter outside Rewrite call it to run as the CLI.
+// previous setting once every run that tuned it has ended (runs may overlap). Tools that
+// measure the rewriter outside Rewrite call it to run as the CLI.
 func TuneGC() (restore func()) {
 	if os.Getenv("GOGC") != "" {
 		return func() {}
 	}
-	prev := debug.SetGCPercent(GCPercent)
-	return func() { debug.SetGCPercent(prev) }
+	gcTuning.Lock()
+	defer gcTuning.Unlock()
+	if gcTuning.runs == 0 {
+		gcTuning.prev = debug.SetGCPercent(GCPercent)
+	}
+	gcTuning.runs++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			gcTuning.Lock()
+			defer gcTuning.Unlock()
+			if gcTuning.runs--; gcTuning.runs == 0 {
+				debug.SetGCPercent(gcTuning.prev)
+			}
+		})
+	}
+}
+
+// gcTuning counts the runs under TuneGC and keeps the setting from before the first.
+var gcTuning struct {
+	sync.Mutex
+	runs int
+	prev int
 }
 
 // IsDirOutput reports whether output names a directory rather than a jar (see the package doc).

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -497,5 +498,32 @@ func TestCancelLeavesNothing(t *testing.T) {
 	}
 	if names, _ := filepath.Glob(filepath.Join(dir, "*out*")); len(names) > 0 {
 		t.Errorf("left behind: %v", names)
+	}
+}
+
+// TestTuneGCOverlapping checks that overlapping runs restore the collector's setting only when
+// the last one ends, and that GOGC in the environment is left alone.
+func TestTuneGCOverlapping(t *testing.T) {
+	t.Setenv("GOGC", "")
+	old := debug.SetGCPercent(123)
+	defer debug.SetGCPercent(old)
+	a := TuneGC()
+	b := TuneGC()
+	if got := debug.SetGCPercent(GCPercent); got != GCPercent {
+		t.Fatalf("during two runs: GOGC %d, want %d", got, GCPercent)
+	}
+	a()
+	a() // a second call does nothing
+	if got := debug.SetGCPercent(GCPercent); got != GCPercent {
+		t.Fatalf("after the first of two runs: GOGC %d, want %d", got, GCPercent)
+	}
+	b()
+	if got := debug.SetGCPercent(123); got != 123 {
+		t.Fatalf("after both runs: GOGC %d, want 123 restored", got)
+	}
+	t.Setenv("GOGC", "50")
+	TuneGC()()
+	if got := debug.SetGCPercent(123); got != 123 {
+		t.Fatalf("with GOGC set: GOGC %d, want 123 untouched", got)
 	}
 }
