@@ -89,6 +89,13 @@ var modes = []*Mode{
 	withVerify(offlineMode("heapledger-count", "count", []string{"--accounts", "*", "--embed-runtime"}, nil,
 		"the product: every package an account, every allocation counted exactly, runtime embedded; each run must write its exit snapshot"),
 		verifySnapshot),
+	// Liveness (issue 4): the count pass plus a weak reference per tracked object.
+	withVerify(offlineMode("heapledger-live-sample64", "count", []string{"--accounts", "*", "--liveness", "sample:64", "--embed-runtime"}, nil,
+		"heapledger-count with liveness sampled: every 64th allocation per thread and site tracked by a weak reference, refunded when reclaimed"),
+		verifySnapshot),
+	withVerify(offlineMode("heapledger-live-all", "count", []string{"--accounts", "*", "--liveness", "all", "--embed-runtime"}, nil,
+		"heapledger-count with exact liveness: every counted object tracked by a weak reference, refunded when reclaimed"),
+		verifySnapshot),
 }
 
 func withVerify(m *Mode, v func(*Env, string) error) *Mode {
