@@ -8,6 +8,6 @@ import (
 )
 
 func init() {
-	registerPass("probe", "call heapledger.probe.Probe at entry, returns, exceptional exits and allocations (run with build/heapledger-probe.jar on the classpath; -Dheapledger.probe.report=FILE writes the counts at exit)",
+	registerPass("probe", "call heapledger.probe.Probe at entry, returns, exceptional exits and allocations (run with bin/heapledger-probe.jar, built by `make build`, on the classpath; -Dheapledger.probe.report=FILE writes the counts at exit)",
 		func(*cli.Context) (transform.Class, error) { return passlib.Probe(), nil })
 }

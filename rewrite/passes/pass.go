@@ -20,9 +20,21 @@ import (
 	"github.com/heapledger/heapledger/rewrite/transform"
 )
 
-// RuntimePackage is the package of heapledger's own Java runtime. Its classes are never
-// instrumented: a probe calling itself would recurse, and its counts would count themselves.
-const RuntimePackage = "heapledger/"
+// RuntimePackages are the packages of heapledger's own Java code (runtime, probe, agent,
+// verifier). Their classes are never instrumented: a probe calling itself would recurse, and
+// the runtime's counts would count themselves. Only these packages: a user's own classes in
+// some other heapledger.* package are rewritten like any others.
+var RuntimePackages = []string{"heapledger/rt/", "heapledger/probe/", "heapledger/agent/", "heapledger/verify/"}
+
+// IsRuntimeClass reports whether the internal class name is one of heapledger's own.
+func IsRuntimeClass(internalName string) bool {
+	for _, p := range RuntimePackages {
+		if strings.HasPrefix(internalName, p) {
+			return true
+		}
+	}
+	return false
+}
 
 // methodEditor edits one decoded method. Returning an error keeps the method unmodified, with
 // the error as the reason. prepareClass runs once per class before any method is edited and
@@ -105,7 +117,7 @@ func untouchable(cf *classfile.Class, cname string) (bool, string) {
 		return true, "module-info is never rewritten"
 	case cname == "package-info" || strings.HasSuffix(cname, "/package-info"):
 		return true, "package-info is never rewritten"
-	case strings.HasPrefix(cname, RuntimePackage):
+	case IsRuntimeClass(cname):
 		return true, "heapledger's own runtime is never instrumented"
 	}
 	return false, ""

@@ -68,7 +68,9 @@ final class Transformer implements ClassFileTransformer {
     }
 
     private boolean wants(ClassLoader loader, String internalName) {
-        if (internalName.startsWith("heapledger/")) return false;
+        // heapledger's own packages (rewrite/passes.RuntimePackages): never rewritten.
+        if (internalName.startsWith("heapledger/rt/") || internalName.startsWith("heapledger/probe/")
+                || internalName.startsWith("heapledger/agent/") || internalName.startsWith("heapledger/verify/")) return false;
         if (loader != null && loader != platform) return true;
         return jdk && !jdkExcluded(internalName);
     }
