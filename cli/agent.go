@@ -174,25 +174,7 @@ func heapledgerBinary() (string, error) {
 
 // agentJar finds the built agent jar: $HEAPLEDGER_AGENT, beside the binary, or in the build/
 // directory of a source checkout the binary was built in.
-func agentJar() (string, error) {
-	if p := os.Getenv("HEAPLEDGER_AGENT"); p != "" {
-		if _, err := os.Stat(p); err != nil {
-			return "", fmt.Errorf("HEAPLEDGER_AGENT: %v", err)
-		}
-		return p, nil
-	}
-	var tried []string
-	if exe, err := os.Executable(); err == nil {
-		dir := filepath.Dir(exe)
-		for _, p := range []string{filepath.Join(dir, AgentJarName), filepath.Join(dir, "..", "build", AgentJarName)} {
-			if _, err := os.Stat(p); err == nil {
-				return p, nil
-			}
-			tried = append(tried, p)
-		}
-	}
-	return "", fmt.Errorf("cannot find %s (looked in %s); run `make build`, or set HEAPLEDGER_AGENT", AgentJarName, strings.Join(tried, ", "))
-}
+func agentJar() (string, error) { return findJar(AgentJarName, "HEAPLEDGER_AGENT") }
 
 // installAgentJar copies the agent jar into dir and returns its absolute path.
 func installAgentJar(dir string) (string, error) {

@@ -164,24 +164,28 @@ func installTable(table *accounts.Table, output, tablePath string, embed bool) e
 
 // runtimeJar finds the runtime jar: $HEAPLEDGER_RUNTIME, beside the binary, or in the build/
 // directory of a source checkout the binary was built in.
-func runtimeJar() (string, error) {
-	if p := os.Getenv("HEAPLEDGER_RUNTIME"); p != "" {
+func runtimeJar() (string, error) { return findJar(RuntimeJarName, "HEAPLEDGER_RUNTIME") }
+
+// findJar finds one of heapledger's Java-side jars: the file named by the environment variable,
+// beside the binary (a `make build` distribution), or in build/ of the checkout it was built in.
+func findJar(name, env string) (string, error) {
+	if p := os.Getenv(env); p != "" {
 		if _, err := os.Stat(p); err != nil {
-			return "", fmt.Errorf("HEAPLEDGER_RUNTIME: %v", err)
+			return "", fmt.Errorf("%s: %v", env, err)
 		}
 		return p, nil
 	}
 	var tried []string
 	if exe, err := os.Executable(); err == nil {
 		dir := filepath.Dir(exe)
-		for _, p := range []string{filepath.Join(dir, RuntimeJarName), filepath.Join(dir, "..", "build", RuntimeJarName)} {
+		for _, p := range []string{filepath.Join(dir, name), filepath.Join(dir, "..", "build", name)} {
 			if _, err := os.Stat(p); err == nil {
 				return p, nil
 			}
 			tried = append(tried, p)
 		}
 	}
-	return "", fmt.Errorf("cannot find %s (looked in %s); run `make build`, or set HEAPLEDGER_RUNTIME", RuntimeJarName, strings.Join(tried, ", "))
+	return "", fmt.Errorf("cannot find %s (looked in %s); run `make build`, or set %s", name, strings.Join(tried, ", "), env)
 }
 
 func readJarInto(path string, into map[string][]byte) error {
