@@ -173,6 +173,8 @@ func (r *Result) runOnce(env *Env, m *Mode, round int, timeout time.Duration) (S
 		args = append(args, st.JVM...)
 		args = append(args, "-cp", strings.Join(l.Classpath, string(os.PathListSeparator)), st.Main)
 		args = append(args, st.Args...)
+		// The exact command, so a run can be repeated by hand (profiling, a single slow mode).
+		_ = os.WriteFile(filepath.Join(dir, fmt.Sprintf("step%d.cmd", i+1)), []byte(shellQuote(append([]string{env.Java}, args...))+"\n"), 0o644)
 		out, sample, err := runTimed(env.Ctx, env.Java, args, dir, timeout)
 		s.Wall += sample.Wall
 		s.CPU += sample.CPU
@@ -238,3 +240,4 @@ func runTimed(parent context.Context, java string, args []string, dir string, ti
 	}
 	return out, s, err
 }
+
