@@ -240,4 +240,3 @@ func runTimed(parent context.Context, java string, args []string, dir string, ti
 	}
 	return out, s, err
 }
-
