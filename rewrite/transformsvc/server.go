@@ -7,11 +7,19 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/heapledger/heapledger/rewrite/accounts"
 	"github.com/heapledger/heapledger/rewrite/transform"
+)
+
+// The Object.<init> hook's sites: kind, method and the config key of the reserved range.
+const (
+	HookSiteKind    = "init"
+	HookSiteMethod  = "<Object.<init>>"
+	HookSitesConfig = "object.init.sites"
 )
 
 // Server rewrites the classes of one JVM. It holds the JVM's single site table, so site IDs are
@@ -21,6 +29,15 @@ type Server struct {
 	Table *accounts.Table
 	// Workers bounds the classes rewritten at once; 0 means the number of CPUs.
 	Workers int
+	// HookSites, when positive, reserves that many consecutive site IDs at start for the
+	// runtime's java.lang.Object.<init> hook (the agent's --object-init), one per class it
+	// sees. The hook learns the range from the hello's line `config object.init.sites FIRST:N`
+	// and names each site itself (Ledger.defineTable) when it first meets a class, since only
+	// the running JVM knows which classes it constructs; the service never sends the
+	// placeholders, and the IDs are never given to a rewritten site.
+	HookSites int
+
+	hookFirst, hookLast int // the reserved range, inclusive; 0, 0 for none
 
 	mu   sync.Mutex // guards sent, and orders table lines before the responses that need them
 	sent int        // highest site ID already sent to the agent
@@ -49,11 +66,29 @@ func (s *Server) Serve(r io.Reader, w io.Writer) error {
 			werr = bw.Flush()
 		}
 	}
+	if s.HookSites > 0 {
+		for i := 0; i < s.HookSites; i++ {
+			id := s.Table.AddSite(accounts.Site{Kind: HookSiteKind, Type: "(reserved)", Method: HookSiteMethod, Offset: -1, Line: -1})
+			if i == 0 {
+				s.hookFirst = id
+			} else if id != s.hookLast+1 {
+				return fmt.Errorf("reserving sites for the Object.<init> hook: got site %d after %d", id, s.hookLast)
+			}
+			s.hookLast = id
+		}
+		if s.Table.Config == nil {
+			s.Table.Config = map[string]string{}
+		}
+		s.Table.Config[HookSitesConfig] = fmt.Sprintf("%d:%d", s.hookFirst, s.HookSites)
+	}
 	var hello bytes.Buffer
 	if err := s.Table.Write(&hello); err != nil {
 		return err
 	}
 	_, accountLines, _ := strings.Cut(hello.String(), "\n") // drop the version line
+	if s.hookFirst > 0 {
+		accountLines = s.withoutHookSites(accountLines)
+	}
 	send(&Response{ID: 0, Status: StatusHello, Table: accountLines})
 
 	br := bufio.NewReaderSize(r, 64<<10)
@@ -124,6 +159,22 @@ func (s *Server) handle(req *Request) (resp *Response) {
 	return resp
 }
 
+// withoutHookSites drops the reserved placeholders from table lines: the hook names the sites
+// it uses, and thousands of unused placeholders would only grow every snapshot's table.
+func (s *Server) withoutHookSites(lines string) string {
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(lines, "\n") {
+		if rest, ok := strings.CutPrefix(l, "site\t"); ok {
+			idText, _, _ := strings.Cut(rest, "\t")
+			if id, err := strconv.Atoi(idText); err == nil && id >= s.hookFirst && id <= s.hookLast {
+				continue
+			}
+		}
+		b.WriteString(l)
+	}
+	return b.String()
+}
+
 // newSites returns the table lines of the sites not yet sent. A response may carry sites of
 // another class still being rewritten; that only names them early. Every site of this class is
 // in the table before this call, so it is sent with this response or an earlier one, never
@@ -133,6 +184,11 @@ func (s *Server) newSites() string {
 	defer s.mu.Unlock()
 	var b strings.Builder
 	for id := s.sent + 1; ; id++ {
+		if s.hookFirst > 0 && id == s.hookFirst {
+			s.sent = s.hookLast
+			id = s.hookLast
+			continue
+		}
 		site, ok := s.Table.Site(id)
 		if !ok {
 			break
