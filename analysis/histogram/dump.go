@@ -16,10 +16,115 @@ type acc struct {
 	bytesU uint64 // uncompressed
 }
 
+// tally accumulates the objects of one heap dump, or of the part of it one worker reads.
+type tally struct {
+	mc, mu  hprof.Model
+	counts  idCounts        // class id → instance count
+	arrays  map[uint64]*acc // object-array class id → sizes
+	prims   [16]acc
+	classes uint64
+	minID   uint64
+	maxID   uint64
+	// Array sizes under both models, per element type (index 0: object arrays): the size of n
+	// elements is (base + n*elem) rounded up to the alignment.
+	baseC, baseU, elemC, elemU [16]uint64
+	align                      uint64
+	// addClass takes CLASS DUMP records: straight into the schema when reading in file order,
+	// kept aside by parallel workers.
+	addClass func(*hprof.Record) error
+}
+
+func newTally(idSize int, addClass func(*hprof.Record) error) *tally {
+	t := &tally{mc: hprof.ModelFor(idSize, true), mu: hprof.ModelFor(idSize, false),
+		arrays: map[uint64]*acc{}, minID: ^uint64(0), addClass: addClass}
+	t.align = uint64(t.mc.Align)
+	// The tables reproduce Model.ArraySize (checked by TestArraySizeTables) without its branches.
+	for e := range 16 {
+		ty := hprof.Type(e)
+		if e == 0 {
+			ty = hprof.TypeObject
+		}
+		for _, m := range []struct {
+			model      hprof.Model
+			base, elem *[16]uint64
+		}{{t.mc, &t.baseC, &t.elemC}, {t.mu, &t.baseU, &t.elemU}} {
+			es := ty.Size(idSize)
+			if e == 0 {
+				es = m.model.RefSize
+			}
+			if es == 0 || (e != 0 && ty == hprof.TypeObject) {
+				continue
+			}
+			m.elem[e] = uint64(es)
+			if es == 8 {
+				m.base[e] = uint64(m.model.ArrayHeader+7) &^ 7
+			} else {
+				m.base[e] = uint64(m.model.ArrayHeader)
+			}
+		}
+	}
+	return t
+}
+
+func (t *tally) add(rec *hprof.Record) error {
+	switch rec.Tag {
+	case hprof.TagInstanceDump, hprof.TagObjArrayDump, hprof.TagPrimArrayDump, hprof.TagClassDump:
+		t.minID = min(t.minID, rec.ID)
+		t.maxID = max(t.maxID, rec.ID)
+	}
+	switch rec.Tag {
+	case hprof.TagInstanceDump:
+		t.counts.inc(rec.Class)
+	case hprof.TagObjArrayDump:
+		a := t.arrays[rec.Class]
+		if a == nil {
+			a = &acc{}
+			t.arrays[rec.Class] = a
+		}
+		t.addArray(a, 0, rec.Length)
+	case hprof.TagPrimArrayDump:
+		t.addArray(&t.prims[rec.Elem&15], rec.Elem&15, rec.Length)
+	case hprof.TagClassDump:
+		t.classes++
+		return t.addClass(rec)
+	}
+	return nil
+}
+
+func (t *tally) addArray(a *acc, e hprof.Type, n uint32) {
+	a.n++
+	a.bytesC += (t.baseC[e] + t.elemC[e]*uint64(n) + t.align - 1) &^ (t.align - 1)
+	a.bytesU += (t.baseU[e] + t.elemU[e]*uint64(n) + t.align - 1) &^ (t.align - 1)
+}
+
+// merge adds o's objects to t.
+func (t *tally) merge(o *tally) {
+	o.counts.each(func(id, n uint64) { t.counts.add(id, n) })
+	for id, a := range o.arrays {
+		if b := t.arrays[id]; b != nil {
+			b.n, b.bytesC, b.bytesU = b.n+a.n, b.bytesC+a.bytesC, b.bytesU+a.bytesU
+		} else {
+			t.arrays[id] = a
+		}
+	}
+	for i := range o.prims {
+		p, q := &t.prims[i], &o.prims[i]
+		p.n, p.bytesC, p.bytesU = p.n+q.n, p.bytesC+q.bytesC, p.bytesU+q.bytesU
+	}
+	t.classes += o.classes
+	t.minID, t.maxID = min(t.minID, o.minID), max(t.maxID, o.maxID)
+}
+
 // FromDump computes the histogram of a heap dump read from r (path names it in messages) in one
 // streaming pass. Instances are sized by their class's layout (hprof.Model), arrays by length,
-// class objects as java.lang.Class instances plus their static fields.
+// class objects as java.lang.Class instances plus their static fields. An uncompressed file is
+// read by segments on all cores (see fromSegments).
 func FromDump(path string, r io.Reader, opt Options) (*Histogram, error) {
+	if f, ok := r.(*os.File); ok {
+		if h, ok := fromSegments(path, f, opt); ok {
+			return h, nil
+		}
+	}
 	rd, err := hprof.NewReader(r)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -31,23 +136,12 @@ func FromDump(path string, r io.Reader, opt Options) (*Histogram, error) {
 			total = st.Size()
 		}
 	}
-	mc, mu := hprof.ModelFor(rd.IDSize, true), hprof.ModelFor(rd.IDSize, false)
 	h := &Histogram{Source: path, Format: "hprof"}
 	schema := hprof.NewSchema(rd.IDSize)
-	var (
-		arrays  map[uint64]*acc // object-array class id → sizes
-		prims   [16]acc
-		classes uint64
-		minID   = ^uint64(0)
-		maxID   uint64
-		cur     int
-		lastCls uint64
-		lastN   *uint64
-	)
-	counts := map[uint64]*uint64{} // class id → instance count
+	var t *tally
+	cur := 0
 	reset := func() {
-		arrays, prims, classes = map[uint64]*acc{}, [16]acc{}, 0
-		minID, maxID, lastCls, lastN = ^uint64(0), 0, 0, nil
+		t = newTally(rd.IDSize, schema.Add)
 		schema.Reset()
 	}
 	reset()
@@ -88,48 +182,13 @@ func FromDump(path string, r io.Reader, opt Options) (*Histogram, error) {
 			cur = rec.Dump
 			if opt.Dump == 0 {
 				reset()
-				counts = map[uint64]*uint64{}
 			}
 		}
 		if opt.Dump != 0 && rec.Dump != opt.Dump {
 			continue
 		}
-		switch rec.Tag {
-		case hprof.TagInstanceDump, hprof.TagObjArrayDump, hprof.TagPrimArrayDump, hprof.TagClassDump:
-			minID = min(minID, rec.ID)
-			maxID = max(maxID, rec.ID)
-		}
-		switch rec.Tag {
-		case hprof.TagInstanceDump:
-			// Instances of one class tend to come in runs; skip the map when they do.
-			if rec.Class != lastCls || lastN == nil {
-				p := counts[rec.Class]
-				if p == nil {
-					p = new(uint64)
-					counts[rec.Class] = p
-				}
-				lastCls, lastN = rec.Class, p
-			}
-			*lastN++
-		case hprof.TagObjArrayDump:
-			a := arrays[rec.Class]
-			if a == nil {
-				a = &acc{}
-				arrays[rec.Class] = a
-			}
-			a.n++
-			a.bytesC += mc.ObjArraySize(rec.Length)
-			a.bytesU += mu.ObjArraySize(rec.Length)
-		case hprof.TagPrimArrayDump:
-			a := &prims[rec.Elem&15]
-			a.n++
-			a.bytesC += mc.PrimArraySize(rec.Elem, rec.Length)
-			a.bytesU += mu.PrimArraySize(rec.Elem, rec.Length)
-		case hprof.TagClassDump:
-			classes++
-			if err := schema.Add(rec); err != nil {
-				return nil, fmt.Errorf("%s: %w", path, err)
-			}
+		if err := t.add(rec); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 	}
 	h.Dumps = rd.Dumps()
@@ -137,13 +196,21 @@ func FromDump(path string, r io.Reader, opt Options) (*Histogram, error) {
 	if h.DumpIndex == 0 {
 		h.DumpIndex = cur
 	}
+	if err := h.finishDump(path, t, schema, rd.IDSize, opt); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// finishDump sizes what t counted and fills in h's entries.
+func (h *Histogram) finishDump(path string, t *tally, schema *hprof.Schema, idSize int, opt Options) error {
 	if h.Dumps == 0 {
-		return nil, fmt.Errorf("%s: no heap dump records (HEAP DUMP or HEAP DUMP SEGMENT) in the file", path)
+		return fmt.Errorf("%s: no heap dump records (HEAP DUMP or HEAP DUMP SEGMENT) in the file", path)
 	}
 	if opt.Dump > h.Dumps {
-		return nil, fmt.Errorf("%s: has %d heap dump(s), dump %d was asked for", path, h.Dumps, opt.Dump)
+		return fmt.Errorf("%s: has %d heap dump(s), dump %d was asked for", path, h.Dumps, opt.Dump)
 	}
-	compressed := hprof.InferCompressed(rd.IDSize, minID, maxID)
+	compressed := hprof.InferCompressed(idSize, t.minID, t.maxID)
 	switch opt.Compressed {
 	case "on":
 		compressed = true
@@ -151,11 +218,11 @@ func FromDump(path string, r io.Reader, opt Options) (*Histogram, error) {
 		compressed = false
 	case "", "auto":
 	default:
-		return nil, fmt.Errorf("compressed-references setting %q (want auto, on or off)", opt.Compressed)
+		return fmt.Errorf("compressed-references setting %q (want auto, on or off)", opt.Compressed)
 	}
-	m := mu
+	m := t.mu
 	if compressed {
-		m = mc
+		m = t.mc
 	}
 	h.Model = describe(m)
 	pick := func(a *acc) uint64 {
@@ -176,8 +243,7 @@ func FromDump(path string, r io.Reader, opt Options) (*Histogram, error) {
 		e.Bytes += b
 	}
 	noLayout := 0
-	for id, p := range counts {
-		n := *p
+	t.counts.each(func(id, n uint64) {
 		name := schema.Name(id)
 		lay, ok := schema.Layout(m, id)
 		if !ok {
@@ -185,19 +251,19 @@ func FromDump(path string, r io.Reader, opt Options) (*Histogram, error) {
 			lay = m.RootLayout()
 		}
 		add(name, n, n*m.InstanceSize(lay))
-	}
+	})
 	if noLayout > 0 {
 		h.Warnings = append(h.Warnings, fmt.Sprintf("%d class(es) with instances have no CLASS DUMP; their instances are sized as bare objects", noLayout))
 	}
-	for id, a := range arrays {
+	for id, a := range t.arrays {
 		add(schema.Name(id), a.n, pick(a))
 	}
-	for t := range prims {
-		if prims[t].n > 0 {
-			add(hprof.Type(t).ArrayName(), prims[t].n, pick(&prims[t]))
+	for e := range t.prims {
+		if t.prims[e].n > 0 {
+			add(hprof.Type(e).ArrayName(), t.prims[e].n, pick(&t.prims[e]))
 		}
 	}
-	if classes > 0 {
+	if t.classes > 0 {
 		var classSize uint64
 		if id, ok := schema.ClassIDByName("java.lang.Class"); ok {
 			if lay, ok := schema.Layout(m, id); ok {
@@ -213,13 +279,13 @@ func FromDump(path string, r io.Reader, opt Options) (*Histogram, error) {
 				b += (classSize + m.StaticBytes(c.Dump) + uint64(m.Align) - 1) &^ uint64(m.Align-1)
 			}
 		}
-		add("java.lang.Class", classes, b)
+		add("java.lang.Class", t.classes, b)
 	}
 	for _, e := range byName {
 		h.Entries = append(h.Entries, *e)
 	}
 	h.finish()
-	return h, nil
+	return nil
 }
 
 func describe(m hprof.Model) string {
@@ -229,4 +295,61 @@ func describe(m hprof.Model) string {
 	}
 	return fmt.Sprintf("%d-byte ids, %s references (%d bytes), %d-byte object header, %d-byte array header, %d-byte alignment",
 		m.IDSize, refs, m.RefSize, m.Header, m.ArrayHeader, m.Align)
+}
+
+// idCounts counts by class id in an open-addressing table: the histogram's inner loop looks one
+// up per instance, and a dump has thousands of classes, so the table stays in cache where a Go
+// map's lookup costs several times more.
+type idCounts struct {
+	keys, vals []uint64 // key 0 marks a free slot; id 0 is counted in zero
+	used       int
+	zero       uint64
+}
+
+func (c *idCounts) inc(id uint64) { c.add(id, 1) }
+
+func (c *idCounts) add(id, n uint64) {
+	if id == 0 {
+		c.zero += n
+		return
+	}
+	if 2*(c.used+1) > len(c.keys) {
+		c.grow()
+	}
+	mask := uint64(len(c.keys) - 1)
+	// Ids are 8-byte aligned addresses: multiply so that the low bits of the slot vary.
+	for i := (id * 0x9E3779B97F4A7C15 >> 20) & mask; ; i = (i + 1) & mask {
+		switch c.keys[i] {
+		case id:
+			c.vals[i] += n
+			return
+		case 0:
+			c.keys[i], c.vals[i] = id, n
+			c.used++
+			return
+		}
+	}
+}
+
+func (c *idCounts) grow() {
+	keys, vals := c.keys, c.vals
+	size := max(1024, 2*len(keys))
+	c.keys, c.vals, c.used = make([]uint64, size), make([]uint64, size), 0
+	for i, k := range keys {
+		if k != 0 {
+			c.add(k, vals[i])
+		}
+	}
+}
+
+// each calls fn for every id counted, in no particular order.
+func (c *idCounts) each(fn func(id, n uint64)) {
+	if c.zero > 0 {
+		fn(0, c.zero)
+	}
+	for i, k := range c.keys {
+		if k != 0 {
+			fn(k, c.vals[i])
+		}
+	}
 }

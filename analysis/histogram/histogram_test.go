@@ -306,3 +306,32 @@ func TestJcmdDumpsAndHistogram(t *testing.T) {
 		}
 	}
 }
+
+// The tally's branch-free array sizes must be Model.ArraySize's, for every element type, both
+// models and both id sizes.
+func TestArraySizeTables(t *testing.T) {
+	for _, idSize := range []int{4, 8} {
+		tl := newTally(idSize, nil)
+		for e := hprof.Type(0); e < 16; e++ {
+			ty := e
+			if e == 0 {
+				ty = hprof.TypeObject
+			} else if e == hprof.TypeObject || e.Size(idSize) == 0 {
+				continue
+			}
+			for _, n := range []uint32{0, 1, 2, 3, 5, 7, 1000, 1<<31 + 3, ^uint32(0)} {
+				var a acc
+				tl.addArray(&a, e, n)
+				var wc, wu uint64
+				if e == 0 {
+					wc, wu = tl.mc.ObjArraySize(n), tl.mu.ObjArraySize(n)
+				} else {
+					wc, wu = tl.mc.PrimArraySize(ty, n), tl.mu.PrimArraySize(ty, n)
+				}
+				if a.bytesC != wc || a.bytesU != wu {
+					t.Errorf("id size %d, %v[%d]: %d/%d, Model says %d/%d", idSize, ty, n, a.bytesC, a.bytesU, wc, wu)
+				}
+			}
+		}
+	}
+}

@@ -53,7 +53,11 @@ func NewReader(r io.Reader) (*Reader, error) {
 }
 
 func newReader(r io.Reader) (*Reader, error) {
-	rd := &Reader{in: input{r: r, buf: make([]byte, 64<<10)}, segEnd: -1}
+	return readHeader(&Reader{in: input{r: r, buf: make([]byte, 64<<10), big: bufSize}, segEnd: -1})
+}
+
+// readHeader reads the file header through rd.in and fills in rd's header fields.
+func readHeader(rd *Reader) (*Reader, error) {
 	// The header is a NUL-terminated format string; no real one is longer than a few dozen bytes.
 	var name []byte
 	for {
@@ -534,6 +538,9 @@ type input struct {
 	start, end int
 	off        int64 // stream offset of buf[start]
 	eof        error
+	// big is the buffer size a long input switches to (0: the buffer grows only when a record
+	// needs it, for readers that mostly skip).
+	big int
 }
 
 func (in *input) grow(n int) {
@@ -576,9 +583,9 @@ func (in *input) fill(n int) ([]byte, error) {
 		if in.end == len(in.buf) {
 			// Double rather than jump to n: the data must arrive before more memory is taken.
 			in.grow(2 * len(in.buf))
-		} else if len(in.buf) < bufSize && in.off > bufSize {
+		} else if len(in.buf) < in.big && in.off > int64(in.big) {
 			// A big input: large reads from here on.
-			in.grow(bufSize)
+			in.grow(in.big)
 		}
 		m, err := in.r.Read(in.buf[in.end:])
 		in.end += m

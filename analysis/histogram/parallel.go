@@ -1,0 +1,107 @@
+package histogram
+
+import (
+	"cmp"
+	"io"
+	"os"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/heapledger/heapledger/analysis/hprof"
+)
+
+// classRec is a CLASS DUMP a worker met, kept until the schema takes them in file order.
+type classRec struct {
+	off  int64
+	id   uint64
+	data []byte
+}
+
+// fromSegments computes the histogram of an uncompressed dump by handing its heap-dump segments
+// to one worker per core, each with its own tally, merged at the end. It reports false when the
+// file is not one it can read that way — gzip, truncated, corrupt — and the caller reads it in
+// order instead, which also gives the errors (with offsets) and the partial result.
+func fromSegments(path string, f *os.File, opt Options) (*Histogram, bool) {
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return nil, false
+	}
+	// Names (UTF8, LOAD CLASS) do not depend on the id size; the schema learns it from the index.
+	schema := hprof.NewSchema(8)
+	idx, err := hprof.ReadIndex(f, st.Size(), func(rec *hprof.Record) error {
+		if rec.Tag == hprof.TagUTF8 || rec.Tag == hprof.TagLoadClass {
+			return schema.Add(rec)
+		}
+		return nil
+	})
+	if err != nil || idx.Dumps == 0 || opt.Dump > idx.Dumps {
+		return nil, false
+	}
+	schema.IDSize = idx.IDSize
+	target := opt.Dump
+	if target == 0 {
+		target = idx.Dumps
+	}
+	var segs []hprof.Segment
+	for _, s := range idx.Segments {
+		if s.Dump == target {
+			segs = append(segs, s)
+		}
+	}
+
+	workers := runtime.GOMAXPROCS(0)
+	tallies := make([]*tally, workers)
+	classes := make([][]classRec, workers)
+	for w := range workers {
+		tallies[w] = newTally(idx.IDSize, func(rec *hprof.Record) error {
+			classes[w] = append(classes[w], classRec{off: rec.Offset, id: rec.ID, data: append([]byte(nil), rec.Data...)})
+			return nil
+		})
+	}
+	var done atomic.Int64
+	var progressMu sync.Mutex
+	err = hprof.EachSegment(f, idx, segs, workers, func(w, i int, r *hprof.Reader) error {
+		r.SkipPrimitiveData = true
+		t := tallies[w]
+		for {
+			rec, err := r.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return err
+			}
+			t.add(rec)
+		}
+		if opt.Progress != nil {
+			d := done.Add(segs[i].Len)
+			if d>>24 != (d-segs[i].Len)>>24 {
+				progressMu.Lock()
+				opt.Progress(d, st.Size())
+				progressMu.Unlock()
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, false
+	}
+	t := tallies[0]
+	for _, o := range tallies[1:] {
+		t.merge(o)
+	}
+	all := slices.Concat(classes...)
+	slices.SortFunc(all, func(a, b classRec) int { return cmp.Compare(a.off, b.off) })
+	for _, c := range all {
+		if schema.Add(&hprof.Record{Tag: hprof.TagClassDump, Offset: c.off, ID: c.id, Data: c.data}) != nil {
+			return nil, false
+		}
+	}
+	h := &Histogram{Source: path, Format: "hprof", Dumps: idx.Dumps, DumpIndex: target}
+	if err := h.finishDump(path, t, schema, idx.IDSize, opt); err != nil {
+		return nil, false
+	}
+	return h, true
+}

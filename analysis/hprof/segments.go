@@ -1,0 +1,175 @@
+package hprof
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+)
+
+// Segment locates the body of one HEAP DUMP or HEAP DUMP SEGMENT record in an uncompressed file.
+// HotSpot writes a dump as many segments of about a megabyte each, so segments are the unit that
+// readers hand to parallel workers: every one starts at a sub-record boundary.
+type Segment struct {
+	Tag    Tag   // TagHeapDump or TagHeapDumpSegment
+	Offset int64 // offset of the record's tag byte
+	Body   int64 // offset of its first sub-record
+	Len    int64 // body length in bytes
+	Dump   int   // 1-based number of the heap dump it belongs to
+}
+
+// Index is the top-level structure of an uncompressed HPROF file: its header and where the
+// heap-dump bodies are.
+type Index struct {
+	Format   string
+	IDSize   int
+	Segments []Segment
+	Dumps    int // heap dumps in the file
+}
+
+// indexBufSize is the index reader's buffer: between two segment headers it reads only the next
+// header, so a small buffer keeps it from reading the bodies it skips.
+const indexBufSize = 16 << 10
+
+// ReadIndex walks the top-level records of an uncompressed HPROF file of size bytes through ra,
+// seeking over heap-dump bodies without reading them, and calls top (if not nil) for every other
+// record, decoded as Reader.Next decodes it (the record is valid only during the call). A
+// gzip-compressed file has no random access and gives an error; use NewReader for it.
+func ReadIndex(ra io.ReaderAt, size int64, top func(*Record) error) (*Index, error) {
+	sr := io.NewSectionReader(ra, 0, size)
+	if magic := make([]byte, 2); size >= 2 {
+		if _, err := ra.ReadAt(magic, 0); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
+			return nil, &FormatError{Offset: 0, Record: "file header", Msg: "gzip-compressed: no index without decompressing"}
+		}
+	}
+	r, err := readHeader(&Reader{in: input{r: sr, buf: make([]byte, indexBufSize)}, segEnd: -1})
+	if err != nil {
+		return nil, err
+	}
+	idx := &Index{Format: r.Format, IDSize: r.IDSize}
+	for {
+		rec, err := r.top()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if rec.Tag != TagHeapDump && rec.Tag != TagHeapDumpSegment {
+			if top != nil {
+				if err := top(rec); err != nil {
+					return nil, err
+				}
+			}
+			continue
+		}
+		if r.segEnd > size {
+			return nil, &FormatError{Offset: rec.Offset, Record: r.segName(), truncated: true,
+				Msg: fmt.Sprintf("body of %d bytes is cut short (input ends at offset %d)", r.segEnd-r.in.off, size)}
+		}
+		idx.Segments = append(idx.Segments, Segment{Tag: rec.Tag, Offset: rec.Offset, Body: r.in.off, Len: r.segEnd - r.in.off, Dump: rec.Dump})
+		if err := r.in.skipTo(r.segEnd); err != nil {
+			return nil, r.errAt(r.in.off, r.segName(), "cannot skip the body", err)
+		}
+		if r.segTag == TagHeapDump {
+			r.open = false
+		}
+		r.segEnd = -1
+	}
+	idx.Dumps = r.dumps
+	return idx, nil
+}
+
+// NewSegmentReader returns a Reader over the sub-records of one segment of an indexed file,
+// reading through ra with buf as its whole buffer (it grows only for a record larger than buf).
+// Readers of different segments share nothing, so they may run in parallel. Next returns io.EOF
+// at the end of the segment; records and errors carry file offsets as with NewReader.
+func NewSegmentReader(ra io.ReaderAt, idx *Index, seg Segment, buf []byte) *Reader {
+	return &Reader{
+		Format: idx.Format, IDSize: idx.IDSize,
+		in:     input{r: io.NewSectionReader(ra, seg.Body, seg.Len), buf: buf[:cap(buf)], off: seg.Body, big: cap(buf)},
+		segEnd: seg.Body + seg.Len, segOff: seg.Offset, segTag: seg.Tag, open: true, dumps: seg.Dump,
+	}
+}
+
+// skipTo moves the input to stream offset target, seeking the underlying reader when the bytes
+// are not buffered, so that skipped data is never read.
+func (in *input) skipTo(target int64) error {
+	if buffered := int64(in.end - in.start); target-in.off <= buffered {
+		in.consume(int(target - in.off))
+		return nil
+	}
+	sk, ok := in.r.(io.Seeker)
+	if !ok {
+		return in.discard(target - in.off)
+	}
+	if _, err := sk.Seek(target, io.SeekStart); err != nil {
+		return err
+	}
+	in.start, in.end, in.off, in.eof = 0, 0, target, nil
+	return nil
+}
+
+// batchBytes is how much of the file one worker takes at a time: segments are about a megabyte,
+// and workers reading long runs of them keep the file's readahead sequential.
+const batchBytes = 32 << 20
+
+// EachSegment calls fn for every segment of segs from up to workers goroutines, with a Reader
+// over it, the index of the segment in segs and the number of the worker calling (below
+// workers). Workers take runs of consecutive segments and call fn for them in order, reading
+// through f into a buffer of their own that stays in the core's cache. (Mapping the file instead
+// saved no time here — page faults cost what the copy does — and its pages count as resident.)
+// The first error fn returns stops the other workers and is returned.
+func EachSegment(f *os.File, idx *Index, segs []Segment, workers int, fn func(worker, i int, r *Reader) error) error {
+	workers = max(1, min(workers, len(segs)))
+	var next atomic.Int64
+	var mu sync.Mutex
+	var first error
+	failed := func() bool { mu.Lock(); defer mu.Unlock(); return first != nil }
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var buf []byte
+			for !failed() {
+				// Claim a run of segments adding up to about batchBytes.
+				i := int(next.Load())
+				j := i
+				var n int64
+				for j < len(segs) && (j == i || n+segs[j].Len <= batchBytes) {
+					n += segs[j].Len
+					j++
+				}
+				if i >= len(segs) {
+					return
+				}
+				if !next.CompareAndSwap(int64(i), int64(j)) {
+					continue
+				}
+				if buf == nil {
+					buf = make([]byte, segmentBuf)
+				}
+				var err error
+				for k := i; k < j && err == nil; k++ {
+					err = fn(w, k, NewSegmentReader(f, idx, segs[k], buf))
+				}
+				if err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
+
+// segmentBuf is a worker's read buffer when segments cannot be mapped: small enough to stay in
+// the core's cache while its records are parsed, large enough that reads are few.
+const segmentBuf = 128 << 10

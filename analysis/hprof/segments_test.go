@@ -1,0 +1,73 @@
+package hprof_test
+
+import (
+	"bytes"
+	"io"
+	"testing"
+
+	"github.com/heapledger/heapledger/analysis/hprof"
+)
+
+// The index and per-segment readers must see exactly the records a sequential Reader sees, with
+// the same offsets and dump numbers, whatever buffer size the segment readers get.
+func TestIndexAndSegmentReadersMatchSequential(t *testing.T) {
+	for _, idSize := range []int{4, 8} {
+		data := sample(idSize)
+		full, _, err := readAll(t, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, bufSize := range []int{7, 64, 1 << 16} {
+			var got []hprof.Record
+			keep := func(rec *hprof.Record) {
+				c := *rec
+				c.Data = append([]byte(nil), rec.Data...)
+				got = append(got, c)
+			}
+			idx, err := hprof.ReadIndex(bytes.NewReader(data), int64(len(data)), func(rec *hprof.Record) error { keep(rec); return nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if idx.IDSize != idSize || idx.Dumps != 2 || len(idx.Segments) != 3 {
+				t.Fatalf("index: id size %d, %d dumps, %d segments", idx.IDSize, idx.Dumps, len(idx.Segments))
+			}
+			for _, seg := range idx.Segments {
+				got = append(got, hprof.Record{Tag: seg.Tag, Offset: seg.Offset, Dump: seg.Dump})
+				r := hprof.NewSegmentReader(bytes.NewReader(data), idx, seg, make([]byte, bufSize))
+				for {
+					rec, err := r.Next()
+					if err == io.EOF {
+						break
+					}
+					if err != nil {
+						t.Fatalf("segment at %d: %v", seg.Offset, err)
+					}
+					keep(rec)
+				}
+			}
+			// The index reports top-level records before the segments, so compare as sets by offset.
+			byOff := map[int64]hprof.Record{}
+			for _, r := range got {
+				byOff[r.Offset] = r
+			}
+			if len(byOff) != len(full) {
+				t.Fatalf("buffer %d: %d records, sequential reader %d", bufSize, len(byOff), len(full))
+			}
+			for _, want := range full {
+				g, ok := byOff[want.Offset]
+				if !ok || g.Tag != want.Tag || g.Dump != want.Dump || g.ID != want.ID || g.Class != want.Class ||
+					g.Length != want.Length || !bytes.Equal(g.Data, want.Data) {
+					t.Errorf("buffer %d: at offset %d got %+v, want %+v", bufSize, want.Offset, g, want)
+				}
+			}
+		}
+	}
+}
+
+// A file cut inside a segment cannot be indexed; the error says it is a truncation.
+func TestIndexTruncated(t *testing.T) {
+	data := sample(8)
+	if _, err := hprof.ReadIndex(bytes.NewReader(data[:len(data)-3]), int64(len(data)-3), nil); err == nil || !hprof.Truncated(err) {
+		t.Fatalf("truncated file: %v", err)
+	}
+}
