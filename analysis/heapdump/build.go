@@ -4,7 +4,11 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"os"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/heapledger/heapledger/analysis/heapgraph"
 	"github.com/heapledger/heapledger/analysis/hprof"
@@ -229,20 +233,13 @@ func (l *loader) classifyReferences() {
 	}
 }
 
-// pass2 fills the successor lists.
+// pass2 fills the successor lists: in parallel by segments when pass 1 indexed the file,
+// otherwise in one sequential read.
 func (l *loader) pass2() error {
 	d := l.d
 	if l.tooBig {
 		return fmt.Errorf("%s: more than 2^32 references: too large for the 32-bit edge indices of heapgraph.Graph", l.path)
 	}
-	f, r, err := l.open()
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	idSize := r.IDSize
-	g := d.Graph
-	target := d.DumpIndex
 	var classNode uint32 // java.lang.Class's own class object, the class of every class object
 	if n := len(d.ClassOf); n > 1 {
 		for i := 1; i < n; i++ {
@@ -252,6 +249,62 @@ func (l *loader) pass2() error {
 			}
 		}
 	}
+	// Workers share the layouts read-only: Schema.InstanceRefs memoises, so it is asked once here.
+	refs := map[uint64][]hprof.FieldRef{}
+	for id := range l.schema.Classes {
+		refs[id], _, _ = l.schema.InstanceRefs(id)
+	}
+	var fills []*filler
+	newFiller := func() *filler {
+		fl := &filler{l: l, d: d, refs: refs, classNode: classNode, idSize: d.IDSize}
+		fills = append(fills, fl)
+		return fl
+	}
+	nObj := len(d.ObjectID) - 1
+	var k int
+	var err error
+	if l.idx != nil {
+		k, err = l.pass2Indexed(newFiller)
+	} else {
+		k, err = l.pass2Sequential(newFiller())
+	}
+	if err != nil {
+		return err
+	}
+	// Warnings in file order, as one sequential read would have given them.
+	var short []fillWarning
+	dangling := 0
+	var first fillWarning
+	for _, fl := range fills {
+		short = append(short, fl.short...)
+		if fl.dangling > 0 && (dangling == 0 || fl.firstDangling.off < first.off) {
+			first = fl.firstDangling
+		}
+		dangling += fl.dangling
+	}
+	slices.SortStableFunc(short, func(a, b fillWarning) int { return cmp.Compare(a.off, b.off) })
+	for _, w := range short {
+		l.warn(w.key, w.msg)
+	}
+	if dangling > 0 {
+		d.Warnings = append(d.Warnings, fmt.Sprintf("%d reference(s) to object ids absent from the dump were dropped (first: %s)", dangling, first.msg))
+	}
+	if k < nObj {
+		return fmt.Errorf("%s: second pass found %d objects, the first %d: the file changed while being read", l.path, k, nObj)
+	}
+	l.inv = nil
+	return nil
+}
+
+// pass2Sequential reads the file from the start.
+func (l *loader) pass2Sequential(fl *filler) (int, error) {
+	d := l.d
+	f, r, err := l.open()
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	target := d.DumpIndex
 	nObj := len(d.ObjectID) - 1
 	k := 0
 	var mainNode uint32
@@ -263,100 +316,206 @@ func (l *loader) pass2() error {
 		}
 		if err != nil {
 			// Pass 1 read the same bytes, so this is a file that changed under us.
-			return fmt.Errorf("%s: second pass: %w", l.path, err)
+			return k, fmt.Errorf("%s: second pass: %w", l.path, err)
 		}
 		l.progress("reading references", r, &last)
 		if rec.Tag&hprof.SubTag == 0 || rec.Dump != target {
 			continue
 		}
-		var node uint32
-		switch rec.Tag {
-		case hprof.TagClassDump, hprof.TagInstanceDump, hprof.TagObjArrayDump, hprof.TagPrimArrayDump:
-			k++
-			switch {
-			case l.inv != nil:
-				node = l.inv[k]
-			case !l.mainInOrder || rec.Tag != hprof.TagClassDump:
-				// Objects other than class dumps keep their file order among themselves.
-				mainNode++
-				for int(mainNode) < len(d.Kind) && d.Kind[mainNode] == KindClass {
-					mainNode++
-				}
-				node = mainNode
-			default:
-				var ok bool
-				if node, ok = l.classRecNode(rec.ID, d); !ok {
-					continue
-				}
-			}
-		default:
-			continue
-		}
-		pos := g.Off[node]
-		end := g.Off[node+1]
-		putNode := func(t uint32) {
-			if t != 0 && pos < end {
-				g.Succ[pos] = t
-				pos++
-			}
-		}
-		put := func(id uint64) bool {
-			if id == 0 {
-				return false
-			}
-			t, ok := d.Node(id)
-			if !ok {
-				if l.dangling++; l.dangling == 1 {
-					l.firstDangling = fmt.Sprintf("0x%x from %s at offset %d", id, rec.Tag, rec.Offset)
-				}
-				return false
-			}
-			if pos < end {
-				g.Succ[pos] = t
-				pos++
-			}
-			return true
-		}
-		switch rec.Tag {
-		case hprof.TagClassDump:
-			putNode(classNode)
-			classEdges(l.schema, l.schema.Classes[rec.ID].Dump, func(_ string, id uint64) { put(id) })
-		case hprof.TagInstanceDump:
-			ck := d.ClassOf[node]
-			refs, _ := l.refsOf(rec.Class)
-			isRef := d.Classes[ck].Ref != RefNone
-			for _, fr := range refs {
-				if int(fr.Offset)+idSize > len(rec.Data) {
-					l.warn("short"+d.Classes[ck].Name, fmt.Sprintf("INSTANCE DUMP at offset %d of %s has %d bytes of fields, fewer than its class layout needs", rec.Offset, d.Classes[ck].Name, len(rec.Data)))
-					break
-				}
-				at := pos
-				if put(r.ReadID(rec.Data[fr.Offset:])) && isRef && l.schema.FieldName(fr.NameID) == "referent" &&
-					l.refClass >= 0 && fr.Declarer == d.Classes[l.refClass].ID {
-					d.Weak[at>>6] |= 1 << (at & 63)
-				}
-			}
-			putNode(d.Classes[ck].Node)
-		case hprof.TagObjArrayDump:
-			for p := 0; p+idSize <= len(rec.Data); p += idSize {
-				put(r.ReadID(rec.Data[p:]))
-			}
-			ck := d.ClassOf[node]
-			putNode(d.Classes[ck].Node)
-		case hprof.TagPrimArrayDump:
-			ck := d.ClassOf[node]
-			putNode(d.Classes[ck].Node)
-		}
-		for ; pos < end; pos++ {
-			g.Succ[pos] = pad
+		if fl.object(rec, &k, &mainNode) {
+			fl.fill(rec, r)
 		}
 	}
-	if l.dangling > 0 {
-		d.Warnings = append(d.Warnings, fmt.Sprintf("%d reference(s) to object ids absent from the dump were dropped (first: %s)", l.dangling, l.firstDangling))
+	return k, nil
+}
+
+// pass2Indexed reads the chosen dump's segments on every core. Each segment starts at the node
+// numbers pass 1 noted for it; nodes' successor ranges are disjoint, so workers write the
+// graph without locks (the weak-edge bit set, whose words neighbouring nodes share, atomically).
+func (l *loader) pass2Indexed(newFiller func() *filler) (int, error) {
+	d := l.d
+	f, err := os.Open(l.path)
+	if err != nil {
+		return 0, err
 	}
-	if k < nObj {
-		return fmt.Errorf("%s: second pass found %d objects, the first %d: the file changed while being read", l.path, k, nObj)
+	defer f.Close()
+	// The non-class node each segment's count starts after (see filler.object).
+	startMain := make([]uint32, len(l.segs))
+	node, seen := uint32(0), uint32(0)
+	for i, want := range l.segMain {
+		for seen < want {
+			node++
+			if d.Kind[node] != KindClass {
+				seen++
+			}
+		}
+		startMain[i] = node
 	}
-	l.inv = nil
-	return nil
+	workers := runtime.GOMAXPROCS(0)
+	fills := make([]*filler, workers)
+	for w := range fills {
+		fills[w] = newFiller()
+	}
+	var total atomic.Int64
+	var progressMu sync.Mutex
+	var done atomic.Int64
+	err = hprof.EachSegment(f, l.idx, l.segs, workers, func(w, i int, r *hprof.Reader) error {
+		fl := fills[w]
+		k, mainNode := int(l.segFirst[i]), startMain[i]
+		k0 := k
+		r.SkipPrimitiveData = true
+		for {
+			rec, err := r.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return fmt.Errorf("%s: second pass: %w", l.path, err)
+			}
+			if fl.object(rec, &k, &mainNode) {
+				fl.fill(rec, r)
+			}
+		}
+		total.Add(int64(k - k0))
+		if l.opt.Progress != nil {
+			n := l.segs[i].Len
+			if dn := done.Add(n); dn>>25 != (dn-n)>>25 {
+				progressMu.Lock()
+				l.opt.Progress("reading references", dn, l.size)
+				progressMu.Unlock()
+			}
+		}
+		return nil
+	})
+	return int(total.Load()), err
+}
+
+// filler writes the successors of the objects one reader meets in pass 2, and keeps the
+// warnings they give rise to for pass2 to merge.
+type filler struct {
+	l         *loader
+	d         *Dump
+	refs      map[uint64][]hprof.FieldRef
+	classNode uint32
+	idSize    int
+	node      uint32 // the node object found last
+
+	lastClass     uint64
+	lastRefs      []hprof.FieldRef
+	haveLast      bool
+	dangling      int
+	firstDangling fillWarning
+	short         []fillWarning
+	shortSeen     map[string]bool
+}
+
+type fillWarning struct {
+	off      int64
+	key, msg string
+}
+
+// object finds the node of an object record; k counts the object records so far and mainNode
+// is the node of the last non-class one. It reports false for records that are not objects,
+// and for class dumps that have no node.
+func (fl *filler) object(rec *hprof.Record, k *int, mainNode *uint32) bool {
+	l, d := fl.l, fl.d
+	switch rec.Tag {
+	case hprof.TagClassDump, hprof.TagInstanceDump, hprof.TagObjArrayDump, hprof.TagPrimArrayDump:
+	default:
+		return false
+	}
+	*k++
+	switch {
+	case l.inv != nil:
+		fl.node = l.inv[*k]
+	case !l.mainInOrder || rec.Tag != hprof.TagClassDump:
+		// Objects other than class dumps keep their file order among themselves.
+		n := *mainNode + 1
+		for int(n) < len(d.Kind) && d.Kind[n] == KindClass {
+			n++
+		}
+		*mainNode = n
+		fl.node = n
+	default:
+		n, ok := l.classRecNode(rec.ID, d)
+		if !ok {
+			return false
+		}
+		fl.node = n
+	}
+	return true
+}
+
+// fill writes the successors of the object record rec, whose node object just found.
+func (fl *filler) fill(rec *hprof.Record, r *hprof.Reader) {
+	d := fl.d
+	g := d.Graph
+	idSize := fl.idSize
+	node := fl.node
+	pos := g.Off[node]
+	end := g.Off[node+1]
+	putNode := func(t uint32) {
+		if t != 0 && pos < end {
+			g.Succ[pos] = t
+			pos++
+		}
+	}
+	put := func(id uint64) bool {
+		if id == 0 {
+			return false
+		}
+		t, ok := d.Node(id)
+		if !ok {
+			if fl.dangling++; fl.dangling == 1 {
+				fl.firstDangling = fillWarning{off: rec.Offset, msg: fmt.Sprintf("0x%x from %s at offset %d", id, rec.Tag, rec.Offset)}
+			}
+			return false
+		}
+		if pos < end {
+			g.Succ[pos] = t
+			pos++
+		}
+		return true
+	}
+	switch rec.Tag {
+	case hprof.TagClassDump:
+		putNode(fl.classNode)
+		classEdges(fl.l.schema, fl.l.schema.Classes[rec.ID].Dump, func(_ string, id uint64) { put(id) })
+	case hprof.TagInstanceDump:
+		ck := d.ClassOf[node]
+		if rec.Class != fl.lastClass || !fl.haveLast {
+			fl.lastClass, fl.lastRefs, fl.haveLast = rec.Class, fl.refs[rec.Class], true
+		}
+		isRef := d.Classes[ck].Ref != RefNone
+		for _, fr := range fl.lastRefs {
+			if int(fr.Offset)+idSize > len(rec.Data) {
+				key := "short" + d.Classes[ck].Name
+				if !fl.shortSeen[key] {
+					if fl.shortSeen == nil {
+						fl.shortSeen = map[string]bool{}
+					}
+					fl.shortSeen[key] = true
+					fl.short = append(fl.short, fillWarning{off: rec.Offset, key: key,
+						msg: fmt.Sprintf("INSTANCE DUMP at offset %d of %s has %d bytes of fields, fewer than its class layout needs", rec.Offset, d.Classes[ck].Name, len(rec.Data))})
+				}
+				break
+			}
+			at := pos
+			if put(r.ReadID(rec.Data[fr.Offset:])) && isRef && fl.l.schema.FieldName(fr.NameID) == "referent" &&
+				fl.l.refClass >= 0 && fr.Declarer == d.Classes[fl.l.refClass].ID {
+				atomic.OrUint64(&d.Weak[at>>6], 1<<(at&63))
+			}
+		}
+		putNode(d.Classes[ck].Node)
+	case hprof.TagObjArrayDump:
+		for p := 0; p+idSize <= len(rec.Data); p += idSize {
+			put(r.ReadID(rec.Data[p:]))
+		}
+		putNode(d.Classes[d.ClassOf[node]].Node)
+	case hprof.TagPrimArrayDump:
+		putNode(d.Classes[d.ClassOf[node]].Node)
+	}
+	for ; pos < end; pos++ {
+		g.Succ[pos] = pad
+	}
 }

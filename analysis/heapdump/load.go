@@ -58,6 +58,14 @@ type loader struct {
 	lastRefs  []hprof.FieldRef
 	lastOK    bool
 
+	// With an indexed file (pass1Indexed): the segments of the chosen dump, and for each the
+	// object records and the non-class object records that come before it, so that pass 2 can
+	// start reading anywhere.
+	idx               *hprof.Index
+	segs              []hprof.Segment
+	segFirst, segMain []uint32
+	mainCount         uint32
+
 	inv           []uint32 // file-order record k → node, when the file is in no helpful order
 	mainInOrder   bool     // records other than class dumps are in node order (see order)
 	tooBig        bool
@@ -144,6 +152,7 @@ func (l *loader) reset() {
 		l.primKey[i] = -1
 	}
 	l.roots = l.roots[:0]
+	l.mainCount = 0
 	l.schema.Reset()
 }
 
@@ -171,6 +180,9 @@ func (l *loader) add(id uint64, cls uint32, k Kind, aux uint64, deg uint32) {
 	l.kind = append(l.kind, k)
 	l.aux = append(l.aux, aux)
 	l.deg = append(l.deg, deg)
+	if k != KindClass {
+		l.mainCount++
+	}
 }
 
 var rootKinds = map[hprof.Tag]RootKind{
@@ -183,6 +195,9 @@ var rootKinds = map[hprof.Tag]RootKind{
 // pass1 records every object of the chosen dump (id, class, kind, array length) and an upper
 // bound of its out-degree, plus classes and roots.
 func (l *loader) pass1() error {
+	if ok, err := l.pass1Indexed(); ok || err != nil {
+		return err
+	}
 	f, r, err := l.open()
 	if err != nil {
 		return err
@@ -191,15 +206,9 @@ func (l *loader) pass1() error {
 	l.d.IDSize, l.d.gzip = r.IDSize, r.Gzip
 	l.schema = hprof.NewSchema(r.IDSize)
 	if !r.Gzip {
-		est := int(l.size/minObjectRecord) + 2
-		l.ids = make([]uint64, 0, est)
-		l.aux = make([]uint64, 0, est)
-		l.cls = make([]uint32, 0, est)
-		l.deg = make([]uint32, 0, est+1)
-		l.kind = make([]Kind, 0, est)
+		l.reserve()
 	}
 	l.reset()
-	idSize := r.IDSize
 	cur := 0
 	var last int64
 	for {
@@ -242,38 +251,8 @@ func (l *loader) pass1() error {
 		if l.opt.Dump != 0 && rec.Dump != l.opt.Dump {
 			continue
 		}
-		switch {
-		case rec.Tag.IsRoot():
-			l.roots = append(l.roots, rawRoot{id: rec.ID, kind: rootKinds[rec.Tag], thread: rec.Serial, frame: rec.Frame})
-		case rec.Tag == hprof.TagClassDump:
-			if err := l.schema.Add(rec); err != nil {
-				return fmt.Errorf("%s: %w", l.path, err)
-			}
-			cd := l.schema.Classes[rec.ID].Dump
-			n := uint32(1)
-			classEdges(l.schema, cd, func(string, uint64) { n++ })
-			l.add(rec.ID, l.key(rec.ID), KindClass, 0, n)
-		case rec.Tag == hprof.TagInstanceDump:
-			deg := unresolved
-			if refs, ok := l.refsOf(rec.Class); ok {
-				deg = 1
-				for _, fr := range refs {
-					if int(fr.Offset)+idSize <= len(rec.Data) && r.ReadID(rec.Data[fr.Offset:]) != 0 {
-						deg++
-					}
-				}
-			}
-			l.add(rec.ID, l.key(rec.Class), KindInstance, 0, deg)
-		case rec.Tag == hprof.TagObjArrayDump:
-			deg := uint32(1)
-			for p := 0; p+idSize <= len(rec.Data); p += idSize {
-				if r.ReadID(rec.Data[p:]) != 0 {
-					deg++
-				}
-			}
-			l.add(rec.ID, l.key(rec.Class), KindObjArray, uint64(rec.Length), deg)
-		case rec.Tag == hprof.TagPrimArrayDump:
-			l.add(rec.ID, l.primClassKey(rec.Elem), KindPrimArray, uint64(rec.Length), 1)
+		if err := l.record(rec, r); err != nil {
+			return err
 		}
 	}
 	if l.d.Dumps == 0 {
@@ -290,6 +269,119 @@ func (l *loader) pass1() error {
 		return fmt.Errorf("%s: has %d heap dump(s), dump %d was asked for", l.path, l.d.Dumps, l.opt.Dump)
 	}
 	return nil
+}
+
+// record takes one sub-record of the chosen dump in pass 1.
+func (l *loader) record(rec *hprof.Record, r *hprof.Reader) error {
+	idSize := r.IDSize
+	switch {
+	case rec.Tag.IsRoot():
+		l.roots = append(l.roots, rawRoot{id: rec.ID, kind: rootKinds[rec.Tag], thread: rec.Serial, frame: rec.Frame})
+	case rec.Tag == hprof.TagClassDump:
+		if err := l.schema.Add(rec); err != nil {
+			return fmt.Errorf("%s: %w", l.path, err)
+		}
+		cd := l.schema.Classes[rec.ID].Dump
+		n := uint32(1)
+		classEdges(l.schema, cd, func(string, uint64) { n++ })
+		l.add(rec.ID, l.key(rec.ID), KindClass, 0, n)
+	case rec.Tag == hprof.TagInstanceDump:
+		deg := unresolved
+		if refs, ok := l.refsOf(rec.Class); ok {
+			deg = 1
+			for _, fr := range refs {
+				if int(fr.Offset)+idSize <= len(rec.Data) && r.ReadID(rec.Data[fr.Offset:]) != 0 {
+					deg++
+				}
+			}
+		}
+		l.add(rec.ID, l.key(rec.Class), KindInstance, 0, deg)
+	case rec.Tag == hprof.TagObjArrayDump:
+		deg := uint32(1)
+		for p := 0; p+idSize <= len(rec.Data); p += idSize {
+			if r.ReadID(rec.Data[p:]) != 0 {
+				deg++
+			}
+		}
+		l.add(rec.ID, l.key(rec.Class), KindObjArray, uint64(rec.Length), deg)
+	case rec.Tag == hprof.TagPrimArrayDump:
+		l.add(rec.ID, l.primClassKey(rec.Elem), KindPrimArray, uint64(rec.Length), 1)
+	}
+	return nil
+}
+
+// reserve sets aside room for as many nodes as a file of this size can hold.
+func (l *loader) reserve() {
+	est := int(l.size/minObjectRecord) + 2
+	l.ids = make([]uint64, 0, est)
+	l.aux = make([]uint64, 0, est)
+	l.cls = make([]uint32, 0, est)
+	l.deg = make([]uint32, 0, est+1)
+	l.kind = make([]Kind, 0, est)
+}
+
+// pass1Indexed is pass 1 for an uncompressed, intact file: it indexes the heap-dump segments
+// (pass 2 reads them in parallel) and reads only those of the chosen dump. It reports false,
+// having changed nothing that pass 1 does not set up again, when the file cannot be indexed
+// (gzip, truncated, corrupt); the sequential pass then reads it and reports what is wrong.
+func (l *loader) pass1Indexed() (bool, error) {
+	f, err := os.Open(l.path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	// Names do not depend on the id size; the schema learns it from the index.
+	l.schema = hprof.NewSchema(8)
+	idx, err := hprof.ReadIndex(f, l.size, func(rec *hprof.Record) error {
+		if rec.Tag == hprof.TagUTF8 || rec.Tag == hprof.TagLoadClass {
+			return l.schema.Add(rec)
+		}
+		return nil
+	})
+	if err != nil || idx.Dumps == 0 || l.opt.Dump > idx.Dumps {
+		return false, nil
+	}
+	l.schema.IDSize = idx.IDSize
+	target := l.opt.Dump
+	if target == 0 {
+		target = idx.Dumps
+	}
+	l.segs = l.segs[:0]
+	for _, s := range idx.Segments {
+		if s.Dump == target {
+			l.segs = append(l.segs, s)
+		}
+	}
+	l.d.IDSize = idx.IDSize
+	l.reserve()
+	l.reset()
+	l.segFirst = make([]uint32, len(l.segs))
+	l.segMain = make([]uint32, len(l.segs))
+	var last int64
+	err = hprof.EachSegment(f, idx, l.segs, 1, func(_, i int, r *hprof.Reader) error {
+		l.segFirst[i], l.segMain[i] = uint32(len(l.ids)-1), l.mainCount
+		r.SkipPrimitiveData = true
+		for {
+			rec, err := r.Next()
+			if err == io.EOF {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			l.progress("reading objects", r, &last)
+			if err := l.record(rec, r); err != nil {
+				return err
+			}
+		}
+	})
+	if err != nil {
+		l.segs = nil
+		return false, nil
+	}
+	l.idx = idx
+	l.d.Dumps, l.d.DumpIndex = idx.Dumps, target
+	return true, nil
 }
 
 func (l *loader) refsOf(class uint64) ([]hprof.FieldRef, bool) {
