@@ -54,8 +54,18 @@ func agentOnlyFlags() []cli.Flag {
 			"(HashMap nodes and tables, Integer boxes, String.split) are charged to the calling account. Runtime-critical JDK packages are " +
 			"excluded, loaded classes the JVM cannot retransform are listed; java.lang.Object.<init> is not hooked; not with --liveness yet. " +
 			"Costs one round trip per JDK class at start-up and a thread-local read in JDK methods that allocate (docs/agent.md)"},
+		&cli.BoolFlag{Name: "object-init", Usage: "hook java.lang.Object's constructor (by retransformation, Java 8+): every object constructed is also counted, " +
+			"per class, in sites of kind init charged to the thread's account, including objects made by reflection, JNI, deserialization and JDK " +
+			"code no rewritten site sees (arrays, clone() and Class objects run no constructor). These rows overlap the rows of rewritten sites: " +
+			"the objects no site counted are a class's init row minus its object rows. Expensive: a call in every constructor (docs/agent.md)"},
+		&cli.IntFlag{Name: "object-init-sites", Value: defaultHookSites, Usage: "with --object-init: sites reserved for the hook, one per class; " +
+			"classes past the last are counted together in one site, with a warning"},
 	}
 }
+
+// defaultHookSites is --object-init-sites: enough for the classes a large program constructs
+// (ecj compiling constructs about 1,500), at a few bytes of runtime table per unused site.
+const defaultHookSites = 8192
 
 // The count pass's flags are added in an init function of serve.go: init functions run in the
 // order of their files' names, and pass_count.go must have declared them first.
@@ -155,6 +165,16 @@ func newAgentOptions(c *cli.Context) (agentOptions, error) {
 			return nil, fmt.Errorf("--jdk with --liveness %s is not supported yet: the runtime's own allocations in JDK code would be tracked as live (docs/agent.md); use one of them", l)
 		}
 		o.add("jdk", "true")
+	}
+	if c.IsSet("object-init-sites") && !c.Bool("object-init") {
+		return nil, errors.New("--object-init-sites is given without --object-init")
+	}
+	if c.Bool("object-init") {
+		if n := c.Int("object-init-sites"); n < 2 {
+			return nil, fmt.Errorf("--object-init-sites %d: must be at least 2 (one per class and one for the classes past them)", n)
+		}
+		o.add("object.init", "true")
+		o.add("arg", "--object-init-sites="+strconv.Itoa(c.Int("object-init-sites")))
 	}
 	return o, nil
 }

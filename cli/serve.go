@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	rwpasses "github.com/heapledger/heapledger/rewrite/passes"
 	"github.com/heapledger/heapledger/rewrite/transformsvc"
 )
 
@@ -21,6 +22,7 @@ var serveCmd = &cli.Command{
 		"frames). It exits when standard input ends, which happens when the JVM exits.",
 	Flags: []cli.Flag{
 		&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "classes rewritten at once", DefaultText: "the number of CPUs"},
+		&cli.IntFlag{Name: "object-init-sites", Usage: "hook java.lang.Object's constructor (the agent's --object-init) and reserve this many sites for it"},
 	},
 	Action: func(c *cli.Context) error {
 		// Ctrl-C and Ctrl-\ reach the whole foreground process group: they are the JVM's to
@@ -32,6 +34,10 @@ var serveCmd = &cli.Command{
 			return fmt.Errorf("serve: %w", err)
 		}
 		srv := &transformsvc.Server{Pass: pass, Table: table, Workers: c.Int("jobs")}
+		if n := c.Int("object-init-sites"); n > 0 {
+			srv.Pass = rwpasses.WithObjectInitHook(pass)
+			srv.HookSites = n
+		}
 		if err := srv.Serve(os.Stdin, os.Stdout); err != nil {
 			return fmt.Errorf("serve: %w", err)
 		}

@@ -18,6 +18,7 @@ import java.util.Set;
 
 import heapledger.rt.Acct;
 import heapledger.rt.Ledger;
+import heapledger.rt.ObjectHook;
 
 /**
  * The heapledger Java agent: started with -javaagent (premain) or attached to a running JVM
@@ -62,7 +63,7 @@ public final class Agent {
         this.inst = inst;
         this.service = s;
         this.serviceStartNanos = serviceStartNanos;
-        this.transformer = new Transformer(this, o.jdk);
+        this.transformer = new Transformer(this, o.jdk, o.objectInit);
     }
 
     public static void premain(String args, Instrumentation inst) {
@@ -126,6 +127,7 @@ public final class Agent {
                     warn("--jdk needs Java 9 or later; JDK classes are not rewritten");
                     o.jdk = false;
                 }
+                int[] hookSites = o.objectInit ? hookSites(s.accountLines()) : null;
                 Agent a = new Agent(o, inst, s, System.nanoTime() - t0);
                 if (!startedBefore && s.accountLines().contains("config\tbudget.")) {
                     // Budgets name accounts, and the runtime resolves them when it starts, before
@@ -140,7 +142,8 @@ public final class Agent {
                 Ledger.defineTable(s.accountLines());
                 System.setProperty("heapledger.agent.service.pid", String.valueOf(s.pid));
                 a.preload();
-                if (o.jdk) a.readBootUnnamed();
+                if ((o.jdk || o.objectInit) && hasModules()) a.readBootUnnamed();
+                if (o.objectInit) ObjectHook.engage(hookSites[0], hookSites[1]);
                 inst.addTransformer(a.transformer, true);
                 active = a;
                 Runtime.getRuntime().addShutdownHook(new Thread("heapledger-agent-exit") {
@@ -152,6 +155,7 @@ public final class Agent {
                 });
                 if (attach) {
                     int n = a.retransformLoaded(report);
+                    a.checkObjectHook(report);
                     report.line("attached: transform service pid " + s.pid + "; " + n + " loaded classes instrumented");
                 } else if (o.jdk) {
                     // -javaagent: the JDK classes loaded before premain. Lines go to standard
@@ -170,6 +174,21 @@ public final class Agent {
                     int n = a.retransformLoaded(r);
                     if (shown[1] > 0) warn("... and " + shown[1] + " more classes not modifiable (all with --verbose)");
                     warn("--jdk: " + n + " loaded classes instrumented by retransformation");
+                    a.checkObjectHook(r);
+                } else if (o.objectInit) {
+                    Report r = new Report(null) {
+                        @Override
+                        void line(String l) {
+                            warn(l);
+                        }
+                    };
+                    boolean paused = ObjectHook.pause();
+                    try {
+                        for (String why : a.retransform(Collections.<Class<?>>singletonList(Object.class))) r.line("not retransformed: " + why);
+                    } finally {
+                        ObjectHook.resume(paused);
+                    }
+                    a.checkObjectHook(r);
                 }
             }
         } catch (Throwable e) {
@@ -179,6 +198,41 @@ public final class Agent {
             else warn(msg);
         } finally {
             if (report != null) report.close();
+        }
+    }
+
+    /**
+     * --object-init: the site IDs the service reserved for the hook, from the hello's line
+     * "config object.init.sites FIRST:N" (rewrite/transformsvc). Read here, not through the
+     * system property applyConfig sets: an attach after a detach gets a new range, and the
+     * property keeps the first.
+     */
+    private static int[] hookSites(String tableLines) {
+        for (String line : tableLines.split("\n")) {
+            String[] f = line.split("\t", 3);
+            if (f.length == 3 && f[0].equals("config") && f[1].equals("object.init.sites")) {
+                String[] r = f[2].split(":");
+                if (r.length == 2) return new int[] {Integer.parseInt(r[0]), Integer.parseInt(r[1])};
+            }
+        }
+        throw new IllegalStateException("--object-init: the transform service reserved no sites for the hook (an older heapledger binary?)");
+    }
+
+    /**
+     * --object-init: Object's constructor is hooked only if the service rewrote it and the JVM
+     * took the new code; otherwise the hook stays off and the report says why.
+     */
+    private void checkObjectHook(Report report) {
+        if (!options.objectInit) return;
+        boolean hooked;
+        synchronized (this) {
+            hooked = instrumented.contains("java/lang/Object@" + loaderName(null));
+        }
+        if (hooked) {
+            report.line("note: --object-init: java.lang.Object's constructor is hooked; objects constructed anywhere are counted in the init sites");
+        } else {
+            ObjectHook.disengage();
+            report.line("warning: --object-init: java.lang.Object could not be hooked (see the lines above); objects are counted at rewritten sites only");
         }
     }
 
@@ -290,11 +344,13 @@ public final class Agent {
      * retransform, or refused, are reported by name, not hidden.
      */
     private int retransformLoaded(Report report) {
+        boolean paused = ObjectHook.pause();
         Acct muted = options.jdk ? Ledger.mute() : null;
         try {
             return retransformLoaded0(report);
         } finally {
             if (options.jdk) Ledger.unmute(muted);
+            ObjectHook.resume(paused);
         }
     }
 
@@ -419,6 +475,7 @@ public final class Agent {
     private static void detach(Options o) {
         Report report = new Report(o.status);
         Acct muted = null;
+        boolean paused = ObjectHook.pause();
         try {
             synchronized (Agent.class) {
                 Agent a = active;
@@ -429,6 +486,8 @@ public final class Agent {
                 // After an attach with --jdk the JDK classes used below are rewritten: what
                 // detach allocates on the attach thread is not the program's.
                 if (a.options.jdk) muted = Ledger.mute();
+                // The hook stops before Object gets its original code back below.
+                if (a.options.objectInit) ObjectHook.disengage();
                 a.inst.removeTransformer(a.transformer);
                 a.service.close();
                 Set<String> names;
@@ -452,6 +511,7 @@ public final class Agent {
         } finally {
             report.close();
             if (muted != null) Ledger.unmute(muted);
+            ObjectHook.resume(paused);
         }
     }
 

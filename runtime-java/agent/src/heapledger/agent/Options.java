@@ -27,6 +27,8 @@ final class Options {
     boolean detach;
     /** Rewrite the JDK's own classes too, by retransformation (docs/agent.md, "JDK classes"). */
     boolean jdk;
+    /** Hook java.lang.Object.<init> (docs/agent.md, "The Object.<init> hook"). */
+    boolean objectInit;
 
     static Options parse(String text) {
         Options o = new Options();
@@ -45,6 +47,7 @@ final class Options {
             else if (key.equals("snapshot.dir")) o.snapshotDir = value;
             else if (key.equals("detach")) o.detach = !value.equals("false");
             else if (key.equals("jdk")) o.jdk = !value.equals("false");
+            else if (key.equals("object.init")) o.objectInit = !value.equals("false");
             else throw new IllegalArgumentException("unknown agent option '" + key + "'");
         }
         if (o.timeoutMillis <= 0) throw new IllegalArgumentException("timeout must be positive milliseconds");

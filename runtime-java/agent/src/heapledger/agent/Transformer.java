@@ -5,6 +5,7 @@ import java.security.ProtectionDomain;
 
 import heapledger.rt.Acct;
 import heapledger.rt.Ledger;
+import heapledger.rt.ObjectHook;
 
 /**
  * Hands each class of an application or custom loader to the transform service. Classes of
@@ -39,10 +40,12 @@ final class Transformer implements ClassFileTransformer {
     private final Agent agent;
     private final ClassLoader platform;
     private final boolean jdk;
+    private final boolean objectInit;
 
-    Transformer(Agent agent, boolean jdk) {
+    Transformer(Agent agent, boolean jdk, boolean objectInit) {
         this.agent = agent;
         this.jdk = jdk;
+        this.objectInit = objectInit;
         ClassLoader sys = ClassLoader.getSystemClassLoader();
         this.platform = sys == null ? null : sys.getParent();
     }
@@ -54,7 +57,8 @@ final class Transformer implements ClassFileTransformer {
         if (busy[0]) return null;
         busy[0] = true;
         // With JDK classes rewritten, what the agent allocates in JDK code here must not be
-        // charged to the program's thread.
+        // charged to the program's thread; nor what it constructs, with Object.<init> hooked.
+        boolean hooked = ObjectHook.pause();
         Acct muted = jdk ? Ledger.mute() : null;
         try {
             return agent.transform(loader, className, classFile);
@@ -63,6 +67,7 @@ final class Transformer implements ClassFileTransformer {
             return null;
         } finally {
             if (jdk) Ledger.unmute(muted);
+            ObjectHook.resume(hooked);
             busy[0] = false;
         }
     }
@@ -71,7 +76,16 @@ final class Transformer implements ClassFileTransformer {
         // heapledger's own packages (rewrite/passes.RuntimePackages): never rewritten.
         if (internalName.startsWith("heapledger/rt/") || internalName.startsWith("heapledger/probe/")
                 || internalName.startsWith("heapledger/agent/") || internalName.startsWith("heapledger/verify/")) return false;
+        // Reflection's generated accessors (Java 8 to 21: a class spun per constructor or
+        // method called often, defined by its own loader) make the object of a
+        // Constructor.newInstance that the caller's reflect site already counts; rewritten,
+        // every such object after the first calls would count twice. Offline rewriting never
+        // sees them either.
+        if (internalName.startsWith("jdk/internal/reflect/Generated") || internalName.startsWith("sun/reflect/Generated")) return false;
         if (loader != null && loader != platform) return true;
+        // Object itself is excluded from --jdk (class loading runs its constructor); only the
+        // hook, which adds a guarded call and nothing else, rewrites it.
+        if (objectInit && loader == null && internalName.equals("java/lang/Object")) return true;
         return jdk && !jdkExcluded(internalName);
     }
 

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/heapledger/heapledger/analysis/snapshot"
+	"github.com/heapledger/heapledger/fixtures"
+)
+
+// kindCounts sums, for the account named acct, the rows of sites of the given kind whose type
+// is typ.
+func kindCounts(s *snapshot.Snapshot, acct, kind, typ string) int64 {
+	var n int64
+	for _, r := range s.Rows {
+		site := s.Sites[r.Site]
+		if s.Accounts[r.Account] == acct && site.Kind == kind && site.Type == typ {
+			n += r.Count
+		}
+	}
+	return n
+}
+
+// TestAgentObjectInit runs agentfix.objinit.Main 100 under `heapledger run --object-init` on
+// JDK 17 and 25: the output is the plain run's, and the hook's init rows count exactly the
+// objects the program constructs, however it constructs them — by `new` and by reflection
+// (which rewritten sites count too), by deserialization and through a constructor
+// MethodHandle (which no site sees) — charged to the program's account.
+func TestAgentObjectInit(t *testing.T) {
+	needAgent(t)
+	app, _ := agentFixtures(t)
+	for _, jdk := range []struct{ name, java string }{
+		{"jdk17", "java"},
+		{"jdk25", filepath.Join(fixtures.JDK25Home(), "bin", "java")},
+	} {
+		t.Run(jdk.name, func(t *testing.T) { agentObjectInit(t, fixtures.Tool(t, jdk.java), app, false) })
+	}
+}
+
+// TestAgentObjectInitJDK: the hook beside --jdk (JDK classes rewritten too) counts the same.
+func TestAgentObjectInitJDK(t *testing.T) {
+	needAgent(t)
+	app, _ := agentFixtures(t)
+	agentObjectInit(t, fixtures.Tool(t, "java"), app, true)
+}
+
+func agentObjectInit(t *testing.T, java, app string, jdk bool) {
+	const n = 100
+	plain, err := exec.Command(java, "-cp", app, "agentfix.objinit.Main", "100").Output()
+	if err != nil {
+		t.Fatalf("plain run: %v", err)
+	}
+	snaps := t.TempDir()
+	args := []string{"run", "--object-init", "--accounts", "agentfix.objinit.*", "--snapshot-dir", snaps, "--stats"}
+	if jdk {
+		args = append(args, "--jdk")
+	}
+	out, errOut, err := runHL(t, append(args, "--", java, "-cp", app, "agentfix.objinit.Main", "100")...)
+	if err != nil {
+		t.Fatalf("%v\n%s\n%s", err, out, errOut)
+	}
+	if out != string(plain) {
+		t.Errorf("output under --object-init:\n%s\nplain:\n%s", out, plain)
+	}
+	if !strings.Contains(errOut, "java.lang.Object's constructor is hooked") {
+		t.Errorf("stderr does not say Object is hooked:\n%s", errOut)
+	}
+	for _, l := range agentWarnings(errOut) {
+		if strings.Contains(l, "not retransformed") || strings.Contains(l, "internal error") || strings.Contains(l, "could not be") {
+			t.Errorf("agent: %s", l)
+		}
+	}
+	s := onlySnapshot(t, snaps)
+	const acct = "agentfix.objinit.*"
+	for _, c := range []struct {
+		typ          string
+		init, object int64
+	}{
+		{"agentfix.objinit.Main$Plain", n, n},              // new: the site and the hook
+		{"agentfix.objinit.Main$Widget", n / 2, 0},         // Constructor.newInstance: the reflect site below, and the hook
+		{"agentfix.objinit.Main$Point", 2 * n / 5, n / 5}, // n/5 by new, n/5 more read back by ObjectInputStream: the hook only
+		{"agentfix.objinit.Main$Made", n / 10, 0},          // a constructor MethodHandle: the hook only
+	} {
+		if got := kindCounts(s, acct, "init", c.typ); got != c.init {
+			t.Errorf("init rows of %s charged to %s: %d, want %d", c.typ, acct, got, c.init)
+		}
+		if got := kindCounts(s, acct, "object", c.typ); got != c.object {
+			t.Errorf("object rows of %s charged to %s: %d, want %d", c.typ, acct, got, c.object)
+		}
+	}
+	// The program's one reflect site counts the Widgets once: reflection's generated accessor
+	// classes are not rewritten, so their `new` does not count them again.
+	if got := accountSiteCounts(s, "agentfix.objinit.Main.main(")[acct]["(reflective object)"]; got != n/2 {
+		t.Errorf("the reflect site of Main.main: %d, want %d", got, n/2)
+	}
+	for _, r := range s.Rows {
+		site := s.Sites[r.Site]
+		if site.Kind == "init" && strings.HasPrefix(site.Type, "heapledger.") {
+			t.Errorf("the hook counted the runtime's own %s: %d", site.Type, r.Count)
+		}
+		if strings.Contains(site.Method, "GeneratedConstructorAccessor") {
+			t.Errorf("a generated reflection accessor was rewritten: %s counts %d", site.Method, r.Count)
+		}
+	}
+}
+
+// TestAgentObjectInitThreads: the hook under concurrent class loading from many threads and
+// custom loaders (agentfix.threads): the program finishes with its plain output, no deadlock.
+func TestAgentObjectInitThreads(t *testing.T) {
+	needAgent(t)
+	app, plugin := agentFixtures(t)
+	plain, err := exec.Command("java", "-cp", app, "agentfix.threads.Main", plugin, "16").Output()
+	if err != nil {
+		t.Fatalf("plain run: %v", err)
+	}
+	out, errOut, err := runHL(t, "run", "--object-init", "--accounts", "agentfix.*", "--snapshot-dir", t.TempDir(), "--",
+		"java", "-cp", app, "agentfix.threads.Main", plugin, "16")
+	if err != nil {
+		t.Fatalf("%v\n%s\n%s", err, out, errOut)
+	}
+	if out != string(plain) {
+		t.Errorf("output under --object-init:\n%s\nplain:\n%s", out, plain)
+	}
+}
