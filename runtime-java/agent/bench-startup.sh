@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Startup cost of the agent (docs/agent.md): time to first output and total time of one program
-# run plain, offline-rewritten (heapledger rewrite --pass count), under the agent and under the
-# agent with --jdk (JDK classes rewritten too), N runs
-# each (median), plus the agent's per-class transform latency (its --stats line).
+# run plain, offline-rewritten (heapledger rewrite --pass count), under the agent, under the
+# agent with --jdk (JDK classes rewritten too) and under the agent with --object-init
+# (java.lang.Object's constructor hooked), N runs each (median), plus the agent's per-class
+# transform latency (its --stats line).
 #
 #   runtime-java/agent/bench-startup.sh [RUNS]      (default 5; needs `make build` and a JDK)
 #
@@ -36,12 +37,12 @@ bench() {
   local name=$1 mode
   : >"$W/times"
   for ((i = 0; i < RUNS; i++)); do
-    for mode in plain offline agent jdk; do
+    for mode in plain offline agent jdk objinit; do
       local -n cmd="${mode}_cmd"
       echo "$mode $(first_and_total "${cmd[@]}")" >>"$W/times"
     done
   done
-  for mode in plain offline agent jdk; do
+  for mode in plain offline agent jdk objinit; do
     printf '%-6s %-8s first output %5s ms   total %5s ms\n' "$name" "$mode" \
       "$(awk -v m=$mode '$1==m {print $2}' "$W/times" | median)" "$(awk -v m=$mode '$1==m {print $3}' "$W/times" | median)"
   done
@@ -60,6 +61,8 @@ stats_cmd=("$W/agent-demo-stats/heapledger-java" -Dheapledger.snapshot.dir="$W/s
 "$HL" agent --jdk --accounts demo.web,demo.orders,demo.reports --stats -o "$W/jdk-demo-stats" >/dev/null
 jdk_cmd=("$W/jdk-demo/heapledger-java" -Dheapledger.snapshot.dir="$W/s" -cp "$W/demo/classes" demo.Main 2000)
 jdkstats_cmd=("$W/jdk-demo-stats/heapledger-java" -Dheapledger.snapshot.dir="$W/s" -cp "$W/demo/classes" demo.Main 2000)
+"$HL" agent --object-init --accounts demo.web,demo.orders,demo.reports -o "$W/objinit-demo" >/dev/null
+objinit_cmd=("$W/objinit-demo/heapledger-java" -Dheapledger.snapshot.dir="$W/s" -cp "$W/demo/classes" demo.Main 2000)
 bench demo
 
 if [ -f "$ECJ" ]; then
@@ -76,6 +79,8 @@ if [ -f "$ECJ" ]; then
   "$HL" agent --jdk --accounts 'org.eclipse.jdt.*' --stats -o "$W/jdk-ecj-stats" >/dev/null
   jdk_cmd=("$W/jdk-ecj/heapledger-java" -Dheapledger.snapshot.dir="$W/s" -cp "$ECJ" "${ecj_args[@]}")
   jdkstats_cmd=("$W/jdk-ecj-stats/heapledger-java" -Dheapledger.snapshot.dir="$W/s" -cp "$ECJ" "${ecj_args[@]}")
+  "$HL" agent --object-init --accounts 'org.eclipse.jdt.*' -o "$W/objinit-ecj" >/dev/null
+  objinit_cmd=("$W/objinit-ecj/heapledger-java" -Dheapledger.snapshot.dir="$W/s" -cp "$ECJ" "${ecj_args[@]}")
   bench ecj
 else
   echo "ecj: $ECJ missing (scripts/install-deps.sh installs libecj-java)" >&2

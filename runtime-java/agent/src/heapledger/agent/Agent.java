@@ -229,7 +229,11 @@ public final class Agent {
             hooked = instrumented.contains("java/lang/Object@" + loaderName(null));
         }
         if (hooked) {
-            report.line("note: --object-init: java.lang.Object's constructor is hooked; objects constructed anywhere are counted in the init sites");
+            // Said where someone asked (attach's report, --stats, --verbose): a program's own
+            // standard error stays quiet when all went well.
+            if (report.path != null || options.stats || options.verbose) {
+                report.line("note: --object-init: java.lang.Object's constructor is hooked; objects constructed anywhere are counted in the init sites");
+            }
         } else {
             ObjectHook.disengage();
             report.line("warning: --object-init: java.lang.Object could not be hooked (see the lines above); objects are counted at rewritten sites only");
