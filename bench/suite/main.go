@@ -269,6 +269,10 @@ func selectModes(env *Env, list string) ([]*Mode, map[string]string, error) {
 			skipped[m.Name] = "not selected for this run (-modes)"
 			continue
 		}
+		if m.OptIn && !want[m.Name] {
+			skipped[m.Name] = "runs only when named in -modes"
+			continue
+		}
 		if err := m.Available(env); err != nil {
 			if want[m.Name] {
 				return nil, nil, fmt.Errorf("mode %s cannot run: %v", m.Name, err)

@@ -26,6 +26,9 @@ type Mode struct {
 	// Verify, when set, checks after each run that the mode really did its work (a recording
 	// was written, a snapshot exists), so a mode that silently does nothing cannot look cheap.
 	Verify func(env *Env, runDir string) error
+	// OptIn modes run only when named in -modes: variants worth measuring now and then whose
+	// cost the default run (and the quick suite in the tests) should not pay every time.
+	OptIn bool
 }
 
 // Launch is how one mode runs one workload. "{run}" in JVM options stands for the run directory.
@@ -96,6 +99,16 @@ var modes = []*Mode{
 	withVerify(offlineMode("heapledger-live-all", "count", []string{"--accounts", "*", "--liveness", "all", "--embed-runtime"}, nil,
 		"heapledger-count with exact liveness: every counted object tracked by a weak reference, refunded when reclaimed"),
 		verifySnapshot),
+	// The agent (issue 7): the same count options, the unmodified jars, classes rewritten as
+	// they load by the transform service. Its start-up (first output, per-class transform
+	// latency) is in the start-up table beside plain and the offline rows.
+	agentMode("heapledger-agent", []string{"--accounts", "*"}, false,
+		"heapledger-count's options through the agent: the unmodified jars, every class rewritten as it loads by `heapledger serve`; each run must write its exit snapshot"),
+	agentMode("heapledger-agent-jdk", []string{"--accounts", "*", "--jdk"}, true,
+		"heapledger-agent with the JDK's own classes rewritten too (by retransformation)"),
+	withVerify(agentMode("heapledger-agent-objinit", []string{"--accounts", "*", "--object-init"}, true,
+		"heapledger-agent with java.lang.Object's constructor hooked: every object constructed is counted again by class; each snapshot must hold the hook's sites"),
+		verifyObjectInit),
 }
 
 func withVerify(m *Mode, v func(*Env, string) error) *Mode {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"time"
 )
 
 func median(xs []float64) float64 {
@@ -209,7 +210,86 @@ func (rep *Report) Tables() string {
 	for _, r := range rep.workloadRows() {
 		b.WriteString(r + "\n")
 	}
+	if rows := rep.startupRows(); len(rows) > 0 {
+		b.WriteString("\nStart-up: plain, offline-rewritten (heapledger-count) and under the agent. First output is the time from the start of the workload's first JVM to the first line it wrote on standard output or standard error, leaving out heapledger's and the JVM's own notes (– when the program writes only files); the transform columns are the agent's own figures at exit (`--stats`: classes sent to the transform service, latency per class from request to answer, median and 99th percentile within the run), median over runs.\n\n")
+		b.WriteString("| workload | mode | first output ms, median (min–max) | first output ÷ plain, median (min–max) | classes sent | transform median ms | transform p99 ms, median (min–max) |\n|---|---|---|---|---|---|---|\n")
+		for _, r := range rows {
+			b.WriteString(r + "\n")
+		}
+	}
 	return b.String()
+}
+
+// startupMode says whether a mode belongs in the start-up table: the offline count row and the
+// agent rows, which the issue compares with plain.
+func startupMode(m *Mode) bool {
+	return m.Name == "heapledger-count" || strings.HasPrefix(m.Name, "heapledger-agent")
+}
+
+// startupRows gives, per workload, plain's and each start-up mode's time to first output and,
+// for agent modes, the agent's class count and transform latency. Runs that wrote nothing on
+// standard output have no first output and are left out of its figures.
+func (rep *Report) startupRows() []string {
+	var rows []string
+	any := false
+	for _, m := range rep.Modes[1:] {
+		any = any || startupMode(m)
+	}
+	if !any {
+		return nil
+	}
+	ms := func(xs []time.Duration) []float64 {
+		var out []float64
+		for _, x := range xs {
+			if x > 0 {
+				out = append(out, float64(x)/float64(time.Millisecond))
+			}
+		}
+		return out
+	}
+	for _, res := range rep.Results {
+		if res.Failed["plain"] != "" {
+			continue
+		}
+		var pf []time.Duration
+		for _, s := range res.Plain {
+			pf = append(pf, s.First)
+		}
+		rows = append(rows, fmt.Sprintf("| %s | plain | %s | 1 | | | |", res.W.Name, spread(ms(pf), "%.0f")))
+		for _, m := range res.Modes[1:] {
+			if !startupMode(m) {
+				continue
+			}
+			if f := res.Failed[m.Name]; f != "" {
+				rows = append(rows, fmt.Sprintf("| %s | %s | **FAILED** | | | | |", res.W.Name, m.Name))
+				continue
+			}
+			var mf []time.Duration
+			var ratio, classes, med, p99 []float64
+			for _, p := range res.Pairs[m.Name] {
+				mf = append(mf, p.Mode.First)
+				if p.Mode.First > 0 && p.Plain.First > 0 {
+					ratio = append(ratio, p.Mode.First.Seconds()/p.Plain.First.Seconds())
+				}
+				if a := p.Mode.Agent; a != nil {
+					classes = append(classes, float64(a.Classes))
+					med = append(med, a.MedianMs)
+					p99 = append(p99, a.P99Ms)
+				}
+			}
+			cls, medS, p99S := "", "", ""
+			if strings.HasPrefix(m.Name, "heapledger-agent") {
+				cls, medS, p99S = "–", "–", "–"
+				if len(classes) > 0 {
+					cls = fmt.Sprintf("%.0f", median(classes))
+					medS = fmt.Sprintf("%.2f", median(med))
+					p99S = spread(p99, "%.1f")
+				}
+			}
+			rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s |", res.W.Name, m.Name, spread(ms(mf), "%.0f"), spread(ratio, "%.2f"), cls, medS, p99S))
+		}
+	}
+	return rows
 }
 
 // Markdown renders docs/benchmarks.md.

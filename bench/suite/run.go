@@ -19,6 +19,13 @@ type Sample struct {
 	Wall   time.Duration
 	CPU    time.Duration // user + system time of the JVM: less sensitive than wall time to other load
 	RSSKiB int64
+	// First is the time from the start of the workload's first JVM to the first line it wrote
+	// on standard output or standard error, leaving out heapledger's and the JVM's own notes
+	// (0 when it wrote none): the start-up a user waits through.
+	First time.Duration
+	// Agent is what the heapledger agent's --stats line said at the JVM's exit (the invocation
+	// that sent the most classes); nil for modes without the agent.
+	Agent *AgentStats
 }
 
 // Pair is a mode's run and the plain run just before it; ratios are taken within a pair, so
@@ -176,6 +183,12 @@ func (r *Result) runOnce(env *Env, m *Mode, round int, timeout time.Duration) (S
 		// The exact command, so a run can be repeated by hand (profiling, a single slow mode).
 		_ = os.WriteFile(filepath.Join(dir, fmt.Sprintf("step%d.cmd", i+1)), []byte(shellQuote(append([]string{env.Java}, args...))+"\n"), 0o644)
 		out, sample, err := runTimed(env.Ctx, env.Java, args, dir, timeout)
+		if i == 0 {
+			s.First = sample.First
+		}
+		if a := parseAgentStats(out.Stderr); a != nil && (s.Agent == nil || a.Classes > s.Agent.Classes) {
+			s.Agent = a
+		}
 		s.Wall += sample.Wall
 		s.CPU += sample.CPU
 		if sample.RSSKiB > s.RSSKiB {
@@ -219,12 +232,17 @@ func runTimed(parent context.Context, java string, args []string, dir string, ti
 	cmd := exec.CommandContext(ctx, java, args...)
 	cmd.Dir = dir
 	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
+	fo, fe := &firstWrite{w: &stdout, start: start}, &firstWrite{w: &stderr, start: start}
+	cmd.Stdout, cmd.Stderr = fo, fe
 	err := cmd.Run()
 	wall := time.Since(start)
 	var s Sample
 	s.Wall = wall
+	s.First = fo.after
+	if fe.after > 0 && (s.First == 0 || fe.after < s.First) {
+		s.First = fe.after
+	}
 	if cmd.ProcessState != nil {
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			s.RSSKiB = ru.Maxrss
@@ -239,4 +257,54 @@ func runTimed(parent context.Context, java string, args []string, dir string, ti
 		return out, s, fmt.Errorf("timed out after %s", timeout)
 	}
 	return out, s, err
+}
+
+// notOutput are the starts of lines a JVM writes that are not the program's output: the
+// agent's and the runtime's notes, and the JVM's own warnings (the agent's boot class path
+// makes it say that class-data sharing now covers boot classes only).
+var notOutput = [][]byte{[]byte("heapledger"), []byte("OpenJDK 64-Bit Server VM warning"), []byte("WARNING: ")}
+
+// firstWrite passes writes on and notes how long after start the first line of the program's
+// own output began.
+type firstWrite struct {
+	w     *bytes.Buffer
+	start time.Time
+	after time.Duration
+	pos   int // start of the first line not yet classified
+}
+
+func (f *firstWrite) Write(p []byte) (int, error) {
+	n, err := f.w.Write(p)
+	if f.after != 0 {
+		return n, err
+	}
+	b := f.w.Bytes()
+	for f.pos < len(b) {
+		rest := b[f.pos:]
+		nl := bytes.IndexByte(rest, '\n')
+		line := rest
+		if nl >= 0 {
+			line = rest[:nl]
+		}
+		skip, undecided := false, false
+		for _, pre := range notOutput {
+			if bytes.HasPrefix(line, pre) {
+				skip = true
+			} else if nl < 0 && bytes.HasPrefix(pre, line) {
+				undecided = true // too short yet to tell
+			}
+		}
+		if !skip && undecided {
+			break
+		}
+		if !skip {
+			f.after = time.Since(f.start)
+			break
+		}
+		if nl < 0 {
+			break // a note still being written; its end decides nothing
+		}
+		f.pos += nl + 1
+	}
+	return n, err
 }
