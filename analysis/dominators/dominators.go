@@ -42,6 +42,10 @@ func Compute(g *heapgraph.Graph, skip heapgraph.EdgeSet) *Tree {
 	// its own (it climbs back through parent). Afterwards it is the semidominator array.
 	scratch := make([]uint32, n)
 
+	// Predecessor lists by preorder number come next (see below); the DFS meets every edge once,
+	// so it counts them on the way, sparing a pass over all edges. roff[t+1] counts t's.
+	roff := make([]uint32, n+1)
+
 	pre[0] = 0
 	vertex = append(vertex, 0)
 	scratch[0] = g.Off[0]
@@ -53,8 +57,13 @@ func Compute(g *heapgraph.Graph, skip heapgraph.EdgeSet) *Tree {
 			if skip.Has(e) {
 				continue
 			}
-			if w := g.Succ[e]; pre[w] == none {
+			w := g.Succ[e]
+			t := pre[w]
+			if t == none {
 				break
+			}
+			if t != 0 && t != cur && parent[t] != cur {
+				roff[t+1]++
 			}
 		}
 		if e < end {
@@ -75,20 +84,12 @@ func Compute(g *heapgraph.Graph, skip heapgraph.EdgeSet) *Tree {
 	}
 	r := uint32(len(vertex))
 
-	// Predecessor lists by preorder number, built only now so that they cover just the
-	// reachable part and freed before the result is returned. They leave out the edges from a
-	// node's DFS parent — its semidominator starts at the parent anyway — and self-references
-	// and references to the root, which cannot lower a semidominator: most heap objects have one
-	// referrer, so most lists are empty.
-	roff := make([]uint32, r+1)
-	for o := uint32(0); o < r; o++ {
-		v := vertex[o]
-		for e := g.Off[v]; e < g.Off[v+1]; e++ {
-			if t := pre[g.Succ[e]]; !skip.Has(e) && t != 0 && t != o && parent[t] != o {
-				roff[t+1]++
-			}
-		}
-	}
+	// Predecessor lists by preorder number, covering just the reachable part and freed before
+	// the result is returned. They leave out the edges from a node's DFS parent — its
+	// semidominator starts at the parent anyway — and self-references and references to the
+	// root, which cannot lower a semidominator: most heap objects have one referrer, so most
+	// lists are empty.
+	roff = roff[:r+1]
 	for o := uint32(0); o < r; o++ {
 		roff[o+1] += roff[o]
 	}
@@ -104,11 +105,11 @@ func Compute(g *heapgraph.Graph, skip heapgraph.EdgeSet) *Tree {
 			}
 		}
 	}
-	// pre can give the preorder back at the end; dropping it now makes room for the forest.
-	vertex = nil
-
+	// pre can give the preorder back at the end, so vertex's array becomes the labels: one
+	// array less at the peak.
 	semi := scratch[:r]
-	label := make([]uint32, r)
+	label := vertex[:r]
+	vertex = nil
 	ancestor := make([]uint32, r)
 	for o := uint32(0); o < r; o++ {
 		semi[o], label[o], ancestor[o] = parent[o], o, none

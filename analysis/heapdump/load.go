@@ -47,11 +47,15 @@ type loader struct {
 	aux  []uint64 // array length in pass 1, shallow size afterwards
 	deg  []uint32
 
-	keys    map[uint64]uint32
-	entries []classEntry
-	primKey [16]int32
-	roots   []rawRoot
-	warned  map[string]int
+	keys map[uint64]uint32
+	// The last class key looked up.
+	lastKeyID uint64
+	lastKey   uint32
+	haveKey   bool
+	entries   []classEntry
+	primKey   [16]int32
+	roots     []rawRoot
+	warned    map[string]int
 
 	// The last class looked up: instances of one class tend to come in runs.
 	lastClass uint64
@@ -147,6 +151,7 @@ func (l *loader) reset() {
 	l.aux = append(l.aux[:0], 0)
 	l.deg = append(l.deg[:0], 0)
 	l.keys = map[uint64]uint32{}
+	l.haveKey = false
 	l.entries = l.entries[:0]
 	for i := range l.primKey {
 		l.primKey[i] = -1
@@ -157,12 +162,17 @@ func (l *loader) reset() {
 }
 
 func (l *loader) key(id uint64) uint32 {
+	// Objects of one class tend to come in runs: skip the map when they do.
+	if id == l.lastKeyID && l.haveKey {
+		return l.lastKey
+	}
 	k, ok := l.keys[id]
 	if !ok {
 		k = uint32(len(l.entries))
 		l.entries = append(l.entries, classEntry{id: id})
 		l.keys[id] = k
 	}
+	l.lastKeyID, l.lastKey, l.haveKey = id, k, true
 	return k
 }
 
