@@ -36,6 +36,10 @@ final class Snapshots {
     private static String format;
     private static long intervalMillis;
     private static int seq;
+    /** For the JMX attributes: what was written, and why the last write failed. */
+    private static long snapshotsWritten;
+    private static String lastWritten = "";
+    private static String lastError = "";
     private static final long START = System.currentTimeMillis();
 
     static void start() {
@@ -62,6 +66,11 @@ final class Snapshots {
             warn("cannot register the exit snapshot: " + e);
         }
         installSignal();
+        try {
+            LedgerControl.start();
+        } catch (Throwable e) {
+            warn("the JMX operations (" + LedgerControlMBean.NAME + ") are not available: " + e);
+        }
         try {
             if (Budget.configured()) Budget.start(Tables.load());
         } catch (Throwable e) {
@@ -137,19 +146,64 @@ final class Snapshots {
      * runtime has no compile-time dependency on com.sun.management) into the snapshot directory.
      */
     static String heapDump(String what) {
-        String path = Budget.dumpPath(dir, "heapledger-" + program() + "-" + pid() + "-" + what);
+        String path = dumpPath(what);
         try {
+            new File(path).delete();
+            return dumpHeap(path);
+        } catch (Throwable e) {
+            warn(e.getMessage());
+            return null;
+        }
+    }
+
+    /** The default heap dump file in the snapshot directory, named like the snapshots. */
+    static String dumpPath(String what) {
+        return Budget.dumpPath(dir, "heapledger-" + program() + "-" + pid() + "-" + what);
+    }
+
+    /**
+     * Dumps live objects to path, creating its directory. HotSpot refuses an existing file (and,
+     * from JDK 11, a name without .hprof); the exception says so and names the path.
+     */
+    static String dumpHeap(String path) {
+        try {
+            File parent = new File(path).getAbsoluteFile().getParentFile();
+            if (parent != null && !parent.isDirectory() && !parent.mkdirs()) {
+                throw new IOException("cannot create directory " + parent);
+            }
             Class<?> bean = Class.forName("com.sun.management.HotSpotDiagnosticMXBean");
             Object mx = java.lang.management.ManagementFactory.class.getMethod("getPlatformMXBean", Class.class)
                     .invoke(null, bean);
-            new File(path).delete();
             bean.getMethod("dumpHeap", String.class, boolean.class).invoke(mx, path, true);
             return path;
         } catch (Throwable e) {
             Throwable c = e instanceof java.lang.reflect.InvocationTargetException ? e.getCause() : e;
-            warn("cannot write a heap dump to " + path + ": " + c);
-            return null;
+            throw new IllegalStateException("cannot write a heap dump to " + path + ": " + c);
         }
+    }
+
+    static String dir() {
+        return dir;
+    }
+
+    static String format() {
+        return format;
+    }
+
+    static double intervalSeconds() {
+        return intervalMillis / 1000.0;
+    }
+
+    static synchronized long written() {
+        return snapshotsWritten;
+    }
+
+    static synchronized String lastWritten() {
+        return lastWritten;
+    }
+
+    static synchronized String lastError() {
+        return lastError;
     }
 
     static String setting(String prop, String env, String def) {
@@ -186,8 +240,11 @@ final class Snapshots {
                 String j = writeFile(new File(dir, base + ".json"), c, t, sizes, reason, true);
                 if (written == null) written = j;
             }
+            snapshotsWritten++;
+            lastWritten = written;
         } catch (Throwable e) {
-            warn("could not write snapshot " + base + " to " + dir + ": " + e);
+            lastError = "could not write snapshot " + base + " to " + dir + ": " + e;
+            warn(lastError);
         }
         return written;
     }

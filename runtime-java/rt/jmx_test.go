@@ -1,0 +1,290 @@
+package rt
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heapledger/heapledger/analysis/histogram"
+	"github.com/heapledger/heapledger/analysis/snapshot"
+	"github.com/heapledger/heapledger/fixtures"
+	"github.com/heapledger/heapledger/rewrite/accounts"
+	"github.com/heapledger/heapledger/rewrite/jar"
+	"github.com/heapledger/heapledger/rewrite/passes"
+)
+
+// jmxItems is how many items testdata/jmx/jmxfix.Main keeps alive (it makes as many garbage).
+const jmxItems = 500
+
+// rewriteJMXFixture compiles testdata/jmx/jmxfix with javac (Java 8 class files, so every JDK
+// runs them) and rewrites it with the count pass: account jmxfix, liveness all and a full GC
+// before on-demand snapshots, so that a snapshot's live figures are exact.
+func rewriteJMXFixture(t *testing.T, javac string) string {
+	t.Helper()
+	dir := t.TempDir()
+	classes := filepath.Join(dir, "classes")
+	if out, err := exec.Command(javac, "--release", "8", "-d", classes, "testdata/jmx/jmxfix/Main.java").CombinedOutput(); err != nil {
+		t.Fatalf("javac jmxfix: %v\n%s", err, out)
+	}
+	set, err := accounts.Parse("jmxfix")
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := accounts.NewTable(nil)
+	table.Config = map[string]string{"liveness": "all", "snapshot.gc": "true"}
+	pass, err := passes.Count(passes.CountOptions{Accounts: set, Table: table})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "app")
+	if rep, err := jar.Rewrite([]string{classes}, out, pass, jar.Options{}); err != nil || rep.Failed > 0 || rep.SkippedMethods > 0 {
+		t.Fatalf("rewrite jmxfix: %v %+v", err, rep)
+	}
+	tp := filepath.Join(out, filepath.FromSlash(accounts.TableResource))
+	if err := os.MkdirAll(filepath.Dir(tp), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := table.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(tp, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// jmxRun is the rewritten fixture running on one JDK, waiting for its stdin to close.
+type jmxRun struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	lines  chan string
+	stderr *bytes.Buffer
+}
+
+func startJMXFixture(t *testing.T, java, classpath, snaps string, props ...string) *jmxRun {
+	t.Helper()
+	args := append([]string{"-Dheapledger.snapshot.dir=" + snaps}, props...)
+	args = append(args, "-cp", classpath, "jmxfix.Main", fmt.Sprint(jmxItems))
+	r := &jmxRun{cmd: exec.Command(java, args...), lines: make(chan string, 4), stderr: &bytes.Buffer{}}
+	r.cmd.Stderr = r.stderr
+	var err error
+	if r.stdin, err = r.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := r.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", java, err)
+	}
+	t.Cleanup(func() { r.cmd.Process.Kill(); r.cmd.Wait() })
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			r.lines <- sc.Text()
+		}
+		close(r.lines)
+	}()
+	if line := r.next(t); line != fmt.Sprintf("ready %d", jmxItems) {
+		t.Fatalf("fixture: want ready, got %q\n%s", line, r.stderr)
+	}
+	return r
+}
+
+func (r *jmxRun) next(t *testing.T) string {
+	t.Helper()
+	select {
+	case line, ok := <-r.lines:
+		if !ok {
+			t.Fatalf("fixture ended early: %v\n%s", r.cmd.Wait(), r.stderr)
+		}
+		return line
+	case <-time.After(60 * time.Second):
+		t.Fatalf("fixture said nothing for 60 s\n%s", r.stderr)
+	}
+	return ""
+}
+
+// finish closes the fixture's stdin and waits for it to say done and exit cleanly.
+func (r *jmxRun) finish(t *testing.T) {
+	t.Helper()
+	r.stdin.Close()
+	if line := r.next(t); line != fmt.Sprintf("done %d", jmxItems) {
+		t.Errorf("fixture: want done, got %q", line)
+	}
+	if err := r.cmd.Wait(); err != nil {
+		t.Errorf("fixture exit: %v\n%s", err, r.stderr)
+	}
+}
+
+// jmxClient compiles testdata/jmx/JmxClient.java with the JDK's javac, for that JDK's java.
+func jmxClient(t *testing.T, javac string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if out, err := exec.Command(javac, "-d", dir, "testdata/jmx/JmxClient.java").CombinedOutput(); err != nil {
+		t.Fatalf("javac JmxClient: %v\n%s", err, out)
+	}
+	return dir
+}
+
+// callJMX runs the client against pid and returns its output lines, each "STEP=value" or
+// "STEP!error".
+func callJMX(t *testing.T, java, client string, pid int, waitMillis int, steps ...string) []string {
+	t.Helper()
+	args := append([]string{"-cp", client, "JmxClient", fmt.Sprint(pid), fmt.Sprint(waitMillis)}, steps...)
+	cmd := exec.Command(java, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if err != nil && !(len(lines) == 1 && lines[0] == "absent") {
+		t.Fatalf("JmxClient: %v\n%s\n%s", err, out, stderr.String())
+	}
+	return lines
+}
+
+// TestJMXOperations is issue 4's "snapshot on demand through a JMX operation", from outside
+// the process as an operator would do it: a client attaches to the rewritten fixture, starts
+// the JVM's local management agent (which creates the platform MBean server only then),
+// finds heapledger:type=Ledger, reads its attributes, and asks for a snapshot and heap dumps.
+// On JDK 17 the runtime is in its default mode (auto: it notices the late server), on JDK 25
+// it registers at start-up (on).
+func TestJMXOperations(t *testing.T) {
+	rtClasses := build(t)
+	for _, jdk := range []struct{ name, bin, mode string }{
+		{"jdk17-auto", "", ""},
+		{"jdk25-on", filepath.Join(fixtures.JDK25Home(), "bin"), "-Dheapledger.jmx=on"},
+	} {
+		t.Run(jdk.name, func(t *testing.T) {
+			java, javac := fixtures.Tool(t, filepath.Join(jdk.bin, "java")), fixtures.Tool(t, filepath.Join(jdk.bin, "javac"))
+			app := rewriteJMXFixture(t, javac)
+			client := jmxClient(t, javac)
+			snaps := t.TempDir()
+			var props []string
+			if jdk.mode != "" {
+				props = append(props, jdk.mode)
+			}
+			run := startJMXFixture(t, java, app+string(os.PathListSeparator)+rtClasses, snaps, props...)
+			pid := run.cmd.Process.Pid
+			lines := callJMX(t, java, client, pid, 20000,
+				"get:Liveness", "get:SnapshotDirectory", "get:SnapshotsWritten", "snapshot", "get:SnapshotsWritten",
+				"get:LastSnapshot", "get:Dropped", "heapDump:jmx.hprof", "heapDump:jmx.hprof", "heapDump:")
+			want := func(i int, prefix string) string {
+				t.Helper()
+				if i >= len(lines) || !strings.HasPrefix(lines[i], prefix) {
+					t.Fatalf("client line %d: want %q..., got\n%s\nfixture stderr:\n%s", i, prefix, strings.Join(lines, "\n"), run.stderr)
+				}
+				return strings.TrimPrefix(lines[i], prefix)
+			}
+			if v := want(0, "Liveness="); v != "all" {
+				t.Errorf("Liveness %q, want the rewrite-time choice all", v)
+			}
+			if v := want(1, "SnapshotDirectory="); v != snaps {
+				t.Errorf("SnapshotDirectory %q, want %q", v, snaps)
+			}
+			if v := want(2, "SnapshotsWritten="); v != "0" {
+				t.Errorf("SnapshotsWritten before: %s", v)
+			}
+			file := want(3, "snapshot=")
+			if v := want(4, "SnapshotsWritten="); v != "1" {
+				t.Errorf("SnapshotsWritten after one snapshot: %s", v)
+			}
+			if v := want(5, "LastSnapshot="); v != file {
+				t.Errorf("LastSnapshot %q, want the file snapshot() returned, %q", v, file)
+			}
+			if v := want(6, "Dropped="); v != "0" {
+				t.Errorf("the runtime dropped %s events", v)
+			}
+			if wantFile := filepath.Join(snaps, fmt.Sprintf("heapledger-Main-%d-1.snapshot", pid)); file != wantFile {
+				t.Errorf("snapshot() returned %q, want %q", file, wantFile)
+			}
+			checkJMXSnapshot(t, file)
+
+			dump := want(7, "heapDump=")
+			if wantDump := filepath.Join(snaps, "jmx.hprof"); dump != wantDump {
+				t.Errorf("heapDump(jmx.hprof) wrote %q, want %q (relative to the snapshot directory)", dump, wantDump)
+			}
+			checkJMXDump(t, dump)
+			info, _ := os.Stat(dump)
+			if e := want(8, "heapDump:jmx.hprof!"); !strings.Contains(e, dump) {
+				t.Errorf("a second dump to the same file must fail naming it: %q", e)
+			}
+			if again, _ := os.Stat(dump); info == nil || again == nil || !again.ModTime().Equal(info.ModTime()) || again.Size() != info.Size() {
+				t.Errorf("the existing dump was overwritten")
+			}
+			if v, wantDump := want(9, "heapDump="), filepath.Join(snaps, fmt.Sprintf("heapledger-Main-%d-dump-1.hprof", pid)); v != wantDump {
+				t.Errorf("heapDump(\"\") wrote %q, want %q", v, wantDump)
+			} else {
+				checkJMXDump(t, v)
+			}
+
+			run.finish(t)
+			if _, err := os.Stat(filepath.Join(snaps, fmt.Sprintf("heapledger-Main-%d-2.snapshot", pid))); err != nil {
+				t.Errorf("exit snapshot after the JMX one: %v", err)
+			}
+		})
+	}
+}
+
+// checkJMXSnapshot: the demand snapshot counts the fixture exactly: jmxItems kept and as many
+// reclaimed by the full GC before it.
+func checkJMXSnapshot(t *testing.T, path string) {
+	t.Helper()
+	s, err := snapshot.ReadFile(path)
+	if err != nil {
+		t.Fatalf("snapshot from JMX: %v", err)
+	}
+	if s.Header["reason"] != "demand" {
+		t.Errorf("reason %q, want demand", s.Header["reason"])
+	}
+	var count, live, reclaimed int64
+	for _, r := range s.Rows {
+		if s.AccountName(r.Account) == "jmxfix" && s.TypeOf(r) == "jmxfix.Main$Item" {
+			count, live, reclaimed = count+r.Count, live+r.Live, reclaimed+r.Reclaimed
+		}
+	}
+	if count != 2*jmxItems || live != jmxItems || reclaimed != jmxItems {
+		t.Errorf("jmxfix.Main$Item: allocated %d, live %d, reclaimed %d; want %d, %d, %d", count, live, reclaimed, 2*jmxItems, jmxItems, jmxItems)
+	}
+}
+
+// checkJMXDump: the heap dump is a real one of live objects.
+func checkJMXDump(t *testing.T, path string) {
+	t.Helper()
+	h, err := histogram.Read(path, histogram.Options{})
+	if err != nil {
+		t.Fatalf("heap dump from JMX: %v", err)
+	}
+	for _, e := range h.Entries {
+		if e.Class == "jmxfix.Main$Item" {
+			if e.Instances != jmxItems {
+				t.Errorf("%s: %d jmxfix.Main$Item, want the %d live ones", path, e.Instances, jmxItems)
+			}
+			return
+		}
+	}
+	t.Errorf("%s has no jmxfix.Main$Item", path)
+}
+
+// TestJMXOff: with heapledger.jmx=off the runtime registers nothing, even once a platform
+// MBean server exists (the client waits three of auto mode's polling intervals).
+func TestJMXOff(t *testing.T) {
+	rtClasses := build(t)
+	java, javac := fixtures.Tool(t, "java"), fixtures.Tool(t, "javac")
+	app := rewriteJMXFixture(t, javac)
+	client := jmxClient(t, javac)
+	run := startJMXFixture(t, java, app+string(os.PathListSeparator)+rtClasses, t.TempDir(), "-Dheapledger.jmx=off")
+	if lines := callJMX(t, java, client, run.cmd.Process.Pid, 3000); len(lines) != 1 || lines[0] != "absent" {
+		t.Errorf("heapledger.jmx=off: want no MBean, client said %q", lines)
+	}
+	run.finish(t)
+}
