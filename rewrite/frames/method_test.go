@@ -18,7 +18,7 @@ func decodeMethod(t *testing.T, c *classfile.Class, m *classfile.Member) (*code.
 	if cd == nil {
 		return nil, nil, nil
 	}
-	meth := code.Method{Class: c.Name(), Name: m.Name(c.Pool), Desc: m.Descriptor(c.Pool), Access: m.AccessFlags, Major: c.Major}
+	meth := methodOf(c, m)
 	b, err := code.Decode(cd, c.Pool, meth)
 	if err != nil {
 		t.Fatalf("%s: %v", meth, err)
@@ -127,36 +127,11 @@ func sameEntries(got, want []Entry) error {
 // pipeline does: pooled engines must not leak state from one method into another. Every result
 // must equal the one computed alone (run with -race to check the sharing itself).
 func TestConcurrentEncode(t *testing.T) {
-	type job struct {
-		c  *classfile.Class
-		cd *classfile.Code
-		m  code.Method
-	}
-	var jobs []job
-	eachClass(t, "commons-lang3.jar", func(_ string, c *classfile.Class) {
-		for _, m := range c.Methods {
-			cd, _, err := c.MethodCode(m)
-			if err != nil || cd == nil {
-				continue
-			}
-			jobs = append(jobs, job{c, cd, code.Method{Class: c.Name(), Name: m.Name(c.Pool), Desc: m.Descriptor(c.Pool), Access: m.AccessFlags, Major: c.Major}})
-		}
-	})
-	encode := func(j job) ([]byte, error) {
-		b, err := code.Decode(j.cd, j.c.Pool, j.m)
-		if err != nil {
-			return nil, err
-		}
-		fm, err := Attach(b)
-		if err != nil {
-			return nil, err
-		}
-		return fm.EncodeFrames(b)
-	}
+	jobs := jarMethods(t, "commons-lang3.jar", false)
 	want := make([][]byte, len(jobs))
 	for i, j := range jobs {
 		var err error
-		if want[i], err = encode(j); err != nil {
+		if want[i], err = j.encodeFrames(); err != nil {
 			t.Fatalf("%s: %v", j.m, err)
 		}
 	}
@@ -165,7 +140,7 @@ func TestConcurrentEncode(t *testing.T) {
 	for w := 0; w < workers; w++ {
 		go func(w int) {
 			for i := w; i < len(jobs); i += workers {
-				got, err := encode(jobs[i])
+				got, err := jobs[i].encodeFrames()
 				if err != nil || string(got) != string(want[i]) {
 					errs <- fmt.Errorf("%s: concurrent result differs (%v)", jobs[i].m, err)
 					return

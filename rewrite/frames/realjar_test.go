@@ -6,6 +6,7 @@ import (
 
 	"github.com/heapledger/heapledger/internal/testjars"
 	"github.com/heapledger/heapledger/rewrite/classfile"
+	"github.com/heapledger/heapledger/rewrite/code"
 )
 
 // realJars are Debian jars built by javac (and ecj, for ecj itself), read by the round-trip and
@@ -26,6 +27,48 @@ func eachClass(t *testing.T, jar string, fn func(entry string, c *classfile.Clas
 		}
 		fn(entry, c)
 	})
+}
+
+// jarMethod is a method of a real jar with its code, as the jar pipeline hands it to an edit.
+type jarMethod struct {
+	c  *classfile.Class
+	cd *classfile.Code
+	m  code.Method
+}
+
+// methodOf describes a parsed method for code.Decode.
+func methodOf(c *classfile.Class, m *classfile.Member) code.Method {
+	return code.Method{Class: c.Name(), Name: m.Name(c.Pool), Desc: m.Descriptor(c.Pool), Access: m.AccessFlags, Major: c.Major}
+}
+
+// jarMethods lists the methods of a Debian jar that have code (and, with withFrames, a
+// StackMapTable); a missing jar skips or fails as eachClass does.
+func jarMethods(t *testing.T, jar string, withFrames bool) []jarMethod {
+	var ms []jarMethod
+	eachClass(t, jar, func(_ string, c *classfile.Class) {
+		for _, m := range c.Methods {
+			cd, _, err := c.MethodCode(m)
+			if err != nil || cd == nil || withFrames && classfile.FindAttribute(cd.Attributes, "StackMapTable", c.Pool) == nil {
+				continue
+			}
+			ms = append(ms, jarMethod{c, cd, methodOf(c, m)})
+		}
+	})
+	return ms
+}
+
+// encodeFrames is the frame work of an edit: decode the code, attach the compiler's frames and
+// write the table of the (unchanged) code.
+func (x jarMethod) encodeFrames() ([]byte, error) {
+	body, err := code.Decode(x.cd, x.c.Pool, x.m)
+	if err != nil {
+		return nil, err
+	}
+	fm, err := Attach(body)
+	if err != nil {
+		return nil, err
+	}
+	return fm.EncodeFrames(body)
 }
 
 // methodFrames returns the StackMapTable of a method and its implicit frame, or ok=false when it
