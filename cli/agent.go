@@ -52,7 +52,7 @@ func agentOnlyFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "verbose", Usage: "print every skipped method and every class the service could not rewrite"},
 		&cli.BoolFlag{Name: "jdk", Usage: "also rewrite the JDK's own classes (Java 9+), by retransformation: allocations inside JDK code " +
 			"(HashMap nodes and tables, Integer boxes, String.split) are charged to the calling account. Runtime-critical JDK packages are " +
-			"excluded, loaded classes the JVM cannot retransform are listed; java.lang.Object.<init> is not hooked; not with --liveness yet. " +
+			"excluded, loaded classes the JVM cannot retransform are listed; java.lang.Object.<init> is hooked only with --object-init. " +
 			"Costs one round trip per JDK class at start-up and a thread-local read in JDK methods that allocate (docs/agent.md)"},
 		&cli.BoolFlag{Name: "object-init", Usage: "hook java.lang.Object's constructor (by retransformation, Java 8+): every object constructed is also counted, " +
 			"per class, in sites of kind init charged to the thread's account, including objects made by reflection, JNI, deserialization and JDK " +
@@ -161,9 +161,6 @@ func newAgentOptions(c *cli.Context) (agentOptions, error) {
 		o.add("verbose", "true")
 	}
 	if c.Bool("jdk") {
-		if l := c.String("liveness"); l != "" && l != "off" {
-			return nil, fmt.Errorf("--jdk with --liveness %s is not supported yet: the runtime's own allocations in JDK code would be tracked as live (docs/agent.md); use one of them", l)
-		}
 		o.add("jdk", "true")
 	}
 	if c.IsSet("object-init-sites") && !c.Bool("object-init") {

@@ -205,12 +205,3 @@ func attachJDK(t *testing.T, java, app string) {
 		t.Errorf("agent warnings in the server: %v", w)
 	}
 }
-
-// TestJDKRefusesLiveness: liveness would track the runtime's own allocations in JDK code, so
-// --jdk with --liveness is refused with a clear error before anything runs.
-func TestJDKRefusesLiveness(t *testing.T) {
-	_, _, err := runCLI(t, "run", "--jdk", "--liveness", "sample:8", "--", "java", "-version")
-	if err == nil || !strings.Contains(err.Error(), "--jdk with --liveness sample:8 is not supported") {
-		t.Errorf("run --jdk --liveness: %v", err)
-	}
-}

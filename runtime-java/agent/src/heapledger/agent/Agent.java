@@ -19,6 +19,7 @@ import java.util.Set;
 import heapledger.rt.Acct;
 import heapledger.rt.Ledger;
 import heapledger.rt.ObjectHook;
+import heapledger.rt.SelfCounted;
 
 /**
  * The heapledger Java agent: started with -javaagent (premain) or attached to a running JVM
@@ -115,13 +116,6 @@ public final class Agent {
                 long t0 = System.nanoTime();
                 s = Service.start(o, extra);
                 applyConfig(s.accountLines());
-                String liveness = System.getProperty("heapledger.liveness");
-                if (o.jdk && liveness != null && !liveness.isEmpty() && !liveness.equals("off")) {
-                    // Liveness would track the runtime's own allocations in JDK code (docs/agent.md).
-                    report.line("warning: --jdk is not supported with liveness (heapledger.liveness=" + liveness + ") yet; JDK classes are not rewritten");
-                    warn("--jdk is not supported with liveness (heapledger.liveness=" + liveness + ") yet; JDK classes are not rewritten");
-                    o.jdk = false;
-                }
                 if (o.jdk && !hasModules()) {
                     report.line("warning: --jdk needs Java 9 or later; JDK classes are not rewritten");
                     warn("--jdk needs Java 9 or later; JDK classes are not rewritten");
@@ -140,6 +134,9 @@ public final class Agent {
                 }
                 startedBefore = true;
                 Ledger.defineTable(s.accountLines());
+                // The runtime's own work will run rewritten code: liveness must start now, on
+                // the JDK's unmodified code, and never track that work (SelfCounted).
+                if (o.jdk || o.objectInit) SelfCounted.enable();
                 System.setProperty("heapledger.agent.service.pid", String.valueOf(s.pid));
                 a.preload();
                 if ((o.jdk || o.objectInit) && hasModules()) a.readBootUnnamed();

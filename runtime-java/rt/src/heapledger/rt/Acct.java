@@ -19,6 +19,8 @@ public final class Acct {
     final Counts counts = new Counts();
     final WeakReference<Thread> owner;
     final String threadName;
+    /** A private state (Ledger.mute, Quiet): the runtime's own work; liveness tracks none of its objects. */
+    boolean quiet;
 
     Acct(Thread t) {
         owner = new WeakReference<Thread>(t);

@@ -81,11 +81,11 @@ public final class Ledger {
                 Acct a = THREADS.get(i);
                 if (!a.alive()) {
                     synchronized (RETIRED) {
-                        RETIRED.addAll(a.counts);
+                        a.addTo(RETIRED);
                     }
                     THREADS.remove(i);
                 } else {
-                    total.addAll(a.counts);
+                    a.addTo(total);
                 }
             }
         }
@@ -140,7 +140,9 @@ public final class Ledger {
      */
     public static Acct mute() {
         Acct prev = CURRENT.get();
-        CURRENT.set(new Acct(Thread.currentThread()));
+        Acct quiet = new Acct(Thread.currentThread());
+        quiet.quiet = true;
+        CURRENT.set(quiet);
         return prev;
     }
 

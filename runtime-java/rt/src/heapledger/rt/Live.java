@@ -108,6 +108,9 @@ final class Live {
      */
     static void track(Object o, long key, long seen, long count, long elements, long bytes) {
         if (MODE == SAMPLE && seen % RATE != 0) return;
+        // The runtime's own work in rewritten JDK code counts into a private state; its objects
+        // are not the program's (SelfCounted).
+        if (SelfCounted.on && Ledger.here().quiet) return;
         if (TRACKED.get() >= MAX) {
             synchronized (UNTRACKED) {
                 UNTRACKED.add(key, count, elements, bytes);
@@ -136,7 +139,7 @@ final class Live {
     }
 
     private static void start() {
-        listenForCollections();
+        if (!SelfCounted.on) listenForCollections();
         Thread d = new Thread("heapledger-liveness") {
             @Override
             public void run() {

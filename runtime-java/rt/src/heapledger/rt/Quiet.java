@@ -22,7 +22,11 @@ final class Quiet {
     private static volatile Thread[] registering = new Thread[0];
 
     static Acct initial(Thread t) {
-        if (t.getName().startsWith("heapledger-") || inside(t)) return new Acct(t);
+        if (t.getName().startsWith("heapledger-") || inside(t)) {
+            Acct a = new Acct(t);
+            a.quiet = true;
+            return a;
+        }
         enter(t);
         try {
             return Ledger.register(t);
