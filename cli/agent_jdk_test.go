@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/heapledger/heapledger/analysis/snapshot"
-	"github.com/heapledger/heapledger/fixtures"
 	"github.com/heapledger/heapledger/fixtures/demo"
 )
 
@@ -39,12 +38,7 @@ func accountSiteCounts(s *snapshot.Snapshot, method string) map[string]map[strin
 func TestAgentJDK(t *testing.T) {
 	needAgent(t)
 	app, _ := agentFixtures(t)
-	for _, jdk := range []struct{ name, java string }{
-		{"jdk17", "java"},
-		{"jdk25", filepath.Join(fixtures.JDK25Home(), "bin", "java")},
-	} {
-		t.Run(jdk.name, func(t *testing.T) { agentJDK(t, fixtures.Tool(t, jdk.java), app) })
-	}
+	onJDKs(t, func(t *testing.T, java string) { agentJDK(t, java, app) })
 }
 
 func agentJDK(t *testing.T, java, app string) {
@@ -137,12 +131,7 @@ func TestAgentJDKDemo(t *testing.T) {
 func TestAttachJDK(t *testing.T) {
 	needAgent(t)
 	app, _ := agentFixtures(t)
-	for _, jdk := range []struct{ name, java string }{
-		{"jdk17", "java"},
-		{"jdk25", filepath.Join(fixtures.JDK25Home(), "bin", "java")},
-	} {
-		t.Run(jdk.name, func(t *testing.T) { attachJDK(t, fixtures.Tool(t, jdk.java), app) })
-	}
+	onJDKs(t, func(t *testing.T, java string) { attachJDK(t, java, app) })
 }
 
 func attachJDK(t *testing.T, java, app string) {

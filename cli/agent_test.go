@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/heapledger/heapledger/analysis/snapshot"
-	"github.com/heapledger/heapledger/fixtures"
 	"github.com/heapledger/heapledger/fixtures/demo"
 )
 
@@ -151,12 +150,7 @@ func TestAgentCustomLoaderSameClassTwice(t *testing.T) {
 func TestAgentManyThreadsLoading(t *testing.T) {
 	needAgent(t)
 	app, plugin := agentFixtures(t)
-	for _, jdk := range []struct{ name, java string }{
-		{"jdk17", "java"},
-		{"jdk25", filepath.Join(fixtures.JDK25Home(), "bin", "java")},
-	} {
-		t.Run(jdk.name, func(t *testing.T) { manyThreads(t, fixtures.Tool(t, jdk.java), app, plugin) })
-	}
+	onJDKs(t, func(t *testing.T, java string) { manyThreads(t, java, app, plugin) })
 }
 
 func manyThreads(t *testing.T, java, app, plugin string) {
@@ -196,24 +190,32 @@ func manyThreads(t *testing.T, java, app, plugin string) {
 	}
 }
 
-// TestAgentServiceKilled: the program kills the transform service between two class loads. It
-// must finish with the right output, and the agent must say once that it gave the service up.
-func TestAgentServiceKilled(t *testing.T) {
+// runKillFixture runs agentfix.kill.Main (with mainArgs: none, the program kills the transform
+// service; "stop", it stops it) under `heapledger run` with runArgs, checks that the program's
+// output is the plain run's, and returns the agent's warnings and the exit snapshot.
+func runKillFixture(t *testing.T, runArgs []string, mainArgs ...string) ([]string, *snapshot.Snapshot) {
+	t.Helper()
 	needAgent(t)
 	app, _ := agentFixtures(t)
 	snaps := t.TempDir()
-	out, errOut, err := runHL(t, "run", "--snapshot-dir", snaps, "--", "java", "-cp", app, "agentfix.kill.Main")
+	args := append(append([]string{"run"}, runArgs...), "--snapshot-dir", snaps, "--", "java", "-cp", app, "agentfix.kill.Main")
+	out, errOut, err := runHL(t, append(args, mainArgs...)...)
 	if err != nil {
 		t.Fatalf("%v\n%s\n%s", err, out, errOut)
 	}
 	if want := "before: 6\nafter: 7 8\ndone\n"; out != want {
 		t.Errorf("output %q, want %q", out, want)
 	}
-	w := agentWarnings(errOut)
+	return agentWarnings(errOut), onlySnapshot(t, snaps)
+}
+
+// TestAgentServiceKilled: the program kills the transform service between two class loads. It
+// must finish with the right output, and the agent must say once that it gave the service up.
+func TestAgentServiceKilled(t *testing.T) {
+	w, s := runKillFixture(t, nil)
 	if len(w) != 1 || !strings.Contains(w[0], "transform service") || !strings.Contains(w[0], "classes load unmodified from now on") {
 		t.Errorf("want exactly one warning about the transform service, got %q", w)
 	}
-	s := onlySnapshot(t, snaps)
 	if got := siteCounts(s, "agentfix.kill.Before.make(I)I"); sum(got["int[]"]) != 6 || sum(got["int[][]"]) != 1 {
 		t.Errorf("Before was loaded while the service ran and must count: %v", got)
 	}
@@ -228,21 +230,10 @@ func TestAgentServiceKilled(t *testing.T) {
 // timeout, loads unmodified, and the agent gives the service up with one warning naming it;
 // the program finishes and leaves no stopped process behind.
 func TestAgentServiceHung(t *testing.T) {
-	needAgent(t)
-	app, _ := agentFixtures(t)
-	snaps := t.TempDir()
-	out, errOut, err := runHL(t, "run", "--timeout", "2s", "--snapshot-dir", snaps, "--", "java", "-cp", app, "agentfix.kill.Main", "stop")
-	if err != nil {
-		t.Fatalf("%v\n%s\n%s", err, out, errOut)
-	}
-	if want := "before: 6\nafter: 7 8\ndone\n"; out != want {
-		t.Errorf("output %q, want %q", out, want)
-	}
-	w := agentWarnings(errOut)
+	w, s := runKillFixture(t, []string{"--timeout", "2s"}, "stop")
 	if len(w) != 1 || !strings.Contains(w[0], "did not answer within 2000 ms while loading agentfix.kill.After") {
 		t.Errorf("want one timeout warning naming the class, got %q", w)
 	}
-	s := onlySnapshot(t, snaps)
 	if got := siteCounts(s, "agentfix.kill.After."); len(got) != 0 {
 		t.Errorf("After must load unmodified, but has sites %v", got)
 	}

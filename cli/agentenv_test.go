@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/heapledger/heapledger/analysis/snapshot"
+	"github.com/heapledger/heapledger/fixtures"
 )
 
 // asCLI lets the test binary stand in for bin/heapledger as the agent's transform service: the
@@ -46,6 +47,18 @@ func needAgent(t *testing.T) {
 	}
 	t.Setenv("HEAPLEDGER_BIN", exe)
 	t.Setenv(asCLI, "1")
+}
+
+// onJDKs runs test as one subtest per JDK the agent is proven on: 17 (java on the PATH) and 25
+// (fixtures.JDK25Home()); a missing JDK skips its subtest outside CI and fails it in CI.
+func onJDKs(t *testing.T, test func(t *testing.T, java string)) {
+	t.Helper()
+	for _, jdk := range []struct{ name, java string }{
+		{"jdk17", "java"},
+		{"jdk25", filepath.Join(fixtures.JDK25Home(), "bin", "java")},
+	} {
+		t.Run(jdk.name, func(t *testing.T) { test(t, fixtures.Tool(t, jdk.java)) })
+	}
 }
 
 // agentFixtures compiles fixtures/agent: the application classes into app/ and the plugin,

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/heapledger/heapledger/analysis/snapshot"
-	"github.com/heapledger/heapledger/fixtures"
 )
 
 // handlerAnswer is what agentfix.server.handler.Handler.compute(n) returns.
@@ -146,76 +145,70 @@ func lastSnapshot(t *testing.T, out string) *snapshot.Snapshot {
 func TestAttachDetachServer(t *testing.T) {
 	needAgent(t)
 	app, _ := agentFixtures(t)
-	for _, jdk := range []struct{ name, java string }{
-		{"jdk17", "java"},
-		{"jdk25", filepath.Join(fixtures.JDK25Home(), "bin", "java")},
-	} {
-		t.Run(jdk.name, func(t *testing.T) {
-			java := fixtures.Tool(t, jdk.java)
-			srv := startServer(t, java, app)
-			pid := fmt.Sprint(srv.cmd.Process.Pid)
-			snaps, dir := t.TempDir(), t.TempDir()
-			srv.ask(t, 10, 2) // before: nothing counts
+	onJDKs(t, func(t *testing.T, java string) {
+		srv := startServer(t, java, app)
+		pid := fmt.Sprint(srv.cmd.Process.Pid)
+		snaps, dir := t.TempDir(), t.TempDir()
+		srv.ask(t, 10, 2) // before: nothing counts
 
-			out, errOut, err := runCLI(t, "attach", pid, "--accounts", "agentfix.server.handler", "--snapshot-dir", snaps, "--dir", dir)
-			if err != nil || !strings.Contains(out, "attached: transform service pid") {
-				t.Fatalf("attach: %v\n%s\n%s\nJVM: %s", err, out, errOut, srv.stderr)
-			}
-			if !strings.Contains(out, " hidden classes (lambda and proxy classes") {
-				t.Errorf("attach should say that the lambda's hidden class is not modifiable:\n%s", out)
-			}
-			srv.ask(t, 10, 3)
-			out, errOut, err = runCLI(t, "detach", pid, "--dir", dir)
-			if err != nil || !strings.Contains(out, "detached: ") {
-				t.Fatalf("detach: %v\n%s\n%s\nJVM: %s", err, out, errOut, srv.stderr)
-			}
-			if items, arrays := handlerCounts(t, lastSnapshot(t, out)); items != 30 || arrays != 3 {
-				t.Errorf("after one attach: %d Items, %d int[], want 30 and 3 (three requests of 10)", items, arrays)
-			}
-			srv.ask(t, 10, 2) // detached: nothing counts
+		out, errOut, err := runCLI(t, "attach", pid, "--accounts", "agentfix.server.handler", "--snapshot-dir", snaps, "--dir", dir)
+		if err != nil || !strings.Contains(out, "attached: transform service pid") {
+			t.Fatalf("attach: %v\n%s\n%s\nJVM: %s", err, out, errOut, srv.stderr)
+		}
+		if !strings.Contains(out, " hidden classes (lambda and proxy classes") {
+			t.Errorf("attach should say that the lambda's hidden class is not modifiable:\n%s", out)
+		}
+		srv.ask(t, 10, 3)
+		out, errOut, err = runCLI(t, "detach", pid, "--dir", dir)
+		if err != nil || !strings.Contains(out, "detached: ") {
+			t.Fatalf("detach: %v\n%s\n%s\nJVM: %s", err, out, errOut, srv.stderr)
+		}
+		if items, arrays := handlerCounts(t, lastSnapshot(t, out)); items != 30 || arrays != 3 {
+			t.Errorf("after one attach: %d Items, %d int[], want 30 and 3 (three requests of 10)", items, arrays)
+		}
+		srv.ask(t, 10, 2) // detached: nothing counts
 
-			// Attached again, the table continues: the new sites get new IDs.
-			out, errOut, err = runCLI(t, "attach", pid, "--accounts", "agentfix.server.handler", "--snapshot-dir", snaps, "--dir", dir)
+		// Attached again, the table continues: the new sites get new IDs.
+		out, errOut, err = runCLI(t, "attach", pid, "--accounts", "agentfix.server.handler", "--snapshot-dir", snaps, "--dir", dir)
+		if err != nil {
+			t.Fatalf("attach again: %v\n%s\n%s\nJVM: %s", err, out, errOut, srv.stderr)
+		}
+		if _, _, err := runCLI(t, "attach", pid, "--dir", dir); err == nil || !strings.Contains(err.Error(), "already attached") {
+			t.Errorf("a second attach must be refused: %v", err)
+		}
+		srv.ask(t, 7, 1)
+		out, errOut, err = runCLI(t, "detach", pid, "--dir", dir)
+		if err != nil {
+			t.Fatalf("detach again: %v\n%s\n%s", err, out, errOut)
+		}
+		last := lastSnapshot(t, out)
+		if items, arrays := handlerCounts(t, last); items != 37 || arrays != 4 {
+			t.Errorf("after two attaches: %d Items, %d int[], want 37 and 4", items, arrays)
+		}
+		if _, _, err := runCLI(t, "detach", pid, "--dir", dir); err == nil || !strings.Contains(err.Error(), "not attached") {
+			t.Errorf("detach when detached must fail: %v", err)
+		}
+		srv.ask(t, 10, 1)
+		srv.quit(t)
+		exit, _ := filepath.Glob(filepath.Join(snaps, fmt.Sprintf("heapledger-Main-%s-*.snapshot", pid)))
+		if len(exit) != 3 {
+			t.Fatalf("want two detach snapshots and one exit snapshot, got %v", exit)
+		}
+		for _, f := range exit {
+			s, err := snapshot.ReadFile(f)
 			if err != nil {
-				t.Fatalf("attach again: %v\n%s\n%s\nJVM: %s", err, out, errOut, srv.stderr)
+				t.Fatal(err)
 			}
-			if _, _, err := runCLI(t, "attach", pid, "--dir", dir); err == nil || !strings.Contains(err.Error(), "already attached") {
-				t.Errorf("a second attach must be refused: %v", err)
-			}
-			srv.ask(t, 7, 1)
-			out, errOut, err = runCLI(t, "detach", pid, "--dir", dir)
-			if err != nil {
-				t.Fatalf("detach again: %v\n%s\n%s", err, out, errOut)
-			}
-			last := lastSnapshot(t, out)
-			if items, arrays := handlerCounts(t, last); items != 37 || arrays != 4 {
-				t.Errorf("after two attaches: %d Items, %d int[], want 37 and 4", items, arrays)
-			}
-			if _, _, err := runCLI(t, "detach", pid, "--dir", dir); err == nil || !strings.Contains(err.Error(), "not attached") {
-				t.Errorf("detach when detached must fail: %v", err)
-			}
-			srv.ask(t, 10, 1)
-			srv.quit(t)
-			exit, _ := filepath.Glob(filepath.Join(snaps, fmt.Sprintf("heapledger-Main-%s-*.snapshot", pid)))
-			if len(exit) != 3 {
-				t.Fatalf("want two detach snapshots and one exit snapshot, got %v", exit)
-			}
-			for _, f := range exit {
-				s, err := snapshot.ReadFile(f)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if s.Header["reason"] == "exit" {
-					if items, arrays := handlerCounts(t, s); items != 37 || arrays != 4 {
-						t.Errorf("exit snapshot: %d Items, %d int[], want 37 and 4 (nothing after detach)", items, arrays)
-					}
+			if s.Header["reason"] == "exit" {
+				if items, arrays := handlerCounts(t, s); items != 37 || arrays != 4 {
+					t.Errorf("exit snapshot: %d Items, %d int[], want 37 and 4 (nothing after detach)", items, arrays)
 				}
 			}
-			if w := agentWarnings(srv.stderr.String()); len(w) > 0 {
-				t.Errorf("agent warnings in the server: %v", w)
-			}
-		})
-	}
+		}
+		if w := agentWarnings(srv.stderr.String()); len(w) > 0 {
+			t.Errorf("agent warnings in the server: %v", w)
+		}
+	})
 }
 
 func TestAttachRefusesNonJVM(t *testing.T) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"regexp"
 	"strings"
 	"testing"
@@ -21,19 +20,13 @@ func TestHeapHisto(t *testing.T) {
 	if !regexp.MustCompile(`\s2000\s+48000\s+heapfixture\.HeapFixture\$LeakedItem`).MatchString(out) {
 		t.Errorf("LeakedItem line missing or wrong:\n%s", out)
 	}
-	js, _, err := runCLI(t, "heap", "histo", "--json", dump)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var h struct {
 		Classes []struct {
 			Class     string
 			Instances uint64
 		}
 	}
-	if err := json.Unmarshal([]byte(js), &h); err != nil {
-		t.Fatal(err)
-	}
+	cliJSON(t, &h, "heap", "histo", "--json", dump)
 	found := false
 	for _, c := range h.Classes {
 		found = found || (c.Class == heapdumps.LeakClass && c.Instances == 2000)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -31,18 +30,14 @@ func TestLeaksCommand(t *testing.T) {
 			t.Errorf("leaks output lacks %q:\n%s", want, out)
 		}
 	}
-	js, _, err := runCLI(t, append([]string{"leaks", "--json"}, paths...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var v struct {
 		Leaks []struct {
 			Account string
 			Grew    int `json:"intervals_grown"`
 		}
 	}
-	if err := json.Unmarshal([]byte(js), &v); err != nil || len(v.Leaks) != 1 || v.Leaks[0].Account != "com.acme" || v.Leaks[0].Grew != 3 {
-		t.Errorf("json %v: %s", err, js)
+	if js := cliJSON(t, &v, append([]string{"leaks", "--json"}, paths...)...); len(v.Leaks) != 1 || v.Leaks[0].Account != "com.acme" || v.Leaks[0].Grew != 3 {
+		t.Errorf("json: %s", js)
 	}
 	if _, _, err := runCLI(t, "leaks", paths[0]); err == nil {
 		t.Error("one snapshot accepted")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -15,6 +16,20 @@ func runCLI(t *testing.T, args ...string) (stdout, stderr string, err error) {
 	app.ErrWriter = &errb
 	err = app.Run(append([]string{"heapledger"}, args...))
 	return out.String(), errb.String(), err
+}
+
+// cliJSON runs a command that prints JSON, fails the test if it fails or its output does not
+// decode into v, and returns the output.
+func cliJSON(t *testing.T, v any, args ...string) string {
+	t.Helper()
+	js, _, err := runCLI(t, args...)
+	if err != nil {
+		t.Fatalf("heapledger %s: %v", strings.Join(args, " "), err)
+	}
+	if err := json.Unmarshal([]byte(js), v); err != nil {
+		t.Fatalf("heapledger %s: the output does not decode: %v\n%s", strings.Join(args, " "), err, js)
+	}
+	return js
 }
 
 func TestHelpListsCommands(t *testing.T) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,19 +32,13 @@ func TestReportCommand(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
 	}
-	js, _, err := runCLI(t, "report", "--json", p)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var v struct {
 		Accounts []struct {
 			Name   string
 			Totals struct{ Objects, Arrays, Elements, Bytes int64 }
 		}
 	}
-	if err := json.Unmarshal([]byte(js), &v); err != nil {
-		t.Fatalf("%v\n%s", err, js)
-	}
+	cliJSON(t, &v, "report", "--json", p)
 	if len(v.Accounts) != 2 || v.Accounts[0].Totals.Elements != 4096 {
 		t.Errorf("json: %+v", v)
 	}
