@@ -2,10 +2,7 @@ package main
 
 import (
 	"os/exec"
-	"path/filepath"
 	"testing"
-
-	"github.com/heapledger/heapledger/fixtures"
 )
 
 // TestAgentJDKLiveness runs agentfix.jdk.Main under `heapledger run --jdk --liveness all` on JDK
@@ -18,39 +15,33 @@ import (
 func TestAgentJDKLiveness(t *testing.T) {
 	needAgent(t)
 	app, _ := agentFixtures(t)
-	for _, jdk := range []struct{ name, java string }{
-		{"jdk17", "java"},
-		{"jdk25", filepath.Join(fixtures.JDK25Home(), "bin", "java")},
-	} {
-		t.Run(jdk.name, func(t *testing.T) {
-			java := fixtures.Tool(t, jdk.java)
-			plain, err := exec.Command(java, "-cp", app, "agentfix.jdk.Main", "1000").Output()
-			if err != nil {
-				t.Fatalf("plain run: %v", err)
+	onJDKs(t, func(t *testing.T, java string) {
+		plain, err := exec.Command(java, "-cp", app, "agentfix.jdk.Main", "1000").Output()
+		if err != nil {
+			t.Fatalf("plain run: %v", err)
+		}
+		snaps := t.TempDir()
+		out, errOut, err := runHL(t, "run", "--jdk", "--liveness", "all", "--accounts", "agentfix.jdk.*", "--snapshot-dir", snaps, "--",
+			java, "-cp", app, "agentfix.jdk.Main", "1000")
+		if err != nil {
+			t.Fatalf("%v\n%s\n%s", err, out, errOut)
+		}
+		if out != string(plain) {
+			t.Errorf("output under --jdk --liveness all:\n%s\nplain:\n%s", out, plain)
+		}
+		s := onlySnapshot(t, snaps)
+		if !s.Liveness {
+			t.Fatal("the snapshot has no liveness data")
+		}
+		if got := accountSiteCounts(s, "java.util.HashMap.newNode(")["agentfix.jdk.*"]["java.util.HashMap$Node"]; got != 1000 {
+			t.Errorf("HashMap$Node in HashMap.newNode charged to agentfix.jdk.*: %d, want 1000", got)
+		}
+		for _, r := range s.Rows {
+			if r.Live+r.Reclaimed+r.Untracked > r.Count {
+				site := s.Sites[r.Site]
+				t.Errorf("%s %s in %s: %d live + %d reclaimed + %d untracked of %d counted: liveness tracked objects nobody counted",
+					s.Accounts[r.Account], site.Type, site.Method, r.Live, r.Reclaimed, r.Untracked, r.Count)
 			}
-			snaps := t.TempDir()
-			out, errOut, err := runHL(t, "run", "--jdk", "--liveness", "all", "--accounts", "agentfix.jdk.*", "--snapshot-dir", snaps, "--",
-				java, "-cp", app, "agentfix.jdk.Main", "1000")
-			if err != nil {
-				t.Fatalf("%v\n%s\n%s", err, out, errOut)
-			}
-			if out != string(plain) {
-				t.Errorf("output under --jdk --liveness all:\n%s\nplain:\n%s", out, plain)
-			}
-			s := onlySnapshot(t, snaps)
-			if !s.Liveness {
-				t.Fatal("the snapshot has no liveness data")
-			}
-			if got := accountSiteCounts(s, "java.util.HashMap.newNode(")["agentfix.jdk.*"]["java.util.HashMap$Node"]; got != 1000 {
-				t.Errorf("HashMap$Node in HashMap.newNode charged to agentfix.jdk.*: %d, want 1000", got)
-			}
-			for _, r := range s.Rows {
-				if r.Live+r.Reclaimed+r.Untracked > r.Count {
-					site := s.Sites[r.Site]
-					t.Errorf("%s %s in %s: %d live + %d reclaimed + %d untracked of %d counted: liveness tracked objects nobody counted",
-						s.Accounts[r.Account], site.Type, site.Method, r.Live, r.Reclaimed, r.Untracked, r.Count)
-				}
-			}
-		})
-	}
+		}
+	})
 }

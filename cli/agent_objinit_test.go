@@ -2,7 +2,6 @@ package main
 
 import (
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -31,12 +30,7 @@ func kindCounts(s *snapshot.Snapshot, acct, kind, typ string) int64 {
 func TestAgentObjectInit(t *testing.T) {
 	needAgent(t)
 	app, _ := agentFixtures(t)
-	for _, jdk := range []struct{ name, java string }{
-		{"jdk17", "java"},
-		{"jdk25", filepath.Join(fixtures.JDK25Home(), "bin", "java")},
-	} {
-		t.Run(jdk.name, func(t *testing.T) { agentObjectInit(t, fixtures.Tool(t, jdk.java), app, false) })
-	}
+	onJDKs(t, func(t *testing.T, java string) { agentObjectInit(t, java, app, false) })
 }
 
 // TestAgentObjectInitJDK: the hook beside --jdk (JDK classes rewritten too) counts the same.
@@ -78,10 +72,10 @@ func agentObjectInit(t *testing.T, java, app string, jdk bool) {
 		typ          string
 		init, object int64
 	}{
-		{"agentfix.objinit.Main$Plain", n, n},              // new: the site and the hook
-		{"agentfix.objinit.Main$Widget", n / 2, 0},         // Constructor.newInstance: the reflect site below, and the hook
+		{"agentfix.objinit.Main$Plain", n, n},             // new: the site and the hook
+		{"agentfix.objinit.Main$Widget", n / 2, 0},        // Constructor.newInstance: the reflect site below, and the hook
 		{"agentfix.objinit.Main$Point", 2 * n / 5, n / 5}, // n/5 by new, n/5 more read back by ObjectInputStream: the hook only
-		{"agentfix.objinit.Main$Made", n / 10, 0},          // a constructor MethodHandle: the hook only
+		{"agentfix.objinit.Main$Made", n / 10, 0},         // a constructor MethodHandle: the hook only
 	} {
 		if got := kindCounts(s, acct, "init", c.typ); got != c.init {
 			t.Errorf("init rows of %s charged to %s: %d, want %d", c.typ, acct, got, c.init)
