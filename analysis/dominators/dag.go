@@ -17,12 +17,16 @@ import (
 // even in a tree millions deep. That needs three words per node and no predecessor lists, a
 // fraction of what Compute needs on a general graph; dynamic sizes run it on the component DAG
 // of the whole heap.
-func DAG(g *heapgraph.Graph) ([]uint32, error) {
+func DAG(g *heapgraph.Graph) ([]uint32, error) { return DAGWith(g, nil) }
+
+// DAGWith is DAG taking its work arrays, and the result's, from sc.
+func DAGWith(g *heapgraph.Graph, sc *heapgraph.Scratch) ([]uint32, error) {
 	n := g.N()
 	const none = heapgraph.NoNode
-	idom := make([]uint32, n)
-	depth := make([]uint32, n)
-	jump := make([]uint32, n)
+	idom := sc.Uint32s(n)
+	depth := sc.Uint32s(n)
+	jump := sc.Uint32s(n)
+	defer sc.Release(depth, jump)
 	for i := range idom {
 		idom[i] = none
 	}

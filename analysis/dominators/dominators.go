@@ -22,29 +22,34 @@ type Tree struct {
 	Order []uint32
 
 	childOff, kids []uint32 // child lists, built on first use
+	sc             *heapgraph.Scratch
 }
 
 // Compute builds the dominator tree of g from node 0, leaving out the edges in skip (nil for
 // none).
-func Compute(g *heapgraph.Graph, skip heapgraph.EdgeSet) *Tree {
+func Compute(g *heapgraph.Graph, skip heapgraph.EdgeSet) *Tree { return ComputeWith(g, skip, nil) }
+
+// ComputeWith is Compute taking its work arrays from sc and giving them back to it; the tree's
+// own arrays go back with Release.
+func ComputeWith(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch) *Tree {
 	n := g.N()
 	const none = heapgraph.NoNode
 
 	// pre maps a node to its DFS preorder number; at the end it is rewritten in place into the
 	// node-indexed immediate dominators, so the result costs no extra array.
-	pre := make([]uint32, n)
+	pre := sc.Uint32s(n)
 	for i := range pre {
 		pre[i] = none
 	}
-	vertex := make([]uint32, 0, n) // preorder number → node
-	parent := make([]uint32, n)    // DFS-tree parent, by preorder number
+	vertex := sc.Uint32s(n)[:0] // preorder number → node
+	parent := sc.Uint32s(n)     // DFS-tree parent, by preorder number
 	// During the DFS, scratch holds each open node's next edge, so that the DFS needs no stack of
 	// its own (it climbs back through parent). Afterwards it is the semidominator array.
-	scratch := make([]uint32, n)
+	scratch := sc.Uint32s(n)
 
 	// Predecessor lists by preorder number come next (see below); the DFS meets every edge once,
 	// so it counts them on the way, sparing a pass over all edges. roff[t+1] counts t's.
-	roff := make([]uint32, n+1)
+	roff := sc.Uint32s(n + 1)
 
 	pre[0] = 0
 	vertex = append(vertex, 0)
@@ -93,7 +98,7 @@ func Compute(g *heapgraph.Graph, skip heapgraph.EdgeSet) *Tree {
 	for o := uint32(0); o < r; o++ {
 		roff[o+1] += roff[o]
 	}
-	preds := make([]uint32, roff[r])
+	preds := sc.Uint32s(int(roff[r]))
 	next := scratch[:r]
 	copy(next, roff[:r])
 	for o := uint32(0); o < r; o++ {
@@ -110,7 +115,7 @@ func Compute(g *heapgraph.Graph, skip heapgraph.EdgeSet) *Tree {
 	semi := scratch[:r]
 	label := vertex[:r]
 	vertex = nil
-	ancestor := make([]uint32, r)
+	ancestor := sc.Uint32s(int(r))
 	for o := uint32(0); o < r; o++ {
 		semi[o], label[o], ancestor[o] = parent[o], o, none
 	}
@@ -144,6 +149,7 @@ func Compute(g *heapgraph.Graph, skip heapgraph.EdgeSet) *Tree {
 		semi[w] = s
 		ancestor[w] = parent[w]
 	}
+	sc.Release(preds, roff)
 	preds, roff = nil, nil
 	order := label // label is done with; it becomes the preorder again
 	for v, o := range pre {
@@ -167,7 +173,15 @@ func Compute(g *heapgraph.Graph, skip heapgraph.EdgeSet) *Tree {
 		pre[order[o]] = order[idom[o]]
 	}
 	pre[0] = none
-	return &Tree{Idom: pre, Order: order}
+	sc.Release(parent, semi, ancestor)
+	return &Tree{Idom: pre, Order: order, sc: sc}
+}
+
+// Release gives the tree's arrays back to the Scratch it was computed with; the tree must not be
+// used afterwards.
+func (t *Tree) Release() {
+	t.sc.Release(t.Idom, t.Order, t.childOff, t.kids)
+	*t = Tree{}
 }
 
 // Reachable reports whether node n is reachable from node 0 (and so has a place in the tree).
@@ -200,15 +214,16 @@ func (t *Tree) Children() (off, kids []uint32) {
 
 func (t *Tree) children() (off, kids []uint32) {
 	n := len(t.Idom)
-	off = make([]uint32, n+1)
+	off = t.sc.Uint32s(n + 1)
 	for _, v := range t.Order[1:] {
 		off[t.Idom[v]+1]++
 	}
 	for i := 0; i < n; i++ {
 		off[i+1] += off[i]
 	}
-	kids = make([]uint32, len(t.Order)-1)
-	next := make([]uint32, n)
+	kids = t.sc.Uint32s(len(t.Order) - 1)
+	next := t.sc.Uint32s(n)
+	defer t.sc.Release(next)
 	copy(next, off[:n])
 	for _, v := range t.Order[1:] {
 		d := t.Idom[v]

@@ -53,23 +53,30 @@ type Sizes struct {
 // region, and only if it did not does it go on into the region. A walk that reaches the hub
 // reaches all the hub reaches, so nothing is missed; and whatever the walk found outside the
 // region is not inside it, so nothing is counted twice.
-func New(g *heapgraph.Graph, skip heapgraph.EdgeSet) *Sizes {
-	comp, count := Components(g, skip)
-	dag, rootEdges := Condense(g, skip, comp, count)
+func New(g *heapgraph.Graph, skip heapgraph.EdgeSet) *Sizes { return NewWith(g, skip, nil) }
+
+// WorkArrays is how many node-sized arrays NewWith takes from its Scratch at most at a time.
+const WorkArrays = 5
+
+// NewWith is New taking its work arrays, and its own, from sc (see heapgraph.Scratch).
+func NewWith(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch) *Sizes {
+	comp, count := components(g, skip, sc)
+	dag, rootEdges := condense(g, skip, comp, count, sc)
 	s := &Sizes{Comp: comp, DAG: dag, rootEdges: rootEdges, Hub: heapgraph.NoNode}
-	idom, err := dominators.DAG(dag)
+	idom, err := dominators.DAGWith(dag, sc)
 	if err != nil {
 		panic(err) // Condense numbers components topologically; a backward edge is a bug here
 	}
-	s.DAP = dominatingArticulationPoints(dag, idom)
+	s.DAP = dominatingArticulationPoints(dag, idom, sc)
+	sc.Release(idom)
 	idom = nil
 	// Allocated only now, after the DAG's dominator tree is gone, to keep the peak down.
-	s.Rep, s.Members = make([]uint32, count), make([]uint32, count)
+	s.Rep, s.Members = sc.Uint32s(count), sc.Uint32s(count)
 	for v := len(comp) - 1; v >= 0; v-- {
 		s.Rep[comp[v]] = uint32(v)
 		s.Members[comp[v]]++
 	}
-	s.stamp, s.dyn = make([]uint32, count), make([]uint64, count)
+	s.stamp, s.dyn = sc.Uint32s(count), make([]uint64, count)
 	s.chooseHub()
 	// Children have larger numbers, so going down the numbers finishes every point below a
 	// point, and the hub's region, before they are needed.
@@ -138,10 +145,11 @@ func (s *Sizes) realSuccessors(c uint32) []uint32 {
 // exactly when that minimum over its successors is c itself: everything it reaches is dominated
 // by it. (Were some reachable y not dominated by c, the first such node on a path from c has an
 // immediate dominator above c, which reaches c and so has a smaller number.)
-func dominatingArticulationPoints(dag *heapgraph.Graph, idom []uint32) []bool {
+func dominatingArticulationPoints(dag *heapgraph.Graph, idom []uint32, sc *heapgraph.Scratch) []bool {
 	n := dag.N()
 	dap := make([]bool, n)
-	value := make([]uint32, n)
+	value := sc.Uint32s(n)
+	defer sc.Release(value)
 	for c := n - 1; c >= 0; c-- {
 		m := heapgraph.NoNode
 		for _, d := range dag.Successors(uint32(c)) {

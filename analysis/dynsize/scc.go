@@ -22,8 +22,12 @@ import "github.com/heapledger/heapledger/analysis/heapgraph"
 // holds a value counting down from the top of the uint32 range, which every open lowlink is below.
 // Node 0 is searched from last, so that its component completes last and is numbered 0.
 func Components(g *heapgraph.Graph, skip heapgraph.EdgeSet) (comp []uint32, count int) {
+	return components(g, skip, nil)
+}
+
+func components(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch) (comp []uint32, count int) {
 	n := g.N()
-	r := make([]uint32, n) // 0: not visited yet
+	r := sc.Uint32s(n) // 0: not visited yet
 	type frame struct {
 		v, e uint32
 		root bool
@@ -98,17 +102,21 @@ func Components(g *heapgraph.Graph, skip heapgraph.EdgeSet) (comp []uint32, coun
 // the DAG's root reaches everything and dominance in it is defined for every component; these
 // come after component 0's real edges, of which there are rootEdges.
 func Condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count int) (dag *heapgraph.Graph, rootEdges uint32) {
+	return condense(g, skip, comp, count, nil)
+}
+
+func condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count int, sc *heapgraph.Scratch) (dag *heapgraph.Graph, rootEdges uint32) {
 	// Group nodes by component (a counting sort), so that each component's out-edges can be
 	// emitted in component order straight into CSR form.
-	off := make([]uint32, count+1)
+	off := sc.Uint32s(count + 1)
 	for _, c := range comp {
 		off[c+1]++
 	}
 	for c := 0; c < count; c++ {
 		off[c+1] += off[c]
 	}
-	byComp := make([]uint32, off[count])
-	fill := make([]uint32, count)
+	byComp := sc.Uint32s(int(off[count]))
+	fill := sc.Uint32s(count)
 	copy(fill, off[:count])
 	for v, c := range comp {
 		byComp[fill[c]] = uint32(v)
@@ -124,7 +132,7 @@ func Condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count i
 		}
 	}
 	size := make([]uint64, count)
-	dagOff := make([]uint32, count+1)
+	dagOff := sc.Uint32s(count + 1)
 	// At most one DAG edge per graph edge; pages of the reserve that stay unused are never
 	// touched, so the reserve costs address space, not memory, and appends never copy.
 	succ := make([]uint32, 0, len(g.Succ)+count)
@@ -154,5 +162,6 @@ func Condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count i
 		}
 		dagOff[c+1] = uint32(len(succ))
 	}
+	sc.Release(off, byComp, fill)
 	return &heapgraph.Graph{Off: dagOff, Succ: succ, Size: size}, rootEdges
 }

@@ -120,8 +120,11 @@ func Analyze(in Input, opt Options) *Report {
 	}
 	rep := &Report{}
 
+	// The phases hand their work arrays on to the next (see heapgraph.Scratch).
+	sc := &heapgraph.Scratch{}
+	defer sc.Drop()
 	phase("dominator tree")
-	tree := dominators.Compute(g, in.Weak)
+	tree := dominators.ComputeWith(g, in.Weak, sc)
 	phase("retained sizes")
 	ret := tree.Retained(g.Size)
 	total := ret[0]
@@ -190,7 +193,12 @@ func Analyze(in Input, opt Options) *Report {
 	for _, s := range rep.Suspects {
 		targets = append(targets, s.Node, s.Accumulation.Node)
 	}
-	paths := shortestPaths(g, in.Weak, targets)
+	tree.Release()
+	off, kids = nil, nil
+	paths := shortestPaths(g, in.Weak, targets, sc)
+	// Only what the dynamic sizes will use stays; the rest goes back to the system as the next
+	// phase starts.
+	sc.Trim(dynsize.WorkArrays)
 	for i := range rep.Suspects {
 		s := &rep.Suspects[i]
 		s.Path, s.AccumulationPath = paths[s.Node], paths[s.Accumulation.Node]
@@ -198,7 +206,7 @@ func Analyze(in Input, opt Options) *Report {
 
 	phase("strongly connected components")
 	skip := dynamicSkip(g, in.Weak, in.ClassObject)
-	dyn := dynsize.New(g, skip)
+	dyn := dynsize.NewWith(g, skip, sc)
 	phase("dynamic sizes")
 	size := dyn.Of
 	for i := range rep.TopRetained {
@@ -253,9 +261,10 @@ func accumulationPoint(v uint32, ret []uint64, off, kids []uint32, ratio float64
 
 // shortestPaths runs a breadth-first search from the super root over strong references, until
 // it has reached every target, and returns the path to each.
-func shortestPaths(g *heapgraph.Graph, weak heapgraph.EdgeSet, targets []uint32) map[uint32][]Step {
+func shortestPaths(g *heapgraph.Graph, weak heapgraph.EdgeSet, targets []uint32, sc *heapgraph.Scratch) map[uint32][]Step {
 	// via[v] is the edge the search first reached v by; NoNode while unreached.
-	via := make([]uint32, g.N())
+	via := sc.Uint32s(g.N())
+	defer sc.Release(via)
 	for i := range via {
 		via[i] = heapgraph.NoNode
 	}
