@@ -1,0 +1,35 @@
+package heapgraph
+
+import "testing"
+
+func TestScratchReusesZeroedAndTrims(t *testing.T) {
+	var s Scratch
+	a := s.Uint32s(1 << 17)
+	a[5] = 7
+	s.Release(a, make([]uint32, 10)) // the small one is left to the collector
+	if len(s.free) != 1 {
+		t.Fatalf("%d arrays held, want 1", len(s.free))
+	}
+	b := s.Uint32s(1 << 16)
+	if &b[0] != &a[0] || len(b) != 1<<16 || b[5] != 0 {
+		t.Fatalf("want the released array back, zeroed and cut to length: same=%v len=%d b[5]=%d", &b[0] == &a[0], len(b), b[5])
+	}
+	if c := s.Uint32s(1 << 18); len(c) != 1<<18 || len(s.free) != 0 {
+		t.Fatalf("a request larger than any held array must allocate")
+	}
+	s.Release(make([]uint32, 1<<16), make([]uint32, 3<<16), make([]uint32, 2<<16))
+	s.Trim(2)
+	if len(s.free) != 2 || cap(s.free[0]) != 3<<16 || cap(s.free[1]) != 2<<16 {
+		t.Fatalf("Trim(2) kept %d arrays, want the two largest", len(s.free))
+	}
+	// The smallest array that fits is taken, so big ones stay for big requests.
+	if d := s.Uint32s(1 << 16); cap(d) != 2<<16 {
+		t.Fatalf("took an array of %d for a request of %d", cap(d), 1<<16)
+	}
+	var none *Scratch
+	if e := none.Uint32s(4); len(e) != 4 {
+		t.Fatal("a nil Scratch must allocate")
+	}
+	none.Release(a)
+	none.Trim(0)
+}
