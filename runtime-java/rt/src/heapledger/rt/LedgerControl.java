@@ -105,6 +105,8 @@ public final class LedgerControl implements LedgerControlMBean {
             } else {
                 File f = new File(path);
                 p = f.isAbsolute() ? path : new File(Snapshots.dir(), path).getPath();
+                // HotSpot refuses an existing file too; this says so plainly on every JVM.
+                if (new File(p).exists()) throw new IllegalStateException("heapledger: " + p + " exists; a heap dump never overwrites a file");
             }
             try {
                 return new File(Snapshots.dumpHeap(p)).getAbsolutePath();
