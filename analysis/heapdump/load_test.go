@@ -3,6 +3,8 @@ package heapdump
 import (
 	"io"
 	"os"
+	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -297,5 +299,28 @@ func TestGraphMatchesSlowReading(t *testing.T) {
 	}
 	if checked+int(d.Unreachable.Objects) != len(objs) {
 		t.Errorf("graph has %d objects + %d unreachable, the dump %d", checked, d.Unreachable.Objects, len(objs))
+	}
+}
+
+// Reading the segments on several cores (pass 1 in runs, pass 2 in batches) must give exactly
+// the dump one core gives, down to class numbering, root order and warnings.
+func TestParallelLoadMatchesOneCore(t *testing.T) {
+	dump := heapdumps.Dump(t)
+	load := func(procs int) *Dump {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		d, err := Load(dump, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	one := load(1)
+	for _, procs := range []int{2, 3, 7} {
+		d := load(procs)
+		if !reflect.DeepEqual(one.Graph, d.Graph) || !slices.Equal(one.ObjectID, d.ObjectID) || !slices.Equal(one.ClassOf, d.ClassOf) ||
+			!slices.Equal(one.Kind, d.Kind) || !reflect.DeepEqual(one.Classes, d.Classes) || !slices.Equal(one.Roots, d.Roots) ||
+			!slices.Equal(one.Weak, d.Weak) || !slices.Equal(one.Warnings, d.Warnings) || one.Unreachable != d.Unreachable {
+			t.Fatalf("%d cores: the dump differs from one core's", procs)
+		}
 	}
 }
