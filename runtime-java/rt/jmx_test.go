@@ -25,8 +25,9 @@ const jmxItems = 500
 
 // rewriteJMXFixture compiles testdata/jmx/jmxfix with javac (Java 8 class files, so every JDK
 // runs them) and rewrites it with the count pass: account jmxfix, liveness all and a full GC
-// before on-demand snapshots, so that a snapshot's live figures are exact.
-func rewriteJMXFixture(t *testing.T, javac string) string {
+// before on-demand snapshots, so that a snapshot's live figures are exact; jmx, when not empty,
+// is the rewrite-time JMX mode (a "config jmx" line in the table).
+func rewriteJMXFixture(t *testing.T, javac, jmx string) string {
 	t.Helper()
 	dir := t.TempDir()
 	classes := filepath.Join(dir, "classes")
@@ -39,6 +40,9 @@ func rewriteJMXFixture(t *testing.T, javac string) string {
 	}
 	table := accounts.NewTable(nil)
 	table.Config = map[string]string{"liveness": "all", "snapshot.gc": "true"}
+	if jmx != "" {
+		table.Config["jmx"] = jmx
+	}
 	pass, err := passes.Count(passes.CountOptions{Accounts: set, Table: table})
 	if err != nil {
 		t.Fatal(err)
@@ -69,11 +73,12 @@ type jmxRun struct {
 	stderr *bytes.Buffer
 }
 
-func startJMXFixture(t *testing.T, java, classpath, snaps string, props ...string) *jmxRun {
+// startJMXFixture starts the rewritten fixture with env added to the test's environment.
+func startJMXFixture(t *testing.T, java, classpath, snaps string, env ...string) *jmxRun {
 	t.Helper()
-	args := append([]string{"-Dheapledger.snapshot.dir=" + snaps}, props...)
-	args = append(args, "-cp", classpath, "jmxfix.Main", fmt.Sprint(jmxItems))
-	r := &jmxRun{cmd: exec.Command(java, args...), lines: make(chan string, 4), stderr: &bytes.Buffer{}}
+	r := &jmxRun{cmd: exec.Command(java, "-Dheapledger.snapshot.dir="+snaps, "-cp", classpath, "jmxfix.Main", fmt.Sprint(jmxItems)),
+		lines: make(chan string, 4), stderr: &bytes.Buffer{}}
+	r.cmd.Env = append(os.Environ(), env...)
 	r.cmd.Stderr = r.stderr
 	var err error
 	if r.stdin, err = r.cmd.StdinPipe(); err != nil {
@@ -157,28 +162,24 @@ func callJMX(t *testing.T, java, client string, pid int, waitMillis int, steps .
 // the JVM's local management agent (which creates the platform MBean server only then),
 // finds heapledger:type=Ledger, reads its attributes, and asks for a snapshot and heap dumps.
 // On JDK 17 the runtime is in its default mode (auto: it notices the late server), on JDK 25
-// it registers at start-up (on).
+// it registers at start-up (on, chosen at rewrite time).
 func TestJMXOperations(t *testing.T) {
 	rtClasses := build(t)
 	for _, jdk := range []struct{ name, bin, mode string }{
 		{"jdk17-auto", "", ""},
-		{"jdk25-on", filepath.Join(fixtures.JDK25Home(), "bin"), "-Dheapledger.jmx=on"},
+		{"jdk25-on", filepath.Join(fixtures.JDK25Home(), "bin"), "on"},
 	} {
 		t.Run(jdk.name, func(t *testing.T) {
 			java, javac := fixtures.Tool(t, filepath.Join(jdk.bin, "java")), fixtures.Tool(t, filepath.Join(jdk.bin, "javac"))
-			app := rewriteJMXFixture(t, javac)
+			app := rewriteJMXFixture(t, javac, jdk.mode)
 			client := jmxClient(t, javac)
 			snaps := t.TempDir()
-			var props []string
-			if jdk.mode != "" {
-				props = append(props, jdk.mode)
-			}
 			// A file heapDump must not overwrite.
 			kept := filepath.Join(snaps, "kept.hprof")
 			if err := os.WriteFile(kept, []byte("not to be overwritten"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			run := startJMXFixture(t, java, app+string(os.PathListSeparator)+rtClasses, snaps, props...)
+			run := startJMXFixture(t, java, app+string(os.PathListSeparator)+rtClasses, snaps)
 			pid := run.cmd.Process.Pid
 			lines := callJMX(t, java, client, pid, 20000,
 				"get:Liveness", "get:SnapshotDirectory", "get:SnapshotsWritten", "snapshot", "get:SnapshotsWritten",
@@ -255,14 +256,14 @@ func checkJMXDump(t *testing.T, path string) {
 	t.Errorf("%s has no jmxfix.Main$Item", path)
 }
 
-// TestJMXOff: with heapledger.jmx=off the runtime registers nothing, even once a platform
+// TestJMXOff: with HEAPLEDGER_JMX=off the runtime registers nothing, even once a platform
 // MBean server exists (the client waits three of auto mode's polling intervals).
 func TestJMXOff(t *testing.T) {
 	rtClasses := build(t)
 	java, javac := fixtures.Tool(t, "java"), fixtures.Tool(t, "javac")
-	app := rewriteJMXFixture(t, javac)
+	app := rewriteJMXFixture(t, javac, "on") // the environment overrides the rewrite-time choice
 	client := jmxClient(t, javac)
-	run := startJMXFixture(t, java, app+string(os.PathListSeparator)+rtClasses, t.TempDir(), "-Dheapledger.jmx=off")
+	run := startJMXFixture(t, java, app+string(os.PathListSeparator)+rtClasses, t.TempDir(), "HEAPLEDGER_JMX=off")
 	if lines := callJMX(t, java, client, run.cmd.Process.Pid, 3000); len(lines) != 1 || lines[0] != "absent" {
 		t.Errorf("heapledger.jmx=off: want no MBean, client said %q", lines)
 	}
