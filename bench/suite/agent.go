@@ -49,22 +49,11 @@ func agentMode(name string, flags []string, optIn bool, what string) *Mode {
 		What:  what + " (`heapledger agent " + strings.Join(all, " ") + "`, as -javaagent)",
 		OptIn: optIn,
 		Available: func(env *Env) error {
-			if _, err := os.Stat(env.Bin); err != nil {
-				return fmt.Errorf("%s not built (make build)", env.Bin)
-			}
-			out, err := exec.Command(env.Bin, "agent", "--help").CombinedOutput()
-			if err != nil {
-				return fmt.Errorf("%s has no agent command (`agent --help`: %v)", env.Bin, err)
-			}
-			for _, f := range all {
-				if strings.HasPrefix(f, "--") && !bytes.Contains(out, []byte(strings.SplitN(f, "=", 2)[0])) {
-					return fmt.Errorf("`%s agent` has no %s flag yet", env.Bin, f)
-				}
-			}
-			if _, err := env.agentJar(); err != nil {
+			if _, err := env.commandHelp("agent", all); err != nil {
 				return err
 			}
-			return nil
+			_, err := env.agentJar()
+			return err
 		},
 		Launch: func(env *Env, w *Workload, p *Prepared) (*Launch, error) {
 			opt, prep, err := env.writeAgent(name, all, w)

@@ -162,20 +162,12 @@ func offlineMode(name, pass string, flags, needs []string, what string) *Mode {
 		Name: name,
 		What: what + flagNote(all),
 		Available: func(env *Env) error {
-			if _, err := os.Stat(env.Bin); err != nil {
-				return fmt.Errorf("%s not built (make build)", env.Bin)
-			}
-			out, err := exec.Command(env.Bin, "rewrite", "--help").CombinedOutput()
+			out, err := env.commandHelp("rewrite", all)
 			if err != nil {
-				return fmt.Errorf("%s has no rewrite command yet (`rewrite --help`: %v)", env.Bin, err)
+				return err
 			}
 			if !regexp.MustCompile(`(?m)^\s+` + regexp.QuoteMeta(pass) + `\s`).Match(out) {
 				return fmt.Errorf("`%s rewrite --help` lists no %s pass yet", env.Bin, pass)
-			}
-			for _, f := range all {
-				if strings.HasPrefix(f, "--") && !bytes.Contains(out, []byte(f)) {
-					return fmt.Errorf("`%s rewrite` has no %s flag yet", env.Bin, f)
-				}
 			}
 			for _, n := range needs {
 				if _, err := os.Stat(filepath.Join(env.Root, n)); err != nil {
@@ -207,6 +199,24 @@ func offlineMode(name, pass string, flags, needs []string, what string) *Mode {
 			return l, nil
 		},
 	}
+}
+
+// commandHelp returns `BIN COMMAND --help`, or why the binary cannot serve a mode: it is not
+// built, has no such command, or its help lists not every flag of flags.
+func (env *Env) commandHelp(command string, flags []string) ([]byte, error) {
+	if _, err := os.Stat(env.Bin); err != nil {
+		return nil, fmt.Errorf("%s not built (make build)", env.Bin)
+	}
+	out, err := exec.Command(env.Bin, command, "--help").CombinedOutput()
+	if err != nil {
+		return nil, fmt.Errorf("%s has no %s command yet (`%s --help`: %v)", env.Bin, command, command, err)
+	}
+	for _, f := range flags {
+		if strings.HasPrefix(f, "--") && !bytes.Contains(out, []byte(f)) {
+			return nil, fmt.Errorf("`%s %s` has no %s flag yet", env.Bin, command, f)
+		}
+	}
+	return out, nil
 }
 
 func flagNote(flags []string) string {

@@ -1,47 +1,31 @@
 package transformsvc
 
 import (
-	"io"
 	"strings"
 	"testing"
 
 	"github.com/heapledger/heapledger/rewrite/accounts"
+	"github.com/heapledger/heapledger/rewrite/transform"
 )
 
 // With HookSites the hello names the reserved range, the placeholders are never sent, and the
 // sites rewritten classes get come after the range.
 func TestHookSitesReserved(t *testing.T) {
-	set, err := accounts.Parse("a.b")
-	if err != nil {
-		t.Fatal(err)
-	}
-	table := accounts.NewTable(set)
-	reqR, reqW := io.Pipe()
-	respR, respW := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		err := (&Server{Pass: sitePass(table, nil), Table: table, Workers: 2, HookSites: 100}).Serve(reqR, respW)
-		respW.Close()
-		done <- err
-	}()
-	hello, err := ReadResponse(respR)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, r, done, hello := pipeServerWith(t, 100, func(tb *accounts.Table) transform.Class { return sitePass(tb, nil) })
 	if !strings.Contains(hello.Table, "config\tobject.init.sites\t1:100\n") {
 		t.Errorf("hello lacks the reserved range:\n%s", hello.Table)
 	}
 	if strings.Contains(hello.Table, "site\t") {
 		t.Errorf("hello sends placeholders:\n%.300s", hello.Table)
 	}
-	if err := WriteRequest(reqW, &Request{ID: 1, Name: "c", Loader: "app", Class: []byte{1, 2}}); err != nil {
+	if err := WriteRequest(w, &Request{ID: 1, Name: "c", Loader: "app", Class: []byte{1, 2}}); err != nil {
 		t.Fatal(err)
 	}
-	resp, err := ReadResponse(respR)
+	resp, err := ReadResponse(r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	reqW.Close()
+	w.Close()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}

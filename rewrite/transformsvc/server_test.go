@@ -41,6 +41,14 @@ func sitePass(table *accounts.Table, release chan struct{}) transform.Class {
 // pipeServer runs a Server over pipes and returns the agent's ends.
 func pipeServer(t *testing.T, pass func(*accounts.Table) transform.Class) (io.WriteCloser, io.Reader, chan error) {
 	t.Helper()
+	w, r, done, _ := pipeServerWith(t, 0, pass)
+	return w, r, done
+}
+
+// pipeServerWith is pipeServer for a Server that reserves hookSites sites for the Object.<init>
+// hook; it also returns the hello.
+func pipeServerWith(t *testing.T, hookSites int, pass func(*accounts.Table) transform.Class) (io.WriteCloser, io.Reader, chan error, *Response) {
+	t.Helper()
 	set, err := accounts.Parse("a.b")
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +58,7 @@ func pipeServer(t *testing.T, pass func(*accounts.Table) transform.Class) (io.Wr
 	respR, respW := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		err := (&Server{Pass: pass(table), Table: table, Workers: 4}).Serve(reqR, respW)
+		err := (&Server{Pass: pass(table), Table: table, Workers: 4, HookSites: hookSites}).Serve(reqR, respW)
 		respW.Close()
 		done <- err
 	}()
@@ -61,7 +69,7 @@ func pipeServer(t *testing.T, pass func(*accounts.Table) transform.Class) (io.Wr
 	if hello.ID != 0 || hello.Status != StatusHello || !strings.Contains(hello.Table, "account\t1\ta.b\n") {
 		t.Fatalf("hello %+v", hello)
 	}
-	return reqW, respR, done
+	return reqW, respR, done, hello
 }
 
 func TestServeConcurrentOutOfOrder(t *testing.T) {

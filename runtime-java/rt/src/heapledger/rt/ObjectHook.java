@@ -21,7 +21,7 @@ import java.lang.ref.WeakReference;
  * <ul>
  * <li>nothing happens until {@link #engage} (a volatile read, then return);
  * <li>a per-thread guard, reached without allocating: a thread's first call registers it (its
- * ThreadLocal, its Acct) while it is listed in {@link #entering}, a copy-on-write array that
+ * ThreadLocal, its Acct) while it is listed in ENTERING, a copy-on-write array that
  * objects constructed meanwhile are checked against; later calls find their guard in a
  * direct-mapped cache by identity hash. Everything the hook allocates while its guard is set —
  * the guard, table entries, site names — is not counted and cannot recurse;
@@ -35,8 +35,8 @@ public final class ObjectHook {
 
     private static volatile boolean engaged;
 
-    /** Threads registering with the hook right now; almost always empty. */
-    private static volatile Thread[] entering = new Thread[0];
+    /** Threads registering with the hook right now. */
+    private static final ThreadList ENTERING = new ThreadList();
 
     /** Per-thread guard, cached by the thread's identity hash; a miss looks it up in GUARD. */
     private static final Guard[] CACHE = new Guard[4096];
@@ -151,12 +151,7 @@ public final class ObjectHook {
 
     /** The calling thread's guard, or null while the thread is registering (its own objects). */
     private static Guard guard(Thread t) {
-        Thread[] r = entering;
-        if (r.length != 0) {
-            for (Thread x : r) {
-                if (x == t) return null;
-            }
-        }
+        if (ENTERING.contains(t)) return null;
         Guard[] c = CACHE;
         int i = System.identityHashCode(t) & (c.length - 1);
         Guard g = c[i];
@@ -170,33 +165,15 @@ public final class ObjectHook {
      * come back to the hook and are let through by the entering list.
      */
     private static Guard register(Thread t, int slot) {
-        enter(t);
+        ENTERING.add(t);
         try {
             Ledger.here(); // registered with the runtime now, so count() never allocates for it
             Guard g = GUARD.get();
             CACHE[slot] = g;
             return g;
         } finally {
-            leave(t);
+            ENTERING.remove(t);
         }
-    }
-
-    private static synchronized void enter(Thread t) {
-        Thread[] r = entering;
-        Thread[] n = new Thread[r.length + 1];
-        System.arraycopy(r, 0, n, 0, r.length);
-        n[r.length] = t;
-        entering = n;
-    }
-
-    private static synchronized void leave(Thread t) {
-        Thread[] r = entering;
-        Thread[] n = new Thread[Math.max(0, r.length - 1)];
-        int k = 0;
-        for (Thread x : r) {
-            if (x != t && k < n.length) n[k++] = x;
-        }
-        entering = n;
     }
 
     private static void count(Object o) {
@@ -211,14 +188,16 @@ public final class ObjectHook {
 
     /** The site of class c, assigned on first sight; o (when given) gives the size model its class. */
     static int siteOf(Class<?> c, Object o) {
-        Entry[] t = table;
+        Entry e = find(table, c);
+        return e != null ? e.site : assign(c, o);
+    }
+
+    private static Entry find(Entry[] t, Class<?> c) {
         int mask = t.length - 1;
         for (int i = System.identityHashCode(c) & mask; ; i = (i + 1) & mask) {
             Entry e = t[i];
-            if (e == null) break;
-            if (e.type == c) return e.site;
+            if (e == null || e.type == c) return e;
         }
-        return assign(c, o);
     }
 
     private static int assign(Class<?> c, Object o) {
@@ -228,13 +207,8 @@ public final class ObjectHook {
         String line = null;
         boolean warn = false;
         synchronized (LOCK) {
-            Entry[] t = table;
-            int mask = t.length - 1;
-            for (int i = System.identityHashCode(c) & mask; ; i = (i + 1) & mask) {
-                Entry e = t[i];
-                if (e == null) break;
-                if (e.type == c) return e.site;
-            }
+            Entry known = find(table, c);
+            if (known != null) return known.site;
             if (own || first == 0) {
                 site = -1;
             } else if (next <= last) {

@@ -18,45 +18,20 @@ package heapledger.rt;
 final class Quiet {
     private Quiet() {}
 
-    /** Threads inside their first registration; almost always empty. */
-    private static volatile Thread[] registering = new Thread[0];
+    /** Threads inside their first registration. */
+    private static final ThreadList REGISTERING = new ThreadList();
 
     static Acct initial(Thread t) {
-        if (t.getName().startsWith("heapledger-") || inside(t)) {
+        if (t.getName().startsWith("heapledger-") || REGISTERING.contains(t)) {
             Acct a = new Acct(t);
             a.quiet = true;
             return a;
         }
-        enter(t);
+        REGISTERING.add(t);
         try {
             return Ledger.register(t);
         } finally {
-            leave(t);
+            REGISTERING.remove(t);
         }
-    }
-
-    private static boolean inside(Thread t) {
-        for (Thread r : registering) {
-            if (r == t) return true;
-        }
-        return false;
-    }
-
-    private static synchronized void enter(Thread t) {
-        Thread[] r = registering;
-        Thread[] n = new Thread[r.length + 1];
-        System.arraycopy(r, 0, n, 0, r.length);
-        n[r.length] = t;
-        registering = n;
-    }
-
-    private static synchronized void leave(Thread t) {
-        Thread[] r = registering;
-        int k = 0;
-        Thread[] n = new Thread[Math.max(0, r.length - 1)];
-        for (Thread x : r) {
-            if (x != t && k < n.length) n[k++] = x;
-        }
-        registering = n;
     }
 }
