@@ -302,8 +302,8 @@ func TestGraphMatchesSlowReading(t *testing.T) {
 	}
 }
 
-// Reading the segments on several cores (pass 1 in runs, pass 2 in batches) must give exactly
-// the dump one core gives, down to class numbering, root order and warnings.
+// Reading the segments on several cores (pass 2 in batches) must give exactly the dump one core
+// gives, down to class numbering, root order and warnings.
 func TestParallelLoadMatchesOneCore(t *testing.T) {
 	dump := heapdumps.Dump(t)
 	load := func(procs int) *Dump {
