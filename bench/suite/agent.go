@@ -147,18 +147,5 @@ func (env *Env) writeAgent(mode string, flags []string, w *Workload) (string, st
 // verifyObjectInit checks, beyond the snapshot, that the Object.<init> hook counted: its sites
 // (kind init) are in the snapshot, so a hook that silently stayed off cannot look cheap.
 func verifyObjectInit(env *Env, runDir string) error {
-	if err := verifySnapshot(env, runDir); err != nil {
-		return err
-	}
-	snaps, _ := filepath.Glob(filepath.Join(runDir, "heapledger-*.snapshot"))
-	for _, s := range snaps {
-		b, err := os.ReadFile(s)
-		if err != nil {
-			return err
-		}
-		if !bytes.Contains(b, []byte("\tinit\t")) {
-			return fmt.Errorf("%s has no Object.<init> hook sites (kind init)", s)
-		}
-	}
-	return nil
+	return checkSnapshots(runDir, "\tinit\t", "no Object.<init> hook sites (kind init)")
 }

@@ -119,7 +119,11 @@ func withVerify(m *Mode, v func(*Env, string) error) *Mode {
 // verifySnapshot checks that the counting runtime wrote its exit snapshot (into the working
 // directory, which is the run directory) and that the snapshot counted allocation sites, so a
 // rewrite that silently instruments nothing cannot pass as cheap.
-func verifySnapshot(env *Env, runDir string) error {
+func verifySnapshot(env *Env, runDir string) error { return checkSnapshots(runDir, "", "") }
+
+// checkSnapshots is verifySnapshot, and when mustHold is set, also that every snapshot holds it
+// (missing says what is then missing).
+func checkSnapshots(runDir, mustHold, missing string) error {
 	snaps, err := filepath.Glob(filepath.Join(runDir, "heapledger-*.snapshot"))
 	if err != nil {
 		return err
@@ -137,6 +141,9 @@ func verifySnapshot(env *Env, runDir string) error {
 		}
 		if !bytes.Contains(b, []byte("\nsite\t")) {
 			return fmt.Errorf("%s counts no allocation site", s)
+		}
+		if mustHold != "" && !bytes.Contains(b, []byte(mustHold)) {
+			return fmt.Errorf("%s has %s", s, missing)
 		}
 	}
 	return nil
