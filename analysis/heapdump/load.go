@@ -4,9 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"runtime/debug"
-	"sync"
 
 	"github.com/heapledger/heapledger/analysis/hprof"
 )
@@ -369,41 +367,8 @@ func (l *loader) pass1Indexed() (bool, error) {
 	l.reset()
 	l.segFirst = make([]uint32, len(l.segs))
 	l.segMain = make([]uint32, len(l.segs))
-	// The segments are cut into one run per core by bytes. The loader reads the first run
-	// itself; every other run is read at the same time into a part of its own, appended after
-	// the run before it in file order — so nodes, class keys and roots come out as one reader
-	// would have produced them.
-	cuts := splitSegments(l.segs, runtime.GOMAXPROCS(0))
-	parts := make([]*part, len(cuts)-1)
-	errs := make([]error, len(cuts)-1)
-	var wg sync.WaitGroup
-	for k := 1; k < len(parts); k++ {
-		a, b := cuts[k], cuts[k+1]
-		p := newPart(l.segs[a:b], idx.IDSize)
-		parts[k] = p
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[k] = hprof.EachSegment(f, idx, l.segs[a:b], 1, func(_, i int, r *hprof.Reader) error {
-				l.segFirst[a+i], l.segMain[a+i] = uint32(len(p.ids)), p.mainCount
-				r.SkipPrimitiveData = true
-				for {
-					rec, err := r.Next()
-					if err == io.EOF {
-						return nil
-					}
-					if err != nil {
-						return err
-					}
-					if err := p.record(rec, r); err != nil {
-						return err
-					}
-				}
-			})
-		}()
-	}
 	var last int64
-	errs[0] = hprof.EachSegment(f, idx, l.segs[:cuts[1]], 1, func(_, i int, r *hprof.Reader) error {
+	err = hprof.EachSegment(f, idx, l.segs, 1, func(_, i int, r *hprof.Reader) error {
 		l.segFirst[i], l.segMain[i] = uint32(len(l.ids)-1), l.mainCount
 		r.SkipPrimitiveData = true
 		for {
@@ -420,18 +385,9 @@ func (l *loader) pass1Indexed() (bool, error) {
 			}
 		}
 	})
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			l.segs = nil
-			return false, nil
-		}
-	}
-	for k := 1; k < len(parts); k++ {
-		if err := l.merge(parts[k], cuts[k], cuts[k+1]); err != nil {
-			return false, err
-		}
-		parts[k] = nil
+	if err != nil {
+		l.segs = nil
+		return false, nil
 	}
 	l.idx = idx
 	l.d.Dumps, l.d.DumpIndex = idx.Dumps, target
