@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -23,11 +25,11 @@ import (
 // jmxItems is how many items testdata/jmx/jmxfix.Main keeps alive (it makes as many garbage).
 const jmxItems = 500
 
-// rewriteJMXFixture compiles testdata/jmx/jmxfix with javac (Java 8 class files, so every JDK
+// rewriteDemandFixture compiles testdata/jmx/jmxfix with javac (Java 8 class files, so every JDK
 // runs them) and rewrites it with the count pass: account jmxfix, liveness all and a full GC
 // before on-demand snapshots, so that a snapshot's live figures are exact; jmx, when not empty,
 // is the rewrite-time JMX mode (a "config jmx" line in the table).
-func rewriteJMXFixture(t *testing.T, javac, jmx string) string {
+func rewriteDemandFixture(t *testing.T, javac, jmx string) string {
 	t.Helper()
 	dir := t.TempDir()
 	classes := filepath.Join(dir, "classes")
@@ -65,19 +67,37 @@ func rewriteJMXFixture(t *testing.T, javac, jmx string) string {
 	return out
 }
 
-// jmxRun is the rewritten fixture running on one JDK, waiting for its stdin to close.
-type jmxRun struct {
+// demandRun is the rewritten fixture running on one JDK, waiting for its stdin to close.
+type demandRun struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	lines  chan string
-	stderr *bytes.Buffer
+	stderr *lockedBuffer
 }
 
-// startJMXFixture starts the rewritten fixture with env added to the test's environment.
-func startJMXFixture(t *testing.T, java, classpath, snaps string, env ...string) *jmxRun {
+// lockedBuffer is the fixture's stderr, read by the test while the process writes it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// startDemandFixture starts the rewritten fixture with env added to the test's environment.
+func startDemandFixture(t *testing.T, java, classpath, snaps string, env ...string) *demandRun {
 	t.Helper()
-	r := &jmxRun{cmd: exec.Command(java, "-Dheapledger.snapshot.dir="+snaps, "-cp", classpath, "jmxfix.Main", fmt.Sprint(jmxItems)),
-		lines: make(chan string, 4), stderr: &bytes.Buffer{}}
+	r := &demandRun{cmd: exec.Command(java, "-Dheapledger.snapshot.dir="+snaps, "-cp", classpath, "jmxfix.Main", fmt.Sprint(jmxItems)),
+		lines: make(chan string, 4), stderr: &lockedBuffer{}}
 	r.cmd.Env = append(os.Environ(), env...)
 	r.cmd.Stderr = r.stderr
 	var err error
@@ -105,7 +125,7 @@ func startJMXFixture(t *testing.T, java, classpath, snaps string, env ...string)
 	return r
 }
 
-func (r *jmxRun) next(t *testing.T) string {
+func (r *demandRun) next(t *testing.T) string {
 	t.Helper()
 	select {
 	case line, ok := <-r.lines:
@@ -120,7 +140,7 @@ func (r *jmxRun) next(t *testing.T) string {
 }
 
 // finish closes the fixture's stdin and waits for it to say done and exit cleanly.
-func (r *jmxRun) finish(t *testing.T) {
+func (r *demandRun) finish(t *testing.T) {
 	t.Helper()
 	r.stdin.Close()
 	if line := r.next(t); line != fmt.Sprintf("done %d", jmxItems) {
@@ -171,7 +191,7 @@ func TestJMXOperations(t *testing.T) {
 	} {
 		t.Run(jdk.name, func(t *testing.T) {
 			java, javac := fixtures.Tool(t, filepath.Join(jdk.bin, "java")), fixtures.Tool(t, filepath.Join(jdk.bin, "javac"))
-			app := rewriteJMXFixture(t, javac, jdk.mode)
+			app := rewriteDemandFixture(t, javac, jdk.mode)
 			client := jmxClient(t, javac)
 			snaps := t.TempDir()
 			// A file heapDump must not overwrite.
@@ -179,7 +199,7 @@ func TestJMXOperations(t *testing.T) {
 			if err := os.WriteFile(kept, []byte("not to be overwritten"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			run := startJMXFixture(t, java, app+string(os.PathListSeparator)+rtClasses, snaps)
+			run := startDemandFixture(t, java, app+string(os.PathListSeparator)+rtClasses, snaps)
 			pid := run.cmd.Process.Pid
 			lines := callJMX(t, java, client, pid, 20000,
 				"get:Liveness", "get:SnapshotDirectory", "get:SnapshotsWritten", "snapshot", "get:SnapshotsWritten",
@@ -201,7 +221,7 @@ func TestJMXOperations(t *testing.T) {
 			if !ok {
 				t.Fatalf("the client got\n%s\nwant\n%s\nfixture stderr:\n%s", strings.Join(lines, "\n"), strings.Join(wantLines, "\n"), run.stderr)
 			}
-			checkJMXSnapshot(t, file)
+			checkDemandSnapshot(t, file)
 			checkJMXDump(t, dump)
 			checkJMXDump(t, named)
 			if b, err := os.ReadFile(kept); err != nil || string(b) != "not to be overwritten" {
@@ -216,13 +236,13 @@ func TestJMXOperations(t *testing.T) {
 	}
 }
 
-// checkJMXSnapshot: the demand snapshot counts the fixture exactly: jmxItems kept and as many
+// checkDemandSnapshot: a demand snapshot of the fixture counts the fixture exactly: jmxItems kept and as many
 // reclaimed by the full GC before it.
-func checkJMXSnapshot(t *testing.T, path string) {
+func checkDemandSnapshot(t *testing.T, path string) {
 	t.Helper()
 	s, err := snapshot.ReadFile(path)
 	if err != nil {
-		t.Fatalf("snapshot from JMX: %v", err)
+		t.Fatalf("demand snapshot: %v", err)
 	}
 	if s.Header["reason"] != "demand" {
 		t.Errorf("reason %q, want demand", s.Header["reason"])
@@ -261,11 +281,35 @@ func checkJMXDump(t *testing.T, path string) {
 func TestJMXOff(t *testing.T) {
 	rtClasses := build(t)
 	java, javac := fixtures.Tool(t, "java"), fixtures.Tool(t, "javac")
-	app := rewriteJMXFixture(t, javac, "on") // the environment overrides the rewrite-time choice
+	app := rewriteDemandFixture(t, javac, "on") // the environment overrides the rewrite-time choice
 	client := jmxClient(t, javac)
-	run := startJMXFixture(t, java, app+string(os.PathListSeparator)+rtClasses, t.TempDir(), "HEAPLEDGER_JMX=off")
+	run := startDemandFixture(t, java, app+string(os.PathListSeparator)+rtClasses, t.TempDir(), "HEAPLEDGER_JMX=off")
 	if lines := callJMX(t, java, client, run.cmd.Process.Pid, 3000); len(lines) != 1 || lines[0] != "absent" {
 		t.Errorf("heapledger.jmx=off: want no MBean, client said %q", lines)
 	}
+	run.finish(t)
+}
+
+// TestSignalSnapshot: `kill -USR1 PID` writes a demand snapshot with the same exact contents as
+// the JMX operation's, and the runtime says where on stderr.
+func TestSignalSnapshot(t *testing.T) {
+	rtClasses := build(t)
+	java, javac := fixtures.Tool(t, "java"), fixtures.Tool(t, "javac")
+	app := rewriteDemandFixture(t, javac, "")
+	snaps := t.TempDir()
+	run := startDemandFixture(t, java, app+string(os.PathListSeparator)+rtClasses, snaps)
+	pid := run.cmd.Process.Pid
+	if err := syscall.Kill(pid, syscall.SIGUSR1); err != nil {
+		t.Fatal(err)
+	}
+	// The runtime says so once the file is whole (written aside, then renamed); wait, bounded.
+	file := filepath.Join(snaps, fmt.Sprintf("heapledger-Main-%d-1.snapshot", pid))
+	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(run.stderr.String(), "heapledger: snapshot written to "+file); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the runtime did not say it wrote %s within 60 s of SIGUSR1:\n%s", file, run.stderr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	checkDemandSnapshot(t, file)
 	run.finish(t)
 }
