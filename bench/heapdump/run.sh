@@ -118,7 +118,14 @@ machine() {
   echo "- CPU: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores available"
   echo "- memory: $(free -g | awk '/^Mem:/{print $2}') GB; kernel $(uname -r)"
   echo "- $(java -version 2>&1 | head -1); $(go version)"
-  echo "- load average before the run: $LOAD_BEFORE, after: $(cut -d' ' -f1-3 /proc/loadavg) (other work shares the machine: wall times include waiting for a core, CPU = user + system seconds does not)"
+  local after busy
+  after=$(cut -d' ' -f1-3 /proc/loadavg)
+  busy=$(awk -v a="${LOAD_BEFORE%% *}" -v b="${after%% *}" -v c="$(nproc)" 'BEGIN{ print (a > 4 || b > 4 || a > 2*c || b > 2*c) ? 1 : 0 }')
+  echo "- load average before the run: $LOAD_BEFORE, after: $after (other work shares the machine: wall times include waiting for a core, CPU = user + system seconds does not)"
+  [ "$busy" = 1 ] && echo "- the machine was heavily loaded (load average above 4 on $(nproc) cores): wall times and peak RSS (the collector's pacing) vary from run to run; CPU seconds are the steadier measure"
+  if [ $HAVE_VVM = 1 ]; then
+    echo "- VisualVM runs are stopped after ${VISUALVM_TIMEOUT} s (VISUALVM_TIMEOUT$(for s in "${SIZES[@]}"; do v="VISUALVM_TIMEOUT_$s"; [ -n "${!v:-}" ] && printf ', %s: %s s' "$s" "${!v}"; done)); a stopped run is reported as not finished, with the time it had"
+  fi
 }
 
 DOC="$ROOT/docs/heapdump-benchmarks.md"
