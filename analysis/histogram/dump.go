@@ -91,6 +91,17 @@ func (t *tally) add(rec *hprof.Record) error {
 	return nil
 }
 
+// object is add for the records hprof.Reader.Objects hands over without a Record.
+func (t *tally) object(tag hprof.Tag, id, class uint64, length uint32, elem hprof.Type) {
+	t.minID = min(t.minID, id)
+	t.maxID = max(t.maxID, id)
+	if tag == hprof.TagInstanceDump {
+		t.counts.inc(class)
+	} else {
+		t.addArray(&t.prims[elem&15], elem&15, length)
+	}
+}
+
 func (t *tally) addArray(a *acc, e hprof.Type, n uint32) {
 	a.n++
 	a.bytesC += (t.baseC[e] + t.elemC[e]*uint64(n) + t.align - 1) &^ (t.align - 1)

@@ -66,7 +66,7 @@ func fromSegments(path string, f *os.File, opt Options) (*Histogram, bool) {
 		r.SkipPrimitiveData = true
 		t := tallies[w]
 		for {
-			rec, err := r.Next()
+			rec, err := r.Objects(t.object)
 			if err == io.EOF {
 				break
 			}

@@ -621,3 +621,46 @@ func (in *input) discard(n int64) error {
 	}
 	return nil
 }
+
+// Objects is Next for callers that want little more than the objects' headers, such as class
+// histograms. Instance dumps and primitive arrays that lie wholly in the buffer (most of a dump)
+// are handed to fn straight from the buffer — tag, object id, class id (instances), element type
+// and length (arrays) — without a Record; their data is not available. At the first record that
+// is not one of those, or does not lie wholly in the buffer, Objects returns what Next returns
+// for it, so that every other record, every refill and every error is Next's.
+func (r *Reader) Objects(fn func(tag Tag, id, class uint64, length uint32, elem Type)) (*Record, error) {
+	if r.IDSize != 8 || r.segEnd < 0 {
+		return r.Next()
+	}
+	b := r.in.buf[r.in.start:r.in.end]
+	if left := r.segEnd - r.in.off; int64(len(b)) > left {
+		b = b[:left]
+	}
+	p := 0
+loop:
+	for p+25 <= len(b) {
+		switch b[p] {
+		case 0x21:
+			end := p + 25 + int(binary.BigEndian.Uint32(b[p+21:]))
+			if end > len(b) || end < p {
+				break loop
+			}
+			fn(TagInstanceDump, binary.BigEndian.Uint64(b[p+1:]), binary.BigEndian.Uint64(b[p+13:]), 0, 0)
+			p = end
+		case 0x23:
+			t := Type(b[p+17])
+			es := t.Size(8)
+			n := binary.BigEndian.Uint32(b[p+13:])
+			end := int64(p) + 18 + int64(n)*int64(es)
+			if es == 0 || t == TypeObject || end > int64(len(b)) {
+				break loop
+			}
+			fn(TagPrimArrayDump, binary.BigEndian.Uint64(b[p+1:]), 0, n, t)
+			p = int(end)
+		default:
+			break loop
+		}
+	}
+	r.in.consume(p)
+	return r.Next()
+}

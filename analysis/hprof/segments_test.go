@@ -71,3 +71,67 @@ func TestIndexTruncated(t *testing.T) {
 		t.Fatalf("truncated file: %v", err)
 	}
 }
+
+// Objects must report every record Next reports, in order: the headers it hands to its callback
+// and the records it returns together make up the sequential reader's records.
+func TestObjectsMatchesNext(t *testing.T) {
+	type head struct {
+		tag       hprof.Tag
+		id, class uint64
+		length    uint32
+		elem      hprof.Type
+	}
+	for _, idSize := range []int{4, 8} {
+		data := sample(idSize)
+		full, _, err := readAll(t, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []head
+		for _, rec := range full {
+			if rec.Tag == hprof.TagPrimArrayDump {
+				rec.Class = 0
+			}
+			if rec.Tag != hprof.TagPrimArrayDump {
+				rec.Length, rec.Elem = 0, 0
+			}
+			want = append(want, head{rec.Tag, rec.ID, rec.Class, rec.Length, rec.Elem})
+		}
+		r, err := hprof.NewReader(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []head
+		fast := 0
+		for {
+			rec, err := r.Objects(func(tag hprof.Tag, id, class uint64, length uint32, elem hprof.Type) {
+				got = append(got, head{tag, id, class, length, elem})
+				fast++
+			})
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := head{rec.Tag, rec.ID, rec.Class, rec.Length, rec.Elem}
+			if rec.Tag == hprof.TagPrimArrayDump {
+				h.class = 0
+			} else {
+				h.length, h.elem = 0, 0
+			}
+			got = append(got, h)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("id size %d: %d records, Next gives %d", idSize, len(got), len(want))
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Errorf("id size %d: record %d is %+v, Next gives %+v", idSize, i, got[i], want[i])
+			}
+		}
+		if idSize == 8 && fast == 0 {
+			t.Errorf("no record took the fast path")
+		}
+	}
+}
