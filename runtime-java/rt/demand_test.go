@@ -203,13 +203,15 @@ func TestJMXOperations(t *testing.T) {
 			pid := run.cmd.Process.Pid
 			lines := callJMX(t, java, client, pid, 20000,
 				"get:Liveness", "get:SnapshotDirectory", "get:SnapshotsWritten", "snapshot", "get:SnapshotsWritten",
-				"get:LastSnapshot", "get:Dropped", "heapDump:jmx.hprof", "heapDump:kept.hprof", "heapDump:")
+				"get:LastSnapshot", "get:Dropped", "heapDump:jmx.hprof", "heapDump:kept.hprof", "heapDump:",
+				"get:SnapshotFormat", "get:SnapshotInterval", "get:FirstDrop")
 			// Every answer is known exactly; the dump to kept.hprof must fail naming the file.
 			file := filepath.Join(snaps, fmt.Sprintf("heapledger-Main-%d-1.snapshot", pid))
 			dump := filepath.Join(snaps, "jmx.hprof") // relative to the snapshot directory
 			named := filepath.Join(snaps, fmt.Sprintf("heapledger-Main-%d-dump-1.hprof", pid))
 			wantLines := []string{"Liveness=all", "SnapshotDirectory=" + snaps, "SnapshotsWritten=0", "snapshot=" + file,
-				"SnapshotsWritten=1", "LastSnapshot=" + file, "Dropped=0", "heapDump=" + dump, "heapDump:kept.hprof!", "heapDump=" + named}
+				"SnapshotsWritten=1", "LastSnapshot=" + file, "Dropped=0", "heapDump=" + dump, "heapDump:kept.hprof!", "heapDump=" + named,
+				"SnapshotFormat=text", "SnapshotInterval=0.0", "FirstDrop="}
 			ok := len(lines) == len(wantLines)
 			for i := 0; ok && i < len(lines); i++ {
 				if i == 8 {
