@@ -178,6 +178,17 @@ func Analyze(in Input, opt Options) *Report {
 		return rep.Suspects[i].Node < rep.Suspects[j].Node
 	})
 
+	// The paths from GC roots need only the graph and the suspects: they are searched on another
+	// core while this one groups retained sizes by class. Their arrays come from the scratch
+	// arrays the dominator tree left, taken here, since a Scratch serves one goroutine.
+	var targets []uint32
+	for _, s := range rep.Suspects {
+		targets = append(targets, s.Node, s.Accumulation.Node)
+	}
+	via, queue := sc.Uint32s(g.N()), sc.Uint32s(g.N()+1)
+	pathsDone := make(chan map[uint32][]Step, 1)
+	go func() { pathsDone <- shortestPaths(g, in.Weak, targets, via, queue) }()
+
 	phase("retained size by class")
 	if in.ClassOf != nil {
 		byClass := tree.ByClass(g.Size, ret, in.ClassOf, in.NumClasses)
@@ -189,13 +200,10 @@ func Analyze(in Input, opt Options) *Report {
 	}
 
 	phase("paths from GC roots")
-	var targets []uint32
-	for _, s := range rep.Suspects {
-		targets = append(targets, s.Node, s.Accumulation.Node)
-	}
+	paths := <-pathsDone
+	sc.Release(via, queue)
 	tree.Release()
 	off, kids = nil, nil
-	paths := shortestPaths(g, in.Weak, targets, sc)
 	// Only what the dynamic sizes will use stays; the rest goes back to the system as the next
 	// phase starts.
 	sc.Trim(dynsize.WorkArrays)
@@ -261,10 +269,9 @@ func accumulationPoint(v uint32, ret []uint64, off, kids []uint32, ratio float64
 
 // shortestPaths runs a breadth-first search from the super root over strong references, until
 // it has reached every target, and returns the path to each.
-func shortestPaths(g *heapgraph.Graph, weak heapgraph.EdgeSet, targets []uint32, sc *heapgraph.Scratch) map[uint32][]Step {
+// via and queue are work arrays of g.N() and g.N()+1 elements.
+func shortestPaths(g *heapgraph.Graph, weak heapgraph.EdgeSet, targets []uint32, via, queue []uint32) map[uint32][]Step {
 	// via[v] is the edge the search first reached v by; NoNode while unreached.
-	via := sc.Uint32s(g.N())
-	defer sc.Release(via)
 	for i := range via {
 		via[i] = heapgraph.NoNode
 	}
@@ -274,7 +281,8 @@ func shortestPaths(g *heapgraph.Graph, weak heapgraph.EdgeSet, targets []uint32,
 			left[t] = true
 		}
 	}
-	queue := []uint32{0}
+	// Every node enters the queue at most once.
+	queue = append(queue[:0], 0)
 	for head := 0; head < len(queue) && len(left) > 0; head++ {
 		x := queue[head]
 		for e := g.Off[x]; e < g.Off[x+1]; e++ {
