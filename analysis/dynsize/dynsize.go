@@ -60,8 +60,8 @@ const WorkArrays = 5
 
 // NewWith is New taking its work arrays, and its own, from sc (see heapgraph.Scratch).
 func NewWith(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch) *Sizes {
-	comp, count := components(g, skip, sc)
-	dag, rootEdges := condense(g, skip, comp, count, sc)
+	comp, count, entered := components(g, skip, sc)
+	dag, rootEdges := condense(g, skip, comp, count, entered, sc)
 	s := &Sizes{Comp: comp, DAG: dag, rootEdges: rootEdges, Hub: heapgraph.NoNode}
 	idom, err := dominators.DAGWith(dag, sc)
 	if err != nil {

@@ -9,7 +9,11 @@
 // through it (unlike plain articulation points: the thesis's Figure 4.11).
 package dynsize
 
-import "github.com/heapledger/heapledger/analysis/heapgraph"
+import (
+	"math/bits"
+
+	"github.com/heapledger/heapledger/analysis/heapgraph"
+)
 
 // Components labels each node with its strongly connected component, leaving out the edges in
 // skip. Components are numbered in topological order: component 0 holds node 0 and every edge between two components goes from a smaller number to a
@@ -22,11 +26,17 @@ import "github.com/heapledger/heapledger/analysis/heapgraph"
 // holds a value counting down from the top of the uint32 range, which every open lowlink is below.
 // Node 0 is searched from last, so that its component completes last and is numbered 0.
 func Components(g *heapgraph.Graph, skip heapgraph.EdgeSet) (comp []uint32, count int) {
-	return components(g, skip, nil)
+	comp, count, _ = components(g, skip, nil)
+	return comp, count
 }
 
-func components(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch) (comp []uint32, count int) {
+// components is Components that also marks, in entered, every node that an edge (outside skip)
+// from another component leads to: the search meets each such edge once, as an edge into a
+// component already complete or as the tree edge above a component's root, which spares
+// Condense a pass over all edges to find the components that have predecessors.
+func components(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch) (comp []uint32, count int, entered heapgraph.EdgeSet) {
 	n := g.N()
+	entered = heapgraph.NewEdgeSet(n)
 	r := sc.Uint32s(n) // 0: not visited yet
 	type frame struct {
 		v, e uint32
@@ -55,6 +65,9 @@ func components(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratc
 					r[w] = next
 					next++
 					frames = append(frames, frame{v: w, e: g.Off[w], root: true})
+				} else if r[w] > finished(completed) {
+					// w's component is complete, so it is not f.v's.
+					entered.Add(w)
 				} else if r[w] < r[f.v] {
 					r[f.v] = r[w]
 					f.root = false
@@ -71,6 +84,9 @@ func components(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratc
 				}
 				r[v] = id
 				completed++
+				if len(frames) > 0 {
+					entered.Add(v) // the tree edge into v's component comes from outside it
+				}
 			} else {
 				done = append(done, v)
 			}
@@ -92,7 +108,7 @@ func components(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratc
 	for i, x := range r {
 		r[i] = completed - 1 - (heapgraph.NoNode - 1 - x)
 	}
-	return r, int(completed)
+	return r, int(completed), entered
 }
 
 // Condense builds the component DAG: node c is component c, its size is the sum of its members'
@@ -102,10 +118,12 @@ func components(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratc
 // the DAG's root reaches everything and dominance in it is defined for every component; these
 // come after component 0's real edges, of which there are rootEdges.
 func Condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count int) (dag *heapgraph.Graph, rootEdges uint32) {
-	return condense(g, skip, comp, count, nil)
+	return condense(g, skip, comp, count, nil, nil)
 }
 
-func condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count int, sc *heapgraph.Scratch) (dag *heapgraph.Graph, rootEdges uint32) {
+// condense is Condense with the nodes entered from other components already known (see
+// components), or nil to find them here.
+func condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count int, entered heapgraph.EdgeSet, sc *heapgraph.Scratch) (dag *heapgraph.Graph, rootEdges uint32) {
 	// Group nodes by component (a counting sort), so that each component's out-edges can be
 	// emitted in component order straight into CSR form.
 	off := sc.Uint32s(count + 1)
@@ -122,12 +140,21 @@ func condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count i
 		byComp[fill[c]] = uint32(v)
 		fill[c]++
 	}
-	// hasPred is needed before component 0's edges are emitted, so it takes a pass of its own.
+	// hasPred is needed before component 0's edges are emitted, so it takes a pass of its own
+	// unless the component search marked the nodes entered from outside.
 	hasPred := make([]bool, count)
-	for v := range comp {
-		for e := g.Off[v]; e < g.Off[v+1]; e++ {
-			if d := comp[g.Succ[e]]; !skip.Has(e) && d != comp[v] {
-				hasPred[d] = true
+	if entered != nil {
+		for w, word := range entered {
+			for ; word != 0; word &= word - 1 {
+				hasPred[comp[w<<6|bits.TrailingZeros64(word)]] = true
+			}
+		}
+	} else {
+		for v := range comp {
+			for e := g.Off[v]; e < g.Off[v+1]; e++ {
+				if d := comp[g.Succ[e]]; !skip.Has(e) && d != comp[v] {
+					hasPred[d] = true
+				}
 			}
 		}
 	}
