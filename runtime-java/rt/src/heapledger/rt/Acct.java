@@ -16,20 +16,91 @@ public final class Acct {
     /** The account allocations of this thread are charged to; 0 is {@code <unaccounted>}. */
     public int account;
 
+    /**
+     * Counters by site, for (account, site, part 0): page p holds sites p*PAGE .. p*PAGE+PAGE-1,
+     * SLOT longs each: account+1 (0: free), count, elements, bytes. A site's slot belongs to the
+     * first account this thread counts there; other accounts at that site, and part 1 of a
+     * multianewarray, go to {@link #counts}. Sites are dense small integers, so indexing beats
+     * any hash: on sunflow, probing a hash table per allocation took a quarter of all samples,
+     * the two-level index a few percent. Pages keep a thread that touches a few sites with high
+     * IDs from paying for every lower one.
+     */
+    long[][] pages = NO_PAGES;
+
+    /** (account, site, part) totals that have no direct slot. */
     final Counts counts = new Counts();
+
+    static final int PAGE_BITS = 5, PAGE = 1 << PAGE_BITS, PAGE_MASK = PAGE - 1, SLOT = 4;
+    private static final long[][] NO_PAGES = new long[0][];
     final WeakReference<Thread> owner;
+    /** The owner's Thread.getId(), which the JVM never reuses: identifies it without keeping it alive. */
+    final long tid;
     final String threadName;
     /** A private state (Ledger.mute, Quiet): the runtime's own work; liveness tracks none of its objects. */
     boolean quiet;
 
     Acct(Thread t) {
         owner = new WeakReference<Thread>(t);
+        tid = t.getId();
         threadName = t.getName();
     }
 
     boolean alive() {
         Thread t = owner.get();
         return t != null && t.isAlive();
+    }
+
+    /**
+     * Adds to the totals of (account, site, part 0) and returns its new count (liveness
+     * sampling uses it). Only the owning thread calls it, so it needs no lock.
+     */
+    long add(int account, int site, long count, long elements, long bytes) {
+        // With liveness 'all' every allocation must reach the slow path, which tracks it; no
+        // slot is ever claimed then, so the fast paths never match.
+        if (site >= 0 && Live.MODE != Live.ALL) {
+            long[] p = page(site);
+            int i = (site & PAGE_MASK) * SLOT;
+            long owner = p[i];
+            if (owner == 0) p[i] = owner = account + 1L;
+            if (owner == account + 1L) {
+                p[i + 2] += elements;
+                p[i + 3] += bytes;
+                return p[i + 1] += count;
+            }
+        }
+        return counts.add(Counts.key(account, site, 0), count, elements, bytes);
+    }
+
+    private long[] page(int site) {
+        int pi = site >>> PAGE_BITS;
+        long[][] pg = pages;
+        if (pi >= pg.length) {
+            int n = Math.max(8, pg.length);
+            while (n <= pi) n *= 2;
+            long[][] bigger = new long[n][];
+            System.arraycopy(pg, 0, bigger, 0, pg.length);
+            pages = pg = bigger; // published complete: a snapshot reader sees old or new pages
+        }
+        long[] p = pg[pi];
+        if (p == null) pg[pi] = p = new long[PAGE * SLOT];
+        return p;
+    }
+
+    /** Adds every total of this thread, direct slots and table, into into (snapshot merge). */
+    void addTo(Counts into) {
+        into.addAll(counts);
+        long[][] pg = pages;
+        for (int pi = 0; pi < pg.length; pi++) {
+            long[] p = pg[pi];
+            if (p == null) continue;
+            for (int i = 0; i < p.length; i += SLOT) {
+                long owner = p[i];
+                // A slot claimed but not yet added to (the owner is between the two) has nothing to say.
+                if (owner == 0 || p[i + 1] == 0) continue;
+                int site = (pi << PAGE_BITS) + i / SLOT;
+                into.add(Counts.key((int) (owner - 1), site, 0), p[i + 1], p[i + 2], p[i + 3]);
+            }
+        }
     }
 
     // ---- objects ----
@@ -39,7 +110,7 @@ public final class Acct {
         try {
             Ledger.noteClass(site, o);
             long key = Counts.key(t.account, site, 0);
-            long n = t.counts.add(key, 1, 0, 0);
+            long n = t.add(t.account, site, 1, 0, 0);
             if (Live.MODE != Live.OFF) Live.track(o, key, n, 1, 0, 0);
         } catch (Throwable e) {
             Ledger.drop(e);
@@ -50,7 +121,7 @@ public final class Acct {
     /** An object allocated at site when the reference is not at hand (unusual bytecode). */
     public static void object(Acct t, int site) {
         try {
-            t.counts.add(Counts.key(t.account, site, 0), 1, 0, 0);
+            t.add(t.account, site, 1, 0, 0);
         } catch (Throwable e) {
             Ledger.drop(e);
         }
@@ -78,7 +149,7 @@ public final class Acct {
             int size = e.isPrimitive() ? Sizes.element(primitiveChar(e)) : Sizes.REF;
             long key = Counts.key(t.account, site, 0);
             long bytes = Sizes.array(len, size);
-            long n = t.counts.add(key, 1, len, bytes);
+            long n = t.add(t.account, site, 1, len, bytes);
             if (Live.MODE != Live.OFF) Live.track(a, key, n, 1, len, bytes);
         } catch (Throwable x) {
             Ledger.drop(x);
@@ -89,7 +160,7 @@ public final class Acct {
         try {
             long key = Counts.key(t.account, site, 0);
             long bytes = Sizes.array(length, elementSize);
-            long n = t.counts.add(key, 1, length, bytes);
+            long n = t.add(t.account, site, 1, length, bytes);
             if (Live.MODE != Live.OFF) Live.track(a, key, n, 1, length, bytes);
         } catch (Throwable e) {
             Ledger.drop(e);
@@ -105,29 +176,35 @@ public final class Acct {
     // site's, as with full switching, for code rewritten without '*' that inherits it.
 
     public static Acct object(Object o, Acct t, int account, int site) {
-        // The fast path is small enough to inline at every site, and without liveness the new
-        // object goes no further than its class, so the compiler can still scalar-replace an
-        // allocation that does not escape. It is taken when the site's counter sits in its home
-        // slot, which only the slow path below creates (after noting the site's class).
-        // With sampled liveness the fast path also serves the allocations not sampled.
-        if (Live.MODE != Live.ALL && t != null && o != null && !Budget.anyThrowing) {
-            long stored = Counts.key(account, site, 0) + 1;
-            long[] tab = t.counts.table;
-            int s = Counts.home(stored - 1, tab);
-            if (tab[s] == stored) {
-                long n = ++tab[s + 1];
-                t.account = account;
-                if (Live.MODE == Live.SAMPLE && n % Live.RATE == 0) sampled(o, stored - 1, n, 0, 0);
-                return t;
+        // The fast path is inlined at every site, so its bytecode is kept small: the JIT charges
+        // every inlined byte, dead branches included, against the caller's inlining budget.
+        // Without liveness the new object goes no further than its class, so the compiler can
+        // still scalar-replace an allocation that does not escape. It is taken when the site has
+        // this thread's direct slot for account, which only the slow path claims (after noting
+        // the site's class, and never with liveness 'all'); with sampled liveness it also serves
+        // the allocations not sampled. The first site a method invocation reaches fetches the
+        // thread's state here too, so a method with one allocation (the common case) never
+        // leaves the fast path.
+        if (o != null && !Budget.anyThrowing) {
+            Acct a = t != null ? t : Ledger.current();
+            long[][] pg = a.pages;
+            int pi = site >>> PAGE_BITS;
+            long[] p;
+            int i = (site & PAGE_MASK) * SLOT;
+            if (pi < pg.length && (p = pg[pi]) != null && p[i] == account + 1L) {
+                long n = ++p[i + 1];
+                if (a.account != account) a.account = account; // cheaper than a store per allocation
+                if (Live.MODE == Live.SAMPLE && n % Live.RATE == 0) sampled(o, account, site, n, 0, 0);
+                return a;
             }
         }
         return objectSlow(o == null ? null : o.getClass(), Live.MODE == Live.OFF ? null : o, t, account, site);
     }
 
     /** Tracks a sampled allocation counted on a fast path. */
-    private static void sampled(Object o, long key, long n, long elements, long bytes) {
+    private static void sampled(Object o, int account, int site, long n, long elements, long bytes) {
         try {
-            Live.track(o, key, n, 1, elements, bytes);
+            Live.track(o, Counts.key(account, site, 0), n, 1, elements, bytes);
         } catch (Throwable e) {
             Ledger.drop(e);
         }
@@ -141,7 +218,7 @@ public final class Acct {
             if (c == null) throw new NullPointerException("no object at site " + site);
             noteClass(site, c);
             long key = Counts.key(account, site, 0);
-            long n = t.counts.add(key, 1, 0, 0);
+            long n = t.add(account, site, 1, 0, 0);
             if (o != null) Live.track(o, key, n, 1, 0, 0);
         } catch (Throwable e) {
             Ledger.drop(e);
@@ -175,7 +252,7 @@ public final class Acct {
         try {
             if (t == null) t = Ledger.here();
             t.account = account;
-            t.counts.add(Counts.key(account, site, 0), 1, 0, 0);
+            t.add(account, site, 1, 0, 0);
         } catch (Throwable e) {
             Ledger.drop(e);
         }
@@ -205,20 +282,22 @@ public final class Acct {
     }
 
     private static Acct one(Object a, Acct t, int account, int site, int length, int elementSize) {
-        // As object(): a small fast path in the site's home slot; the array itself is passed on
+        // As object(): a small fast path in the site's direct slot; the array itself is passed on
         // only for liveness.
-        if (Live.MODE != Live.ALL && t != null && !Budget.anyThrowing) {
-            long stored = Counts.key(account, site, 0) + 1;
-            long[] tab = t.counts.table;
-            int s = Counts.home(stored - 1, tab);
-            if (tab[s] == stored) {
+        if (!Budget.anyThrowing) {
+            Acct h = t != null ? t : Ledger.current();
+            long[][] pg = h.pages;
+            int pi = site >>> PAGE_BITS;
+            long[] p;
+            int i = (site & PAGE_MASK) * SLOT;
+            if (pi < pg.length && (p = pg[pi]) != null && p[i] == account + 1L) {
                 long bytes = Sizes.array(length, elementSize);
-                long n = ++tab[s + 1];
-                tab[s + 2] += length;
-                tab[s + 3] += bytes;
-                t.account = account;
-                if (Live.MODE == Live.SAMPLE && n % Live.RATE == 0) sampled(a, stored - 1, n, length, bytes);
-                return t;
+                long n = ++p[i + 1];
+                p[i + 2] += length;
+                p[i + 3] += bytes;
+                if (h.account != account) h.account = account;
+                if (Live.MODE == Live.SAMPLE && n % Live.RATE == 0) sampled(a, account, site, n, length, bytes);
+                return h;
             }
         }
         if (Live.MODE == Live.OFF) a = null;
@@ -227,7 +306,7 @@ public final class Acct {
             t.account = account;
             long key = Counts.key(account, site, 0);
             long bytes = Sizes.array(length, elementSize);
-            long n = t.counts.add(key, 1, length, bytes);
+            long n = t.add(account, site, 1, length, bytes);
             if (a != null) Live.track(a, key, n, 1, length, bytes);
         } catch (Throwable e) {
             Ledger.drop(e);
@@ -301,7 +380,7 @@ public final class Acct {
         long[] r = multiArrays(dims, shape);
         int account = t.account;
         long k0 = Counts.key(account, site, 0);
-        long n = t.counts.add(k0, r[0], r[1], r[2]);
+        long n = t.add(account, site, r[0], r[1], r[2]);
         boolean live = Live.MODE != Live.OFF && a != null;
         if (live) Live.track(a, k0, n, r[0], r[1], r[2]);
         if (r[3] >= 0) {

@@ -87,11 +87,6 @@ final class Counts {
         table = t; // publish last: readers see either the old or the new table, both complete
     }
 
-    /** The first slot key probes in table, where it sits unless it collided on insertion. */
-    static int home(long key, long[] table) {
-        return (mix(key) & (table.length / STRIDE - 1)) * STRIDE;
-    }
-
     private static int mix(long k) {
         long h = k * 0x9E3779B97F4A7C15L;
         return (int) (h ^ (h >>> 29));
