@@ -54,7 +54,7 @@ func agentOnlyFlags() []cli.Flag {
 			"(HashMap nodes and tables, Integer boxes, String.split) are charged to the calling account. Runtime-critical JDK packages are " +
 			"excluded, loaded classes the JVM cannot retransform are listed; java.lang.Object.<init> is hooked only with --object-init. " +
 			"Costs one round trip per JDK class at start-up and a thread-local read in JDK methods that allocate (docs/agent.md)"},
-		&cli.BoolFlag{Name: "object-init", Usage: "hook java.lang.Object's constructor (by retransformation, Java 8+): every object constructed is also counted, " +
+		&cli.BoolFlag{Name: "object-init", Usage: "hook java.lang.Object's constructor (by retransformation): every object constructed is also counted, " +
 			"per class, in sites of kind init charged to the thread's account, including objects made by reflection, JNI, deserialization and JDK " +
 			"code no rewritten site sees (arrays, clone() and Class objects run no constructor). These rows overlap the rows of rewritten sites: " +
 			"the objects no site counted are a class's init row minus its object rows. Expensive: a call in every constructor (docs/agent.md)"},

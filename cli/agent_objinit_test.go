@@ -118,3 +118,19 @@ func TestAgentObjectInitThreads(t *testing.T) {
 		t.Errorf("output under --object-init:\n%s\nplain:\n%s", out, plain)
 	}
 }
+
+// Bad hook options are refused before anything runs, saying why.
+func TestObjectInitOptions(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--object-init-sites", "100"}, "--object-init-sites is given without --object-init"},
+		{[]string{"--object-init", "--object-init-sites", "1"}, "--object-init-sites 1: must be at least 2"},
+	} {
+		args := append(append([]string{"run"}, c.args...), "--", "java", "-version")
+		if _, _, err := runCLI(t, args...); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want an error saying %q", c.args, err, c.want)
+		}
+	}
+}
