@@ -9,7 +9,11 @@
 // allocation.
 package dominators
 
-import "github.com/heapledger/heapledger/analysis/heapgraph"
+import (
+	"sync"
+
+	"github.com/heapledger/heapledger/analysis/heapgraph"
+)
 
 // Tree is the dominator tree of the part of a graph reachable from node 0.
 type Tree struct {
@@ -48,8 +52,12 @@ func ComputeWith(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scrat
 	scratch := sc.Uint32s(n)
 
 	// Predecessor lists by preorder number come next (see below); the DFS meets every edge once,
-	// so it counts them on the way, sparing a pass over all edges. roff[t+1] counts t's.
+	// so it counts them on the way, sparing a pass over all edges. They are filled by two cores,
+	// one for the sources numbered below half, one for the rest, so the counts are kept apart:
+	// roff[t+1] counts t's predecessors from the first half, upper[t] from the second.
+	half := uint32(n / 2)
 	roff := sc.Uint32s(n + 1)
+	upper := sc.Uint32s(n)
 
 	pre[0] = 0
 	vertex = append(vertex, 0)
@@ -68,7 +76,11 @@ func ComputeWith(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scrat
 				break
 			}
 			if t != 0 && t != cur && parent[t] != cur {
-				roff[t+1]++
+				if cur < half {
+					roff[t+1]++
+				} else {
+					upper[t]++
+				}
 			}
 		}
 		if e < end {
@@ -95,21 +107,35 @@ func ComputeWith(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scrat
 	// root, which cannot lower a semidominator: most heap objects have one referrer, so most
 	// lists are empty.
 	roff = roff[:r+1]
-	for o := uint32(0); o < r; o++ {
-		roff[o+1] += roff[o]
+	// Each list holds the first half's sources, then the second's, each in preorder — the
+	// order one pass in preorder would give.
+	next, nextUpper := scratch[:r], upper[:r]
+	for t := uint32(0); t < r; t++ {
+		lower, higher := roff[t+1], upper[t] // nextUpper is upper's array
+		next[t], nextUpper[t] = roff[t], roff[t]+lower
+		roff[t+1] = roff[t] + lower + higher
 	}
 	preds := sc.Uint32s(int(roff[r]))
-	next := scratch[:r]
-	copy(next, roff[:r])
-	for o := uint32(0); o < r; o++ {
-		v := vertex[o]
-		for e := g.Off[v]; e < g.Off[v+1]; e++ {
-			if t := pre[g.Succ[e]]; !skip.Has(e) && t != 0 && t != o && parent[t] != o {
-				preds[next[t]] = o
-				next[t]++
+	fill := func(from, to uint32, next []uint32) {
+		for o := from; o < to; o++ {
+			v := vertex[o]
+			for e := g.Off[v]; e < g.Off[v+1]; e++ {
+				if t := pre[g.Succ[e]]; !skip.Has(e) && t != 0 && t != o && parent[t] != o {
+					preds[next[t]] = o
+					next[t]++
+				}
 			}
 		}
 	}
+	var wg sync.WaitGroup
+	if half < r {
+		wg.Add(1)
+		go func() { defer wg.Done(); fill(half, r, nextUpper) }()
+	}
+	fill(0, min(half, r), next)
+	wg.Wait()
+	sc.Release(upper)
+	upper, nextUpper = nil, nil
 	// pre can give the preorder back at the end, so vertex's array becomes the labels: one
 	// array less at the peak.
 	semi := scratch[:r]

@@ -126,6 +126,10 @@ func Analyze(in Input, opt Options) *Report {
 	phase("dominator tree")
 	tree := dominators.ComputeWith(g, in.Weak, sc)
 	phase("retained sizes")
+	// The dominator tree's child lists are built on the other core meanwhile; nothing else
+	// touches the tree's scratch arrays until they are done.
+	childrenDone := make(chan struct{})
+	go func() { tree.Children(); close(childrenDone) }()
 	ret := tree.Retained(g.Size)
 	total := ret[0]
 	rep.Stats = Stats{Objects: len(tree.Order) - 1, Edges: len(g.Succ), TotalBytes: total}
@@ -145,6 +149,7 @@ func Analyze(in Input, opt Options) *Report {
 	// the threshold below a split, where two or more children are over it: one object holding two
 	// big collections should name both, not stop at the holder for want of a single big child.
 	limit := opt.Threshold * float64(total)
+	<-childrenDone
 	off, kids := tree.Children()
 	over := func(v uint32) bool { return total > 0 && float64(ret[v]) > limit }
 	stack := []uint32{0}
