@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 	"time"
 )
@@ -46,5 +47,44 @@ func TestFirstWrite(t *testing.T) {
 	g.Write([]byte("llo\n"))
 	if g.after == 0 {
 		t.Fatal("hello is output")
+	}
+}
+
+// The start-up table: first output of plain, offline and agent runs with the ratio within each
+// pair, and the agent's class count and latencies as medians over runs.
+func TestStartupRows(t *testing.T) {
+	plain, count, agent := &Mode{Name: "plain"}, &Mode{Name: "heapledger-count"}, &Mode{Name: "heapledger-agent"}
+	jfr := &Mode{Name: "jfr-alloc"}
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	res := &Result{
+		W:     &Workload{Name: "w"},
+		Modes: []*Mode{plain, count, agent, jfr},
+		Plain: []Sample{{First: ms(100)}, {First: ms(200)}},
+		Pairs: map[string][]Pair{
+			"heapledger-count": {{Plain: Sample{First: ms(100)}, Mode: Sample{First: ms(150)}}},
+			"heapledger-agent": {
+				{Plain: Sample{First: ms(100)}, Mode: Sample{First: ms(300), Agent: &AgentStats{Classes: 500, MedianMs: 0.5, P99Ms: 10}}},
+				{Plain: Sample{First: ms(200)}, Mode: Sample{First: ms(400), Agent: &AgentStats{Classes: 502, MedianMs: 0.7, P99Ms: 30}}},
+			},
+		},
+		Failed: map[string]string{},
+	}
+	rep := &Report{Modes: []*Mode{plain, count, agent, jfr}, Results: []*Result{res}}
+	got := rep.startupRows()
+	want := []string{
+		"| w | plain | 150 (100–200) | 1 | | | |",
+		"| w | heapledger-count | 150 | 1.50 |  |  |  |",
+		"| w | heapledger-agent | 350 (300–400) | 2.50 (2.00–3.00) | 501 | 0.60 | 20.0 (10.0–30.0) |",
+	}
+	if len(got) != len(want) {
+		t.Fatalf("rows:\n%s", strings.Join(got, "\n"))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("row %d:\n got %s\nwant %s", i, got[i], want[i])
+		}
+	}
+	if rows := (&Report{Modes: []*Mode{plain, jfr}, Results: []*Result{res}}).startupRows(); rows != nil {
+		t.Errorf("no start-up mode ran, but rows: %v", rows)
 	}
 }
