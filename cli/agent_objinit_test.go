@@ -134,3 +134,43 @@ func TestObjectInitOptions(t *testing.T) {
 		}
 	}
 }
+
+// With fewer reserved sites than classes, the classes past them are counted together in the
+// last site, with one warning: nothing is dropped silently.
+func TestAgentObjectInitSitesRunOut(t *testing.T) {
+	needAgent(t)
+	app, _ := agentFixtures(t)
+	snaps := t.TempDir()
+	out, errOut, err := runHL(t, "run", "--object-init", "--object-init-sites", "3", "--accounts", "agentfix.objinit.*", "--snapshot-dir", snaps, "--",
+		"java", "-cp", app, "agentfix.objinit.Main", "100")
+	if err != nil {
+		t.Fatalf("%v\n%s\n%s", err, out, errOut)
+	}
+	if n := strings.Count(errOut, "the Object.<init> hook has used its 2 sites"); n != 1 {
+		t.Errorf("%d warnings about the hook's sites, want 1:\n%s", n, errOut)
+	}
+	s := onlySnapshot(t, snaps)
+	perKind := map[string]int{}
+	var other int64
+	for id, site := range s.Sites {
+		if site.Kind != "init" {
+			continue
+		}
+		perKind[site.Type]++
+		if strings.HasPrefix(site.Type, "(other classes: more than 2)") {
+			for _, r := range s.Rows {
+				if r.Site == id {
+					other += r.Count
+				}
+			}
+		}
+	}
+	if len(perKind) != 3 {
+		t.Errorf("init sites %v, want two classes and the shared one", perKind)
+	}
+	// At least the fixture's 100 + 50 + 40 + 10 objects: the two classes with sites of their own
+	// are met in premain, long before main runs.
+	if other < 200 {
+		t.Errorf("the shared site counts %d objects", other)
+	}
+}
