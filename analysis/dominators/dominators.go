@@ -217,7 +217,7 @@ func (t *Tree) Reachable(n uint32) bool { return n == 0 || t.Idom[n] != heapgrap
 // it dominates, i.e. what the garbage collector would free if the node were unreachable. Nodes
 // that node 0 does not reach get 0; node 0 gets the total of the reachable heap.
 func (t *Tree) Retained(size []uint64) []uint64 {
-	ret := make([]uint64, len(t.Idom))
+	ret := t.sc.Uint64s(len(t.Idom)) // the Scratch the tree came from, if any
 	for _, v := range t.Order {
 		ret[v] = size[v]
 	}

@@ -158,7 +158,7 @@ func condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count i
 			}
 		}
 	}
-	size := make([]uint64, count)
+	size := sc.Uint64s(count)
 	dagOff := sc.Uint32s(count + 1)
 	// At most one DAG edge per graph edge; pages of the reserve that stay unused are never
 	// touched, so the reserve costs address space, not memory, and appends never copy.

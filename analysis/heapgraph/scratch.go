@@ -12,7 +12,8 @@ import (
 // costs more than the phase's own work. A nil *Scratch allocates and forgets, as make does.
 // A Scratch is not safe for concurrent use.
 type Scratch struct {
-	free [][]uint32
+	free   [][]uint32
+	free64 [][]uint64
 }
 
 // Uint32s returns a zeroed slice of n elements, reusing a released array when one is large
@@ -34,6 +35,33 @@ func (s *Scratch) Uint32s(n int) []uint32 {
 		}
 	}
 	return make([]uint32, n)
+}
+
+// Uint64s is Uint32s for 64-bit words (sizes).
+func (s *Scratch) Uint64s(n int) []uint64 {
+	if s != nil {
+		for i, b := range s.free64 {
+			if cap(b) >= n {
+				b = b[:n]
+				s.free64 = slices.Delete(s.free64, i, i+1)
+				clear(b)
+				return b
+			}
+		}
+	}
+	return make([]uint64, n)
+}
+
+// Release64 is Release for arrays of 64-bit words.
+func (s *Scratch) Release64(bufs ...[]uint64) {
+	if s == nil {
+		return
+	}
+	for _, b := range bufs {
+		if cap(b) >= 1<<15 {
+			s.free64 = append(s.free64, b)
+		}
+	}
 }
 
 // Release hands arrays back for reuse; the caller must not use them afterwards. Small arrays are
@@ -63,6 +91,6 @@ func (s *Scratch) Trim(k int) {
 // Drop forgets every array it holds, for the garbage collector to take.
 func (s *Scratch) Drop() {
 	if s != nil {
-		s.free = nil
+		s.free, s.free64 = nil, nil
 	}
 }

@@ -33,3 +33,16 @@ func TestScratchReusesZeroedAndTrims(t *testing.T) {
 	none.Release(a)
 	none.Trim(0)
 }
+
+func TestScratchUint64s(t *testing.T) {
+	var s Scratch
+	a := s.Uint64s(1 << 15)
+	a[3] = 9
+	s.Release64(a, make([]uint64, 8))
+	if b := s.Uint64s(100); &b[0] != &a[0] || b[3] != 0 || len(b) != 100 {
+		t.Fatal("want the released array back, zeroed and cut to length")
+	}
+	if len(s.free64) != 0 {
+		t.Fatalf("%d arrays still held", len(s.free64))
+	}
+}

@@ -203,6 +203,8 @@ func Analyze(in Input, opt Options) *Report {
 		}
 		rep.ByClass = byClass[:min(len(byClass), opt.Top)]
 	}
+	sc.Release64(ret) // the component sizes reuse it
+	ret = nil
 
 	phase("paths from GC roots")
 	paths := <-pathsDone
