@@ -257,6 +257,7 @@ public final class Agent {
      */
     private void preload() {
         BUSY.get();
+        ObjectHook.resume(ObjectHook.pause()); // the transformer pauses the hook, engaged or not
         byte[] tiny = new byte[0];
         Service.Pending p = new Service.Pending();
         synchronized (p) {
