@@ -30,6 +30,9 @@ public final class Acct {
     /** (account, site, part) totals that have no direct slot. */
     final Counts counts = new Counts();
 
+    /** slow()'s length for an array whose type is not known at the call. */
+    private static final int ANY_ARRAY = -2;
+
     static final int PAGE_BITS = 5, PAGE = 1 << PAGE_BITS, PAGE_MASK = PAGE - 1, SLOT = 4;
     private static final long[][] NO_PAGES = new long[0][];
     final WeakReference<Thread> owner;
@@ -71,7 +74,7 @@ public final class Acct {
         return counts.add(Counts.key(account, site, 0), count, elements, bytes);
     }
 
-    private long[] page(int site) {
+    long[] page(int site) {
         int pi = site >>> PAGE_BITS;
         long[][] pg = pages;
         if (pi >= pg.length) {
@@ -105,17 +108,22 @@ public final class Acct {
 
     // ---- objects ----
 
-    /** An object, fully constructed, allocated at site. Its class gives the site's size. */
+    /**
+     * An object, fully constructed, allocated at site and charged to the thread's account. Its
+     * class gives the site's size. A fast path as in the '*' form below.
+     */
     public static void object(Object o, Acct t, int site) {
-        try {
-            Ledger.noteClass(site, o);
-            long key = Counts.key(t.account, site, 0);
-            long n = t.add(t.account, site, 1, 0, 0);
-            if (Live.MODE != Live.OFF) Live.track(o, key, n, 1, 0, 0);
-        } catch (Throwable e) {
-            Ledger.drop(e);
+        int account = t.account;
+        long[][] pg = t.pages;
+        int pi = site >>> PAGE_BITS;
+        long[] p;
+        int i = (site & PAGE_MASK) * SLOT;
+        if (o != null && !Budget.anyThrowing && pi < pg.length && (p = pg[pi]) != null && p[i] == account + 1L) {
+            long n = ++p[i + 1];
+            if (Live.MODE == Live.SAMPLE && n % Live.RATE == 0) sampled(o, account, site, n, 0, 0);
+            return;
         }
-        if (Budget.anyThrowing) Budget.enforce(t.account);
+        slow(Live.MODE == Live.OFF ? null : o, o == null ? null : o.getClass(), t, account, site, -1, 0);
     }
 
     /** An object allocated at site when the reference is not at hand (unusual bytecode). */
@@ -142,30 +150,24 @@ public final class Acct {
 
     /** An array whose static type is not known at the call (e.g. Array.newInstance, clone()). */
     public static void anyArray(Object a, Acct t, int site) {
-        try {
-            Class<?> c = a.getClass();
-            int len = java.lang.reflect.Array.getLength(a);
-            Class<?> e = c.getComponentType();
-            int size = e.isPrimitive() ? Sizes.element(primitiveChar(e)) : Sizes.REF;
-            long key = Counts.key(t.account, site, 0);
-            long bytes = Sizes.array(len, size);
-            long n = t.add(t.account, site, 1, len, bytes);
-            if (Live.MODE != Live.OFF) Live.track(a, key, n, 1, len, bytes);
-        } catch (Throwable x) {
-            Ledger.drop(x);
-        }
+        slow(a, null, t, t.account, site, ANY_ARRAY, 0);
     }
 
     private static void one(Object a, Acct t, int site, int length, int elementSize) {
-        try {
-            long key = Counts.key(t.account, site, 0);
+        int account = t.account;
+        long[][] pg = t.pages;
+        int pi = site >>> PAGE_BITS;
+        long[] p;
+        int i = (site & PAGE_MASK) * SLOT;
+        if (!Budget.anyThrowing && pi < pg.length && (p = pg[pi]) != null && p[i] == account + 1L) {
             long bytes = Sizes.array(length, elementSize);
-            long n = t.add(t.account, site, 1, length, bytes);
-            if (Live.MODE != Live.OFF) Live.track(a, key, n, 1, length, bytes);
-        } catch (Throwable e) {
-            Ledger.drop(e);
+            long n = ++p[i + 1];
+            p[i + 2] += length;
+            p[i + 3] += bytes;
+            if (Live.MODE == Live.SAMPLE && n % Live.RATE == 0) sampled(a, account, site, n, length, bytes);
+            return;
         }
-        if (Budget.anyThrowing) Budget.enforce(t.account);
+        slow(Live.MODE == Live.OFF ? null : a, null, t, account, site, length, elementSize);
     }
 
     // ---- every class accounted (--accounts '*') ----
@@ -198,7 +200,7 @@ public final class Acct {
                 return a;
             }
         }
-        return objectSlow(o == null ? null : o.getClass(), Live.MODE == Live.OFF ? null : o, t, account, site);
+        return slow(Live.MODE == Live.OFF ? null : o, o == null ? null : o.getClass(), t, account, site, -1, 0);
     }
 
     /** Tracks a sampled allocation counted on a fast path. */
@@ -210,42 +212,80 @@ public final class Acct {
         }
     }
 
-    private static Acct objectSlow(Class<?> c, Object o, Acct t, int account, int site) {
+    /**
+     * The slow path of {@link #object(Object, Acct, int, int)} and the array fast paths: the
+     * thread's first allocation at a site, liveness 'all', an armed budget, a null clone().
+     * length -1 is an object of class c, {@link #ANY_ARRAY} an array whose type only o tells
+     * (o is then always passed), otherwise an array of length elements of elementSize bytes.
+     * Otherwise o is the allocation, passed only when liveness may track it.
+     *
+     * <p>It is one method, not a few small ones, and larger than the JIT's FreqInlineSize (325
+     * bytes of bytecode) on purpose: its call sits in the fast paths that are inlined at every
+     * site, and the profile the JIT reads there is shared by all sites. Early in a run, when the
+     * first allocation at each site comes here, that call looks hot, and a smaller slow path
+     * would be inlined at every site, using up the inlining budget of the program's own hot
+     * methods (on sunflow, 141 inlined copies and 39 program methods left out). RuntimeSizeTest
+     * checks both sizes.
+     */
+    private static Acct slow(Object o, Class<?> c, Acct t, int account, int site, int length, int elementSize) {
+        // A thread without state here is a '*' method's first site; full switching always has one.
         try {
             if (t == null) t = Ledger.here();
             t.account = account;
-            // A clone() that returned null: dropped, as with full switching.
-            if (c == null) throw new NullPointerException("no object at site " + site);
-            noteClass(site, c);
-            long key = Counts.key(account, site, 0);
-            long n = t.add(account, site, 1, 0, 0);
-            if (o != null) Live.track(o, key, n, 1, 0, 0);
+            long bytes = 0, elements = 0;
+            if (length == ANY_ARRAY) {
+                // clone() of an array, Array.newInstance: the type is known only now.
+                Class<?> e = o.getClass().getComponentType();
+                elements = java.lang.reflect.Array.getLength(o);
+                bytes = Sizes.array((int) elements, e.isPrimitive() ? Sizes.element(primitiveChar(e)) : Sizes.REF);
+                if (Live.MODE == Live.OFF) o = null;
+            } else if (length >= 0) {
+                elements = length;
+                bytes = Sizes.array(length, elementSize);
+            } else {
+                // A clone() that returned null: dropped, as with full switching.
+                if (c == null) throw new NullPointerException("no object at site " + site);
+                // The site's class for the size model, as Ledger.noteClass but from the class,
+                // so the object need not escape; synchronized on Ledger.class as recordClass is.
+                Class<?>[] sc = Ledger.siteClasses;
+                if (site >= sc.length || sc[site] == null) {
+                    synchronized (Ledger.class) {
+                        sc = Ledger.siteClasses;
+                        if (site >= sc.length) {
+                            int n = sc.length;
+                            while (n <= site) n *= 2;
+                            Class<?>[] bigger = new Class<?>[n];
+                            System.arraycopy(sc, 0, bigger, 0, sc.length);
+                            sc = bigger;
+                        }
+                        if (sc[site] == null) sc[site] = c;
+                        Ledger.siteClasses = sc;
+                    }
+                }
+            }
+            // The site's direct slot, claimed here for the fast paths (as add() does), so that they
+            // find it next time; never with liveness 'all', whose every allocation comes here.
+            long n;
+            long[] p = null;
+            int i = (site & PAGE_MASK) * SLOT;
+            if (site >= 0 && Live.MODE != Live.ALL) {
+                p = t.page(site);
+                if (p[i] == 0) p[i] = account + 1L;
+                if (p[i] != account + 1L) p = null;
+            }
+            if (p != null) {
+                p[i + 2] += elements;
+                p[i + 3] += bytes;
+                n = ++p[i + 1];
+            } else {
+                n = t.counts.add(Counts.key(account, site, 0), 1, elements, bytes);
+            }
+            if (o != null) Live.track(o, Counts.key(account, site, 0), n, 1, elements, bytes);
         } catch (Throwable e) {
             Ledger.drop(e);
         }
         if (Budget.anyThrowing) Budget.enforce(account);
         return t;
-    }
-
-    /**
-     * Ledger.noteClass given the class rather than the object (so the object need not escape);
-     * synchronized on Ledger.class, as Ledger's recordClass is, so the two never race.
-     */
-    private static void noteClass(int site, Class<?> c) {
-        Class<?>[] sc = Ledger.siteClasses;
-        if (site < sc.length && sc[site] != null) return;
-        synchronized (Ledger.class) {
-            sc = Ledger.siteClasses;
-            if (site >= sc.length) {
-                int n = sc.length;
-                while (n <= site) n *= 2;
-                Class<?>[] bigger = new Class<?>[n];
-                System.arraycopy(sc, 0, bigger, 0, sc.length);
-                sc = bigger;
-            }
-            if (sc[site] == null) sc[site] = c;
-            Ledger.siteClasses = sc;
-        }
     }
 
     public static Acct object(Acct t, int account, int site) {
@@ -270,15 +310,7 @@ public final class Acct {
     public static Acct array(Object[] a, Acct t, int account, int site) { return one(a, t, account, site, a.length, Sizes.REF); }
 
     public static Acct anyArray(Object a, Acct t, int account, int site) {
-        try {
-            if (t == null) t = Ledger.here();
-            t.account = account;
-        } catch (Throwable e) {
-            Ledger.drop(e);
-            return t;
-        }
-        anyArray(a, t, site);
-        return t;
+        return slow(a, null, t, account, site, ANY_ARRAY, 0);
     }
 
     private static Acct one(Object a, Acct t, int account, int site, int length, int elementSize) {
@@ -300,19 +332,7 @@ public final class Acct {
                 return h;
             }
         }
-        if (Live.MODE == Live.OFF) a = null;
-        try {
-            if (t == null) t = Ledger.here();
-            t.account = account;
-            long key = Counts.key(account, site, 0);
-            long bytes = Sizes.array(length, elementSize);
-            long n = t.add(account, site, 1, length, bytes);
-            if (a != null) Live.track(a, key, n, 1, length, bytes);
-        } catch (Throwable e) {
-            Ledger.drop(e);
-        }
-        if (Budget.anyThrowing) Budget.enforce(account);
-        return t;
+        return slow(Live.MODE == Live.OFF ? null : a, null, t, account, site, length, elementSize);
     }
 
     // multiIn, not multi: (Object, Acct, 5 ints) would clash with multi's three-dimension form.
