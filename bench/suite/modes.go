@@ -239,6 +239,13 @@ func (env *Env) rewriteOffline(mode string, flags []string, w *Workload, p *Prep
 		return nil, err
 	}
 	key := []string{binSum, strings.Join(flags, "\x00")}
+	// The runtime and agent jars the binary embeds sit beside it (make build): a rebuilt runtime
+	// with the same binary must not reuse jars that carry the old one.
+	for _, name := range []string{"heapledger-runtime.jar", "heapledger-agent.jar"} {
+		if sum, err := fileDigest(filepath.Join(filepath.Dir(env.Bin), name)); err == nil {
+			key = append(key, name+" "+sum)
+		}
+	}
 	for _, j := range p.Jars {
 		st, err := os.Stat(j)
 		if err != nil {
