@@ -34,6 +34,8 @@ public final class ObjectHook {
     private ObjectHook() {}
 
     private static volatile boolean engaged;
+    /** Engaged at some time: guards may be set, and resume must clear them even after a detach. */
+    private static volatile boolean everEngaged;
 
     /** Threads registering with the hook right now. */
     private static final ThreadList ENTERING = new ThreadList();
@@ -97,6 +99,7 @@ public final class ObjectHook {
         new Entry(Object.class, -1).getClass();
         System.identityHashCode(Thread.currentThread());
         siteOf(Guard.class, null);
+        everEngaged = true;
         engaged = true;
     }
 
@@ -124,7 +127,7 @@ public final class ObjectHook {
     }
 
     public static void resume(boolean was) {
-        if (!engaged && !was) return;
+        if (!everEngaged) return;
         Guard g = guard(Thread.currentThread());
         if (g != null) g.busy = was;
     }
