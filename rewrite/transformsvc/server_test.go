@@ -209,4 +209,3 @@ func FuzzReadRequest(f *testing.F) {
 		}
 	})
 }
-
