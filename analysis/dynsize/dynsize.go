@@ -24,8 +24,8 @@ type Sizes struct {
 
 	dyn        []uint64 // exact dynamic size of each DAP; Top's bounds elsewhere
 	rootEdges  uint32   // component 0's real edges; the rest of its list only roots the DAG
-	inHub      []bool   // components the hub reaches (the hub included)
-	reachesHub []bool   // components that reach the hub (the hub included)
+	inHub      bitset   // components the hub reaches (the hub included)
+	reachesHub bitset   // components that reach the hub (the hub included)
 	hubDyn     uint64
 	hubReady   bool
 	stamp      []uint32 // visit marks, one epoch per walk so walks never clear it; Batch's masks
@@ -107,26 +107,28 @@ func (s *Sizes) chooseHub() {
 		return
 	}
 	s.Hub = best
-	s.inHub = make([]bool, n)
-	s.inHub[best] = true
+	s.inHub = newBitset(n)
+	s.inHub.set(best)
 	stack := []uint32{best}
 	for len(stack) > 0 {
 		x := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		for _, y := range s.DAG.Successors(x) {
-			if !s.inHub[y] {
-				s.inHub[y] = true
+			if !s.inHub.has(y) {
+				s.inHub.set(y)
 				stack = append(stack, y)
 			}
 		}
 	}
-	s.reachesHub = make([]bool, n)
+	s.reachesHub = newBitset(n)
 	for c := int(best); c >= 0; c-- { // nothing numbered after the hub reaches it
 		r := uint32(c) == best
 		for _, d := range s.realSuccessors(uint32(c)) {
-			r = r || s.reachesHub[d]
+			r = r || s.reachesHub.has(d)
 		}
-		s.reachesHub[c] = r
+		if r {
+			s.reachesHub.set(uint32(c))
+		}
 	}
 }
 
@@ -177,7 +179,7 @@ func (s *Sizes) walkWithin(c uint32, budget uint64) (total uint64, ok bool) {
 		s.epoch = 1
 	}
 	s.stamp[c] = s.epoch
-	useHub := s.hubReady && !s.inHub[c]
+	useHub := s.hubReady && !s.inHub.has(c)
 	s.boundary = s.boundary[:0]
 	stack := append(s.stack[:0], c)
 	metHub := false
@@ -185,7 +187,7 @@ func (s *Sizes) walkWithin(c uint32, budget uint64) (total uint64, ok bool) {
 		for len(stack) > 0 {
 			x := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
-			if useHub && s.inHub[x] {
+			if useHub && s.inHub.has(x) {
 				if x == s.Hub {
 					metHub = true
 				} else {
@@ -272,7 +274,7 @@ func (s *Sizes) Batch(cs []uint32) []uint64 {
 	var hubBits uint32
 	for c := lo; c < uint32(n); c++ {
 		m := mask[c]
-		if s.Hub != heapgraph.NoNode && s.hubReady && s.inHub[c] {
+		if s.Hub != heapgraph.NoNode && s.hubReady && s.inHub.has(c) {
 			if c == s.Hub {
 				hubBits = m
 				addTo(m, s.hubDyn)
@@ -387,7 +389,7 @@ func (s *Sizes) Top(k int) []Ranked {
 func (s *Sizes) upperBounds() (bound func(c uint32) uint64) {
 	n := s.DAG.N()
 	hub := s.Hub != heapgraph.NoNode && s.hubReady
-	above := func(c uint32) bool { return hub && s.reachesHub[c] && c != s.Hub }
+	above := func(c uint32) bool { return hub && s.reachesHub.has(c) && c != s.Hub }
 	// stored is the bound as kept for summing: the outside part for a component above the hub.
 	stored := func(c uint32) uint64 {
 		if s.DAP[c] && above(c) {
@@ -405,7 +407,7 @@ func (s *Sizes) upperBounds() (bound func(c uint32) uint64) {
 		case above(c):
 			b := s.DAG.Size[c]
 			for _, d := range s.DAG.Successors(c) {
-				if !s.inHub[d] {
+				if !s.inHub.has(d) {
 					b = satAdd(b, stored(d)) // for a d above the hub too, its outside part
 				}
 			}
@@ -415,7 +417,7 @@ func (s *Sizes) upperBounds() (bound func(c uint32) uint64) {
 			for _, d := range s.DAG.Successors(c) {
 				b = satAdd(b, stored(d)) // no successor is above the hub, or c would be
 			}
-			if hub && s.inHub[c] {
+			if hub && s.inHub.has(c) {
 				b = min(b, s.hubDyn)
 			}
 			s.dyn[c] = b
@@ -464,3 +466,11 @@ func (h *rankHeap) Pop() any {
 	*h = old[:len(old)-1]
 	return it
 }
+
+// bitset is a set of components, a bit each rather than a byte: the hub's two sets are as long as
+// the component list and live while memory peaks.
+type bitset []uint64
+
+func newBitset(n int) bitset       { return make(bitset, (n+63)/64) }
+func (b bitset) set(c uint32)      { b[c>>6] |= 1 << (c & 63) }
+func (b bitset) has(c uint32) bool { return b[c>>6]&(1<<(c&63)) != 0 }

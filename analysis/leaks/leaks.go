@@ -125,6 +125,9 @@ func Analyze(in Input, opt Options) *Report {
 	defer sc.Drop()
 	phase("dominator tree")
 	tree := dominators.ComputeWith(g, in.Weak, sc)
+	// The child lists take three of the arrays the tree's computation left; the others would sit
+	// idle, resident, through the retained-size phases, which is where memory would then peak.
+	sc.Trim(3)
 	phase("retained sizes")
 	// The dominator tree's child lists are built on the other core meanwhile; nothing else
 	// touches the tree's scratch arrays until they are done.
