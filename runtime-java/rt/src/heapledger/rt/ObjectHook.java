@@ -53,6 +53,8 @@ public final class ObjectHook {
     static final class Guard {
         final WeakReference<Thread> thread;
         boolean busy;
+        /** The last class this thread constructed and its entry: a program constructs runs of one class. */
+        Entry last;
 
         Guard(Thread t) {
             thread = new WeakReference<Thread>(t);
@@ -63,12 +65,17 @@ public final class ObjectHook {
     static final class Entry {
         final Class<?> type;
         final int site;
+        final int epoch; // the engage it belongs to: a later engage starts a new range
 
         Entry(Class<?> type, int site) {
             this.type = type;
             this.site = site;
+            this.epoch = ObjectHook.epoch;
         }
     }
+
+    /** Counts engages, so an entry cached in a guard is not used past the range it came from. */
+    private static volatile int epoch;
 
     private static final Object LOCK = new Object();
     private static volatile Entry[] table = new Entry[1024];
@@ -84,6 +91,7 @@ public final class ObjectHook {
     public static void engage(int firstSite, int sites) {
         if (sites < 2) throw new IllegalArgumentException("the Object.<init> hook needs at least 2 sites, got " + sites);
         synchronized (LOCK) {
+            epoch++;
             table = new Entry[1024];
             used = 0;
             first = firstSite;
@@ -98,7 +106,7 @@ public final class ObjectHook {
         GUARD.get();
         new Entry(Object.class, -1).getClass();
         System.identityHashCode(Thread.currentThread());
-        siteOf(Guard.class, null);
+        entryOf(Guard.class, null);
         everEngaged = true;
         engaged = true;
     }
@@ -144,7 +152,7 @@ public final class ObjectHook {
         if (g == null || g.busy) return;
         g.busy = true;
         try {
-            count(o);
+            count(g, o);
         } catch (Throwable e) {
             Ledger.drop(e);
         } finally {
@@ -179,20 +187,21 @@ public final class ObjectHook {
         }
     }
 
-    private static void count(Object o) {
+    private static void count(Guard g, Object o) {
         Class<?> c = o.getClass();
-        int site = siteOf(c, o);
-        if (site < 0) return;
+        Entry e = g.last;
+        if (e == null || e.type != c || e.epoch != epoch) g.last = e = entryOf(c, o);
+        if (e.site < 0) return;
         Acct a = Ledger.here();
-        long key = Counts.key(a.account, site, 0);
+        long key = Counts.key(a.account, e.site, 0);
         long n = a.counts.add(key, 1, 0, 0);
         if (Live.MODE != Live.OFF) Live.track(o, key, n, 1, 0, 0);
     }
 
-    /** The site of class c, assigned on first sight; o (when given) gives the size model its class. */
-    static int siteOf(Class<?> c, Object o) {
+    /** The entry of class c, its site assigned on first sight; o (when given) gives the size model its class. */
+    static Entry entryOf(Class<?> c, Object o) {
         Entry e = find(table, c);
-        return e != null ? e.site : assign(c, o);
+        return e != null ? e : assign(c, o);
     }
 
     private static Entry find(Entry[] t, Class<?> c) {
@@ -203,15 +212,16 @@ public final class ObjectHook {
         }
     }
 
-    private static int assign(Class<?> c, Object o) {
+    private static Entry assign(Class<?> c, Object o) {
         String name = c.getName();
         boolean own = c.getClassLoader() == null && (name.startsWith("heapledger.rt.") || name.startsWith("heapledger.agent."));
         int site;
         String line = null;
         boolean warn = false;
+        Entry made;
         synchronized (LOCK) {
             Entry known = find(table, c);
-            if (known != null) return known.site;
+            if (known != null) return known;
             if (own || first == 0) {
                 site = -1;
             } else if (next <= last) {
@@ -225,7 +235,8 @@ public final class ObjectHook {
                     line = "site\t" + site + "\tinit\t(other classes: more than " + (last - first + 1) + ")\t<Object.<init>>\t-1\t-1\n";
                 }
             }
-            insert(new Entry(c, site));
+            made = new Entry(c, site);
+            insert(made);
         }
         if (line != null) Ledger.defineTable(line);
         if (warn) {
@@ -233,7 +244,7 @@ public final class ObjectHook {
                     + overflow + " (bytes unknown)");
         }
         if (o != null && site >= 0 && site != overflow) Ledger.noteClass(site, o);
-        return site;
+        return made;
     }
 
     /** Under LOCK. Grows at half full, so probes stay short; readers see the old or the new array. */
