@@ -19,60 +19,55 @@ type Scratch struct {
 // Uint32s returns a zeroed slice of n elements, reusing a released array when one is large
 // enough (the smallest such, so that big arrays stay for big requests).
 func (s *Scratch) Uint32s(n int) []uint32 {
-	if s != nil {
-		best := -1
-		for i, b := range s.free {
-			if cap(b) >= n && (best < 0 || cap(b) < cap(s.free[best])) {
-				best = i
-			}
-		}
-		if best >= 0 {
-			b := s.free[best][:n]
-			s.free[best] = s.free[len(s.free)-1]
-			s.free = s.free[:len(s.free)-1]
-			clear(b)
-			return b
-		}
+	if s == nil {
+		return make([]uint32, n)
 	}
-	return make([]uint32, n)
+	return take(&s.free, n)
 }
 
 // Uint64s is Uint32s for 64-bit words (sizes).
 func (s *Scratch) Uint64s(n int) []uint64 {
-	if s != nil {
-		for i, b := range s.free64 {
-			if cap(b) >= n {
-				b = b[:n]
-				s.free64 = slices.Delete(s.free64, i, i+1)
-				clear(b)
-				return b
-			}
-		}
+	if s == nil {
+		return make([]uint64, n)
 	}
-	return make([]uint64, n)
+	return take(&s.free64, n)
+}
+
+// Release hands arrays back for reuse; the caller must not use them afterwards. Arrays under
+// 256 KB are left to the garbage collector.
+func (s *Scratch) Release(bufs ...[]uint32) {
+	if s != nil {
+		keep(&s.free, bufs, 64<<10)
+	}
 }
 
 // Release64 is Release for arrays of 64-bit words.
 func (s *Scratch) Release64(bufs ...[]uint64) {
-	if s == nil {
-		return
-	}
-	for _, b := range bufs {
-		if cap(b) >= 1<<15 {
-			s.free64 = append(s.free64, b)
-		}
+	if s != nil {
+		keep(&s.free64, bufs, 32<<10)
 	}
 }
 
-// Release hands arrays back for reuse; the caller must not use them afterwards. Small arrays are
-// left to the garbage collector.
-func (s *Scratch) Release(bufs ...[]uint32) {
-	if s == nil {
-		return
+func take[T uint32 | uint64](free *[][]T, n int) []T {
+	best := -1
+	for i, b := range *free {
+		if cap(b) >= n && (best < 0 || cap(b) < cap((*free)[best])) {
+			best = i
+		}
 	}
+	if best < 0 {
+		return make([]T, n)
+	}
+	b := (*free)[best][:n]
+	*free = slices.Delete(*free, best, best+1)
+	clear(b)
+	return b
+}
+
+func keep[T uint32 | uint64](free *[][]T, bufs [][]T, minLen int) {
 	for _, b := range bufs {
-		if cap(b) >= 1<<16 {
-			s.free = append(s.free, b)
+		if cap(b) >= minLen {
+			*free = append(*free, b)
 		}
 	}
 }
