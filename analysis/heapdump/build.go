@@ -101,7 +101,12 @@ func (l *loader) prepare() {
 		classSize = uint64(m.Header)
 	}
 
-	// Sizes, and out-degrees that pass 1 could only bound.
+	// Sizes, and out-degrees that pass 1 could only bound: the class's reference fields and
+	// its class edge, per class key.
+	refSlots := make([]uint32, len(d.Classes))
+	for k := range refSlots {
+		refSlots[k] = unresolved
+	}
 	for i := 1; i < n; i++ {
 		switch l.kind[i] {
 		case KindInstance:
@@ -112,11 +117,15 @@ func (l *loader) prepare() {
 			}
 			l.aux[i] = c.InstanceSize
 			if l.deg[i] == unresolved {
-				refs, _, ok := l.schema.InstanceRefs(l.entries[l.cls[i]].id)
-				l.deg[i] = 1
-				if ok {
-					l.deg[i] += uint32(len(refs))
+				k := l.cls[i]
+				if refSlots[k] == unresolved {
+					refs, _, ok := l.schema.InstanceRefs(l.entries[k].id)
+					refSlots[k] = 1
+					if ok {
+						refSlots[k] += uint32(len(refs))
+					}
 				}
+				l.deg[i] = refSlots[k]
 			}
 		case KindObjArray:
 			l.aux[i] = m.ObjArraySize(uint32(l.aux[i]))

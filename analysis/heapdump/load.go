@@ -1,6 +1,7 @@
 package heapdump
 
 import (
+	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
@@ -296,16 +297,7 @@ func (l *loader) record(rec *hprof.Record, r *hprof.Reader) error {
 		classEdges(l.schema, cd, func(string, uint64) { n++ })
 		l.add(rec.ID, l.key(rec.ID), KindClass, 0, n)
 	case rec.Tag == hprof.TagInstanceDump:
-		deg := unresolved
-		if refs, ok := l.refsOf(rec.Class); ok {
-			deg = 1
-			for _, fr := range refs {
-				if int(fr.Offset)+idSize <= len(rec.Data) && r.ReadID(rec.Data[fr.Offset:]) != 0 {
-					deg++
-				}
-			}
-		}
-		l.add(rec.ID, l.key(rec.Class), KindInstance, 0, deg)
+		l.add(rec.ID, l.key(rec.Class), KindInstance, 0, l.instanceDegree(rec.Class, rec.Data))
 	case rec.Tag == hprof.TagObjArrayDump:
 		deg := uint32(1)
 		for p := 0; p+idSize <= len(rec.Data); p += idSize {
@@ -371,15 +363,16 @@ func (l *loader) pass1Indexed() (bool, error) {
 	err = hprof.EachSegment(f, idx, l.segs, 1, func(_, i int, r *hprof.Reader) error {
 		l.segFirst[i], l.segMain[i] = uint32(len(l.ids)-1), l.mainCount
 		r.SkipPrimitiveData = true
+		l.progress("reading objects", r, &last)
 		for {
-			rec, err := r.Next()
+			// Most records come straight from the reader's buffer, without a Record.
+			rec, err := r.Objects(l.object)
 			if err == io.EOF {
 				return nil
 			}
 			if err != nil {
 				return err
 			}
-			l.progress("reading objects", r, &last)
 			if err := l.record(rec, r); err != nil {
 				return err
 			}
@@ -392,6 +385,40 @@ func (l *loader) pass1Indexed() (bool, error) {
 	l.idx = idx
 	l.d.Dumps, l.d.DumpIndex = idx.Dumps, target
 	return true, nil
+}
+
+// object takes an instance or primitive array from hprof.Reader.Objects in pass 1, as record
+// takes it from a Record.
+func (l *loader) object(tag hprof.Tag, id, class uint64, length uint32, elem hprof.Type, fields []byte) {
+	if tag == hprof.TagInstanceDump {
+		l.add(id, l.key(class), KindInstance, 0, l.instanceDegree(class, fields))
+	} else {
+		l.add(id, l.primClassKey(elem), KindPrimArray, uint64(length), 1)
+	}
+}
+
+// instanceDegree bounds an instance's out-degree: its class edge and its non-null reference
+// fields, or unresolved while its class's layout is not known.
+func (l *loader) instanceDegree(class uint64, fields []byte) uint32 {
+	refs, ok := l.refsOf(class)
+	if !ok {
+		return unresolved
+	}
+	deg := uint32(1)
+	idSize := l.schema.IDSize
+	for _, fr := range refs {
+		if int(fr.Offset)+idSize <= len(fields) && readID(fields[fr.Offset:], idSize) != 0 {
+			deg++
+		}
+	}
+	return deg
+}
+
+func readID(b []byte, idSize int) uint64 {
+	if idSize == 4 {
+		return uint64(binary.BigEndian.Uint32(b))
+	}
+	return binary.BigEndian.Uint64(b)
 }
 
 func (l *loader) refsOf(class uint64) ([]hprof.FieldRef, bool) {

@@ -92,7 +92,7 @@ func (t *tally) add(rec *hprof.Record) error {
 }
 
 // object is add for the records hprof.Reader.Objects hands over without a Record.
-func (t *tally) object(tag hprof.Tag, id, class uint64, length uint32, elem hprof.Type) {
+func (t *tally) object(tag hprof.Tag, id, class uint64, length uint32, elem hprof.Type, _ []byte) {
 	t.minID = min(t.minID, id)
 	t.maxID = max(t.maxID, id)
 	if tag == hprof.TagInstanceDump {

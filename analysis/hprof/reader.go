@@ -625,10 +625,11 @@ func (in *input) discard(n int64) error {
 // Objects is Next for callers that want little more than the objects' headers, such as class
 // histograms. Instance dumps and primitive arrays that lie wholly in the buffer (most of a dump)
 // are handed to fn straight from the buffer — tag, object id, class id (instances), element type
-// and length (arrays) — without a Record; their data is not available. At the first record that
-// is not one of those, or does not lie wholly in the buffer, Objects returns what Next returns
-// for it, so that every other record, every refill and every error is Next's.
-func (r *Reader) Objects(fn func(tag Tag, id, class uint64, length uint32, elem Type)) (*Record, error) {
+// and length (arrays), and an instance's field values (valid during the call only; nil for
+// arrays) — without a Record. At the first record that is not one of those, or does not lie
+// wholly in the buffer, Objects returns what Next returns for it, so that every other record,
+// every refill and every error is Next's.
+func (r *Reader) Objects(fn func(tag Tag, id, class uint64, length uint32, elem Type, fields []byte)) (*Record, error) {
 	if r.IDSize != 8 || r.segEnd < 0 {
 		return r.Next()
 	}
@@ -645,7 +646,7 @@ loop:
 			if end > len(b) || end < p {
 				break loop
 			}
-			fn(TagInstanceDump, binary.BigEndian.Uint64(b[p+1:]), binary.BigEndian.Uint64(b[p+13:]), 0, 0)
+			fn(TagInstanceDump, binary.BigEndian.Uint64(b[p+1:]), binary.BigEndian.Uint64(b[p+13:]), 0, 0, b[p+25:end])
 			p = end
 		case 0x23:
 			t := Type(b[p+17])
@@ -655,7 +656,7 @@ loop:
 			if es == 0 || t == TypeObject || end > int64(len(b)) {
 				break loop
 			}
-			fn(TagPrimArrayDump, binary.BigEndian.Uint64(b[p+1:]), 0, n, t)
+			fn(TagPrimArrayDump, binary.BigEndian.Uint64(b[p+1:]), 0, n, t, nil)
 			p = int(end)
 		default:
 			break loop

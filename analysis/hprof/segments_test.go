@@ -3,6 +3,7 @@ package hprof_test
 import (
 	"bytes"
 	"io"
+	"slices"
 	"testing"
 
 	"github.com/heapledger/heapledger/analysis/hprof"
@@ -102,10 +103,14 @@ func TestObjectsMatchesNext(t *testing.T) {
 			t.Fatal(err)
 		}
 		var got []head
+		var gotFields, wantFields []string
 		fast := 0
 		for {
-			rec, err := r.Objects(func(tag hprof.Tag, id, class uint64, length uint32, elem hprof.Type) {
+			rec, err := r.Objects(func(tag hprof.Tag, id, class uint64, length uint32, elem hprof.Type, fields []byte) {
 				got = append(got, head{tag, id, class, length, elem})
+				if tag == hprof.TagInstanceDump {
+					gotFields = append(gotFields, string(fields))
+				}
 				fast++
 			})
 			if err == io.EOF {
@@ -113,6 +118,9 @@ func TestObjectsMatchesNext(t *testing.T) {
 			}
 			if err != nil {
 				t.Fatal(err)
+			}
+			if rec.Tag == hprof.TagInstanceDump {
+				gotFields = append(gotFields, string(rec.Data))
 			}
 			h := head{rec.Tag, rec.ID, rec.Class, rec.Length, rec.Elem}
 			if rec.Tag == hprof.TagPrimArrayDump {
@@ -129,6 +137,14 @@ func TestObjectsMatchesNext(t *testing.T) {
 			if got[i] != want[i] {
 				t.Errorf("id size %d: record %d is %+v, Next gives %+v", idSize, i, got[i], want[i])
 			}
+		}
+		for _, rec := range full {
+			if rec.Tag == hprof.TagInstanceDump {
+				wantFields = append(wantFields, string(rec.Data))
+			}
+		}
+		if !slices.Equal(gotFields, wantFields) {
+			t.Errorf("id size %d: instance fields %q, Next gives %q", idSize, gotFields, wantFields)
 		}
 		if idSize == 8 && fast == 0 {
 			t.Errorf("no record took the fast path")
