@@ -36,6 +36,7 @@ func init() {
 		&cli.StringSliceFlag{Name: "budget", Usage: "count pass: ACCOUNT=BYTES (suffixes K, M, G for KiB, MiB, GiB): when the account's live bytes pass it the runtime says so once (needs --liveness); repeatable"},
 		&cli.StringFlag{Name: "budget-action", Value: "log", Usage: "count pass: what passing a budget does besides logging: log, dump (a heap dump beside the snapshots), throw (OutOfMemoryError at the account's next allocation in rewritten code), or dump,throw"},
 		&cli.BoolFlag{Name: "snapshot-gc", Usage: "count pass: run a full GC before each periodic or on-demand snapshot, so live figures count only reachable objects"},
+		&cli.StringFlag{Name: "jmx", Usage: "count pass: when the runtime registers heapledger:type=Ledger in the platform MBean server: auto (once someone else creates the server), on (creating it at start-up), off (never); -Dheapledger.jmx overrides it at launch", DefaultText: "auto"},
 	)
 	registerPassWithFinish("count", "memory accounts and exact allocation counts (the product; --accounts chooses the accounts); writes OUTPUT.table.tsv and needs "+RuntimeJarName+" on the class path unless --embed-runtime",
 		countFactory, countFinish)
@@ -102,6 +103,15 @@ func countFactory(c *cli.Context) (transform.Class, error) {
 	}
 	if c.Bool("snapshot-gc") {
 		table.Config["snapshot.gc"] = "true"
+	}
+	if c.IsSet("jmx") {
+		// Checked here: the runtime would only warn and fall back to auto, at every launch.
+		switch m := c.String("jmx"); m {
+		case "auto", "on", "off":
+			table.Config["jmx"] = m
+		default:
+			return nil, fmt.Errorf("--jmx %q: must be auto, on or off", m)
+		}
 	}
 	if err := budgetConfig(c, set, table.Config); err != nil {
 		return nil, err
