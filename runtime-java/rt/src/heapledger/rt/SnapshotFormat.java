@@ -33,12 +33,11 @@ final class SnapshotFormat {
         return size * slot[1];
     }
 
-    static void text(Writer w, Counts c, Snapshots.Tables t, Map<Integer, Long> sizes, String reason, String[][] header)
-            throws IOException {
+    static void text(Writer w, Counts c, LiveView lv, Snapshots.Tables t, Map<Integer, Long> sizes, String reason,
+            String[][] header) throws IOException {
         w.write("# heapledger snapshot " + VERSION + "\n");
         w.write("reason\t" + reason + "\n");
         for (String[] h : header) w.write(h[0] + "\t" + clean(h[1]) + "\n");
-        LiveView lv = LiveView.take();
         if (lv != null) {
             StringBuilder ages = new StringBuilder("ages");
             for (long a : lv.ages) ages.append('\t').append(a);
@@ -76,11 +75,10 @@ final class SnapshotFormat {
         w.write("end\n");
     }
 
-    static void json(Writer w, Counts c, Snapshots.Tables t, Map<Integer, Long> sizes, String reason, String[][] header)
-            throws IOException {
+    static void json(Writer w, Counts c, LiveView lv, Snapshots.Tables t, Map<Integer, Long> sizes, String reason,
+            String[][] header) throws IOException {
         w.write("{\"format\":\"heapledger-snapshot\",\"version\":" + VERSION + ",\"reason\":" + q(reason));
         for (String[] h : header) w.write("," + q(h[0]) + ":" + q(h[1]));
-        LiveView lv = LiveView.take();
         if (lv != null) {
             w.write(",\"ages\":[");
             for (int i = 0; i < lv.ages.length; i++) w.write((i == 0 ? "" : ",") + lv.ages[i]);
@@ -128,7 +126,11 @@ final class SnapshotFormat {
         w.write("]}\n");
     }
 
-    /** What liveness knows at snapshot time; null when liveness is off. */
+    /**
+     * What liveness knows at snapshot time; null when liveness is off. Take it before merging
+     * the counts it is written beside (Snapshots.write), so each row's live objects are among
+     * its counted ones.
+     */
     static final class LiveView {
         final long[] ages = new long[16]; // live tracked objects by age in collections: 0, 1, 2-3, 4-7, ...
         Map<Long, long[]> live;

@@ -228,16 +228,21 @@ final class Snapshots {
         try {
             if (Live.MODE != Live.OFF && !reason.equals("exit") && gcBefore()) Live.fullGC();
             if (Budget.active) Budget.check(); // snapshots are also budget checkpoints
+            // The live view first, the counts after: every object is counted before it is
+            // tracked, so counts merged later include every object the view saw, and no row
+            // shows more live (+ reclaimed + untracked) objects than it counted, however busy
+            // the program is. Both files of format "both" share the one view.
+            SnapshotFormat.LiveView lv = SnapshotFormat.LiveView.take();
             Counts c = Ledger.merge();
             Tables t = Tables.load();
             Map<Integer, Long> sizes = objectSizes(c);
-            if (!format.equals("json")) written = writeFile(new File(dir, base + ".snapshot"), c, t, sizes, reason, false);
+            if (!format.equals("json")) written = writeFile(new File(dir, base + ".snapshot"), c, lv, t, sizes, reason, false);
             if (reason.equals("demand") && Boolean.parseBoolean(setting("heapledger.snapshot.heapdump", "HEAPLEDGER_SNAPSHOT_HEAPDUMP", "false"))) {
                 String h = heapDump(String.valueOf(n));
                 if (h != null) warn("heap dump written to " + h);
             }
             if (!format.equals("text")) {
-                String j = writeFile(new File(dir, base + ".json"), c, t, sizes, reason, true);
+                String j = writeFile(new File(dir, base + ".json"), c, lv, t, sizes, reason, true);
                 if (written == null) written = j;
             }
             snapshotsWritten++;
@@ -249,8 +254,8 @@ final class Snapshots {
         return written;
     }
 
-    private static String writeFile(File f, Counts c, Tables t, Map<Integer, Long> sizes, String reason, boolean json)
-            throws IOException {
+    private static String writeFile(File f, Counts c, SnapshotFormat.LiveView lv, Tables t, Map<Integer, Long> sizes,
+            String reason, boolean json) throws IOException {
         File parent = f.getAbsoluteFile().getParentFile();
         if (parent != null && !parent.isDirectory() && !parent.mkdirs()) {
             throw new IOException("cannot create directory " + parent);
@@ -258,8 +263,8 @@ final class Snapshots {
         File tmp = new File(f.getPath() + ".tmp");
         Writer w = new OutputStreamWriter(new FileOutputStream(tmp), "UTF-8");
         try {
-            if (json) SnapshotFormat.json(w, c, t, sizes, reason, header());
-            else SnapshotFormat.text(w, c, t, sizes, reason, header());
+            if (json) SnapshotFormat.json(w, c, lv, t, sizes, reason, header());
+            else SnapshotFormat.text(w, c, lv, t, sizes, reason, header());
         } finally {
             w.close();
         }
