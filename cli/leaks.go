@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
@@ -19,7 +20,10 @@ func init() {
 			"(account, type, site) rows whose live count rose overall, in at least --min-share of the\n" +
 			"intervals, and still in the last third of them (a cache that grew and levelled off is not\n" +
 			"a leak). The account named is the principal the objects were charged to: the nearest\n" +
-			"accounted method on the stack when they were allocated.",
+			"accounted method on the stack when they were allocated. With the agent's --object-init, a\n" +
+			"class's Object.<init> hook row is ranked by the live objects no site naming the class\n" +
+			"counted (its live count less its object and concat sites'), listed apart: objects made by\n" +
+			"reflect and lambda sites, which name no class, can show in both lists.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print the leaks as JSON"},
 			&cli.Float64Flag{Name: "min-share", Value: snapshot.DefaultLeakOptions.MinShare, Usage: "smallest share of intervals in which the live count must have grown (0–1)"},
@@ -64,10 +68,52 @@ func leaksAction(c *cli.Context) error {
 		fmt.Fprintf(w, "no growing allocation sites in %d snapshots\n", len(snaps))
 		return nil
 	}
-	fmt.Fprintf(w, "%d growing allocation sites in %d snapshots (most live bytes gained first):\n\n", len(leaks), len(snaps))
+	// The hook's rows are a second view of the objects: apart from the sites, numbered in one
+	// ranking so --top cuts both alike.
+	var sites, hook []int
+	for i, l := range shown {
+		if l.Hook {
+			hook = append(hook, i)
+		} else {
+			sites = append(sites, i)
+		}
+	}
+	fmt.Fprintf(w, "%d growing allocation sites", len(leaks)-countHook(leaks))
+	if n := countHook(leaks); n > 0 {
+		fmt.Fprintf(w, " and %d growing classes seen by the Object.<init> hook", n)
+	}
+	fmt.Fprintf(w, " in %d snapshots (most live bytes gained first):\n", len(snaps))
+	if len(sites) > 0 {
+		fmt.Fprintln(w)
+		leakTable(w, shown, sites)
+	}
+	if len(hook) > 0 {
+		fmt.Fprintln(w, "\nObject.<init> hook (--object-init): live objects of the class that no site naming it counted")
+		fmt.Fprintln(w, "(objects made by reflect and lambda sites, which name no class, may be listed above too):")
+		leakTable(w, shown, hook)
+	}
+	if len(shown) < len(leaks) {
+		fmt.Fprintf(w, "(%d more; --top 0 shows all)\n", len(leaks)-len(shown))
+	}
+	return nil
+}
+
+func countHook(leaks []snapshot.Leak) int {
+	n := 0
+	for _, l := range leaks {
+		if l.Hook {
+			n++
+		}
+	}
+	return n
+}
+
+// leakTable prints the leaks at the given ranks (from 0) of the ranking.
+func leakTable(w io.Writer, leaks []snapshot.Leak, ranks []int) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "#\taccount\ttype\tlive first→last\tgained\tper s\tgrew\tgenerations\tsite")
-	for i, l := range shown {
+	for _, i := range ranks {
+		l := leaks[i]
 		n := len(l.Live)
 		gained := "?"
 		if l.LiveBytes[0] >= 0 && l.LiveBytes[n-1] >= 0 {
@@ -76,8 +122,4 @@ func leaksAction(c *cli.Context) error {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%d→%d\t%s\t%.1f\t%d/%d\t%d\t%s\n", i+1, l.Account, l.Type, l.Live[0], l.Live[n-1], gained, l.Slope, l.Grew, l.Intervals, l.Generations, l.Site)
 	}
 	tw.Flush()
-	if len(shown) < len(leaks) {
-		fmt.Fprintf(w, "(%d more; --top 0 shows all)\n", len(leaks)-len(shown))
-	}
-	return nil
 }

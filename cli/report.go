@@ -18,7 +18,11 @@ func init() {
 		Description: "Reads a snapshot written by the heapledger runtime (text or JSON) and prints, per account,\n" +
 			"objects, arrays, array elements and shallow bytes, with the top types, methods and sites.\n" +
 			"Accounts are sorted by bytes. Rows whose object size was unknown are counted but their\n" +
-			"bytes are left out, and the report says so.",
+			"bytes are left out, and the report says so. With the agent's --object-init, the rows of\n" +
+			"the Object.<init> hook (every object constructed, per class) are a second view of objects\n" +
+			"rewritten sites may also have counted: they stay out of the totals and are shown apart, per\n" +
+			"account, with what no rewritten site saw (a class's init row minus its object and concat\n" +
+			"rows, less the objects of reflect and lambda sites, which name no class).",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
 			&cli.IntFlag{Name: "top", Value: 5, Usage: "entries in each top list (0 = all)"},
@@ -71,6 +75,10 @@ func printReport(w io.Writer, s *snapshot.Snapshot, rep *snapshot.Report) {
 	t := rep.Total
 	fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t100.0%%\t%s\t%s\t\n", t.Objects, t.Arrays, t.Elements, bytesCell(t), live(t), "(total)")
 	tw.Flush()
+	if hv := rep.Hook; hv != nil {
+		fmt.Fprintf(w, "\nObject.<init> hook (--object-init), not in the figures above: constructed %s; not seen at any rewritten site %s\n",
+			hookFigures(hv.Constructed, rep.Liveness), hookFigures(hv.NotSeen, rep.Liveness))
+	}
 	if rep.Liveness {
 		fmt.Fprintf(w, "\nliveness %s", h["liveness"])
 		if strings.HasPrefix(h["liveness"], "sample:") {
@@ -104,6 +112,9 @@ func printReport(w io.Writer, s *snapshot.Snapshot, rep *snapshot.Report) {
 		section(w, "top types", a.TopTypes)
 		section(w, "top methods", a.TopMethods)
 		section(w, "top sites", a.TopSites)
+		if a.Hook != nil {
+			hookSection(w, a.Hook, rep.Liveness)
+		}
 	}
 	if rep.Total.UnknownRows > 0 {
 		fmt.Fprintf(w, "\nnote: %d rows had no known object size; their bytes are not included (marked '+?').\n", rep.Total.UnknownRows)
@@ -127,6 +138,43 @@ func section(w io.Writer, title string, es []snapshot.Entry) {
 		fmt.Fprintf(tw, "    %d %s\t%s\t%s\n", n, kind, bytesCell(e.Totals), e.Name)
 	}
 	tw.Flush()
+}
+
+// hookSection prints an account's view from the Object.<init> hook: what it saw constructed,
+// what no rewritten site counted, and per class how the two views meet.
+func hookSection(w io.Writer, hv *snapshot.HookView, liveness bool) {
+	fmt.Fprintf(w, "  constructed (Object.<init> hook; not in the totals above): %s\n", hookFigures(hv.Constructed, liveness))
+	fmt.Fprintf(w, "    not seen at any rewritten site: %s\n", hookFigures(hv.NotSeen, liveness))
+	if u := hv.Unnamed; u.Objects > 0 {
+		fmt.Fprintf(w, "    (%d objects of reflect and lambda sites, which do not name the class, are taken off the account's figure, not a class's)\n", u.Objects)
+	}
+	if len(hv.Classes) == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	liveHead := ""
+	if liveness {
+		liveHead = "live not seen\t"
+	}
+	// The class name is the one cell left unterminated, so it stays left-aligned.
+	fmt.Fprintln(tw, "    constructed\tat object/concat sites\tnot seen there\tbytes not seen\t"+liveHead+"  class")
+	for _, c := range hv.Classes {
+		live := ""
+		if liveness {
+			live = fmt.Sprintf("%d\t", c.NotSeen.Live)
+		}
+		fmt.Fprintf(tw, "    %d\t%d\t%d\t%s\t%s  %s\n", c.Constructed.Objects, c.AtSites.Objects, c.NotSeen.Objects, bytesCell(c.NotSeen), live, c.Name)
+	}
+	tw.Flush()
+}
+
+// hookFigures is "N objects, B" with the live count when liveness was on.
+func hookFigures(t snapshot.Totals, liveness bool) string {
+	s := fmt.Sprintf("%d objects, %s", t.Objects, bytesCell(t))
+	if liveness {
+		s += fmt.Sprintf(", %d live", t.Live)
+	}
+	return s
 }
 
 func bytesCell(t snapshot.Totals) string {

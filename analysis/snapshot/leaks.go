@@ -29,7 +29,15 @@ type Leak struct {
 	Grew        int     `json:"intervals_grown"`
 	Intervals   int     `json:"intervals"`
 	Generations int64   `json:"generations"`
+	// Hook marks a class's init row of the Object.<init> hook (--object-init). Its live counts
+	// are those no site naming the class counted (the init row's live objects less those of
+	// the class's object and concat sites, clamped at 0), so a leak such a site shows is not
+	// listed again; objects of reflect and lambda sites, which name no class, can be.
+	Hook bool `json:"object_init_hook,omitempty"`
 }
+
+// HookLeakSite is the Site of a Hook leak.
+const HookLeakSite = "<Object.<init>>, not at a site naming the class"
 
 // Leaks ranks the rows whose live count keeps rising across snapshots (two or more, of one
 // program), largest rise in bytes first. A row qualifies when its live count rose overall, rose
@@ -53,13 +61,36 @@ func Leaks(snaps []*Snapshot, opt LeakOptions) ([]Leak, []string, error) {
 	type key struct{ account, site, part int }
 	n := len(ordered)
 	series := map[key][]Row{}
+	// For init rows: their class, and per snapshot what the sites naming the class hold live.
+	initClass := map[key]string{}
+	type acctClass struct {
+		account int
+		class   string
+	}
+	named := make([]map[acctClass]Row, n)
 	for i, s := range ordered {
+		hooks := s.hookIndex()
+		named[i] = map[acctClass]Row{}
 		for _, r := range s.Rows {
 			k := key{r.Account, r.Site, r.Part}
 			if series[k] == nil {
 				series[k] = make([]Row, n)
 			}
 			series[k][i] = r
+			switch role, class := hooks.role(s, r); role {
+			case hookInit:
+				initClass[k] = class
+			case hookNamed:
+				ac := acctClass{r.Account, class}
+				sum := named[i][ac]
+				sum.Live += r.Live
+				if sum.LiveBytes >= 0 && r.LiveBytes >= 0 {
+					sum.LiveBytes += r.LiveBytes
+				} else {
+					sum.LiveBytes = -1
+				}
+				named[i][ac] = sum
+			}
 		}
 	}
 	times := make([]float64, n)
@@ -76,8 +107,18 @@ func Leaks(snaps []*Snapshot, opt LeakOptions) ([]Leak, []string, error) {
 	for k, rows := range series {
 		live := make([]int64, n)
 		bytes := make([]int64, n)
+		class, hook := initClass[k]
 		for i, r := range rows {
 			live[i], bytes[i] = r.Live, r.LiveBytes
+			if hook {
+				at := named[i][acctClass{k.account, class}]
+				live[i] = max(0, r.Live-at.Live)
+				if r.LiveBytes >= 0 && at.LiveBytes >= 0 {
+					bytes[i] = max(0, r.LiveBytes-at.LiveBytes)
+				} else {
+					bytes[i] = -1
+				}
+			}
 		}
 		grew, recent := 0, false
 		for i := 1; i < n; i++ {
@@ -103,7 +144,9 @@ func Leaks(snaps []*Snapshot, opt LeakOptions) ([]Leak, []string, error) {
 		r := Row{Account: k.account, Site: k.site, Part: k.part}
 		l.Type = last.TypeOf(r)
 		l.Site = "site#" + strconv.Itoa(k.site)
-		if site, ok := last.Sites[k.site]; ok && site.Method != "" {
+		if hook {
+			l.Hook, l.Type, l.Site = true, class, HookLeakSite
+		} else if site, ok := last.Sites[k.site]; ok && site.Method != "" {
 			l.Site = site.Method
 			if site.Line >= 0 {
 				l.Site += " line " + strconv.Itoa(site.Line)

@@ -9,6 +9,35 @@ type Report struct {
 	Header   map[string]string `json:"header"`
 	Total    Totals            `json:"total"`
 	Accounts []AccountReport   `json:"accounts"`
+	// Hook sums the accounts' Object.<init> hook views (nil when the hook was off); it is not
+	// in Total.
+	Hook *HookView `json:"object_init_hook,omitempty"`
+}
+
+// HookView is what the Object.<init> hook (the agent's --object-init) saw: every object whose
+// constructor chain ran, counted per class in rows of kind init. Rewritten sites may have
+// counted the same objects, so none of it is in the totals beside it.
+type HookView struct {
+	// Constructed sums the init rows.
+	Constructed Totals `json:"constructed"`
+	// NotSeen are the constructed objects no rewritten site counted: per class, the init row
+	// minus the rows of the sites that name the class (object, concat), clamped at 0; then
+	// less Unnamed, clamped at 0 again.
+	NotSeen Totals `json:"not_seen"`
+	// Unnamed sums the rows of reflect and lambda sites, whose objects run a constructor of a
+	// class the site does not name: they are in some class's init row, which one the snapshot
+	// cannot say, so they come off the account's NotSeen, not a class's.
+	Unnamed Totals `json:"unnamed_sites"`
+	// Classes are the account's init classes, most bytes not seen first (at most top).
+	Classes []HookClass `json:"classes,omitempty"`
+}
+
+// HookClass is one class in the hook's view of an account.
+type HookClass struct {
+	Name        string `json:"name"`
+	Constructed Totals `json:"constructed"`
+	AtSites     Totals `json:"at_sites"` // rows of the object (and concat) sites of the class
+	NotSeen     Totals `json:"not_seen"` // Constructed minus AtSites, each figure clamped at 0
 }
 
 // Totals are the sums of a group of rows. Bytes leaves out rows whose size was unknown, and
@@ -34,6 +63,8 @@ type AccountReport struct {
 	TopTypes   []Entry `json:"top_types"`
 	TopMethods []Entry `json:"top_methods"`
 	TopSites   []Entry `json:"top_sites"`
+	// Hook is the account's Object.<init> hook view, not in Totals (nil when the hook was off).
+	Hook *HookView `json:"object_init_hook,omitempty"`
 }
 
 // Entry is a type, method or site with what it allocated.
@@ -80,8 +111,11 @@ func (s *Snapshot) Summarize(top int) *Report {
 	type acc struct {
 		AccountReport
 		types, methods, sites map[string]*Totals
+		hook                  map[string]*HookClass // by init class, nil until a row concerns the hook
+		unnamed               Totals
 	}
 	byID := map[int]*acc{}
+	hooks := s.hookIndex()
 	for _, r := range s.Rows {
 		a := byID[r.Account]
 		if a == nil {
@@ -90,6 +124,25 @@ func (s *Snapshot) Summarize(top int) *Report {
 			byID[r.Account] = a
 		}
 		arr := s.isArray(r)
+		role, class := hooks.role(s, r)
+		if role != notHook && a.hook == nil {
+			a.hook = map[string]*HookClass{}
+		}
+		switch role {
+		case hookInit, hookNamed:
+			hc := a.hook[class]
+			if hc == nil {
+				hc = &HookClass{Name: class}
+				a.hook[class] = hc
+			}
+			if role == hookInit {
+				hc.Constructed.add(false, r)
+				continue // a second view: in no total, type, method or site list
+			}
+			hc.AtSites.add(false, r)
+		case hookUnnamed:
+			a.unnamed.add(false, r)
+		}
 		a.Totals.add(arr, r)
 		rep.Total.add(arr, r)
 		typ := s.TypeOf(r)
@@ -118,6 +171,15 @@ func (s *Snapshot) Summarize(top int) *Report {
 		a.TopTypes = topEntries(a.types, top)
 		a.TopMethods = topEntries(a.methods, top)
 		a.TopSites = topEntries(a.sites, top)
+		if v := hookView(a.hook, a.unnamed, top); v.Constructed != (Totals{}) {
+			a.Hook = v
+			if rep.Hook == nil {
+				rep.Hook = &HookView{}
+			}
+			rep.Hook.Constructed.plus(a.Hook.Constructed)
+			rep.Hook.NotSeen.plus(a.Hook.NotSeen)
+			rep.Hook.Unnamed.plus(a.Hook.Unnamed)
+		}
 		rep.Accounts = append(rep.Accounts, a.AccountReport)
 	}
 	sort.Slice(rep.Accounts, func(i, j int) bool {
@@ -149,4 +211,38 @@ func topEntries(m map[string]*Totals, top int) []Entry {
 		out = out[:top]
 	}
 	return out
+}
+
+// hookView is one account's view from the hook: classes with an init row, what their named
+// sites counted, and what is left once the unnamed sites' objects are taken off.
+func hookView(classes map[string]*HookClass, unnamed Totals, top int) *HookView {
+	v := &HookView{Unnamed: unnamed}
+	var beyond Totals // constructed beyond the named sites, summed over classes
+	for _, hc := range classes {
+		if hc.Constructed == (Totals{}) {
+			continue // named sites of a class the hook never counted in this account
+		}
+		hc.NotSeen = hc.Constructed.minus(hc.AtSites)
+		v.Constructed.plus(hc.Constructed)
+		beyond.plus(hc.NotSeen)
+		v.Classes = append(v.Classes, *hc)
+	}
+	v.NotSeen = beyond.minus(unnamed)
+	sort.Slice(v.Classes, func(i, j int) bool {
+		x, y := v.Classes[i], v.Classes[j]
+		if x.NotSeen.Bytes != y.NotSeen.Bytes {
+			return x.NotSeen.Bytes > y.NotSeen.Bytes
+		}
+		if x.NotSeen.Objects != y.NotSeen.Objects {
+			return x.NotSeen.Objects > y.NotSeen.Objects
+		}
+		if x.Constructed.Objects != y.Constructed.Objects {
+			return x.Constructed.Objects > y.Constructed.Objects
+		}
+		return x.Name < y.Name
+	})
+	if top > 0 && len(v.Classes) > top {
+		v.Classes = v.Classes[:top]
+	}
+	return v
 }
