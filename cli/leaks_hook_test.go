@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -11,22 +9,17 @@ import (
 // TestLeaksListsHookRowsApart: Conns leak at a new site and, beside it, others made where no
 // site names the class (deserialized, say); the hook's row of Conn is ranked by the latter only.
 func TestLeaksListsHookRowsApart(t *testing.T) {
-	dir := t.TempDir()
-	var paths []string
+	var texts []string
 	for i := 1; i <= 4; i++ {
 		atNew, elsewhere := int64(10*i), int64(5*i)
-		p := filepath.Join(dir, fmt.Sprintf("s%d.snapshot", i))
-		s := fmt.Sprintf("# heapledger snapshot 2\nreason\tinterval\npid\t9\nuptime_ms\t%d\nliveness\tall\n"+
+		texts = append(texts, fmt.Sprintf("# heapledger snapshot 2\nreason\tinterval\npid\t9\nuptime_ms\t%d\nliveness\tall\n"+
 			"account\t1\tcom.acme\nsite\t1\tobject\tcom.acme.Conn\tcom.acme.Pool.open()V\t4\t17\n"+
 			"site\t2\tinit\tcom.acme.Conn\t<Object.<init>>\t-1\t-1\n"+
 			"alloc\t1\t1\t0\t%d\t0\t%d\t%d\t%d\t0\t0\t0\t%d\n"+
 			"alloc\t1\t2\t0\t%d\t0\t%d\t%d\t%d\t0\t0\t0\t%d\nend\n",
-			1000*i, atNew, 32*atNew, atNew, 32*atNew, i, atNew+elsewhere, 32*(atNew+elsewhere), atNew+elsewhere, 32*(atNew+elsewhere), i)
-		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		paths = append(paths, p)
+			1000*i, atNew, 32*atNew, atNew, 32*atNew, i, atNew+elsewhere, 32*(atNew+elsewhere), atNew+elsewhere, 32*(atNew+elsewhere), i))
 	}
+	paths := writeSnapshots(t, texts...)
 	out, _, err := runCLI(t, append([]string{"leaks"}, paths...)...)
 	if err != nil {
 		t.Fatal(err)

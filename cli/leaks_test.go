@@ -9,18 +9,13 @@ import (
 )
 
 func TestLeaksCommand(t *testing.T) {
-	dir := t.TempDir()
-	var paths []string
+	var texts []string
 	for i, live := range []int{10, 20, 30, 40} {
-		p := filepath.Join(dir, fmt.Sprintf("s%d.snapshot", i))
-		s := fmt.Sprintf("# heapledger snapshot 2\nreason\tdemand\npid\t9\nuptime_ms\t%d\nliveness\tall\n"+
+		texts = append(texts, fmt.Sprintf("# heapledger snapshot 2\nreason\tdemand\npid\t9\nuptime_ms\t%d\nliveness\tall\n"+
 			"account\t1\tcom.acme\nsite\t1\tobject\tcom.acme.Conn\tcom.acme.Pool.open()V\t4\t17\n"+
-			"alloc\t1\t1\t0\t%d\t0\t%d\t%d\t%d\t0\t0\t0\t%d\nend\n", 1000*(i+1), live*2, live*32, live, live*16, i+1)
-		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		paths = append(paths, p)
+			"alloc\t1\t1\t0\t%d\t0\t%d\t%d\t%d\t0\t0\t0\t%d\nend\n", 1000*(i+1), live*2, live*32, live, live*16, i+1))
 	}
+	paths := writeSnapshots(t, texts...)
 	out, _, err := runCLI(t, append([]string{"leaks"}, paths...)...)
 	if err != nil {
 		t.Fatal(err)
@@ -42,4 +37,19 @@ func TestLeaksCommand(t *testing.T) {
 	if _, _, err := runCLI(t, "leaks", paths[0]); err == nil {
 		t.Error("one snapshot accepted")
 	}
+}
+
+// writeSnapshots writes each text to a snapshot file of its own and returns their paths.
+func writeSnapshots(t *testing.T, texts ...string) []string {
+	t.Helper()
+	dir := t.TempDir()
+	var paths []string
+	for i, s := range texts {
+		p := filepath.Join(dir, fmt.Sprintf("s%d.snapshot", i))
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	return paths
 }

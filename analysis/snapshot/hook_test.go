@@ -125,12 +125,7 @@ func hookSnap(uptime int, atNew, reflective, constructed int64) *Snapshot {
 		fmt.Fprintf(&b, "alloc\t1\t%d\t0\t%d\t0\t%d\t%d\t%d\t0\t0\t0\t1\n", site+1, 1000, 32000, live, 32*live)
 	}
 	b.WriteString("end\n")
-	s, err := Read(strings.NewReader(b.String()))
-	if err != nil {
-		panic(err)
-	}
-	s.Path = fmt.Sprintf("hook@%d", uptime)
-	return s
+	return mustRead(b.String(), fmt.Sprintf("hook@%d", uptime))
 }
 
 func TestLeaksOfInitRowsAreWhatNoNamedSiteSaw(t *testing.T) {

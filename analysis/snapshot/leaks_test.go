@@ -18,11 +18,16 @@ func snap(uptime int, live map[int]int64) *Snapshot {
 		fmt.Fprintf(&b, "alloc\t1\t%d\t0\t%d\t0\t%d\t%d\t%d\t0\t0\t0\t%d\n", site, 1000, 16000, l, 16*l, 1)
 	}
 	b.WriteString("end\n")
-	s, err := Read(strings.NewReader(b.String()))
+	return mustRead(b.String(), fmt.Sprintf("snap@%d", uptime))
+}
+
+// mustRead reads a snapshot the test wrote, naming it path.
+func mustRead(text, path string) *Snapshot {
+	s, err := Read(strings.NewReader(text))
 	if err != nil {
 		panic(err)
 	}
-	s.Path = fmt.Sprintf("snap@%d", uptime)
+	s.Path = path
 	return s
 }
 
