@@ -132,18 +132,24 @@ func (e *countEditor) editMethod(cf *classfile.Class, m *classfile.Member, b *co
 
 	lines := lineTable(b)
 	t := b.NewLocal(1)
+	eager := e.allAccounted && eagerFetch(b, sites)
 	for _, s := range sites {
-		if err := e.insertCount(b, s, t, static, lines); err != nil {
+		if err := e.insertCount(b, s, t, static, eager, lines); err != nil {
 			return err
 		}
 	}
 
 	if e.allAccounted {
-		// No fetch on entry: t starts null and the first counting call the invocation reaches
-		// fetches the thread's state and hands it back (Acct's '*' overloads), so a method whose
-		// sites sit on cold paths (a throw, a cache miss) costs nothing when they are not taken.
-		// Before any label at offset 0, so a loop back to the start does not forget it.
+		// Lazy (most methods): t starts null and the first counting call the invocation
+		// reaches fetches the thread's state and hands it back (Acct's '*' overloads), so a
+		// method whose sites sit on cold paths (a throw, a cache miss) costs nothing when they
+		// are not taken. Eager (sites in a loop, or several): the state is fetched on entry
+		// and every site's call has no null case, which the JIT would otherwise compile at
+		// each one. Before any label at offset 0, so a loop back to the start keeps t.
 		init := b.Seq().Op(code.ACONST_NULL).Store(code.ASTORE, t)
+		if eager {
+			init = b.Seq().InvokeStatic(LedgerClass, "current", "()"+acctDesc).Store(code.ASTORE, t)
+		}
 		if err := init.Err(); err != nil {
 			return err
 		}
@@ -390,9 +396,62 @@ func (cc *countClass) bootstrapMethods(cf *classfile.Class) ([]classfile.Bootstr
 	return cc.bsms, cc.bsmErr
 }
 
+// eagerFetch reports whether a method of a '*' rewrite fetches the thread's state on entry:
+// when it has two sites or more, or one in a method with a loop, not counting sites whose
+// object is thrown at once (an exception's construction is a cold path, and a hot method with
+// a few argument checks must not pay a fetch per call for them).
+func eagerFetch(b *code.Body, sites []site) bool {
+	warm := 0
+	for _, s := range sites {
+		if !thrown(s) {
+			warm++
+		}
+	}
+	return warm >= 2 || warm == 1 && hasLoop(b)
+}
+
+// thrown reports whether a site's object is thrown right after construction (new X; dup; ...;
+// invokespecial X.<init>; athrow).
+func thrown(s site) bool {
+	if s.how != "ref" || s.at == nil {
+		return false
+	}
+	n := s.at.Next()
+	for n != nil && n.Op == code.OpLabel {
+		n = n.Next()
+	}
+	return n != nil && n.Op == code.ATHROW
+}
+
+// hasLoop reports whether the method's original code branches backwards (a loop), by the
+// original offsets of branches, switches and their targets.
+func hasLoop(b *code.Body) bool {
+	back := func(from int, to *code.Label) bool { return to != nil && to.Offset >= 0 && to.Offset <= from }
+	for n := b.First(); n != nil; n = n.Next() {
+		if n.Offset < 0 || n.Op == code.OpLabel {
+			continue
+		}
+		if back(n.Offset, n.Target) {
+			return true
+		}
+		if sw := n.Switch; sw != nil {
+			if back(n.Offset, sw.Default) {
+				return true
+			}
+			for _, l := range sw.Targets {
+				if back(n.Offset, l) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
 // insertCount registers the site and inserts its counting call after s.at. With static ≥ 0
-// (every class accounted) the account goes with the call (insertStaticCount).
-func (e *countEditor) insertCount(b *code.Body, s site, t, static int, lines map[*code.Insn]int) error {
+// (every class accounted) the account goes with the call (insertStaticCount); eager says t is
+// fetched on entry and never null.
+func (e *countEditor) insertCount(b *code.Body, s site, t, static int, eager bool, lines map[*code.Insn]int) error {
 	line := -1
 	if l, ok := lines[s.at]; ok {
 		line = l
@@ -402,7 +461,7 @@ func (e *countEditor) insertCount(b *code.Body, s site, t, static int, lines map
 		return fmt.Errorf("%s: more than %d allocation sites", b.Method, id)
 	}
 	if static >= 0 {
-		return e.insertStaticCount(b, s, t, static, id)
+		return e.insertStaticCount(b, s, t, static, id, eager)
 	}
 	q := b.Seq()
 	switch s.how {
@@ -445,9 +504,22 @@ func (e *countEditor) insertCount(b *code.Body, s site, t, static int, lines map
 
 // insertStaticCount inserts the counting call of a site whose account is fixed (every class
 // accounted): the account goes with the call, t may still be null (the runtime fetches the
-// thread's state then) and the call returns the state, which goes back into t.
-func (e *countEditor) insertStaticCount(b *code.Body, s site, t, account, id int) error {
+// thread's state then) and the call returns the state, which goes back into t. With eager, t
+// was fetched on entry: objects and arrays take Acct.count, which has no null case.
+func (e *countEditor) insertStaticCount(b *code.Body, s site, t, account, id int, eager bool) error {
 	q := b.Seq()
+	if eager && (s.how == "ref" || s.how == "array") {
+		first := "Ljava/lang/Object;"
+		if s.how == "array" {
+			first = s.arrayDesc
+		}
+		q.Op(code.DUP).Load(code.ALOAD, t).Int(int32(account)).Int(int32(id)).InvokeStatic(AcctClass, "count", "("+first+acctDesc+"II)V")
+		if err := q.Err(); err != nil {
+			return err
+		}
+		b.InsertAfter(s.at, q)
+		return nil
+	}
 	tail := acctDesc + "II)" + acctDesc
 	switch s.how {
 	case "ref":

@@ -40,9 +40,10 @@ func TestRuntimeSizes(t *testing.T) {
 	// Fast paths: the '*' forms and the full-switching forms, objects and arrays.
 	fast := map[string]int{
 		"object(Ljava/lang/Object;Lheapledger/rt/Acct;II)Lheapledger/rt/Acct;": 180,
-		"one(Ljava/lang/Object;Lheapledger/rt/Acct;IIII)Lheapledger/rt/Acct;":   200,
-		"object(Ljava/lang/Object;Lheapledger/rt/Acct;I)V":                       160,
-		"one(Ljava/lang/Object;Lheapledger/rt/Acct;III)V":                        180,
+		"one(Ljava/lang/Object;Lheapledger/rt/Acct;IIII)Lheapledger/rt/Acct;":  200,
+		"object(Ljava/lang/Object;Lheapledger/rt/Acct;I)V":                     20,
+		"fast(Ljava/lang/Object;Lheapledger/rt/Acct;IIII)V":                    180,
+		"count(Ljava/lang/Object;Lheapledger/rt/Acct;II)V":                     160,
 	}
 	for m, most := range fast {
 		n, ok := sizes[m]

@@ -108,18 +108,25 @@ public final class Acct {
 
     // ---- objects ----
 
-    /**
-     * An object, fully constructed, allocated at site and charged to the thread's account. Its
-     * class gives the site's size. A fast path as in the '*' form below.
-     */
+    /** An object, fully constructed, allocated at site and charged to the thread's account. */
     public static void object(Object o, Acct t, int site) {
-        int account = t.account;
+        count(o, t, t.account, site);
+    }
+
+    /**
+     * An object, fully constructed, allocated at site and charged to account, by a method that
+     * fetched the thread's state t on entry (full switching, or '*' in a method with sites in a
+     * loop or several sites), so t is never null here. Its class gives the site's size.
+     * The fast path is inlined at every site: see {@link #object(Object, Acct, int, int)}.
+     */
+    public static void count(Object o, Acct t, int account, int site) {
         long[][] pg = t.pages;
         int pi = site >>> PAGE_BITS;
         long[] p;
         int i = (site & PAGE_MASK) * SLOT;
         if (o != null && !Budget.anyThrowing && pi < pg.length && (p = pg[pi]) != null && p[i] == account + 1L) {
             long n = ++p[i + 1];
+            if (t.account != account) t.account = account;
             if (Live.MODE == Live.SAMPLE && n % Live.RATE == 0) sampled(o, account, site, n, 0, 0);
             return;
         }
@@ -138,23 +145,33 @@ public final class Acct {
     // ---- one-dimensional arrays: one overload per element type so the length is read
     // without reflection ----
 
-    public static void array(boolean[] a, Acct t, int site) { one(a, t, site, a.length, 1); }
-    public static void array(byte[] a, Acct t, int site) { one(a, t, site, a.length, 1); }
-    public static void array(char[] a, Acct t, int site) { one(a, t, site, a.length, 2); }
-    public static void array(short[] a, Acct t, int site) { one(a, t, site, a.length, 2); }
-    public static void array(int[] a, Acct t, int site) { one(a, t, site, a.length, 4); }
-    public static void array(float[] a, Acct t, int site) { one(a, t, site, a.length, 4); }
-    public static void array(long[] a, Acct t, int site) { one(a, t, site, a.length, 8); }
-    public static void array(double[] a, Acct t, int site) { one(a, t, site, a.length, 8); }
-    public static void array(Object[] a, Acct t, int site) { one(a, t, site, a.length, Sizes.REF); }
+    public static void array(boolean[] a, Acct t, int site) { fast(a, t, t.account, site, a.length, 1); }
+    public static void array(byte[] a, Acct t, int site) { fast(a, t, t.account, site, a.length, 1); }
+    public static void array(char[] a, Acct t, int site) { fast(a, t, t.account, site, a.length, 2); }
+    public static void array(short[] a, Acct t, int site) { fast(a, t, t.account, site, a.length, 2); }
+    public static void array(int[] a, Acct t, int site) { fast(a, t, t.account, site, a.length, 4); }
+    public static void array(float[] a, Acct t, int site) { fast(a, t, t.account, site, a.length, 4); }
+    public static void array(long[] a, Acct t, int site) { fast(a, t, t.account, site, a.length, 8); }
+    public static void array(double[] a, Acct t, int site) { fast(a, t, t.account, site, a.length, 8); }
+    public static void array(Object[] a, Acct t, int site) { fast(a, t, t.account, site, a.length, Sizes.REF); }
+
+    // As count(Object, ...): t fetched on entry, account given.
+    public static void count(boolean[] a, Acct t, int account, int site) { fast(a, t, account, site, a.length, 1); }
+    public static void count(byte[] a, Acct t, int account, int site) { fast(a, t, account, site, a.length, 1); }
+    public static void count(char[] a, Acct t, int account, int site) { fast(a, t, account, site, a.length, 2); }
+    public static void count(short[] a, Acct t, int account, int site) { fast(a, t, account, site, a.length, 2); }
+    public static void count(int[] a, Acct t, int account, int site) { fast(a, t, account, site, a.length, 4); }
+    public static void count(float[] a, Acct t, int account, int site) { fast(a, t, account, site, a.length, 4); }
+    public static void count(long[] a, Acct t, int account, int site) { fast(a, t, account, site, a.length, 8); }
+    public static void count(double[] a, Acct t, int account, int site) { fast(a, t, account, site, a.length, 8); }
+    public static void count(Object[] a, Acct t, int account, int site) { fast(a, t, account, site, a.length, Sizes.REF); }
 
     /** An array whose static type is not known at the call (e.g. Array.newInstance, clone()). */
     public static void anyArray(Object a, Acct t, int site) {
         slow(a, null, t, t.account, site, ANY_ARRAY, 0);
     }
 
-    private static void one(Object a, Acct t, int site, int length, int elementSize) {
-        int account = t.account;
+    private static void fast(Object a, Acct t, int account, int site, int length, int elementSize) {
         long[][] pg = t.pages;
         int pi = site >>> PAGE_BITS;
         long[] p;
@@ -164,6 +181,7 @@ public final class Acct {
             long n = ++p[i + 1];
             p[i + 2] += length;
             p[i + 3] += bytes;
+            if (t.account != account) t.account = account;
             if (Live.MODE == Live.SAMPLE && n % Live.RATE == 0) sampled(a, account, site, n, length, bytes);
             return;
         }

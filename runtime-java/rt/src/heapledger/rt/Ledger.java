@@ -47,8 +47,12 @@ public final class Ledger {
      */
     private static final Acct[] BY_THREAD = new Acct[4096];
 
-    /** {@link #here()} for the counting fast paths; small enough to inline everywhere. */
-    static Acct current() {
+    /**
+     * {@link #here()} for the counting fast paths and for the entry of '*' methods that fetch
+     * on entry; small enough to inline everywhere. Never null and never throws, so rewritten
+     * code may rely on it.
+     */
+    public static Acct current() {
         Thread th = Thread.currentThread();
         Acct c = BY_THREAD[System.identityHashCode(th) & (BY_THREAD.length - 1)];
         if (c != null && c.tid == th.getId()) return c;
@@ -56,7 +60,14 @@ public final class Ledger {
     }
 
     private static Acct miss(Thread th) {
-        Acct a = CURRENT.get();
+        Acct a;
+        try {
+            a = CURRENT.get();
+        } catch (Throwable e) { // out of memory while registering: count where nobody reads
+            drop(e);
+            a = new Acct(th);
+            a.quiet = true;
+        }
         // Installed after the lookup: a nested first lookup (Quiet) installs its private state
         // first, and this outer one then replaces it with the real one.
         remember(th, a);
