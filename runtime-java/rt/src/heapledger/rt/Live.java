@@ -5,7 +5,7 @@ import java.lang.ref.WeakReference;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Liveness: which counted objects are still alive, how old they are, and refunds to the
@@ -90,7 +90,10 @@ final class Live {
      *  intrusive lists so threads rarely contend, and removal is O(1). */
     private static final Tracked[] HEADS = new Tracked[STRIPES];
     private static final Object[] LOCKS = new Object[STRIPES];
-    static final AtomicLong TRACKED = new AtomicLong();
+    /** Objects tracked now. A LongAdder, not an AtomicLong: the allocating threads and the
+     *  drain thread update it for every tracked object, and one shared counter made their cores
+     *  pass its cache line back and forth; the bound check reads the sum. */
+    static final LongAdder TRACKED = new LongAdder();
     /** Refunds, written only by the drain thread. */
     static final Counts RECLAIMED = new Counts();
     /** Objects that should have been tracked but were not (the bound); guarded by itself. */
@@ -111,7 +114,7 @@ final class Live {
         // The runtime's own work in rewritten JDK code counts into a private state; its objects
         // are not the program's (SelfCounted).
         if (SelfCounted.on && Ledger.here().quiet) return;
-        if (TRACKED.get() >= MAX) {
+        if (TRACKED.sum() >= MAX) {
             synchronized (UNTRACKED) {
                 UNTRACKED.add(key, count, elements, bytes);
             }
@@ -125,7 +128,7 @@ final class Live {
             if (h != null) h.prev = t;
             HEADS[stripe] = t;
         }
-        TRACKED.incrementAndGet();
+        TRACKED.increment();
     }
 
     private static void unlink(Tracked t) {
@@ -135,7 +138,7 @@ final class Live {
             if (t.next != null) t.next.prev = t.prev;
             t.prev = t.next = null;
         }
-        TRACKED.decrementAndGet();
+        TRACKED.decrement();
     }
 
     private static void start() {
