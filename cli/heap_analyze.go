@@ -185,7 +185,7 @@ func newAnalysisView(d *heapdump.Dump, rep *leaks.Report, opt leaks.Options) (*a
 		Graph: rep.Stats,
 	}
 	obj := func(o leaks.Object) objectView {
-		return objectView{Object: d.Describe(o.Node), Class: d.ClassName(o.Node), ID: fmt.Sprintf("0x%x", d.ObjectID[o.Node]),
+		return objectView{Object: d.Describe(o.Node), Class: d.ClassName(o.Node), ID: fmt.Sprintf("0x%x", d.ObjectID(o.Node)),
 			Shallow: o.Shallow, Retained: o.Retained, Dynamic: o.Dynamic}
 	}
 	// Name every reference on every path with one read of the dump.

@@ -58,7 +58,7 @@ func CheckDAGDominators(g *heapgraph.Graph) error {
 // CheckRetained compares retained sizes from the dominator tree with removing each node and
 // weighing what becomes unreachable.
 func CheckRetained(g *heapgraph.Graph) error {
-	ret := dominators.Compute(g, nil).Retained(g.Size)
+	ret := dominators.Compute(g, nil).Retained(g)
 	for v := 1; v < g.N(); v++ {
 		if slow := SlowRetained(g, nil, uint32(v)); ret[v] != slow {
 			return fmt.Errorf("retained(%d) = %d, by removal %d", v, ret[v], slow)
@@ -77,7 +77,7 @@ func CheckByClass(g *heapgraph.Graph) error {
 		classOf[v] = uint32(v % classes)
 	}
 	t := dominators.Compute(g, nil)
-	fast := t.ByClass(g.Size, t.Retained(g.Size), classOf, classes)
+	fast := t.ByClass(g, t.Retained(g), classOf, classes)
 	for c := uint32(0); c < classes; c++ {
 		union := map[uint32]bool{}
 		for v := 1; v < g.N(); v++ {
@@ -89,7 +89,7 @@ func CheckByClass(g *heapgraph.Graph) error {
 		}
 		var slow uint64
 		for n := range union {
-			slow += g.Size[n]
+			slow += g.SizeOf(n)
 		}
 		if fast[c].Retained != slow {
 			return fmt.Errorf("class %d retains %d, union of instances' retained sets %d", c, fast[c].Retained, slow)
@@ -151,8 +151,8 @@ func CheckBatch(g *heapgraph.Graph) error {
 			cs = append(cs, uint32(c))
 		}
 		for i, size := range s.Batch(cs) {
-			if slow := SlowDynamic(g, nil, s.Rep[cs[i]]); size != slow {
-				return fmt.Errorf("batched dynamic size of component %d (node %d) = %d, by reachability %d", cs[i], s.Rep[cs[i]], size, slow)
+			if slow := SlowDynamic(g, nil, s.Rep(cs[i])); size != slow {
+				return fmt.Errorf("batched dynamic size of component %d (node %d) = %d, by reachability %d", cs[i], s.Rep(cs[i]), size, slow)
 			}
 		}
 	}
@@ -165,7 +165,7 @@ func CheckTopDynamic(g *heapgraph.Graph) error {
 	s := dynsize.New(g, nil)
 	var all []uint64
 	for c := 1; c < s.DAG.N(); c++ {
-		all = append(all, SlowDynamic(g, nil, s.Rep[c]))
+		all = append(all, SlowDynamic(g, nil, s.Rep(uint32(c))))
 	}
 	slices.Sort(all)
 	slices.Reverse(all)
@@ -180,7 +180,7 @@ func CheckTopDynamic(g *heapgraph.Graph) error {
 		}
 		for i := range top {
 			// Equal sizes may come in either order.
-			if top[i].Dynamic != batched[i].Dynamic || SlowDynamic(g, nil, s.Rep[batched[i].Comp]) != batched[i].Dynamic {
+			if top[i].Dynamic != batched[i].Dynamic || SlowDynamic(g, nil, s.Rep(batched[i].Comp)) != batched[i].Dynamic {
 				return fmt.Errorf("top %d by walks %v, batched %v", k, top, batched)
 			}
 		}
@@ -189,7 +189,7 @@ func CheckTopDynamic(g *heapgraph.Graph) error {
 			return fmt.Errorf("top %d has %d entries, want %d", k, len(top), len(want))
 		}
 		for i, r := range top {
-			if slow := SlowDynamic(g, nil, s.Rep[r.Comp]); r.Dynamic != slow || r.Dynamic != want[i] {
+			if slow := SlowDynamic(g, nil, s.Rep(r.Comp)); r.Dynamic != slow || r.Dynamic != want[i] {
 				return fmt.Errorf("top %d, place %d: component %d with %d (by reachability %d), want size %d", k, i, r.Comp, r.Dynamic, slow, want[i])
 			}
 		}
@@ -214,8 +214,8 @@ func Shrink(g *heapgraph.Graph, check Check) (*heapgraph.Graph, error) {
 	from, to := g.Edges()
 	sub := func(keep []int) *heapgraph.Graph {
 		b := heapgraph.NewBuilder(g.N())
-		for v, s := range g.Size {
-			b.SetSize(uint32(v), s)
+		for v := range g.Size {
+			b.SetSize(uint32(v), g.SizeOf(uint32(v)))
 		}
 		for _, i := range keep {
 			b.AddEdge(from[i], to[i])

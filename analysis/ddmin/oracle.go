@@ -53,7 +53,7 @@ func SlowRetainedSet(g *heapgraph.Graph, skip heapgraph.EdgeSet, v uint32) []uin
 func SlowRetained(g *heapgraph.Graph, skip heapgraph.EdgeSet, v uint32) uint64 {
 	var t uint64
 	for _, n := range SlowRetainedSet(g, skip, v) {
-		t += g.Size[n]
+		t += g.SizeOf(n)
 	}
 	return t
 }
@@ -63,7 +63,7 @@ func SlowDynamic(g *heapgraph.Graph, skip heapgraph.EdgeSet, v uint32) uint64 {
 	var t uint64
 	for n, r := range reach(g, skip, v, heapgraph.NoNode) {
 		if r {
-			t += g.Size[n]
+			t += g.SizeOf(uint32(n))
 		}
 	}
 	return t

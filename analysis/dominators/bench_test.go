@@ -14,7 +14,7 @@ func BenchmarkDominators(b *testing.B) {
 			cpu := heapgraph.CPUTime()
 			for i := 0; i < b.N; i++ {
 				t := Compute(c.Graph, nil)
-				t.Retained(c.Graph.Size)
+				t.Retained(c.Graph)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(c.Graph.N()), "ns/node")
 			b.ReportMetric(float64((heapgraph.CPUTime()-cpu).Nanoseconds())/float64(b.N)/float64(c.Graph.N()), "cpu-ns/node")

@@ -14,22 +14,18 @@ type ClassRetained struct {
 	Retained uint64
 }
 
-// ByClass groups shallow and retained sizes by class. classOf gives each node's class index
+// ByClass groups shallow and retained sizes of g's nodes by class. classOf gives each node's class index
 // below nClasses, or heapgraph.NoNode for nodes that belong to no class (the super root).
 // Unreachable nodes are left out. The result is indexed by class.
-func (t *Tree) ByClass(size, retained []uint64, classOf []uint32, nClasses int) []ClassRetained {
+func (t *Tree) ByClass(g *heapgraph.Graph, retained []uint64, classOf []uint32, nClasses int) []ClassRetained {
 	out := make([]ClassRetained, nClasses)
 	for c := range out {
 		out[c].Class = uint32(c)
 	}
-	for _, v := range t.Order {
-		if c := classOf[v]; c != heapgraph.NoNode {
-			out[c].Instances++
-			out[c].Shallow += size[v]
-		}
-	}
 	// Walk the dominator tree depth-first keeping, per class, how many instances lie on the path
-	// from the root to the current node; a node is topmost when its class count is zero.
+	// from the root to the current node; a node is topmost when its class count is zero. The
+	// walk meets every reachable node once, so it counts instances and shallow bytes too, and
+	// needs neither the preorder nor the immediate dominators (see ReleaseNodes).
 	off, kids := t.Children()
 	onPath := make([]uint32, nClasses)
 	const exit = 1 << 32
@@ -44,6 +40,8 @@ func (t *Tree) ByClass(size, retained []uint64, classOf []uint32, nClasses int) 
 			continue
 		}
 		if c != heapgraph.NoNode {
+			out[c].Instances++
+			out[c].Shallow += g.SizeOf(v)
 			if onPath[c] == 0 {
 				out[c].Retained += retained[v]
 			}

@@ -10,6 +10,7 @@
 package dominators
 
 import (
+	"math/bits"
 	"sync"
 
 	"github.com/heapledger/heapledger/analysis/heapgraph"
@@ -58,6 +59,18 @@ func ComputeWith(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scrat
 	half := uint32(n / 2)
 	roff := sc.Uint32s(n + 1)
 	upper := sc.Uint32s(n)
+	// A node the root refers to has the root as its semidominator whatever else refers to it,
+	// so its other predecessors are not listed. Those are the GC roots, which in a heap dump
+	// include the classes of the boot class path: the edge from every instance to its class
+	// would otherwise fill the largest lists.
+	isRoot := make([]uint64, (n+63)/64)
+	for e := g.Off[0]; e < g.Off[1]; e++ {
+		if !skip.Has(e) {
+			w := g.Succ[e]
+			isRoot[w>>6] |= 1 << (w & 63)
+		}
+	}
+	listed := func(w uint32) bool { return isRoot[w>>6]&(1<<(w&63)) == 0 }
 
 	pre[0] = 0
 	vertex = append(vertex, 0)
@@ -75,7 +88,7 @@ func ComputeWith(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scrat
 			if t == none {
 				break
 			}
-			if t != 0 && t != cur && parent[t] != cur {
+			if t != 0 && t != cur && parent[t] != cur && listed(w) {
 				if cur < half {
 					roff[t+1]++
 				} else {
@@ -120,9 +133,11 @@ func ComputeWith(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scrat
 		for o := from; o < to; o++ {
 			v := vertex[o]
 			for e := g.Off[v]; e < g.Off[v+1]; e++ {
-				if t := pre[g.Succ[e]]; !skip.Has(e) && t != 0 && t != o && parent[t] != o {
-					preds[next[t]] = o
-					next[t]++
+				if w := g.Succ[e]; !skip.Has(e) && listed(w) {
+					if t := pre[w]; t != 0 && t != o && parent[t] != o {
+						preds[next[t]] = o
+						next[t]++
+					}
 				}
 			}
 		}
@@ -146,6 +161,14 @@ func ComputeWith(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scrat
 		semi[o], label[o], ancestor[o] = parent[o], o, none
 	}
 	semi[0] = 0
+	for w, word := range isRoot {
+		for ; word != 0; word &= word - 1 {
+			if t := pre[w<<6|bits.TrailingZeros64(word)]; t != none {
+				semi[t] = 0 // see isRoot
+			}
+		}
+	}
+	isRoot = nil
 	var path []uint32
 	for w := r - 1; w > 0; w-- {
 		s := semi[w]
@@ -213,13 +236,13 @@ func (t *Tree) Release() {
 // Reachable reports whether node n is reachable from node 0 (and so has a place in the tree).
 func (t *Tree) Reachable(n uint32) bool { return n == 0 || t.Idom[n] != heapgraph.NoNode }
 
-// Retained returns the retained size of every node: its own shallow size plus that of every node
+// Retained returns the retained size of every node of g: its own shallow size plus that of every node
 // it dominates, i.e. what the garbage collector would free if the node were unreachable. Nodes
 // that node 0 does not reach get 0; node 0 gets the total of the reachable heap.
-func (t *Tree) Retained(size []uint64) []uint64 {
+func (t *Tree) Retained(g *heapgraph.Graph) []uint64 {
 	ret := t.sc.Uint64s(len(t.Idom)) // the Scratch the tree came from, if any
 	for _, v := range t.Order {
-		ret[v] = size[v]
+		ret[v] = g.SizeOf(v)
 	}
 	for i := len(t.Order) - 1; i > 0; i-- {
 		v := t.Order[i]
@@ -240,21 +263,33 @@ func (t *Tree) Children() (off, kids []uint32) {
 
 func (t *Tree) children() (off, kids []uint32) {
 	n := len(t.Idom)
+	// off[d] counts d's children, then the running sums make it the end of d's list; placing
+	// the children from the last in preorder, each in front of those placed before it, leaves
+	// every list in preorder and off[d] at its start, with no cursor array.
 	off = t.sc.Uint32s(n + 1)
 	for _, v := range t.Order[1:] {
-		off[t.Idom[v]+1]++
+		off[t.Idom[v]]++
 	}
-	for i := 0; i < n; i++ {
-		off[i+1] += off[i]
+	for i := 1; i < n; i++ {
+		off[i] += off[i-1]
 	}
+	off[n] = uint32(len(t.Order) - 1)
 	kids = t.sc.Uint32s(len(t.Order) - 1)
-	next := t.sc.Uint32s(n)
-	defer t.sc.Release(next)
-	copy(next, off[:n])
-	for _, v := range t.Order[1:] {
+	for i := len(t.Order) - 1; i > 0; i-- {
+		v := t.Order[i]
 		d := t.Idom[v]
-		kids[next[d]] = v
-		next[d]++
+		off[d]--
+		kids[off[d]] = v
 	}
 	return off, kids
+}
+
+// ReleaseNodes gives the immediate dominators and the preorder back to the Scratch the tree was
+// computed with, keeping the child lists (which it builds if they are not yet), so that the
+// phases that need only those and the retained sizes run with two node-sized arrays less.
+// Afterwards only Children, ByClass and Release may be used.
+func (t *Tree) ReleaseNodes() {
+	t.Children()
+	t.sc.Release(t.Idom, t.Order)
+	t.Idom, t.Order = nil, nil
 }

@@ -1,6 +1,7 @@
 package dominators
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/heapledger/heapledger/analysis/heapgraph"
@@ -49,7 +50,7 @@ func TestLengauerTarjanExample(t *testing.T) {
 	)
 	tr := Compute(g, nil)
 	checkIdom(t, tr, []uint32{none, 0, R, R, R, R, R, C, C, R, R, G, R, D})
-	ret := tr.Retained(g.Size)
+	ret := tr.Retained(g)
 	// R retains everything; C retains F, G, J; D retains L; G retains J.
 	for v, want := range map[uint32]uint64{R: 13, C: 4, D: 2, G: 2, A: 1, H: 1, I: 1, K: 1} {
 		if ret[v] != want {
@@ -68,7 +69,7 @@ func TestSharedChildren(t *testing.T) {
 	g := build(t, 8, edges...)
 	tr := Compute(g, nil)
 	checkIdom(t, tr, []uint32{none, 0, 1, 1, 1, 1, 1, 1})
-	ret := tr.Retained(g.Size)
+	ret := tr.Retained(g)
 	if ret[1] != 7 || ret[2] != 1 || ret[3] != 1 || ret[0] != 7 {
 		t.Errorf("retained = %v, want 1→7, 2→1, 3→1, super root→7", ret)
 	}
@@ -78,7 +79,7 @@ func TestBalancedTree(t *testing.T) {
 	const n = 1000
 	g := heapgraph.BalancedTree(n)
 	tr := Compute(g, nil)
-	ret := tr.Retained(g.Size)
+	ret := tr.Retained(g)
 	for i := uint32(1); i <= n; i++ {
 		want := uint32(i / 2)
 		if tr.Idom[i] != want {
@@ -102,7 +103,7 @@ func TestListWithData(t *testing.T) {
 	n := 2 * entries
 	g := heapgraph.ListWithData(entries)
 	tr := Compute(g, nil)
-	ret := tr.Retained(g.Size)
+	ret := tr.Retained(g)
 	for i := 1; i <= n; i += 2 {
 		wantIdom := uint32(i - 2)
 		if i == 1 {
@@ -124,7 +125,7 @@ func TestDoublyLinkedList(t *testing.T) {
 	const n = 100_000
 	g := heapgraph.DoublyLinkedList(n)
 	tr := Compute(g, nil)
-	ret := tr.Retained(g.Size)
+	ret := tr.Retained(g)
 	if ret[1] != 2*n+1 {
 		t.Errorf("retained(head) = %d, want %d", ret[1], 2*n+1)
 	}
@@ -140,7 +141,7 @@ func TestLadderAndTriangle(t *testing.T) {
 	const n = 500
 	g := heapgraph.Ladder(n)
 	tr := Compute(g, nil)
-	ret := tr.Retained(g.Size)
+	ret := tr.Retained(g)
 	for i := uint32(2); i <= n; i++ {
 		if tr.Idom[i] != 1 || ret[i] != 1 {
 			t.Fatalf("ladder %d: idom %d retained %d, want 1 and 1", i, tr.Idom[i], ret[i])
@@ -153,7 +154,7 @@ func TestLadderAndTriangle(t *testing.T) {
 	const rows = 60
 	g = heapgraph.Triangle(rows)
 	tr = Compute(g, nil)
-	ret = tr.Retained(g.Size)
+	ret = tr.Retained(g)
 	apex := heapgraph.TriangleID(0, 0)
 	for r := 1; r < rows; r++ {
 		for c := 0; c <= r; c++ {
@@ -180,7 +181,7 @@ func TestSkipAndUnreachable(t *testing.T) {
 	skip.Add(2) // 1 -> 3
 	tr := Compute(g, skip)
 	checkIdom(t, tr, []uint32{none, 0, 1, none, none})
-	ret := tr.Retained(g.Size)
+	ret := tr.Retained(g)
 	if ret[1] != 2 || ret[3] != 0 || tr.Reachable(3) || !tr.Reachable(0) {
 		t.Errorf("retained = %v, reachable(3) = %v; want 1→2 and 3 unreachable", ret, tr.Reachable(3))
 	}
@@ -192,13 +193,13 @@ func TestByClass(t *testing.T) {
 	const entries = 10
 	g := heapgraph.ListWithData(entries)
 	tr := Compute(g, nil)
-	ret := tr.Retained(g.Size)
+	ret := tr.Retained(g)
 	classOf := make([]uint32, g.N())
 	classOf[0] = none
 	for i := 1; i < g.N(); i++ {
 		classOf[i] = uint32(2 - i%2) // entries (odd) are class 1, data (even) class 2
 	}
-	got := tr.ByClass(g.Size, ret, classOf, 3)
+	got := tr.ByClass(g, ret, classOf, 3)
 	if got[1].Instances != entries || got[1].Shallow != entries || got[1].Retained != 2*entries {
 		t.Errorf("entries class: %+v, want %d instances, shallow %d, retained %d", got[1], entries, entries, 2*entries)
 	}
@@ -218,5 +219,51 @@ func TestChildren(t *testing.T) {
 	}
 	if off[5] != off[4] {
 		t.Errorf("leaf 4 has children %v", kids[off[4]:off[5]])
+	}
+}
+
+// On random graphs every child list holds exactly the nodes with that immediate dominator, in
+// preorder, and grouping by class gives the same after ReleaseNodes as before it.
+func TestChildrenAndReleaseNodes(t *testing.T) {
+	for seed := int64(1); seed <= 200; seed++ {
+		n := 2 + int(seed%60)
+		g := heapgraph.Random(seed, n, int(seed%4+1)*n, 5)
+		tr := Compute(g, nil)
+		off, kids := tr.Children()
+		for d := 0; d < n; d++ {
+			var want []uint32
+			for _, v := range tr.Order[1:] {
+				if tr.Idom[v] == uint32(d) {
+					want = append(want, v)
+				}
+			}
+			if got := kids[off[d]:off[d+1]]; !slices.Equal(got, want) {
+				t.Fatalf("seed %d: children of %d = %v, want %v (preorder)", seed, d, got, want)
+			}
+		}
+		if int(off[n]) != len(tr.Order)-1 {
+			t.Fatalf("seed %d: %d children in all, want %d", seed, off[n], len(tr.Order)-1)
+		}
+		classOf := make([]uint32, n)
+		classOf[0] = none
+		for v := 1; v < n; v++ {
+			classOf[v] = uint32(v % 3)
+		}
+		ret := tr.Retained(g)
+		before := tr.ByClass(g, ret, classOf, 3)
+		var instances, shallow [3]uint64
+		for _, v := range tr.Order[1:] {
+			instances[classOf[v]]++
+			shallow[classOf[v]] += g.SizeOf(v)
+		}
+		for c, r := range before {
+			if r.Instances != instances[c] || r.Shallow != shallow[c] {
+				t.Fatalf("seed %d: class %d has %d instances of %d bytes, want %d of %d", seed, c, r.Instances, r.Shallow, instances[c], shallow[c])
+			}
+		}
+		tr.ReleaseNodes()
+		if after := tr.ByClass(g, ret, classOf, 3); !slices.Equal(before, after) {
+			t.Fatalf("seed %d: by class %v after ReleaseNodes, %v before", seed, after, before)
+		}
 	}
 }

@@ -13,10 +13,12 @@ import (
 type Sizes struct {
 	// Comp maps each node to its component.
 	Comp []uint32
-	// DAG is the condensed component graph; DAG.Size holds each component's shallow size.
+	// DAG is the condensed component graph; its sizes (DAG.SizeOf) are the components' shallow sizes.
 	DAG *heapgraph.Graph
-	// Rep and Members name a component: its lowest node and how many nodes it has.
-	Rep, Members []uint32
+	// BigComponents counts the components of more than one node; LargestComp is the number of
+	// nodes of the largest. (Rep and Members name single components.)
+	BigComponents int
+	LargestComp   uint32
 	// DAP marks the dominating articulation points of the DAG.
 	DAP []bool
 	// Hub is the component walks treat as a landmark (see New), NoNode when there is none.
@@ -55,27 +57,58 @@ type Sizes struct {
 // region is not inside it, so nothing is counted twice.
 func New(g *heapgraph.Graph, skip heapgraph.EdgeSet) *Sizes { return NewWith(g, skip, nil) }
 
-// WorkArrays is how many node-sized arrays NewWith takes from its Scratch at most at a time.
+// WorkArrays is how many node-sized arrays Prepare takes from its Scratch at most at a time.
 const WorkArrays = 5
+
+// ComputeArrays is how many node-sized arrays Compute takes from its Scratch.
+const ComputeArrays = 2
 
 // NewWith is New taking its work arrays, and its own, from sc (see heapgraph.Scratch).
 func NewWith(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch) *Sizes {
+	s := Prepare(g, skip, sc)
+	s.Compute(g, sc)
+	return s
+}
+
+// Prepare does the first half of NewWith: components, the condensed DAG and its dominating
+// articulation points. Compute does the rest. Between the two the caller may give memory back
+// to the system: the DAG's dominator tree, whose arrays Prepare leaves in sc, is the larger of
+// the two halves' peaks, and Compute takes only ComputeArrays arrays from sc and allocates the
+// dynamic sizes afresh.
+func Prepare(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch) *Sizes {
 	comp, count, entered := components(g, skip, sc)
+	s := &Sizes{Comp: comp, Hub: heapgraph.NoNode}
+	// Component sizes in nodes are counted now, while little else is held, rather than kept
+	// per component through the walks: only the statistics and the few ranked components
+	// (Members) need them.
+	members := sc.Uint32s(count)
+	for _, c := range comp {
+		members[c]++
+	}
+	for _, m := range members {
+		if m > 1 {
+			s.BigComponents++
+		}
+		s.LargestComp = max(s.LargestComp, m)
+	}
+	sc.Release(members)
 	dag, rootEdges := condense(g, skip, comp, count, entered, sc)
-	s := &Sizes{Comp: comp, DAG: dag, rootEdges: rootEdges, Hub: heapgraph.NoNode}
+	s.DAG, s.rootEdges = dag, rootEdges
 	idom, err := dominators.DAGWith(dag, sc)
 	if err != nil {
 		panic(err) // Condense numbers components topologically; a backward edge is a bug here
 	}
 	s.DAP = dominatingArticulationPoints(dag, idom, sc)
 	sc.Release(idom)
-	idom = nil
+	return s
+}
+
+// Compute finishes what Prepare began on the same graph: the components' sizes and the exact
+// dynamic size of every dominating articulation point.
+func (s *Sizes) Compute(g *heapgraph.Graph, sc *heapgraph.Scratch) {
+	count := s.DAG.N()
 	// Allocated only now, after the DAG's dominator tree is gone, to keep the peak down.
-	s.Rep, s.Members = sc.Uint32s(count), sc.Uint32s(count)
-	for v := len(comp) - 1; v >= 0; v-- {
-		s.Rep[comp[v]] = uint32(v)
-		s.Members[comp[v]]++
-	}
+	componentSizes(g, s.DAG, s.Comp, sc)
 	s.stamp, s.dyn = sc.Uint32s(count), make([]uint64, count)
 	s.chooseHub()
 	// Children have larger numbers, so going down the numbers finishes every point below a
@@ -89,7 +122,6 @@ func NewWith(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch) 
 			s.dyn[c] = s.walk(uint32(c))
 		}
 	}
-	return s
 }
 
 // chooseHub picks the component with the most shallow bytes, when it is not the root and not a
@@ -99,7 +131,7 @@ func (s *Sizes) chooseHub() {
 	n := s.DAG.N()
 	best := uint32(0)
 	for c := 1; c < n; c++ {
-		if s.DAG.Size[c] > s.DAG.Size[best] || best == 0 {
+		if s.DAG.SizeOf(uint32(c)) > s.DAG.SizeOf(best) || best == 0 {
 			best = uint32(c)
 		}
 	}
@@ -205,7 +237,7 @@ func (s *Sizes) walkWithin(c uint32, budget uint64) (total uint64, ok bool) {
 				s.stack = stack[:0]
 				return 0, false
 			}
-			total += s.DAG.Size[x]
+			total += s.DAG.SizeOf(x)
 			for _, y := range s.realSuccessors(x) {
 				if s.stamp[y] != s.epoch {
 					s.stamp[y] = s.epoch
@@ -292,13 +324,40 @@ func (s *Sizes) Batch(cs []uint32) []uint64 {
 			addTo(m, s.dyn[c])
 			continue
 		}
-		addTo(m, s.DAG.Size[c])
+		addTo(m, s.DAG.SizeOf(c))
 		for _, d := range s.realSuccessors(c) {
 			mask[d] |= m
 		}
 	}
 	clear(mask[lo:])
 	return sums
+}
+
+// Rep returns the lowest node of component c.
+func (s *Sizes) Rep(c uint32) uint32 {
+	rep, _ := s.Describe([]uint32{c})
+	return rep[0]
+}
+
+// Describe returns for each of the components cs its lowest node and its number of nodes, in
+// one pass over the nodes: they are asked for a handful of components, once, so they are not
+// kept for every component.
+func (s *Sizes) Describe(cs []uint32) (rep, members []uint32) {
+	rep, members = make([]uint32, len(cs)), make([]uint32, len(cs))
+	at := make(map[uint32][]int, len(cs))
+	for i, c := range cs {
+		at[c] = append(at[c], i)
+		rep[i] = heapgraph.NoNode
+	}
+	for v, c := range s.Comp {
+		for _, i := range at[c] {
+			if members[i] == 0 {
+				rep[i] = uint32(v)
+			}
+			members[i]++
+		}
+	}
+	return rep, members
 }
 
 // Of returns the dynamic size of node v.
@@ -405,7 +464,7 @@ func (s *Sizes) upperBounds() (bound func(c uint32) uint64) {
 		case c == s.Hub && hub:
 			s.dyn[c] = s.hubDyn
 		case above(c):
-			b := s.DAG.Size[c]
+			b := s.DAG.SizeOf(c)
 			for _, d := range s.DAG.Successors(c) {
 				if !s.inHub.has(d) {
 					b = satAdd(b, stored(d)) // for a d above the hub too, its outside part
@@ -413,7 +472,7 @@ func (s *Sizes) upperBounds() (bound func(c uint32) uint64) {
 			}
 			s.dyn[c] = b
 		default:
-			b := s.DAG.Size[c]
+			b := s.DAG.SizeOf(c)
 			for _, d := range s.DAG.Successors(c) {
 				b = satAdd(b, stored(d)) // no successor is above the hub, or c would be
 			}
@@ -474,3 +533,4 @@ type bitset []uint64
 func newBitset(n int) bitset       { return make(bitset, (n+63)/64) }
 func (b bitset) set(c uint32)      { b[c>>6] |= 1 << (c & 63) }
 func (b bitset) has(c uint32) bool { return b[c>>6]&(1<<(c&63)) != 0 }
+func (b bitset) clear(c uint32)    { b[c>>6] &^= 1 << (c & 63) }

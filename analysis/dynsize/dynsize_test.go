@@ -83,7 +83,7 @@ func plainArticulationDynamicSize(g *heapgraph.Graph, v uint32) uint64 {
 			total += reachSize(g, x)
 			continue
 		}
-		total += g.Size[x]
+		total += g.SizeOf(x)
 		for _, y := range g.Successors(x) {
 			if !seen[y] {
 				seen[y] = true
@@ -234,8 +234,12 @@ func TestGeneratedGraphs(t *testing.T) {
 		g := heapgraph.DoublyLinkedList(n)
 		s := dynsize.New(g, nil)
 		// The entries form one component; each reaches all entries and all data.
-		if s.Comp[2] != s.Comp[n+1] || s.Members[s.Comp[2]] != n {
-			t.Fatalf("entries not one component of %d: members %d", n, s.Members[s.Comp[2]])
+		rep, members := s.Describe([]uint32{s.Comp[2]})
+		if s.Comp[2] != s.Comp[n+1] || members[0] != n || s.LargestComp != n || s.BigComponents != 1 {
+			t.Fatalf("entries not one component of %d: members %d (largest %d, %d of more than one)", n, members[0], s.LargestComp, s.BigComponents)
+		}
+		if s.Rep(s.Comp[2]) != rep[0] || rep[0] != 2 {
+			t.Errorf("component of the entries named by node %d (Rep %d), want its lowest node", rep[0], s.Rep(s.Comp[2]))
 		}
 		if got := s.Of(2); got != 2*n {
 			t.Errorf("entry: %d, want %d", got, 2*n)

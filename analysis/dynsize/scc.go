@@ -10,6 +10,7 @@
 package dynsize
 
 import (
+	"fmt"
 	"math/bits"
 
 	"github.com/heapledger/heapledger/analysis/heapgraph"
@@ -118,77 +119,136 @@ func components(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratc
 // the DAG's root reaches everything and dominance in it is defined for every component; these
 // come after component 0's real edges, of which there are rootEdges.
 func Condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count int) (dag *heapgraph.Graph, rootEdges uint32) {
-	return condense(g, skip, comp, count, nil, nil)
+	dag, rootEdges = condense(g, skip, comp, count, nil, nil)
+	componentSizes(g, dag, comp, nil)
+	return dag, rootEdges
 }
 
-// condense is Condense with the nodes entered from other components already known (see
-// components), or nil to find them here.
-func condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count int, entered heapgraph.EdgeSet, sc *heapgraph.Scratch) (dag *heapgraph.Graph, rootEdges uint32) {
-	// Group nodes by component (a counting sort), so that each component's out-edges can be
-	// emitted in component order straight into CSR form.
-	off := sc.Uint32s(count + 1)
-	for _, c := range comp {
-		off[c+1]++
-	}
-	for c := 0; c < count; c++ {
-		off[c+1] += off[c]
-	}
-	byComp := sc.Uint32s(int(off[count]))
-	fill := sc.Uint32s(count)
-	copy(fill, off[:count])
+// componentSizes sets the DAG's sizes: each component's the sum of its members' shallow sizes,
+// in g's units.
+func componentSizes(g, dag *heapgraph.Graph, comp []uint32, sc *heapgraph.Scratch) {
+	dag.Size, dag.SizeShift, dag.Big = sc.Uint32s(dag.N()), g.SizeShift, nil
 	for v, c := range comp {
-		byComp[fill[c]] = uint32(v)
-		fill[c]++
+		if s := g.Size[v]; s != heapgraph.BigSize {
+			// The common case inline: a sum that stays below BigSize units.
+			if sum := uint64(dag.Size[c]) + uint64(s); dag.Size[c] != heapgraph.BigSize && sum < uint64(heapgraph.BigSize) {
+				dag.Size[c] = uint32(sum)
+				continue
+			}
+		}
+		dag.AddSize(c, g.SizeOf(uint32(v)))
 	}
-	// hasPred is needed before component 0's edges are emitted, so it takes a pass of its own
+}
+
+// condense is Condense without the sizes (NewWith sums them only once the DAG's dominators are
+// gone, to keep them out of that phase's peak), with the nodes entered from other components
+// already known (see components), or nil to find them here.
+//
+// A component's edges are those of its members in node order, each target kept where it first
+// appears. They are laid out without grouping the nodes by component, which would take two
+// node-sized arrays at the moment memory peaks: a first pass counts the edges that leave each
+// component, duplicates included; a second pass, over the nodes from the last, drops each edge
+// in front of those already placed for its component, so every list comes out in node order;
+// then duplicates are squeezed out list by list.
+func condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count int, entered heapgraph.EdgeSet, sc *heapgraph.Scratch) (dag *heapgraph.Graph, rootEdges uint32) {
+	// hasPred is needed before component 0's edges are laid out, so it takes a pass of its own
 	// unless the component search marked the nodes entered from outside.
-	hasPred := make([]bool, count)
+	hasPred := newBitset(count)
 	if entered != nil {
 		for w, word := range entered {
 			for ; word != 0; word &= word - 1 {
-				hasPred[comp[w<<6|bits.TrailingZeros64(word)]] = true
+				hasPred.set(comp[w<<6|bits.TrailingZeros64(word)])
 			}
 		}
 	} else {
 		for v := range comp {
 			for e := g.Off[v]; e < g.Off[v+1]; e++ {
 				if d := comp[g.Succ[e]]; !skip.Has(e) && d != comp[v] {
-					hasPred[d] = true
+					hasPred.set(d)
 				}
 			}
 		}
 	}
-	size := sc.Uint64s(count)
-	dagOff := sc.Uint32s(count + 1)
-	// At most one DAG edge per graph edge; pages of the reserve that stay unused are never
-	// touched, so the reserve costs address space, not memory, and appends never copy.
-	succ := make([]uint32, 0, len(g.Succ)+count)
-	seen := fill // reused: seen[d] == c+1 once edge c → d is emitted
-	clear(seen)
-	for c := 0; c < count; c++ {
-		for _, v := range byComp[off[c]:off[c+1]] {
-			size[c] += g.Size[v]
-			for e := g.Off[v]; e < g.Off[v+1]; e++ {
-				if skip.Has(e) {
-					continue
-				}
-				d := comp[g.Succ[e]]
-				if d != uint32(c) && seen[d] != uint32(c)+1 {
-					seen[d] = uint32(c) + 1
-					succ = append(succ, d)
-				}
+	roots := uint32(0) // components the root gets an edge to for want of a predecessor
+	for d := 1; d < count; d++ {
+		if !hasPred.has(uint32(d)) {
+			roots++
+		}
+	}
+	// off[c] counts the edges leaving c, then becomes the end of c's range (for component 0,
+	// the end of its real edges; its root edges follow them).
+	off := sc.Uint32s(count + 1)
+	for v, c := range comp {
+		for e := g.Off[v]; e < g.Off[v+1]; e++ {
+			if !skip.Has(e) && comp[g.Succ[e]] != c {
+				off[c]++
 			}
+		}
+	}
+	var total uint64
+	for c := 0; c < count; c++ {
+		k := uint64(off[c])
+		if c == 0 {
+			k += uint64(roots)
+		}
+		total += k
+		if total > uint64(heapgraph.NoNode) {
+			panic(fmt.Sprintf("dynsize: more than 2^32 edges between components (%d at component %d)", total, c))
+		}
+		off[c] = uint32(total)
+	}
+	if count > 0 {
+		off[0] -= roots
+	}
+	off[count] = uint32(total)
+	succ := make([]uint32, total)
+	for v := len(comp) - 1; v >= 0; v-- {
+		c := comp[v]
+		for e := g.Off[v+1]; e > g.Off[v]; {
+			e--
+			if d := comp[g.Succ[e]]; !skip.Has(e) && d != c {
+				off[c]--
+				succ[off[c]] = d
+			}
+		}
+	}
+	// off[c] is now the start of c's range; the root edges go in the slots left at the end of
+	// component 0's. Then duplicates are squeezed out in place, component by component; a
+	// list's targets are unmarked again once it is done.
+	if count > 0 {
+		at := off[1] - roots
+		for d := 1; d < count; d++ {
+			if !hasPred.has(uint32(d)) {
+				succ[at] = uint32(d)
+				at++
+			}
+		}
+	}
+	seen := hasPred // done with
+	clear(seen)
+	w := uint32(0)
+	for c := 0; c < count; c++ {
+		start, end := off[c], off[c+1]
+		real := end
+		if c == 0 {
+			real = end - roots
+		}
+		off[c] = w
+		for _, d := range succ[start:real] {
+			if !seen.has(d) {
+				seen.set(d)
+				succ[w] = d
+				w++
+			}
+		}
+		for _, d := range succ[off[c]:w] {
+			seen.clear(d)
 		}
 		if c == 0 {
-			rootEdges = uint32(len(succ))
-			for d := 1; d < count; d++ {
-				if !hasPred[d] {
-					succ = append(succ, uint32(d))
-				}
-			}
+			rootEdges = w
+			w += uint32(copy(succ[w:], succ[real:end]))
 		}
-		dagOff[c+1] = uint32(len(succ))
 	}
-	sc.Release(off, byComp, fill)
-	return &heapgraph.Graph{Off: dagOff, Succ: succ, Size: size}, rootEdges
+	off[count] = w
+	return &heapgraph.Graph{Off: off, Succ: succ[:w:w]}, rootEdges
 }

@@ -28,3 +28,66 @@ func TestEnteredMarksMatchFullPass(t *testing.T) {
 		}
 	}
 }
+
+// The DAG laid out without grouping nodes by component must be the one the definition gives:
+// per component, the targets of its members' edges in node and edge order, each first
+// appearance kept, and after component 0's real edges one edge to each component that has no
+// predecessor.
+func TestCondenseMatchesDefinition(t *testing.T) {
+	for seed := int64(1); seed <= 300; seed++ {
+		n := 1 + int(seed%50)
+		g := heapgraph.Random(seed, n, int(seed%4+1)*n, 9)
+		var skip heapgraph.EdgeSet
+		if seed%3 == 0 {
+			skip = heapgraph.NewEdgeSet(len(g.Succ))
+			for e := uint32(1); e < uint32(len(g.Succ)); e += 4 {
+				skip.Add(e)
+			}
+		}
+		comp, count, entered := components(g, skip, nil)
+		lists := make([][]uint32, count)
+		sizes := make([]uint64, count)
+		hasPred := make([]bool, count)
+		for c := 0; c < count; c++ {
+			seen := map[uint32]bool{}
+			for v := 0; v < n; v++ {
+				if comp[v] != uint32(c) {
+					continue
+				}
+				sizes[c] += g.SizeOf(uint32(v))
+				for e := g.Off[v]; e < g.Off[v+1]; e++ {
+					if d := comp[g.Succ[e]]; !skip.Has(e) && d != uint32(c) {
+						hasPred[d] = true
+						if !seen[d] {
+							seen[d] = true
+							lists[c] = append(lists[c], d)
+						}
+					}
+				}
+			}
+		}
+		wantRoot := uint32(len(lists[0]))
+		for d := 1; d < count; d++ {
+			if !hasPred[d] {
+				lists[0] = append(lists[0], uint32(d))
+			}
+		}
+		for _, marks := range []heapgraph.EdgeSet{nil, entered} {
+			dag, root := condense(g, skip, comp, count, marks, nil)
+			if dag.N() != count || root != wantRoot {
+				t.Fatalf("seed %d: %d components with %d root edges, want %d with %d", seed, dag.N(), root, count, wantRoot)
+			}
+			for c := 0; c < count; c++ {
+				if got := dag.Successors(uint32(c)); !reflect.DeepEqual(append([]uint32{}, got...), append([]uint32{}, lists[c]...)) {
+					t.Fatalf("seed %d: component %d has edges to %v, want %v", seed, c, got, lists[c])
+				}
+			}
+		}
+		dag, _ := Condense(g, skip, comp, count)
+		for c, want := range sizes {
+			if got := dag.SizeOf(uint32(c)); got != want {
+				t.Fatalf("seed %d: component %d has size %d, want %d", seed, c, got, want)
+			}
+		}
+	}
+}

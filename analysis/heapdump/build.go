@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"math/bits"
 	"os"
 	"runtime"
 	"slices"
@@ -144,8 +145,10 @@ func (l *loader) prepare() {
 			l.warn("dup", fmt.Sprintf("object id 0x%x occurs more than once; references reach only one of the records", l.ids[i]))
 		}
 	}
-	d.ObjectID, d.Kind = l.ids, l.kind
-	d.lookup.build(d.ObjectID)
+	d.Kind = l.kind
+	ids := l.ids
+	d.ids = newObjectIDs(len(ids), func(i int) uint64 { return ids[i] })
+	l.ids = nil
 
 	// Class objects: the class they represent, and their own class java.lang.Class.
 	d.classNode = map[uint32]int32{}
@@ -194,10 +197,19 @@ func (l *loader) prepare() {
 		}
 	}
 	l.deg[n] = uint32(total)
-	d.Graph = &heapgraph.Graph{Off: l.deg, Size: l.aux, Succ: make([]uint32, total)}
-	copy(d.Graph.Succ, rootNodes)
-	d.Weak = make([]uint64, (total+63)/64)
+	// Sizes are kept in units of the alignment, four bytes a node instead of eight.
+	g := &heapgraph.Graph{Off: l.deg, Size: make([]uint32, n)}
+	if a := uint(m.Align); a > 0 && a&(a-1) == 0 {
+		g.SizeShift = uint8(bits.TrailingZeros(a))
+	}
+	for i, size := range l.aux {
+		g.SetSize(uint32(i), size)
+	}
 	l.deg, l.aux = nil, nil
+	g.Succ = make([]uint32, total)
+	d.Graph = g
+	copy(g.Succ, rootNodes)
+	d.Weak = make([]uint64, (total+63)/64)
 }
 
 // classRecNode finds the node of a class dump record in pass 2: the first class node with its
@@ -207,7 +219,7 @@ func (l *loader) classRecNode(id uint64, d *Dump) (uint32, bool) {
 	if !ok {
 		return 0, false
 	}
-	for int(n) < len(d.ObjectID) && d.ObjectID[n] == id {
+	for int(n) < d.ids.n && d.ObjectID(n) == id {
 		if d.Kind[n] == KindClass {
 			return n, true
 		}
@@ -269,7 +281,7 @@ func (l *loader) pass2() error {
 		fills = append(fills, fl)
 		return fl
 	}
-	nObj := len(d.ObjectID) - 1
+	nObj := d.ids.n - 1
 	var k int
 	var err error
 	if l.idx != nil {
@@ -314,7 +326,7 @@ func (l *loader) pass2Sequential(fl *filler) (int, error) {
 	}
 	defer f.Close()
 	target := d.DumpIndex
-	nObj := len(d.ObjectID) - 1
+	nObj := d.ids.n - 1
 	k := 0
 	var mainNode uint32
 	var last int64

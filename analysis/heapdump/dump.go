@@ -20,8 +20,9 @@
 // remaining unreached cycle the object with the lowest id. Either way every node of the Graph is
 // reachable from node 0. A dump without any GC-root records gets its roots by the same rule.
 //
-// Memory: per node the Dump holds 8 (id) + 4 (class) + 1 (kind) + 8 (size) + 4 (offset) bytes and
-// 4 bytes per edge, plus a lookup index of ~1 byte per node; there is no per-object map or pointer.
+// Memory: per node the Dump holds 4 (id, see objectIDs) + 4 (class) + 1 (kind) + 4 (size) + 4
+// (offset) bytes and 4 bytes per edge, plus a lookup index of ~1 byte per node; there is no
+// per-object map or pointer.
 package heapdump
 
 import (
@@ -131,10 +132,9 @@ type Dump struct {
 	Path  string
 	Graph *heapgraph.Graph
 
-	ObjectID []uint64 // HPROF object id of each node (0 for the super root)
-	ClassOf  []uint32 // index into Classes of each node's class (java.lang.Class for class objects; heapgraph.NoNode for the super root)
-	Kind     []Kind
-	Classes  []Class
+	ClassOf []uint32 // index into Classes of each node's class (java.lang.Class for class objects; heapgraph.NoNode for the super root)
+	Kind    []Kind
+	Classes []Class
 
 	// Roots lists every GC-root record that names an object in the graph, sorted by node.
 	Roots []Root
@@ -154,7 +154,7 @@ type Dump struct {
 	Partial   bool
 	Warnings  []string
 
-	lookup    idIndex
+	ids       objectIDs        // HPROF object id of each node: see ObjectID
 	classNode map[uint32]int32 // class-object node → index in Classes
 	schema    *hprof.Schema
 	gzip      bool
@@ -166,7 +166,20 @@ func (d *Dump) IsWeak(e uint32) bool {
 }
 
 // Node returns the node of the object with HPROF id id.
-func (d *Dump) Node(id uint64) (uint32, bool) { return d.lookup.find(d.ObjectID, id) }
+func (d *Dump) Node(id uint64) (uint32, bool) { return d.ids.find(id) }
+
+// ObjectID returns the HPROF object id of node n (0 for the super root). Ids ascend with node
+// numbers.
+func (d *Dump) ObjectID(n uint32) uint64 { return d.ids.at(n) }
+
+// ObjectIDs returns every node's object id, indexed by node, in a new slice.
+func (d *Dump) ObjectIDs() []uint64 {
+	out := make([]uint64, d.ids.n)
+	for n := range out {
+		out[n] = d.ids.at(uint32(n))
+	}
+	return out
+}
 
 // ClassName returns the class name of node n ("java.lang.Class" for class objects).
 func (d *Dump) ClassName(n uint32) string {
@@ -193,10 +206,10 @@ func (d *Dump) Describe(n uint32) string {
 	}
 	if d.Kind[n] == KindClass {
 		if k := d.ClassOfClassObject(n); k >= 0 {
-			return fmt.Sprintf("class %s @ 0x%x", d.Classes[k].Name, d.ObjectID[n])
+			return fmt.Sprintf("class %s @ 0x%x", d.Classes[k].Name, d.ObjectID(n))
 		}
 	}
-	return fmt.Sprintf("%s @ 0x%x", d.ClassName(n), d.ObjectID[n])
+	return fmt.Sprintf("%s @ 0x%x", d.ClassName(n), d.ObjectID(n))
 }
 
 // RootsOf returns the GC-root records of node n (empty if it is not a root).

@@ -27,7 +27,7 @@ func (l *loader) finish() {
 			v := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
 			objs++
-			bytes += g.Size[v]
+			bytes += g.SizeOf(v)
 			for _, w := range g.Succ[g.Off[v]:g.Off[v+1]] {
 				if !seen.has(w) {
 					seen.set(w)
@@ -45,12 +45,11 @@ func (l *loader) finish() {
 			l.dropUnreachable(seen)
 		}
 	}
-	d.lookup.build(d.ObjectID)
 	d.ClassOf[0] = heapgraph.NoNode
 	for i := 1; i < len(d.ClassOf); i++ {
 		c := &d.Classes[d.ClassOf[i]]
 		c.Instances++
-		c.Bytes += d.Graph.Size[i]
+		c.Bytes += d.Graph.SizeOf(uint32(i))
 	}
 }
 
@@ -166,7 +165,7 @@ func (l *loader) dropUnreachable(seen bitset) {
 	for v := 0; v < n; v++ {
 		if !seen.has(uint32(v)) {
 			d.Unreachable.Objects++
-			d.Unreachable.Bytes += g.Size[v]
+			d.Unreachable.Bytes += g.SizeOf(uint32(v))
 		}
 	}
 	weak := newBitset(len(g.Succ))
@@ -184,7 +183,6 @@ func (l *loader) dropUnreachable(seen bitset) {
 				g.Succ[w] = newIdx(g.Succ[e])
 				w++
 			}
-			d.ObjectID[nv] = d.ObjectID[v]
 			d.ClassOf[nv] = d.ClassOf[v]
 			d.Kind[nv] = d.Kind[v]
 			g.Size[nv] = g.Size[v]
@@ -195,7 +193,17 @@ func (l *loader) dropUnreachable(seen bitset) {
 	g.Off = g.Off[:next+1]
 	g.Succ = g.Succ[:w]
 	g.Size = g.Size[:next]
-	d.ObjectID, d.ClassOf, d.Kind = d.ObjectID[:next], d.ClassOf[:next], d.Kind[:next]
+	d.ClassOf, d.Kind = d.ClassOf[:next], d.Kind[:next]
+	d.ids.keep(seen)
+	if len(g.Big) > 0 {
+		big := map[uint32]uint64{}
+		for v, size := range g.Big {
+			if seen.has(v) {
+				big[newIdx(v)] = size
+			}
+		}
+		g.Big = big
+	}
 	d.Weak = heapgraph.EdgeSet(weak[:(w+63)/64])
 	roots := d.Roots[:0]
 	for _, r := range d.Roots {

@@ -41,7 +41,7 @@ func FuzzLoad(f *testing.F) {
 				continue
 			}
 			g := d.Graph
-			if int(g.Off[g.N()]) != len(g.Succ) || len(d.ObjectID) != g.N() || len(d.ClassOf) != g.N() {
+			if int(g.Off[g.N()]) != len(g.Succ) || len(d.ObjectIDs()) != g.N() || len(d.ClassOf) != g.N() {
 				t.Fatalf("inconsistent graph: N %d, %d edges, Off end %d", g.N(), len(g.Succ), g.Off[g.N()])
 			}
 			for _, s := range g.Succ {

@@ -42,10 +42,10 @@ func TestFixtureGraph(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := d.Graph
-	if g.N() != len(d.ObjectID) || len(g.Size) != g.N() || len(d.Kind) != g.N() || int(g.Off[g.N()]) != len(g.Succ) {
-		t.Fatalf("inconsistent lengths: N %d ids %d sizes %d kinds %d edges %d/%d", g.N(), len(d.ObjectID), len(g.Size), len(d.Kind), g.Off[g.N()], len(g.Succ))
+	if g.N() != len(d.ObjectIDs()) || len(g.Size) != g.N() || len(d.Kind) != g.N() || int(g.Off[g.N()]) != len(g.Succ) {
+		t.Fatalf("inconsistent lengths: N %d ids %d sizes %d kinds %d edges %d/%d", g.N(), len(d.ObjectIDs()), len(g.Size), len(d.Kind), g.Off[g.N()], len(g.Succ))
 	}
-	if !slices.IsSorted(d.ObjectID[1:]) {
+	if !slices.IsSorted(d.ObjectIDs()[1:]) {
 		t.Error("nodes are not in object-id order")
 	}
 	t.Logf("%d nodes, %d edges, %d roots, %d unreachable (%d bytes), warnings %v", g.N(), len(g.Succ), len(d.Roots), d.Unreachable.Objects, d.Unreachable.Bytes, d.Warnings)
@@ -285,10 +285,10 @@ func TestGraphMatchesSlowReading(t *testing.T) {
 	}
 	checked := 0
 	for n := 1; n < d.Graph.N(); n++ {
-		id := d.ObjectID[n]
+		id := d.ObjectID(uint32(n))
 		var got []uint64
 		for _, s := range d.Graph.Successors(uint32(n)) {
-			got = append(got, d.ObjectID[s])
+			got = append(got, d.ObjectID(s))
 		}
 		slices.Sort(got)
 		want := refsOf(id)
@@ -317,7 +317,7 @@ func TestParallelLoadMatchesOneCore(t *testing.T) {
 	one := load(1)
 	for _, procs := range []int{2, 3, 7} {
 		d := load(procs)
-		if !reflect.DeepEqual(one.Graph, d.Graph) || !slices.Equal(one.ObjectID, d.ObjectID) || !slices.Equal(one.ClassOf, d.ClassOf) ||
+		if !reflect.DeepEqual(one.Graph, d.Graph) || !slices.Equal(one.ObjectIDs(), d.ObjectIDs()) || !slices.Equal(one.ClassOf, d.ClassOf) ||
 			!slices.Equal(one.Kind, d.Kind) || !reflect.DeepEqual(one.Classes, d.Classes) || !slices.Equal(one.Roots, d.Roots) ||
 			!slices.Equal(one.Weak, d.Weak) || !slices.Equal(one.Warnings, d.Warnings) || one.Unreachable != d.Unreachable {
 			t.Fatalf("%d cores: the dump differs from one core's", procs)

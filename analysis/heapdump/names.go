@@ -33,7 +33,7 @@ func (d *Dump) EdgeNames(edges []EdgeRef) ([]string, error) {
 				out[i] = names[e.Index]
 			}
 		default:
-			want[d.ObjectID[e.From]] = append(want[d.ObjectID[e.From]], i)
+			want[d.ObjectID(e.From)] = append(want[d.ObjectID(e.From)], i)
 		}
 	}
 	if len(want) == 0 {

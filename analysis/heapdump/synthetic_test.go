@@ -47,7 +47,7 @@ func chain(b *hproftest.Builder, roots ...uint64) {
 func idsOf(d *Dump, nodes []uint32) []uint64 {
 	var out []uint64
 	for _, n := range nodes {
-		out = append(out, d.ObjectID[n])
+		out = append(out, d.ObjectID(n))
 	}
 	slices.Sort(out)
 	return out

@@ -47,7 +47,11 @@ func (b *Builder) Build() (*Graph, error) {
 		succ[next[f]] = b.to[i]
 		next[f]++
 	}
-	return &Graph{Off: off, Succ: succ, Size: b.size}, nil
+	g := &Graph{Off: off, Succ: succ, Size: make([]uint32, n)}
+	for v, size := range b.size {
+		g.SetSize(uint32(v), size)
+	}
+	return g, nil
 }
 
 // Edges returns the graph's edges as parallel from/to slices, in CSR order. Tests and the delta
@@ -66,8 +70,8 @@ func (g *Graph) Edges() (from, to []uint32) {
 // TotalSize returns the sum of all shallow sizes.
 func (g *Graph) TotalSize() uint64 {
 	var t uint64
-	for _, s := range g.Size {
-		t += s
+	for v := range g.Size {
+		t += g.SizeOf(uint32(v))
 	}
 	return t
 }
@@ -75,7 +79,11 @@ func (g *Graph) TotalSize() uint64 {
 // String prints the graph as an edge list with sizes, compact enough to paste into a test when
 // the delta debugger reports a minimal failing graph.
 func (g *Graph) String() string {
-	s := fmt.Sprintf("graph of %d nodes, sizes %v, edges:", g.N(), g.Size)
+	sizes := make([]uint64, len(g.Size))
+	for v := range sizes {
+		sizes[v] = g.SizeOf(uint32(v))
+	}
+	s := fmt.Sprintf("graph of %d nodes, sizes %v, edges:", g.N(), sizes)
 	for n := 0; n < g.N(); n++ {
 		for _, w := range g.Successors(uint32(n)) {
 			s += fmt.Sprintf(" %d->%d", n, w)

@@ -79,3 +79,32 @@ func TestGenerators(t *testing.T) {
 		t.Error("Random is not deterministic for a seed")
 	}
 }
+
+// Sizes that are no whole number of units, or too many units for 32 bits, must come back exact,
+// also when sums of sizes cross the limit.
+func TestSizesBeyondUnits(t *testing.T) {
+	g := &Graph{Off: make([]uint32, 5), Size: make([]uint32, 4), SizeShift: 3}
+	huge := uint64(BigSize) << 3 // one unit more than fits
+	for _, c := range []struct {
+		n    uint32
+		size uint64
+	}{{1, 24}, {2, 13}, {3, huge}} {
+		g.SetSize(c.n, c.size)
+		if got := g.SizeOf(c.n); got != c.size {
+			t.Errorf("size of %d = %d, want %d", c.n, got, c.size)
+		}
+	}
+	if g.Size[1] != 3 || len(g.Big) != 2 {
+		t.Errorf("24 bytes stored as %d units with %d big sizes; want 3 units and the other two big", g.Size[1], len(g.Big))
+	}
+	g.AddSize(1, huge-24)
+	g.AddSize(2, 3)
+	g.AddSize(3, 8)
+	if g.SizeOf(1) != huge || g.SizeOf(2) != 16 || g.SizeOf(3) != huge+8 {
+		t.Errorf("sums %d, %d, %d; want %d, 16, %d", g.SizeOf(1), g.SizeOf(2), g.SizeOf(3), huge, huge+8)
+	}
+	g.SetSize(2, 16) // back in units: the big entry goes
+	if g.Size[2] != 2 || len(g.Big) != 2 || g.TotalSize() != 2*huge+24 {
+		t.Errorf("after resetting node 2: %d units, %d big sizes, total %d", g.Size[2], len(g.Big), g.TotalSize())
+	}
+}

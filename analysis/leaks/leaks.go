@@ -125,27 +125,27 @@ func Analyze(in Input, opt Options) *Report {
 	defer sc.Drop()
 	phase("dominator tree")
 	tree := dominators.ComputeWith(g, in.Weak, sc)
-	// The child lists take three of the arrays the tree's computation left; the others would sit
+	// The child lists take two of the arrays the tree's computation left; the others would sit
 	// idle, resident, through the retained-size phases, which is where memory would then peak.
-	sc.Trim(3)
+	sc.Trim(2)
 	phase("retained sizes")
 	// The dominator tree's child lists are built on the other core meanwhile; nothing else
 	// touches the tree's scratch arrays until they are done.
 	childrenDone := make(chan struct{})
 	go func() { tree.Children(); close(childrenDone) }()
-	ret := tree.Retained(g.Size)
+	ret := tree.Retained(g)
 	total := ret[0]
 	rep.Stats = Stats{Objects: len(tree.Order) - 1, Edges: len(g.Succ), TotalBytes: total}
 	for v := 1; v < g.N(); v++ {
 		if !tree.Reachable(uint32(v)) {
 			rep.OnlyWeak.Objects++
-			rep.OnlyWeak.Bytes += g.Size[v]
+			rep.OnlyWeak.Bytes += g.SizeOf(uint32(v))
 		}
 	}
 
 	phase("leak suspects")
 	for _, v := range topBy(ret, opt.Top, func(v uint32) bool { return v != 0 }) {
-		rep.TopRetained = append(rep.TopRetained, Object{Node: v, Shallow: g.Size[v], Retained: ret[v]})
+		rep.TopRetained = append(rep.TopRetained, Object{Node: v, Shallow: g.SizeOf(uint32(v)), Retained: ret[v]})
 	}
 	// Retained sizes only shrink down the dominator tree, so the objects over the threshold form
 	// a subtree below the super root. Its top objects are suspects, and so are the objects over
@@ -171,10 +171,10 @@ func Analyze(in Input, opt Options) *Report {
 		}
 		for _, k := range kids[off[v]:off[v+1]] {
 			if over(k) {
-				s := Suspect{Object: Object{Node: k, Shallow: g.Size[k], Retained: ret[k]},
+				s := Suspect{Object: Object{Node: k, Shallow: g.SizeOf(k), Retained: ret[k]},
 					Share: float64(ret[k]) / float64(total)}
 				a := accumulationPoint(k, ret, off, kids, opt.DropRatio, in.ClassOf)
-				s.Accumulation = Object{Node: a, Shallow: g.Size[a], Retained: ret[a]}
+				s.Accumulation = Object{Node: a, Shallow: g.SizeOf(a), Retained: ret[a]}
 				rep.Suspects = append(rep.Suspects, s)
 			}
 		}
@@ -193,20 +193,25 @@ func Analyze(in Input, opt Options) *Report {
 	for _, s := range rep.Suspects {
 		targets = append(targets, s.Node, s.Accumulation.Node)
 	}
-	via, queue := sc.Uint32s(g.N()), sc.Uint32s(g.N()+1)
+	// The grouping by class needs only the child lists and the retained sizes: the immediate
+	// dominators and the preorder become the paths' two arrays, which would otherwise stack on
+	// top of them at the peak of these phases.
+	tree.ReleaseNodes()
+	via, queue := sc.Uint32s(g.N()), sc.Uint32s(g.N())
 	pathsDone := make(chan map[uint32][]Step, 1)
 	go func() { pathsDone <- shortestPaths(g, in.Weak, targets, via, queue) }()
 
 	phase("retained size by class")
 	if in.ClassOf != nil {
-		byClass := tree.ByClass(g.Size, ret, in.ClassOf, in.NumClasses)
+		byClass := tree.ByClass(g, ret, in.ClassOf, in.NumClasses)
 		sort.SliceStable(byClass, func(i, j int) bool { return byClass[i].Retained > byClass[j].Retained })
 		for len(byClass) > 0 && byClass[len(byClass)-1].Instances == 0 {
 			byClass = byClass[:len(byClass)-1]
 		}
 		rep.ByClass = byClass[:min(len(byClass), opt.Top)]
 	}
-	sc.Release64(ret) // the component sizes reuse it
+	// ret is left to the collector, not kept for reuse: held through the component DAG's
+	// dominator tree, the largest phase that follows, it would add to that phase's peak.
 	ret = nil
 
 	phase("paths from GC roots")
@@ -224,8 +229,13 @@ func Analyze(in Input, opt Options) *Report {
 
 	phase("strongly connected components")
 	skip := dynamicSkip(g, in.Weak, in.ClassObject)
-	dyn := dynsize.NewWith(g, skip, sc)
+	dyn := dynsize.Prepare(g, skip, sc)
+	skip = nil
+	// The arrays of the component DAG's dominator tree that the sizes will not take go back to
+	// the system as the next phase starts, instead of staying resident through it.
+	sc.Trim(dynsize.ComputeArrays)
 	phase("dynamic sizes")
+	dyn.Compute(g, sc)
 	size := dyn.Of
 	for i := range rep.TopRetained {
 		rep.TopRetained[i].Dynamic = size(rep.TopRetained[i].Node)
@@ -234,18 +244,21 @@ func Analyze(in Input, opt Options) *Report {
 		s := &rep.Suspects[i]
 		s.Dynamic, s.Accumulation.Dynamic = size(s.Node), size(s.Accumulation.Node)
 	}
-	for _, r := range dyn.Top(opt.Top) {
-		rep.TopDynamic = append(rep.TopDynamic, Component{Node: dyn.Rep[r.Comp], Members: dyn.Members[r.Comp], Dynamic: r.Dynamic})
+	top := dyn.Top(opt.Top)
+	comps := make([]uint32, len(top))
+	for i, r := range top {
+		comps[i] = r.Comp
+	}
+	reps, members := dyn.Describe(comps)
+	for i, r := range top {
+		rep.TopDynamic = append(rep.TopDynamic, Component{Node: reps[i], Members: members[i], Dynamic: r.Dynamic})
 	}
 	st := &rep.Stats
 	st.Components = dyn.DAG.N()
 	st.DAGEdges = len(dyn.DAG.Succ)
-	for c, m := range dyn.Members {
-		if m > 1 {
-			st.BigComponents++
-		}
-		st.LargestComp = max(st.LargestComp, m)
-		if dyn.DAP[c] {
+	st.BigComponents, st.LargestComp = dyn.BigComponents, dyn.LargestComp
+	for _, p := range dyn.DAP {
+		if p {
 			st.DominatingAPs++
 		}
 	}
@@ -279,7 +292,7 @@ func accumulationPoint(v uint32, ret []uint64, off, kids []uint32, ratio float64
 
 // shortestPaths runs a breadth-first search from the super root over strong references, until
 // it has reached every target, and returns the path to each.
-// via and queue are work arrays of g.N() and g.N()+1 elements.
+// via and queue are work arrays of g.N() elements (the queue takes every node at most once).
 func shortestPaths(g *heapgraph.Graph, weak heapgraph.EdgeSet, targets []uint32, via, queue []uint32) map[uint32][]Step {
 	// via[v] is the edge the search first reached v by; NoNode while unreached.
 	for i := range via {

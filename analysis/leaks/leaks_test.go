@@ -98,7 +98,7 @@ func TestPlantedLeakIsTopSuspect(t *testing.T) {
 		t.Errorf("OnlyWeak = %+v, want none (the table is also strongly held)", rep.OnlyWeak)
 	}
 	// Dynamic size: the class object reaches the map, table, entries and values.
-	if want := ddmin.SlowDynamic(g, nil, node["map"]) + g.Size[1]; s.Dynamic != want {
+	if want := ddmin.SlowDynamic(g, nil, node["map"]) + g.SizeOf(1); s.Dynamic != want {
 		t.Errorf("suspect's dynamic size = %d, want %d", s.Dynamic, want)
 	}
 	if rep.TopRetained[0].Node != node["class"] || rep.TopRetained[1].Node != node["map"] || rep.TopRetained[2].Node != node["table"] {

@@ -25,7 +25,7 @@ func TestRealDump(t *testing.T) {
 	rep := Analyze(in, DefaultOptions)
 
 	tree := dominators.Compute(g, weak)
-	ret := tree.Retained(g.Size)
+	ret := tree.Retained(g)
 	// The slow computation walks the whole heap per object: check the top objects and a spread
 	// of others (every 97th), which covers lists, trees, maps, cycles, arrays and classes.
 	sample := map[uint32]bool{}
@@ -53,7 +53,7 @@ func TestRealDump(t *testing.T) {
 		t.Fatal("no suspects")
 	}
 	s := rep.Suspects[0]
-	if d.Describe(s.Node) != fmt.Sprintf("class %s @ 0x%x", heapdumps.LeakHolder, d.ObjectID[s.Node]) {
+	if d.Describe(s.Node) != fmt.Sprintf("class %s @ 0x%x", heapdumps.LeakHolder, d.ObjectID(s.Node)) {
 		t.Errorf("top suspect %s, want the class %s", d.Describe(s.Node), heapdumps.LeakHolder)
 	}
 	// Every leaked item hangs directly below the accumulation point in the dominator tree.

@@ -1,0 +1,70 @@
+package heapdump
+
+import (
+	"math/rand"
+	"slices"
+	"testing"
+)
+
+// The compact ids must give back every id exactly and find every node by id — across 4 GB
+// boundaries of the id range, with duplicate ids, and in the whole-id form for sparse ids — and
+// find nothing for ids that are absent; keep must renumber them as dropUnreachable does.
+func TestObjectIDs(t *testing.T) {
+	r := rand.New(rand.NewSource(5))
+	for round := 0; round < 300; round++ {
+		n := 1 + r.Intn(200)
+		ids := []uint64{0}
+		gap := []uint64{8, 1 << 20, 1 << 31, 1 << 33, 1 << 40}[round%5]
+		id := uint64(r.Int63n(1 << 40))
+		if round%7 == 0 {
+			id = ^uint64(0) - uint64(n)*gap // near the top of the range
+		}
+		for i := 1; i < n; i++ {
+			ids = append(ids, id)
+			if r.Intn(10) > 0 { // now and then a duplicate id
+				id += 1 + uint64(r.Int63n(int64(gap)))
+			}
+		}
+		x := newObjectIDs(len(ids), func(i int) uint64 { return ids[i] })
+		for i := range ids {
+			if got := x.at(uint32(i)); got != ids[i] {
+				t.Fatalf("round %d: id of node %d = %#x, want %#x", round, i, got, ids[i])
+			}
+		}
+		for i := 1; i < len(ids); i++ {
+			first := slices.Index(ids[1:], ids[i]) + 1
+			if got, ok := x.find(ids[i]); !ok || got != uint32(first) {
+				t.Fatalf("round %d: find(%#x) = %d, %v; want node %d", round, ids[i], got, ok, first)
+			}
+			for _, probe := range []uint64{ids[i] - 1, ids[i] + 1, ids[i] ^ 1<<32} {
+				if _, found := slices.BinarySearch(ids[1:], probe); !found {
+					if got, ok := x.find(probe); ok {
+						t.Fatalf("round %d: find(%#x) = node %d, but no node has that id", round, probe, got)
+					}
+				}
+			}
+		}
+		kept := newBitset(len(ids))
+		want := []uint64{0}
+		for i := 1; i < len(ids); i++ {
+			if r.Intn(3) > 0 {
+				kept.set(uint32(i))
+				want = append(want, ids[i])
+			}
+		}
+		x.keep(kept)
+		if x.n != len(want) {
+			t.Fatalf("round %d: %d nodes kept, want %d", round, x.n, len(want))
+		}
+		for i := range want {
+			if got := x.at(uint32(i)); got != want[i] {
+				t.Fatalf("round %d: after keep, id of node %d = %#x, want %#x", round, i, got, want[i])
+			}
+			if i > 0 {
+				if got, ok := x.find(want[i]); !ok || x.at(got) != want[i] {
+					t.Fatalf("round %d: after keep, find(%#x) = %d, %v", round, want[i], got, ok)
+				}
+			}
+		}
+	}
+}
