@@ -206,6 +206,11 @@ func (l *loader) prepare() {
 		g.SetSize(uint32(i), size)
 	}
 	l.deg, l.aux = nil, nil
+	if l.size > 64<<20 {
+		// The whole ids and the array lengths are garbage now: collected first, their memory
+		// takes the successor array instead of fresh pages on top of it.
+		runtime.GC()
+	}
 	g.Succ = make([]uint32, total)
 	d.Graph = g
 	copy(g.Succ, rootNodes)

@@ -33,11 +33,7 @@ func newObjectIDs(n int, ids func(i int) uint64) objectIDs {
 		return x
 	}
 	x.base = ids(1)
-	span := ids(n-1) - x.base
-	want := uint64((n-1)/nodesPerBucket + 1)
-	for x.shift = 0; span>>x.shift >= want; x.shift++ {
-	}
-	if x.shift > 32 {
+	if x.shiftFor(ids(n-1)-x.base) > 32 {
 		x.full = make([]uint64, n)
 		for i := 1; i < n; i++ {
 			x.full[i] = ids(i)
@@ -54,10 +50,32 @@ func newObjectIDs(n int, ids func(i int) uint64) objectIDs {
 			}
 		}
 	}
+	x.index()
+	return x
+}
+
+// shiftFor is the table's slot width for ids spanning span: one slot per nodesPerBucket nodes.
+func (x *objectIDs) shiftFor(span uint64) uint {
+	want := uint64((x.n-1)/nodesPerBucket + 1)
+	shift := uint(0)
+	for span>>shift >= want {
+		shift++
+	}
+	return shift
+}
+
+// index builds the lookup table over the ids held.
+func (x *objectIDs) index() {
+	x.bucket = nil
+	if x.n <= 1 {
+		return
+	}
+	span := x.at(uint32(x.n-1)) - x.base
+	x.shift = x.shiftFor(span)
 	nb := int(span>>x.shift) + 2
 	x.bucket = make([]uint32, nb)
 	b := 0
-	for i := 1; i < n; i++ {
+	for i := 1; i < x.n; i++ {
 		k := int((x.at(uint32(i)) - x.base) >> x.shift)
 		for b <= k {
 			x.bucket[b] = uint32(i)
@@ -65,9 +83,8 @@ func newObjectIDs(n int, ids func(i int) uint64) objectIDs {
 		}
 	}
 	for ; b < nb; b++ {
-		x.bucket[b] = uint32(n)
+		x.bucket[b] = uint32(x.n)
 	}
-	return x
 }
 
 // at returns the id of node i (0 for the super root).
@@ -127,17 +144,56 @@ func (x *objectIDs) find(id uint64) (uint32, bool) {
 	return 0, false
 }
 
-// keep renumbers the ids in place to the nodes in kept (ascending), whose new numbers are their
-// ranks, and rebuilds the table.
+// keep renumbers the ids to the nodes in kept (ascending), whose new numbers are their ranks,
+// and rebuilds the table. The kept ids are moved down in place, so that no copy of them is made
+// (node v's id is read before any node at or above v is written); the first kept node's id
+// becomes the base, and the high bits are recounted from it.
 func (x *objectIDs) keep(kept bitset) {
-	var ids []uint64
-	ids = append(ids, 0)
-	for v := uint32(1); v < uint32(x.n); v++ {
-		if kept.has(v) {
-			ids = append(ids, x.at(v))
-		}
+	w := uint32(1)
+	if x.n <= 1 {
+		return
 	}
-	*x = newObjectIDs(len(ids), func(i int) uint64 { return ids[i] })
+	if x.full != nil {
+		for v := uint32(1); v < uint32(x.n); v++ {
+			if kept.has(v) {
+				x.full[w] = x.full[v]
+				w++
+			}
+		}
+		*x = newObjectIDs(int(w), func(i int) uint64 { return x.full[i] })
+		return
+	}
+	base := uint64(0)
+	var hiNode, hiVal []uint32
+	hi := uint32(0)
+	for v := uint32(1); v < uint32(x.n); v++ {
+		if !kept.has(v) {
+			continue
+		}
+		id := x.at(v)
+		if w == 1 {
+			base = id
+		}
+		key := id - base
+		x.low[w] = uint32(key)
+		if h := uint32(key >> 32); h != hi {
+			hiNode, hiVal = append(hiNode, w), append(hiVal, h)
+			hi = h
+		}
+		w++
+	}
+	if w == 1 {
+		*x = objectIDs{n: 1}
+		return
+	}
+	x.n, x.base, x.low, x.hiNode, x.hiVal = int(w), base, x.low[:w], hiNode, hiVal
+	if x.shiftFor(x.at(w-1)-base) > 32 {
+		// Fewer nodes over the same ids: too sparse now for a slot to share high bits.
+		low := *x
+		*x = newObjectIDs(int(w), func(i int) uint64 { return low.at(uint32(i)) })
+		return
+	}
+	x.index()
 }
 
 // bitset is a fixed-size set of small integers.
