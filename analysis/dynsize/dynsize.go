@@ -30,8 +30,12 @@ type Sizes struct {
 	reachesHub bitset   // components that reach the hub (the hub included)
 	hubDyn     uint64
 	hubReady   bool
-	stamp      []uint32 // visit marks, one epoch per walk so walks never clear it; Batch's masks
-	epoch      uint32
+	// seen marks what a walk has met, a bit per component; the walk unmarks what it marked
+	// (marked) when it ends. An array of epoch stamps would spare that, at four bytes per
+	// component through the phase where memory peaks.
+	seen   bitset
+	marked []uint32
+	masks  []uint32 // Batch's, made on its first use
 	stack      []uint32
 	boundary   []uint32
 	// Visited counts components expanded by walks, the work measure the thesis tabulates.
@@ -61,7 +65,7 @@ func New(g *heapgraph.Graph, skip heapgraph.EdgeSet) *Sizes { return NewWith(g, 
 const WorkArrays = 5
 
 // ComputeArrays is how many node-sized arrays Compute takes from its Scratch.
-const ComputeArrays = 2
+const ComputeArrays = 1
 
 // NewWith is New taking its work arrays, and its own, from sc (see heapgraph.Scratch).
 func NewWith(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch) *Sizes {
@@ -109,7 +113,7 @@ func (s *Sizes) Compute(g *heapgraph.Graph, sc *heapgraph.Scratch) {
 	count := s.DAG.N()
 	// Allocated only now, after the DAG's dominator tree is gone, to keep the peak down.
 	componentSizes(g, s.DAG, s.Comp, sc)
-	s.stamp, s.dyn = sc.Uint32s(count), make([]uint64, count)
+	s.seen, s.dyn = newBitset(count), make([]uint64, count)
 	s.chooseHub()
 	// Children have larger numbers, so going down the numbers finishes every point below a
 	// point, and the hub's region, before they are needed.
@@ -205,12 +209,9 @@ func (s *Sizes) walk(c uint32) uint64 {
 // walkWithin is walk that gives up (ok false) once it has expanded more than budget components.
 func (s *Sizes) walkWithin(c uint32, budget uint64) (total uint64, ok bool) {
 	start := s.Visited
-	s.epoch++
-	if s.epoch == 0 {
-		clear(s.stamp)
-		s.epoch = 1
-	}
-	s.stamp[c] = s.epoch
+	defer s.unmark()
+	s.seen.set(c)
+	s.marked = append(s.marked[:0], c)
 	useHub := s.hubReady && !s.inHub.has(c)
 	s.boundary = s.boundary[:0]
 	stack := append(s.stack[:0], c)
@@ -239,8 +240,9 @@ func (s *Sizes) walkWithin(c uint32, budget uint64) (total uint64, ok bool) {
 			}
 			total += s.DAG.SizeOf(x)
 			for _, y := range s.realSuccessors(x) {
-				if s.stamp[y] != s.epoch {
-					s.stamp[y] = s.epoch
+				if !s.seen.has(y) {
+					s.seen.set(y)
+					s.marked = append(s.marked, y)
 					stack = append(stack, y)
 				}
 			}
@@ -278,8 +280,8 @@ const BatchSize = 32
 
 // Batch computes the dynamic sizes of up to BatchSize components in one pass over the DAG in
 // topological order, carrying for each component a bit mask of the batch members that reach it —
-// 32 walks for the price of one when the walks are long. The masks live in the walks' visit
-// marks, so a batch costs no memory of its own; the walks' marks start afresh after it. The rules
+// 32 walks for the price of one when the walks are long. The masks take four bytes per component,
+// made when Top first batches walks and kept for the next batch. The rules
 // of walk apply per bit: a dominating articulation point adds its size and stops the bit, and a
 // bit that meets the hub adds the hub's size and is dropped from the hub's region.
 func (s *Sizes) Batch(cs []uint32) []uint64 {
@@ -291,9 +293,10 @@ func (s *Sizes) Batch(cs []uint32) []uint64 {
 	for _, c := range cs {
 		lo = min(lo, c)
 	}
-	mask := s.stamp
-	clear(mask) // old visit marks; afterwards the array is all zero again and walks restart
-	s.epoch = 0
+	if s.masks == nil {
+		s.masks = make([]uint32, n)
+	}
+	mask := s.masks // all zero between batches
 	for i, c := range cs {
 		mask[c] |= 1 << i
 	}
@@ -358,6 +361,14 @@ func (s *Sizes) Describe(cs []uint32) (rep, members []uint32) {
 		}
 	}
 	return rep, members
+}
+
+// unmark clears the marks of the walk that ends.
+func (s *Sizes) unmark() {
+	for _, x := range s.marked {
+		s.seen.clear(x)
+	}
+	s.marked = s.marked[:0]
 }
 
 // Of returns the dynamic size of node v.
