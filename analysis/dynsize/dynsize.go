@@ -20,7 +20,7 @@ type Sizes struct {
 	BigComponents int
 	LargestComp   uint32
 	// DAP marks the dominating articulation points of the DAG.
-	DAP []bool
+	DAP Set
 	// Hub is the component walks treat as a landmark (see New), NoNode when there is none.
 	Hub uint32
 
@@ -33,11 +33,11 @@ type Sizes struct {
 	// seen marks what a walk has met, a bit per component; the walk unmarks what it marked
 	// (marked) when it ends. An array of epoch stamps would spare that, at four bytes per
 	// component through the phase where memory peaks.
-	seen   bitset
-	marked []uint32
-	masks  []uint32 // Batch's, made on its first use
-	stack      []uint32
-	boundary   []uint32
+	seen     bitset
+	marked   []uint32
+	masks    []uint32 // Batch's, made on its first use
+	stack    []uint32
+	boundary []uint32
 	// Visited counts components expanded by walks, the work measure the thesis tabulates.
 	Visited uint64
 	// WalkBudget is how many components a walk of Top may expand before Top batches it with
@@ -122,7 +122,7 @@ func (s *Sizes) Compute(g *heapgraph.Graph, sc *heapgraph.Scratch) {
 			s.hubDyn = s.walk(s.Hub)
 			s.hubReady = true
 		}
-		if s.DAP[c] {
+		if s.DAP.Has(uint32(c)) {
 			s.dyn[c] = s.walk(uint32(c))
 		}
 	}
@@ -139,7 +139,7 @@ func (s *Sizes) chooseHub() {
 			best = uint32(c)
 		}
 	}
-	if best == 0 || s.DAP[best] {
+	if best == 0 || s.DAP.Has(best) {
 		return
 	}
 	s.Hub = best
@@ -183,9 +183,9 @@ func (s *Sizes) realSuccessors(c uint32) []uint32 {
 // exactly when that minimum over its successors is c itself: everything it reaches is dominated
 // by it. (Were some reachable y not dominated by c, the first such node on a path from c has an
 // immediate dominator above c, which reaches c and so has a smaller number.)
-func dominatingArticulationPoints(dag *heapgraph.Graph, idom []uint32, sc *heapgraph.Scratch) []bool {
+func dominatingArticulationPoints(dag *heapgraph.Graph, idom []uint32, sc *heapgraph.Scratch) Set {
 	n := dag.N()
-	dap := make([]bool, n)
+	dap := Set(newBitset(n))
 	value := sc.Uint32s(n)
 	defer sc.Release(value)
 	for c := n - 1; c >= 0; c-- {
@@ -193,7 +193,9 @@ func dominatingArticulationPoints(dag *heapgraph.Graph, idom []uint32, sc *heapg
 		for _, d := range dag.Successors(uint32(c)) {
 			m = min(m, value[d])
 		}
-		dap[c] = m == uint32(c)
+		if m == uint32(c) {
+			bitset(dap).set(uint32(c))
+		}
 		value[c] = min(m, idom[c]) // idom of the root is NoNode, leaving m
 	}
 	return dap
@@ -228,7 +230,7 @@ func (s *Sizes) walkWithin(c uint32, budget uint64) (total uint64, ok bool) {
 				}
 				continue
 			}
-			if x != c && s.DAP[x] {
+			if x != c && s.DAP.Has(x) {
 				// A point outside the region may reach into it, but then it dominates what it
 				// reaches there, so the walk meets nothing of the region except through it.
 				total += s.dyn[x]
@@ -264,7 +266,7 @@ func (s *Sizes) walkWithin(c uint32, budget uint64) (total uint64, ok bool) {
 // Component returns the dynamic size of component c.
 func (s *Sizes) Component(c uint32) uint64 {
 	switch {
-	case s.DAP[c]:
+	case s.DAP.Has(c):
 		return s.dyn[c]
 	case c == s.Hub && s.hubReady:
 		return s.hubDyn
@@ -273,7 +275,7 @@ func (s *Sizes) Component(c uint32) uint64 {
 }
 
 // exact reports whether component c's size is known without a walk.
-func (s *Sizes) exact(c uint32) bool { return s.DAP[c] || (c == s.Hub && s.hubReady) }
+func (s *Sizes) exact(c uint32) bool { return s.DAP.Has(c) || (c == s.Hub && s.hubReady) }
 
 // BatchSize is how many components Batch sizes in one pass: one bit each of a visit mark.
 const BatchSize = 32
@@ -321,7 +323,7 @@ func (s *Sizes) Batch(cs []uint32) []uint64 {
 			continue
 		}
 		s.Visited++
-		if s.DAP[c] {
+		if s.DAP.Has(c) {
 			// A point's own bit gets its size, as does any bit that came from above, which
 			// stops here as a walk does.
 			addTo(m, s.dyn[c])
@@ -394,11 +396,11 @@ func (s *Sizes) Top(k int) []Ranked {
 		return nil
 	}
 	bound := s.upperBounds()
-	queued := make([]bool, n)
+	queued := newBitset(n)
 	q := &rankHeap{}
 	push := func(c uint32, parent uint64) {
-		if !queued[c] {
-			queued[c] = true
+		if !queued.has(c) {
+			queued.set(c)
 			heap.Push(q, rankItem{key: min(parent, bound(c)), comp: c, exact: s.exact(c)})
 		}
 	}
@@ -462,7 +464,7 @@ func (s *Sizes) upperBounds() (bound func(c uint32) uint64) {
 	above := func(c uint32) bool { return hub && s.reachesHub.has(c) && c != s.Hub }
 	// stored is the bound as kept for summing: the outside part for a component above the hub.
 	stored := func(c uint32) uint64 {
-		if s.DAP[c] && above(c) {
+		if s.DAP.Has(c) && above(c) {
 			return s.dyn[c] - s.hubDyn // a point above the hub holds the hub's whole region
 		}
 		return s.dyn[c]
@@ -470,7 +472,7 @@ func (s *Sizes) upperBounds() (bound func(c uint32) uint64) {
 	for c := uint32(n); c > 0; {
 		c--
 		switch {
-		case s.DAP[c]:
+		case s.DAP.Has(c):
 			// exact already
 		case c == s.Hub && hub:
 			s.dyn[c] = s.hubDyn
@@ -535,6 +537,21 @@ func (h *rankHeap) Pop() any {
 	it := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return it
+}
+
+// Set is a set of components, a bit each.
+type Set []uint64
+
+// Has reports whether component c is in the set.
+func (s Set) Has(c uint32) bool { return bitset(s).has(c) }
+
+// Count returns how many components the set holds.
+func (s Set) Count() int {
+	n := 0
+	for _, w := range s {
+		n += bits.OnesCount64(w)
+	}
+	return n
 }
 
 // bitset is a set of components, a bit each rather than a byte: the hub's two sets are as long as

@@ -109,7 +109,7 @@ func TestFigure411NoDoubleCounting(t *testing.T) {
 		t.Fatalf("plain articulation-point variant gave %d, expected it to double count node 4", plain)
 	}
 	s := dynsize.New(g, nil)
-	if s.DAP[s.Comp[2]] {
+	if s.DAP.Has(s.Comp[2]) {
 		t.Error("node 2 reaches node 4, which it does not dominate, yet was taken for a dominating articulation point")
 	}
 	for v := uint32(1); v <= 5; v++ {
@@ -191,7 +191,7 @@ func TestGeneratedGraphs(t *testing.T) {
 			if got := s.Of(uint32(i)); got != uint64(n-i+1) {
 				t.Fatalf("entry %d: dynamic size %d, want %d", i, got, n-i+1)
 			}
-			if !s.DAP[s.Comp[i]] {
+			if !s.DAP.Has(s.Comp[i]) {
 				t.Fatalf("entry %d should be a dominating articulation point", i)
 			}
 		}

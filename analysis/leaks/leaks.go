@@ -257,11 +257,7 @@ func Analyze(in Input, opt Options) *Report {
 	st.Components = dyn.DAG.N()
 	st.DAGEdges = len(dyn.DAG.Succ)
 	st.BigComponents, st.LargestComp = dyn.BigComponents, dyn.LargestComp
-	for _, p := range dyn.DAP {
-		if p {
-			st.DominatingAPs++
-		}
-	}
+	st.DominatingAPs = dyn.DAP.Count()
 	st.DynamicVisited = dyn.Visited
 	return rep
 }
