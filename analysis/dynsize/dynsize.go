@@ -33,11 +33,14 @@ type Sizes struct {
 	// seen marks what a walk has met, a bit per component; the walk unmarks what it marked
 	// (marked) when it ends. An array of epoch stamps would spare that, at four bytes per
 	// component through the phase where memory peaks.
-	seen     bitset
-	marked   []uint32
-	masks    []uint32 // Batch's, made on its first use
-	stack    []uint32
-	boundary []uint32
+	seen   bitset
+	marked []uint32
+	// markedAll is set when a walk marks more components than seen has words, where clearing
+	// all of seen costs no more than unmarking them one by one: marked stops growing there.
+	markedAll bool
+	masks     []uint32 // Batch's, made on its first use
+	stack     []uint32
+	boundary  []uint32
 	// Visited counts components expanded by walks, the work measure the thesis tabulates.
 	Visited uint64
 	// WalkBudget is how many components a walk of Top may expand before Top batches it with
@@ -244,7 +247,11 @@ func (s *Sizes) walkWithin(c uint32, budget uint64) (total uint64, ok bool) {
 			for _, y := range s.realSuccessors(x) {
 				if !s.seen.has(y) {
 					s.seen.set(y)
-					s.marked = append(s.marked, y)
+					if len(s.marked) < len(s.seen) {
+						s.marked = append(s.marked, y)
+					} else {
+						s.markedAll = true
+					}
 					stack = append(stack, y)
 				}
 			}
@@ -367,10 +374,14 @@ func (s *Sizes) Describe(cs []uint32) (rep, members []uint32) {
 
 // unmark clears the marks of the walk that ends.
 func (s *Sizes) unmark() {
-	for _, x := range s.marked {
-		s.seen.clear(x)
+	if s.markedAll {
+		clear(s.seen)
+	} else {
+		for _, x := range s.marked {
+			s.seen.clear(x)
+		}
 	}
-	s.marked = s.marked[:0]
+	s.marked, s.markedAll = s.marked[:0], false
 }
 
 // Of returns the dynamic size of node v.
