@@ -39,11 +39,14 @@ public final class Ledger {
     }
 
     /**
-     * Thread states by the identity hash of their thread, in front of CURRENT for the counting
-     * fast paths, which are inlined at every allocation site: a ThreadLocal lookup inlines about
-     * a hundred bytes of bytecode there, and the JIT's inlining budget then runs out in the
-     * program's own hot methods. A slot holds the last state looked up through it; a thread whose
-     * slot another thread took falls back to CURRENT, which is always right.
+     * Thread states by the id of their thread, in front of CURRENT for the counting fast paths,
+     * which are inlined at every allocation site: a ThreadLocal lookup inlines about a hundred
+     * bytes of bytecode there, and the JIT's inlining budget then runs out in the program's own
+     * hot methods. Ids are handed out in sequence and never reused, so live threads rarely share
+     * a slot; a slot holds the last state looked up through it, and a thread whose slot another
+     * thread took falls back to CURRENT, which is always right. Not the identity hash: a Thread
+     * whose monitor is inflated (another thread is in join() on it) has its hash in the monitor,
+     * and the JIT's identityHashCode then calls into the VM at every allocation.
      */
     private static final Acct[] BY_THREAD = new Acct[4096];
 
@@ -54,8 +57,9 @@ public final class Ledger {
      */
     public static Acct current() {
         Thread th = Thread.currentThread();
-        Acct c = BY_THREAD[System.identityHashCode(th) & (BY_THREAD.length - 1)];
-        if (c != null && c.tid == th.getId()) return c;
+        long id = th.getId();
+        Acct c = BY_THREAD[(int) id & (BY_THREAD.length - 1)];
+        if (c != null && c.tid == id) return c;
         return miss(th);
     }
 
@@ -75,7 +79,7 @@ public final class Ledger {
     }
 
     private static void remember(Thread th, Acct a) {
-        BY_THREAD[System.identityHashCode(th) & (BY_THREAD.length - 1)] = a;
+        BY_THREAD[(int) th.getId() & (BY_THREAD.length - 1)] = a;
     }
 
     static Acct register(Thread t) {
