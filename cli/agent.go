@@ -57,7 +57,7 @@ func agentOnlyFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "object-init", Usage: "hook java.lang.Object's constructor (by retransformation): every object constructed is also counted, " +
 			"per class, in sites of kind init charged to the thread's account, including objects made by reflection, JNI, deserialization and JDK " +
 			"code no rewritten site sees (arrays, clone() and Class objects run no constructor). These rows overlap the rows of rewritten sites: " +
-			"the objects no site counted are a class's init row minus its object rows. Expensive: a call in every constructor (docs/agent.md)"},
+			"heapledger report keeps them out of the totals and shows, per class, what no rewritten site saw. Expensive: a call in every constructor (docs/agent.md)"},
 		&cli.IntFlag{Name: "object-init-sites", Value: defaultHookSites, Usage: "with --object-init: sites reserved for the hook, one per class; " +
 			"classes past the last are counted together in one site, with a warning"},
 	}
