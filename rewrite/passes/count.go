@@ -474,23 +474,8 @@ func (e *countEditor) insertCount(b *code.Body, s site, t, static int, eager boo
 	case "any":
 		q.Op(code.DUP).Load(code.ALOAD, t).Int(int32(id)).InvokeStatic(AcctClass, "anyArray", "(Ljava/lang/Object;"+acctDesc+"I)V")
 	case "multi":
-		locals, err := saveDims(b, s)
-		if err != nil {
+		if err := multiCall(b, s, q, t, "multi", "V", id); err != nil {
 			return err
-		}
-		// The new array goes along so that its liveness can be tracked.
-		q.Op(code.DUP).Load(code.ALOAD, t)
-		if s.dims <= 3 {
-			for _, l := range locals {
-				q.Load(code.ILOAD, l)
-			}
-			q.Int(int32(s.shape)).Int(int32(id)).InvokeStatic(AcctClass, "multi", "(Ljava/lang/Object;"+acctDesc+strings.Repeat("I", s.dims)+"II)V")
-		} else {
-			q.Int(int32(s.dims)).Insn(code.Insn{Op: code.NEWARRAY, Int: 10})
-			for i, l := range locals {
-				q.Op(code.DUP).Int(int32(i)).Load(code.ILOAD, l).Op(code.IASTORE)
-			}
-			q.Int(int32(s.shape)).Int(int32(id)).InvokeStatic(AcctClass, "multi", "(Ljava/lang/Object;"+acctDesc+"[III)V")
 		}
 	default:
 		return fmt.Errorf("internal: site kind %q", s.how)
@@ -531,22 +516,8 @@ func (e *countEditor) insertStaticCount(b *code.Body, s site, t, account, id int
 	case "any":
 		q.Op(code.DUP).Load(code.ALOAD, t).Int(int32(account)).Int(int32(id)).InvokeStatic(AcctClass, "anyArray", "(Ljava/lang/Object;"+tail)
 	case "multi":
-		locals, err := saveDims(b, s)
-		if err != nil {
+		if err := multiCall(b, s, q, t, "multiIn", acctDesc, account, id); err != nil {
 			return err
-		}
-		q.Op(code.DUP).Load(code.ALOAD, t)
-		if s.dims <= 3 {
-			for _, l := range locals {
-				q.Load(code.ILOAD, l)
-			}
-			q.Int(int32(s.shape)).Int(int32(account)).Int(int32(id)).InvokeStatic(AcctClass, "multiIn", "(Ljava/lang/Object;"+acctDesc+strings.Repeat("I", s.dims)+"III)"+acctDesc)
-		} else {
-			q.Int(int32(s.dims)).Insn(code.Insn{Op: code.NEWARRAY, Int: 10})
-			for i, l := range locals {
-				q.Op(code.DUP).Int(int32(i)).Load(code.ILOAD, l).Op(code.IASTORE)
-			}
-			q.Int(int32(s.shape)).Int(int32(account)).Int(int32(id)).InvokeStatic(AcctClass, "multiIn", "(Ljava/lang/Object;"+acctDesc+"[IIII)"+acctDesc)
 		}
 	default:
 		return fmt.Errorf("internal: site kind %q", s.how)
@@ -556,6 +527,35 @@ func (e *countEditor) insertStaticCount(b *code.Body, s site, t, account, id int
 		return err
 	}
 	b.InsertAfter(s.at, q)
+	return nil
+}
+
+// multiCall appends the counting call of a multianewarray site to q: the new array (so that its
+// liveness can be tracked), t, the saved dimensions (in an int[] beyond three), the shape, then
+// the trailing ints (the site, or the account and the site), to Acct.name returning ret.
+func multiCall(b *code.Body, s site, q *code.Seq, t int, name, ret string, trailing ...int) error {
+	locals, err := saveDims(b, s)
+	if err != nil {
+		return err
+	}
+	q.Op(code.DUP).Load(code.ALOAD, t)
+	dims := strings.Repeat("I", s.dims)
+	if s.dims <= 3 {
+		for _, l := range locals {
+			q.Load(code.ILOAD, l)
+		}
+	} else {
+		q.Int(int32(s.dims)).Insn(code.Insn{Op: code.NEWARRAY, Int: 10})
+		for i, l := range locals {
+			q.Op(code.DUP).Int(int32(i)).Load(code.ILOAD, l).Op(code.IASTORE)
+		}
+		dims = "[I"
+	}
+	q.Int(int32(s.shape))
+	for _, v := range trailing {
+		q.Int(int32(v))
+	}
+	q.InvokeStatic(AcctClass, name, "(Ljava/lang/Object;"+acctDesc+dims+"I"+strings.Repeat("I", len(trailing))+")"+ret)
 	return nil
 }
 

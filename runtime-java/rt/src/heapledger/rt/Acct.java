@@ -265,6 +265,8 @@ public final class Acct {
                 if (c == null) throw new NullPointerException("no object at site " + site);
                 // The site's class for the size model, as Ledger.noteClass but from the class,
                 // so the object need not escape; synchronized on Ledger.class as recordClass is.
+                // Written out here rather than called: it is part of what keeps this method
+                // above FreqInlineSize (TestRuntimeSizes fails when it is a call).
                 Class<?>[] sc = Ledger.siteClasses;
                 if (site >= sc.length || sc[site] == null) {
                     synchronized (Ledger.class) {
