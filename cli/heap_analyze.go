@@ -91,11 +91,24 @@ strongly connected component share one dynamic size and are listed once, with th
 		opt.Top = c.Int("top")
 		phases := newPhaseProgress(stderr, c.Bool("progress"))
 		opt.Phase = phases.start
-		rep := leaks.Analyze(leaks.Input{
+		// The analysis moves the columns a phase does not read to temporary files meanwhile, and
+		// the Dump must not hold them too for that to free any memory.
+		opt.Spill = true
+		in := &leaks.Input{
 			Graph: d.Graph, Weak: heapgraph.EdgeSet(d.Weak), ClassOf: d.ClassOf, NumClasses: len(d.Classes),
-			ClassObject: func(n uint32) bool { return d.Kind[n] == heapdump.KindClass },
-		}, opt)
+			ClassObject: d.IsClassObject,
+		}
+		d.Weak, d.ClassOf = nil, nil
+		d.Park()
+		rep, err := leaks.Run(in, opt)
+		d.Weak, d.ClassOf = []uint64(in.Weak), in.ClassOf
+		if err != nil {
+			return fmt.Errorf("heap analyze: %s: %w", path, err)
+		}
 		phases.start("naming references")
+		if err := d.Unpark(); err != nil {
+			return fmt.Errorf("heap analyze: %w", err)
+		}
 		v, err := newAnalysisView(d, rep, opt)
 		if v != nil {
 			v.KeptUnreachable = c.Bool("keep-unreachable")

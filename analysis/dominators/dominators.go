@@ -10,8 +10,10 @@
 package dominators
 
 import (
+	"fmt"
 	"math/bits"
 	"sync"
+	"sync/atomic"
 
 	"github.com/heapledger/heapledger/analysis/heapgraph"
 )
@@ -32,17 +34,22 @@ type Tree struct {
 
 // Compute builds the dominator tree of g from node 0, leaving out the edges in skip (nil for
 // none).
-func Compute(g *heapgraph.Graph, skip heapgraph.EdgeSet) *Tree { return ComputeWith(g, skip, nil) }
+func Compute(g *heapgraph.Graph, skip heapgraph.EdgeSet) *Tree {
+	t, err := ComputeWith(g, skip, nil)
+	if err != nil {
+		panic(err) // without a Scratch nothing is spilled, and nothing else can fail
+	}
+	return t
+}
 
 // ComputeWith is Compute taking its work arrays from sc and giving them back to it; the tree's
-// own arrays go back with Release.
-func ComputeWith(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch) *Tree {
+// own arrays go back with Release. It fails only when sc spills (see heapgraph.Scratch.Spill)
+// and the spilled array cannot be read back.
+func ComputeWith(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch) (*Tree, error) {
 	n := g.N()
 	const none = heapgraph.NoNode
 
-	// pre maps a node to its DFS preorder number; at the end it is rewritten in place into the
-	// node-indexed immediate dominators, so the result costs no extra array.
-	pre := sc.Uint32s(n)
+	pre := sc.Uint32s(n) // node → DFS preorder number
 	for i := range pre {
 		pre[i] = none
 	}
@@ -53,12 +60,8 @@ func ComputeWith(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scrat
 	scratch := sc.Uint32s(n)
 
 	// Predecessor lists by preorder number come next (see below); the DFS meets every edge once,
-	// so it counts them on the way, sparing a pass over all edges. They are filled by two cores,
-	// one for the sources numbered below half, one for the rest, so the counts are kept apart:
-	// roff[t+1] counts t's predecessors from the first half, upper[t] from the second.
-	half := uint32(n / 2)
+	// so it counts them on the way, sparing a pass over all edges: roff[t] counts t's.
 	roff := sc.Uint32s(n + 1)
-	upper := sc.Uint32s(n)
 	// A node the root refers to has the root as its semidominator whatever else refers to it,
 	// so its other predecessors are not listed. Those are the GC roots, which in a heap dump
 	// include the classes of the boot class path: the edge from every instance to its class
@@ -89,11 +92,7 @@ func ComputeWith(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scrat
 				break
 			}
 			if t != 0 && t != cur && parent[t] != cur && listed(w) {
-				if cur < half {
-					roff[t+1]++
-				} else {
-					upper[t]++
-				}
+				roff[t]++
 			}
 		}
 		if e < end {
@@ -118,47 +117,40 @@ func ComputeWith(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scrat
 	// the result is returned. They leave out the edges from a node's DFS parent — its
 	// semidominator starts at the parent anyway — and self-references and references to the
 	// root, which cannot lower a semidominator: most heap objects have one referrer, so most
-	// lists are empty.
+	// lists are empty. The running sums make roff[t] the end of t's list; each predecessor is
+	// placed in front of those placed before it, which leaves roff[t] at the list's start with
+	// no cursor array.
 	roff = roff[:r+1]
-	// Each list holds the first half's sources, then the second's, each in preorder — the
-	// order one pass in preorder would give.
-	next, nextUpper := scratch[:r], upper[:r]
-	for t := uint32(0); t < r; t++ {
-		lower, higher := roff[t+1], upper[t] // nextUpper is upper's array
-		next[t], nextUpper[t] = roff[t], roff[t]+lower
-		roff[t+1] = roff[t] + lower + higher
+	for t := uint32(1); t < r; t++ {
+		roff[t] += roff[t-1]
 	}
+	roff[r] = roff[r-1]
 	preds := sc.Uint32s(int(roff[r]))
-	fill := func(from, to uint32, next []uint32) {
+	// Two cores fill the lists, each taking the sources of one half of the preorder. A list's
+	// order does not matter (a semidominator is a minimum over it), so they share the cursors
+	// through atomic decrements rather than keeping a second array of counts.
+	fill := func(from, to uint32) {
 		for o := from; o < to; o++ {
 			v := vertex[o]
 			for e := g.Off[v]; e < g.Off[v+1]; e++ {
 				if w := g.Succ[e]; !skip.Has(e) && listed(w) {
 					if t := pre[w]; t != 0 && t != o && parent[t] != o {
-						preds[next[t]] = o
-						next[t]++
+						preds[atomic.AddUint32(&roff[t], ^uint32(0))] = o
 					}
 				}
 			}
 		}
 	}
+	half := r / 2
 	var wg sync.WaitGroup
-	if half < r {
-		wg.Add(1)
-		go func() { defer wg.Done(); fill(half, r, nextUpper) }()
-	}
-	fill(0, min(half, r), next)
+	wg.Add(1)
+	go func() { defer wg.Done(); fill(half, r) }()
+	fill(0, half)
 	wg.Wait()
-	sc.Release(upper)
-	upper, nextUpper = nil, nil
-	// pre can give the preorder back at the end, so vertex's array becomes the labels: one
-	// array less at the peak.
+
 	semi := scratch[:r]
-	label := vertex[:r]
-	vertex = nil
-	ancestor := sc.Uint32s(int(r))
-	for o := uint32(0); o < r; o++ {
-		semi[o], label[o], ancestor[o] = parent[o], o, none
+	for o := uint32(1); o < r; o++ {
+		semi[o] = parent[o]
 	}
 	semi[0] = 0
 	for w, word := range isRoot {
@@ -169,6 +161,24 @@ func ComputeWith(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scrat
 		}
 	}
 	isRoot = nil
+	// The semidominator loop needs neither map between nodes and preorder numbers. With a
+	// Scratch that spills, the node of each number (the preorder, which the tree keeps) waits in
+	// a temporary file meanwhile, so that its array can hold the labels while pre's holds the
+	// forest's ancestors: five node-sized arrays at the peak instead of six.
+	var spilled *heapgraph.Spilled[uint32]
+	var label []uint32
+	if sc.Spills() {
+		spilled = heapgraph.Spill(vertex[:r])
+		label = vertex[:r]
+		vertex = nil
+	} else {
+		label = sc.Uint32s(int(r))
+	}
+	ancestor := pre[:r]
+	pre = nil
+	for o := uint32(0); o < r; o++ {
+		label[o], ancestor[o] = o, none
+	}
 	var path []uint32
 	for w := r - 1; w > 0; w-- {
 		s := semi[w]
@@ -198,14 +208,8 @@ func ComputeWith(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scrat
 		semi[w] = s
 		ancestor[w] = parent[w]
 	}
-	sc.Release(preds, roff)
-	preds, roff = nil, nil
-	order := label // label is done with; it becomes the preorder again
-	for v, o := range pre {
-		if o != none {
-			order[o] = uint32(v)
-		}
-	}
+	sc.Release(preds)
+	preds = nil
 
 	// The immediate dominator is the nearest ancestor in the DFS tree at or above the
 	// semidominator, found by climbing the already-final dominators of earlier nodes.
@@ -218,12 +222,27 @@ func ComputeWith(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scrat
 		}
 		idom[w] = x
 	}
-	for o := uint32(1); o < r; o++ {
-		pre[order[o]] = order[idom[o]]
+	sc.Release(parent, semi)
+	var order []uint32
+	if spilled != nil {
+		var err error
+		if order, err = spilled.Restore(label); err != nil {
+			return nil, fmt.Errorf("dominators: the preorder of %d nodes: %w", r, err)
+		}
+	} else {
+		order = vertex[:r]
+		sc.Release(label)
 	}
-	pre[0] = none
-	sc.Release(parent, semi, ancestor)
-	return &Tree{Idom: pre, Order: order, sc: sc}
+	// The node-indexed result takes the predecessor offsets' array.
+	byNode := roff[:n]
+	for i := range byNode {
+		byNode[i] = none
+	}
+	for o := uint32(1); o < r; o++ {
+		byNode[order[o]] = order[idom[o]]
+	}
+	sc.Release(idom)
+	return &Tree{Idom: byNode, Order: order, sc: sc}, nil
 }
 
 // Release gives the tree's arrays back to the Scratch it was computed with; the tree must not be

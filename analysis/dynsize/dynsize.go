@@ -83,6 +83,14 @@ func NewWith(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch) 
 // the two halves' peaks, and Compute takes only ComputeArrays arrays from sc and allocates the
 // dynamic sizes afresh.
 func Prepare(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch) *Sizes {
+	s := Condensed(g, skip, sc)
+	s.Dominate(sc)
+	return s
+}
+
+// Condensed is the first step of Prepare: the components and the condensed DAG. It is the last
+// step that reads g's edges, so a caller short of memory can move them out before Dominate.
+func Condensed(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch) *Sizes {
 	comp, count, entered := components(g, skip, sc)
 	s := &Sizes{Comp: comp, Hub: heapgraph.NoNode}
 	// Component sizes in nodes are counted now, while little else is held, rather than kept
@@ -99,15 +107,19 @@ func Prepare(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch) 
 		s.LargestComp = max(s.LargestComp, m)
 	}
 	sc.Release(members)
-	dag, rootEdges := condense(g, skip, comp, count, entered, sc)
-	s.DAG, s.rootEdges = dag, rootEdges
-	idom, err := dominators.DAGWith(dag, sc)
+	s.DAG, s.rootEdges = condense(g, skip, comp, count, entered, sc)
+	return s
+}
+
+// Dominate is the second step of Prepare: the DAG's dominator tree and its dominating
+// articulation points.
+func (s *Sizes) Dominate(sc *heapgraph.Scratch) {
+	idom, err := dominators.DAGWith(s.DAG, sc)
 	if err != nil {
 		panic(err) // Condense numbers components topologically; a backward edge is a bug here
 	}
-	s.DAP = dominatingArticulationPoints(dag, idom, sc)
+	s.DAP = dominatingArticulationPoints(s.DAG, idom, sc)
 	sc.Release(idom)
-	return s
 }
 
 // Compute finishes what Prepare began on the same graph: the components' sizes and the exact

@@ -155,6 +155,8 @@ type Dump struct {
 	Warnings  []string
 
 	ids       objectIDs        // HPROF object id of each node: see ObjectID
+	parked    *parkedCols      // what Park moved out, nil when nothing is
+	classObjs bitset           // the class objects, so that IsClassObject works while Kind is parked
 	classNode map[uint32]int32 // class-object node → index in Classes
 	schema    *hprof.Schema
 	gzip      bool
@@ -163,6 +165,12 @@ type Dump struct {
 // IsWeak reports whether edge e (an index into Graph.Succ) is a Reference's referent.
 func (d *Dump) IsWeak(e uint32) bool {
 	return int(e>>6) < len(d.Weak) && d.Weak.Has(e)
+}
+
+// IsClassObject reports whether node n is a class object (Kind KindClass). It needs a bit per
+// node, where Kind needs a byte, and works while the Dump is parked.
+func (d *Dump) IsClassObject(n uint32) bool {
+	return int(n>>6) < len(d.classObjs) && d.classObjs.has(n)
 }
 
 // Node returns the node of the object with HPROF id id.

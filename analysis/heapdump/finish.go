@@ -46,6 +46,12 @@ func (l *loader) finish() {
 		}
 	}
 	d.ClassOf[0] = heapgraph.NoNode
+	d.classObjs = newBitset(len(d.Kind))
+	for i, k := range d.Kind {
+		if k == KindClass {
+			d.classObjs.set(uint32(i))
+		}
+	}
 	for i := 1; i < len(d.ClassOf); i++ {
 		c := &d.Classes[d.ClassOf[i]]
 		c.Instances++

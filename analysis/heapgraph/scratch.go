@@ -14,7 +14,14 @@ import (
 type Scratch struct {
 	free   [][]uint32
 	free64 [][]uint64
+	// Spill lets the phases move arrays they will need again, but not for a while, to temporary
+	// files (see Spilled) instead of keeping them resident. Such a phase can then fail with an
+	// error, if a file cannot be read back.
+	Spill bool
 }
+
+// Spills reports whether the phases may spill arrays to temporary files.
+func (s *Scratch) Spills() bool { return s != nil && s.Spill }
 
 // Uint32s returns a zeroed slice of n elements, reusing a released array when one is large
 // enough (the smallest such, so that big arrays stay for big requests).

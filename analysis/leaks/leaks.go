@@ -6,6 +6,8 @@ package leaks
 
 import (
 	"container/heap"
+	"fmt"
+	"runtime"
 	"sort"
 
 	"github.com/heapledger/heapledger/analysis/dominators"
@@ -44,6 +46,9 @@ type Options struct {
 	DropRatio float64
 	// Phase, if set, is called as each phase starts, for progress display.
 	Phase func(name string)
+	// Spill lets Run move columns and work arrays that a phase does not read to temporary
+	// files, so that the analysis of a big heap peaks lower (see Run).
+	Spill bool
 }
 
 // DefaultOptions are the defaults of Eclipse MAT's leak suspects report: 10% and a 0.7 drop.
@@ -110,21 +115,54 @@ type Report struct {
 }
 
 // Analyze runs the whole analysis: dominator tree, retained sizes, suspects and their
-// accumulation points, retained size by class, shortest strong paths, dynamic sizes.
+// accumulation points, retained size by class, shortest strong paths, dynamic sizes. It keeps
+// every array in memory (see Run).
 func Analyze(in Input, opt Options) *Report {
+	opt.Spill = false
+	rep, err := Run(&in, opt)
+	if err != nil {
+		panic(err) // only spilled arrays can fail to come back
+	}
+	return rep
+}
+
+// Run is Analyze for inputs too big to hold beside the analysis's own arrays: with opt.Spill,
+// the input's columns that a phase does not read (the graph's edges, offsets and sizes, the
+// classes, the weak edges) wait in temporary files while it runs, and so do some of the
+// phases' own arrays. The columns are back in in (and its Graph) when Run returns, perhaps in
+// other arrays of the same contents, so the caller must hold no other references to them for
+// the memory to be freed meanwhile. It fails only if a spilled column cannot be read back.
+func Run(in *Input, opt Options) (rep *Report, err error) {
 	g := in.Graph
+	n := g.N() // taken now: g.N counts the offsets, which are out at times
 	phase := func(name string) {
 		if opt.Phase != nil {
 			opt.Phase(name)
 		}
 	}
-	rep := &Report{}
+	rep = &Report{}
+	cols := &parked{on: opt.Spill}
+	defer func() {
+		if e := cols.unpark(in, true, true, true); e != nil && err == nil {
+			rep, err = nil, e
+		}
+	}()
 
 	// The phases hand their work arrays on to the next (see heapgraph.Scratch).
-	sc := &heapgraph.Scratch{}
+	sc := &heapgraph.Scratch{Spill: opt.Spill}
 	defer sc.Drop()
 	phase("dominator tree")
-	tree := dominators.ComputeWith(g, in.Weak, sc)
+	edges := len(g.Succ)
+	cols.park(in, true, true, false)
+	tree, err := dominators.ComputeWith(g, in.Weak, sc)
+	if err != nil {
+		return nil, err
+	}
+	// The retained sizes and the tree's child lists need no edges until the paths are searched.
+	cols.park(in, false, false, true)
+	if err := cols.unpark(in, true, false, false); err != nil {
+		return nil, err
+	}
 	// The child lists take two of the arrays the tree's computation left; the others would sit
 	// idle, resident, through the retained-size phases, which is where memory would then peak.
 	sc.Trim(2)
@@ -135,15 +173,22 @@ func Analyze(in Input, opt Options) *Report {
 	go func() { tree.Children(); close(childrenDone) }()
 	ret := tree.Retained(g)
 	total := ret[0]
-	rep.Stats = Stats{Objects: len(tree.Order) - 1, Edges: len(g.Succ), TotalBytes: total}
-	for v := 1; v < g.N(); v++ {
+	rep.Stats = Stats{Objects: len(tree.Order) - 1, Edges: edges, TotalBytes: total}
+	for v := 1; v < n; v++ {
 		if !tree.Reachable(uint32(v)) {
 			rep.OnlyWeak.Objects++
 			rep.OnlyWeak.Bytes += g.SizeOf(uint32(v))
 		}
 	}
+	<-childrenDone
+	// Grouping by class needs only the child lists and the retained sizes.
+	tree.ReleaseNodes()
+	sc.Trim(0)
 
 	phase("leak suspects")
+	if err := cols.unpark(in, false, true, false); err != nil {
+		return nil, err
+	}
 	for _, v := range topBy(ret, opt.Top, func(v uint32) bool { return v != 0 }) {
 		rep.TopRetained = append(rep.TopRetained, Object{Node: v, Shallow: g.SizeOf(uint32(v)), Retained: ret[v]})
 	}
@@ -152,7 +197,6 @@ func Analyze(in Input, opt Options) *Report {
 	// the threshold below a split, where two or more children are over it: one object holding two
 	// big collections should name both, not stop at the holder for want of a single big child.
 	limit := opt.Threshold * float64(total)
-	<-childrenDone
 	off, kids := tree.Children()
 	over := func(v uint32) bool { return total > 0 && float64(ret[v]) > limit }
 	stack := []uint32{0}
@@ -186,21 +230,6 @@ func Analyze(in Input, opt Options) *Report {
 		return rep.Suspects[i].Node < rep.Suspects[j].Node
 	})
 
-	// The paths from GC roots need only the graph and the suspects: they are searched on another
-	// core while this one groups retained sizes by class. Their arrays come from the scratch
-	// arrays the dominator tree left, taken here, since a Scratch serves one goroutine.
-	var targets []uint32
-	for _, s := range rep.Suspects {
-		targets = append(targets, s.Node, s.Accumulation.Node)
-	}
-	// The grouping by class needs only the child lists and the retained sizes: the immediate
-	// dominators and the preorder become the paths' two arrays, which would otherwise stack on
-	// top of them at the peak of these phases.
-	tree.ReleaseNodes()
-	via, queue := sc.Uint32s(g.N()), sc.Uint32s(g.N())
-	pathsDone := make(chan map[uint32][]Step, 1)
-	go func() { pathsDone <- shortestPaths(g, in.Weak, targets, via, queue) }()
-
 	phase("retained size by class")
 	if in.ClassOf != nil {
 		byClass := tree.ByClass(g, ret, in.ClassOf, in.NumClasses)
@@ -210,15 +239,25 @@ func Analyze(in Input, opt Options) *Report {
 		}
 		rep.ByClass = byClass[:min(len(byClass), opt.Top)]
 	}
-	// ret is left to the collector, not kept for reuse: held through the component DAG's
-	// dominator tree, the largest phase that follows, it would add to that phase's peak.
+	// Neither the retained sizes nor the tree are needed again; the rest of the analysis reads
+	// the edges, and the sizes only once the components are condensed.
 	ret = nil
-
-	phase("paths from GC roots")
-	paths := <-pathsDone
-	sc.Release(via, queue)
 	tree.Release()
 	off, kids = nil, nil
+	sc.Trim(2)
+	cols.park(in, true, true, false)
+	if err := cols.unpark(in, false, false, true); err != nil {
+		return nil, err
+	}
+
+	phase("paths from GC roots")
+	var targets []uint32
+	for _, s := range rep.Suspects {
+		targets = append(targets, s.Node, s.Accumulation.Node)
+	}
+	via, queue := sc.Uint32s(n), sc.Uint32s(n)
+	paths := shortestPaths(g, in.Weak, targets, via, queue)
+	sc.Release(via, queue)
 	// Only what the dynamic sizes will use stays; the rest goes back to the system as the next
 	// phase starts.
 	sc.Trim(dynsize.WorkArrays)
@@ -229,12 +268,19 @@ func Analyze(in Input, opt Options) *Report {
 
 	phase("strongly connected components")
 	skip := dynamicSkip(g, in.Weak, in.ClassObject)
-	dyn := dynsize.Prepare(g, skip, sc)
+	dyn := dynsize.Condensed(g, skip, sc)
 	skip = nil
+	dagEdges := len(dyn.DAG.Succ)
+	// The component DAG is all the rest needs, but for the shallow sizes.
+	cols.park(in, false, false, true)
+	dyn.Dominate(sc)
 	// The arrays of the component DAG's dominator tree that the sizes will not take go back to
 	// the system as the next phase starts, instead of staying resident through it.
 	sc.Trim(dynsize.ComputeArrays)
 	phase("dynamic sizes")
+	if err := cols.unpark(in, true, false, false); err != nil {
+		return nil, err
+	}
 	dyn.Compute(g, sc)
 	size := dyn.Of
 	for i := range rep.TopRetained {
@@ -255,11 +301,79 @@ func Analyze(in Input, opt Options) *Report {
 	}
 	st := &rep.Stats
 	st.Components = dyn.DAG.N()
-	st.DAGEdges = len(dyn.DAG.Succ)
+	st.DAGEdges = dagEdges
 	st.BigComponents, st.LargestComp = dyn.BigComponents, dyn.LargestComp
 	st.DominatingAPs = dyn.DAP.Count()
 	st.DynamicVisited = dyn.Visited
-	return rep
+	return rep, nil
+}
+
+// parked holds the input's columns that Run has moved to temporary files (when on) for phases
+// that do not read them. Each column is out or in as a whole; park and unpark take a column that
+// is already where it is asked to be as a no-op, so that each phase says only what it needs.
+type parked struct {
+	on                        bool
+	size, classOf, offs, succ *heapgraph.Spilled[uint32]
+	weak                      *heapgraph.Spilled[uint64]
+}
+
+// park moves out the shallow sizes, the class column and the edges (offsets, successors and
+// weak edges), as asked.
+func (p *parked) park(in *Input, size, classOf, edges bool) {
+	if !p.on {
+		return
+	}
+	g := in.Graph
+	// What goes out is garbage now: collected at once, its memory takes the next phase's arrays
+	// instead of fresh pages on top of it.
+	defer runtime.GC()
+	if size && p.size == nil && g.Size != nil {
+		p.size, g.Size = heapgraph.Spill(g.Size), nil
+	}
+	if classOf && p.classOf == nil && in.ClassOf != nil {
+		p.classOf, in.ClassOf = heapgraph.Spill(in.ClassOf), nil
+	}
+	if edges && p.succ == nil {
+		p.offs, g.Off = heapgraph.Spill(g.Off), nil
+		p.succ, g.Succ = heapgraph.Spill(g.Succ), nil
+		if in.Weak != nil {
+			p.weak, in.Weak = heapgraph.Spill([]uint64(in.Weak)), nil
+		}
+	}
+}
+
+// unpark brings back what park moved out, as asked.
+func (p *parked) unpark(in *Input, size, classOf, edges bool) error {
+	g := in.Graph
+	var err error
+	back := func(s **heapgraph.Spilled[uint32], into *[]uint32, what string) {
+		if *s != nil && err == nil {
+			var a []uint32
+			if a, err = (*s).Restore(nil); err != nil {
+				err = fmt.Errorf("leaks: the %s: %w", what, err)
+				return
+			}
+			*into, *s = a, nil
+		}
+	}
+	if size {
+		back(&p.size, &g.Size, "shallow sizes")
+	}
+	if classOf {
+		back(&p.classOf, &in.ClassOf, "class of each object")
+	}
+	if edges {
+		back(&p.offs, &g.Off, "edge offsets")
+		back(&p.succ, &g.Succ, "edges")
+		if p.weak != nil && err == nil {
+			var w []uint64
+			if w, err = p.weak.Restore(nil); err != nil {
+				return fmt.Errorf("leaks: the weak edges: %w", err)
+			}
+			in.Weak, p.weak = heapgraph.EdgeSet(w), nil
+		}
+	}
+	return err
 }
 
 // accumulationPoint follows the dominator tree down from v to the biggest child while that child

@@ -1,0 +1,60 @@
+package heapgraph
+
+import (
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+func TestSpillRoundTrips(t *testing.T) {
+	a := make([]uint32, 100_003)
+	for i := range a {
+		a[i] = uint32(i*2654435761) ^ 0xdeadbeef
+	}
+	want := slices.Clone(a)
+	s := Spill(a)
+	if s.f == nil {
+		t.Fatal("the column stayed in memory although the temporary directory is writable")
+	}
+	clear(a) // the caller's array is free for other use once spilled
+	for _, i := range []int{0, 1, 77_777, len(want) - 1} {
+		if v, err := s.At(i); err != nil || v != want[i] {
+			t.Fatalf("At(%d) = %d, %v; want %d", i, v, err, want[i])
+		}
+	}
+	if _, err := s.At(len(want)); err == nil {
+		t.Fatal("At past the end must fail")
+	}
+	got, err := s.Restore(a[:10]) // too short: Restore allocates
+	if err != nil || !slices.Equal(got, want) {
+		t.Fatalf("restored column differs (err %v)", err)
+	}
+	s64 := Spill([]uint64{1 << 40, 3, ^uint64(0)})
+	if got, err := s64.Restore(make([]uint64, 5)); err != nil || !slices.Equal(got, []uint64{1 << 40, 3, ^uint64(0)}) {
+		t.Fatalf("uint64 column came back as %v, %v", got, err)
+	}
+	s8 := Spill([]uint8{4, 0, 255})
+	if v, err := s8.At(2); err != nil || v != 255 {
+		t.Fatalf("At(2) of a byte column = %d, %v", v, err)
+	}
+	s8.Close()
+	if got, err := Spill([]uint32(nil)).Restore(nil); err != nil || len(got) != 0 {
+		t.Fatalf("an empty column came back as %v, %v", got, err)
+	}
+}
+
+func TestSpillKeepsTheColumnWhenItCannotWrite(t *testing.T) {
+	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
+	a := []uint32{5, 6, 7}
+	s := Spill(a)
+	if s.f != nil {
+		t.Fatal("spilled into a directory that does not exist")
+	}
+	if v, err := s.At(1); err != nil || v != 6 {
+		t.Fatalf("At(1) = %d, %v", v, err)
+	}
+	got, err := s.Restore(nil)
+	if err != nil || &got[0] != &a[0] {
+		t.Fatalf("want the kept column itself back, got %v, %v", got, err)
+	}
+}
