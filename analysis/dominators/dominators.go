@@ -44,8 +44,29 @@ func Compute(g *heapgraph.Graph, skip heapgraph.EdgeSet) *Tree {
 
 // ComputeWith is Compute taking its work arrays from sc and giving them back to it; the tree's
 // own arrays go back with Release. It fails only when sc spills (see heapgraph.Scratch.Spill)
-// and the spilled array cannot be read back.
+// and a spilled array cannot be read back.
 func ComputeWith(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch) (*Tree, error) {
+	return Search(g, skip, sc).Finish()
+}
+
+// Searched is a dominator tree half built by Search: the depth-first search is done and the
+// predecessor lists are made, so g's edges are not read again. A caller short of memory can move
+// them out before Finish, which needs only the arrays held here.
+type Searched struct {
+	sc      *heapgraph.Scratch
+	n, r    uint32
+	parent  []uint32 // DFS-tree parent, by preorder number
+	semi    []uint32 // semidominators, by preorder number; the parent until Finish lowers them
+	roff    []uint32 // the predecessor lists are preds[roff[t]:roff[t+1]]
+	preds   []uint32
+	pre     []uint32                   // node → preorder number; its array becomes the ancestors
+	vertex  []uint32                   // preorder number → node, unless spilled
+	spilled *heapgraph.Spilled[uint32] // vertex, when sc spills
+}
+
+// Search does the first half of ComputeWith: the depth-first search from node 0, leaving out the
+// edges in skip, and the predecessor lists by preorder number.
+func Search(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch) *Searched {
 	n := g.N()
 	const none = heapgraph.NoNode
 
@@ -53,15 +74,53 @@ func ComputeWith(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scrat
 	for i := range pre {
 		pre[i] = none
 	}
-	vertex := sc.Uint32s(n)[:0] // preorder number → node
-	parent := sc.Uint32s(n)     // DFS-tree parent, by preorder number
-	// During the DFS, scratch holds each open node's next edge, so that the DFS needs no stack of
-	// its own (it climbs back through parent). Afterwards it is the semidominator array.
-	scratch := sc.Uint32s(n)
+	// Arrays of n+1 elements, so that the predecessor offsets can take any of them.
+	vertex := sc.Uint32s(n + 1)[:0] // preorder number → node
+	parent := sc.Uint32s(n + 1)
+	// next holds each open node's next edge, so that the DFS needs no stack of its own (it
+	// climbs back through parent).
+	next := sc.Uint32s(n + 1)
+	pre[0] = 0
+	vertex = append(vertex, 0)
+	next[0] = g.Off[0]
+	for cur := uint32(0); ; {
+		v := vertex[cur]
+		end := g.Off[v+1]
+		e := next[cur]
+		for ; e < end; e++ {
+			if !skip.Has(e) && pre[g.Succ[e]] == none {
+				break
+			}
+		}
+		if e < end {
+			next[cur] = e + 1
+			w := g.Succ[e]
+			k := uint32(len(vertex))
+			pre[w] = k
+			vertex = append(vertex, w)
+			parent[k] = cur
+			next[k] = g.Off[w]
+			cur = k
+			continue
+		}
+		if cur == 0 {
+			break
+		}
+		cur = parent[cur]
+	}
+	r := uint32(len(vertex))
+	s := &Searched{sc: sc, n: uint32(n), r: r, parent: parent[:r], pre: pre}
+	// The semidominator loop needs neither map between nodes and preorder numbers. With a
+	// Scratch that spills, the node of each number (the preorder, which the tree keeps) waits in
+	// a temporary file from here until the end, and its array holds the semidominators.
+	if sc.Spills() {
+		s.spilled = heapgraph.Spill(vertex[:r])
+		sc.Release(vertex)
+	} else {
+		s.vertex = vertex[:r]
+	}
+	vertex = nil
 
-	// Predecessor lists by preorder number come next (see below); the DFS meets every edge once,
-	// so it counts them on the way, sparing a pass over all edges: roff[t] counts t's.
-	roff := sc.Uint32s(n + 1)
 	// A node the root refers to has the root as its semidominator whatever else refers to it,
 	// so its other predecessors are not listed. Those are the GC roots, which in a heap dump
 	// include the classes of the boot class path: the edge from every instance to its class
@@ -75,84 +134,54 @@ func ComputeWith(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scrat
 	}
 	listed := func(w uint32) bool { return isRoot[w>>6]&(1<<(w&63)) == 0 }
 
-	pre[0] = 0
-	vertex = append(vertex, 0)
-	scratch[0] = g.Off[0]
-	for cur := uint32(0); ; {
-		v := vertex[cur]
-		end := g.Off[v+1]
-		e := scratch[cur]
-		for ; e < end; e++ {
-			if skip.Has(e) {
+	// Predecessor lists by preorder number, covering just the reachable part. They leave out the
+	// edges from a node's DFS parent — its semidominator starts at the parent anyway — and
+	// self-references and references to the root, which cannot lower a semidominator: most heap
+	// objects have one referrer, so most lists are empty. Two cores count them and then fill
+	// them, each taking the nodes of one half of the graph in node order (so each reads its half
+	// of the edges front to back); a list's order does not matter (a semidominator is a minimum
+	// over it), so they share the counts and cursors through atomic operations rather than
+	// keeping a second array. The running sums make roff[t] the end of t's list; each
+	// predecessor is placed in front of those placed before it, which leaves roff[t] at the
+	// list's start with no cursor array.
+	roff := next[:r+1]
+	clear(roff)
+	var preds []uint32
+	each := func(from, to int, put func(t, o uint32)) {
+		for v := from; v < to; v++ {
+			o := pre[v]
+			if o == none {
 				continue
 			}
-			w := g.Succ[e]
-			t := pre[w]
-			if t == none {
-				break
-			}
-			if t != 0 && t != cur && parent[t] != cur && listed(w) {
-				roff[t]++
-			}
-		}
-		if e < end {
-			scratch[cur] = e + 1
-			w := g.Succ[e]
-			k := uint32(len(vertex))
-			pre[w] = k
-			vertex = append(vertex, w)
-			parent[k] = cur
-			scratch[k] = g.Off[w]
-			cur = k
-			continue
-		}
-		if cur == 0 {
-			break
-		}
-		cur = parent[cur]
-	}
-	r := uint32(len(vertex))
-
-	// Predecessor lists by preorder number, covering just the reachable part and freed before
-	// the result is returned. They leave out the edges from a node's DFS parent — its
-	// semidominator starts at the parent anyway — and self-references and references to the
-	// root, which cannot lower a semidominator: most heap objects have one referrer, so most
-	// lists are empty. The running sums make roff[t] the end of t's list; each predecessor is
-	// placed in front of those placed before it, which leaves roff[t] at the list's start with
-	// no cursor array.
-	roff = roff[:r+1]
-	for t := uint32(1); t < r; t++ {
-		roff[t] += roff[t-1]
-	}
-	roff[r] = roff[r-1]
-	preds := sc.Uint32s(int(roff[r]))
-	// Two cores fill the lists, each taking the sources of one half of the preorder. A list's
-	// order does not matter (a semidominator is a minimum over it), so they share the cursors
-	// through atomic decrements rather than keeping a second array of counts.
-	fill := func(from, to uint32) {
-		for o := from; o < to; o++ {
-			v := vertex[o]
 			for e := g.Off[v]; e < g.Off[v+1]; e++ {
 				if w := g.Succ[e]; !skip.Has(e) && listed(w) {
 					if t := pre[w]; t != 0 && t != o && parent[t] != o {
-						preds[atomic.AddUint32(&roff[t], ^uint32(0))] = o
+						put(t, o)
 					}
 				}
 			}
 		}
 	}
-	half := r / 2
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); fill(half, r) }()
-	fill(0, half)
-	wg.Wait()
+	both := func(put func(t, o uint32)) {
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() { defer wg.Done(); each(n/2, n, put) }()
+		each(0, n/2, put)
+		wg.Wait()
+	}
+	both(func(t, _ uint32) { atomic.AddUint32(&roff[t], 1) })
+	for t := uint32(1); t < r; t++ {
+		roff[t] += roff[t-1]
+	}
+	roff[r] = roff[r-1]
+	preds = sc.Uint32s(int(roff[r]))
+	both(func(t, o uint32) { preds[atomic.AddUint32(&roff[t], ^uint32(0))] = o })
+	s.roff, s.preds = roff, preds
 
-	semi := scratch[:r]
+	semi := sc.Uint32s(int(r))
 	for o := uint32(1); o < r; o++ {
 		semi[o] = parent[o]
 	}
-	semi[0] = 0
 	for w, word := range isRoot {
 		for ; word != 0; word &= word - 1 {
 			if t := pre[w<<6|bits.TrailingZeros64(word)]; t != none {
@@ -160,31 +189,25 @@ func ComputeWith(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scrat
 			}
 		}
 	}
-	isRoot = nil
-	// The semidominator loop needs neither map between nodes and preorder numbers. With a
-	// Scratch that spills, the node of each number (the preorder, which the tree keeps) waits in
-	// a temporary file meanwhile, so that its array can hold the labels while pre's holds the
-	// forest's ancestors: five node-sized arrays at the peak instead of six.
-	var spilled *heapgraph.Spilled[uint32]
-	var label []uint32
-	if sc.Spills() {
-		spilled = heapgraph.Spill(vertex[:r])
-		label = vertex[:r]
-		vertex = nil
-	} else {
-		label = sc.Uint32s(int(r))
-	}
-	ancestor := pre[:r]
-	pre = nil
+	s.semi = semi
+	return s
+}
+
+// Finish does the second half of ComputeWith: semidominators, then immediate dominators.
+func (s *Searched) Finish() (*Tree, error) {
+	const none = heapgraph.NoNode
+	sc, r, parent, semi, roff, preds := s.sc, s.r, s.parent, s.semi, s.roff, s.preds
+	label := sc.Uint32s(int(r))
+	ancestor := s.pre[:r]
 	for o := uint32(0); o < r; o++ {
 		label[o], ancestor[o] = o, none
 	}
 	var path []uint32
 	for w := r - 1; w > 0; w-- {
-		s := semi[w]
+		sw := semi[w]
 		for _, v := range preds[roff[w]:roff[w+1]] {
 			if v < w {
-				s = min(s, v)
+				sw = min(sw, v)
 				continue
 			}
 			// v was processed before w and is linked into the forest: evaluate it, compressing
@@ -203,13 +226,12 @@ func ComputeWith(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scrat
 					ancestor[x] = ancestor[a]
 				}
 			}
-			s = min(s, semi[label[v]])
+			sw = min(sw, semi[label[v]])
 		}
-		semi[w] = s
+		semi[w] = sw
 		ancestor[w] = parent[w]
 	}
 	sc.Release(preds)
-	preds = nil
 
 	// The immediate dominator is the nearest ancestor in the DFS tree at or above the
 	// semidominator, found by climbing the already-final dominators of earlier nodes.
@@ -223,18 +245,17 @@ func ComputeWith(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scrat
 		idom[w] = x
 	}
 	sc.Release(parent, semi)
-	var order []uint32
-	if spilled != nil {
+	order := s.vertex
+	if s.spilled != nil {
 		var err error
-		if order, err = spilled.Restore(label); err != nil {
+		if order, err = s.spilled.Restore(label); err != nil {
 			return nil, fmt.Errorf("dominators: the preorder of %d nodes: %w", r, err)
 		}
 	} else {
-		order = vertex[:r]
 		sc.Release(label)
 	}
 	// The node-indexed result takes the predecessor offsets' array.
-	byNode := roff[:n]
+	byNode := roff[:s.n]
 	for i := range byNode {
 		byNode[i] = none
 	}
@@ -242,6 +263,7 @@ func ComputeWith(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scrat
 		byNode[order[o]] = order[idom[o]]
 	}
 	sc.Release(idom)
+	*s = Searched{}
 	return &Tree{Idom: byNode, Order: order, sc: sc}, nil
 }
 

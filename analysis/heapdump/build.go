@@ -102,13 +102,28 @@ func (l *loader) prepare() {
 		classSize = uint64(m.Header)
 	}
 
+	l.order()
+	for i := 2; i < n; i++ {
+		if l.ids[i] == l.ids[i-1] {
+			l.warn("dup", fmt.Sprintf("object id 0x%x occurs more than once; references reach only one of the records", l.ids[i]))
+		}
+	}
+
 	// Sizes, and out-degrees that pass 1 could only bound: the class's reference fields and
-	// its class edge, per class key.
+	// its class edge, per class key. Sizes are kept in units of the alignment, four bytes a node
+	// instead of eight, and they take the array of the array lengths they are computed from
+	// (each node's length is read before its size is written).
+	g := &heapgraph.Graph{Size: l.aux}
+	if a := uint(m.Align); a > 0 && a&(a-1) == 0 {
+		g.SizeShift = uint8(bits.TrailingZeros(a))
+	}
+	l.aux = nil
 	refSlots := make([]uint32, len(d.Classes))
 	for k := range refSlots {
 		refSlots[k] = unresolved
 	}
 	for i := 1; i < n; i++ {
+		var size uint64
 		switch l.kind[i] {
 		case KindInstance:
 			c := &d.Classes[l.cls[i]]
@@ -116,7 +131,7 @@ func (l *loader) prepare() {
 				l.warn("layout"+c.Name, fmt.Sprintf("class %s has no CLASS DUMP (or a superclass lacks one): its instances are sized as bare objects and their fields are not followed", c.Name))
 				c.InstanceSize = uint64(m.InstanceSize(m.RootLayout()))
 			}
-			l.aux[i] = c.InstanceSize
+			size = c.InstanceSize
 			if l.deg[i] == unresolved {
 				k := l.cls[i]
 				if refSlots[k] == unresolved {
@@ -129,22 +144,18 @@ func (l *loader) prepare() {
 				l.deg[i] = refSlots[k]
 			}
 		case KindObjArray:
-			l.aux[i] = m.ObjArraySize(uint32(l.aux[i]))
+			size = m.ObjArraySize(g.Size[i])
 		case KindPrimArray:
-			l.aux[i] = m.PrimArraySize(l.entries[l.cls[i]].prim, uint32(l.aux[i]))
+			size = m.PrimArraySize(l.entries[l.cls[i]].prim, g.Size[i])
 			l.cls[i] = remap[l.cls[i]]
 		case KindClass:
 			cd := l.schema.Classes[l.entries[l.cls[i]].id].Dump
-			l.aux[i] = uint64(m.Align-1+int(classSize+m.StaticBytes(cd))) &^ uint64(m.Align-1)
+			size = uint64(m.Align-1+int(classSize+m.StaticBytes(cd))) &^ uint64(m.Align-1)
 		}
+		g.SetSize(uint32(i), size)
 	}
+	g.SetSize(0, 0)
 
-	l.order()
-	for i := 2; i < n; i++ {
-		if l.ids[i] == l.ids[i-1] {
-			l.warn("dup", fmt.Sprintf("object id 0x%x occurs more than once; references reach only one of the records", l.ids[i]))
-		}
-	}
 	d.Kind = l.kind
 	ids := l.ids
 	d.ids = newObjectIDs(len(ids), func(i int) uint64 { return ids[i] })
@@ -197,20 +208,11 @@ func (l *loader) prepare() {
 		}
 	}
 	l.deg[n] = uint32(total)
-	// Sizes are kept in units of the alignment, four bytes a node instead of eight.
-	g := &heapgraph.Graph{Off: l.deg, Size: make([]uint32, n)}
-	if a := uint(m.Align); a > 0 && a&(a-1) == 0 {
-		g.SizeShift = uint8(bits.TrailingZeros(a))
-	}
-	for i, size := range l.aux {
-		g.SetSize(uint32(i), size)
-	}
-	l.deg, l.aux = nil, nil
-	if l.size > 64<<20 {
-		// The whole ids and the array lengths are garbage now: collected first, their memory
-		// takes the successor array instead of fresh pages on top of it.
-		runtime.GC()
-	}
+	g.Off = l.deg
+	l.deg = nil
+	// The whole ids are garbage now: collected first, their memory takes the successor array
+	// instead of fresh pages on top of it.
+	runtime.GC()
 	g.Succ = make([]uint32, total)
 	d.Graph = g
 	copy(g.Succ, rootNodes)

@@ -45,7 +45,7 @@ type loader struct {
 	ids  []uint64
 	cls  []uint32 // class key; for class objects, the key of the class they represent
 	kind []Kind
-	aux  []uint64 // array length in pass 1, shallow size afterwards
+	aux  []uint32 // array length in pass 1; its array becomes the graph's shallow sizes
 	deg  []uint32
 
 	keys map[uint64]uint32
@@ -185,7 +185,7 @@ func (l *loader) primClassKey(t hprof.Type) uint32 {
 	return uint32(l.primKey[t&15])
 }
 
-func (l *loader) add(id uint64, cls uint32, k Kind, aux uint64, deg uint32) {
+func (l *loader) add(id uint64, cls uint32, k Kind, aux uint32, deg uint32) {
 	l.ids = append(l.ids, id)
 	l.cls = append(l.cls, cls)
 	l.kind = append(l.kind, k)
@@ -305,9 +305,9 @@ func (l *loader) record(rec *hprof.Record, r *hprof.Reader) error {
 				deg++
 			}
 		}
-		l.add(rec.ID, l.key(rec.Class), KindObjArray, uint64(rec.Length), deg)
+		l.add(rec.ID, l.key(rec.Class), KindObjArray, rec.Length, deg)
 	case rec.Tag == hprof.TagPrimArrayDump:
-		l.add(rec.ID, l.primClassKey(rec.Elem), KindPrimArray, uint64(rec.Length), 1)
+		l.add(rec.ID, l.primClassKey(rec.Elem), KindPrimArray, rec.Length, 1)
 	}
 	return nil
 }
@@ -316,7 +316,7 @@ func (l *loader) record(rec *hprof.Record, r *hprof.Reader) error {
 func (l *loader) reserve() {
 	est := int(l.size/minObjectRecord) + 2
 	l.ids = make([]uint64, 0, est)
-	l.aux = make([]uint64, 0, est)
+	l.aux = make([]uint32, 0, est)
 	l.cls = make([]uint32, 0, est)
 	l.deg = make([]uint32, 0, est+1)
 	l.kind = make([]Kind, 0, est)
@@ -393,7 +393,7 @@ func (l *loader) object(tag hprof.Tag, id, class uint64, length uint32, elem hpr
 	if tag == hprof.TagInstanceDump {
 		l.add(id, l.key(class), KindInstance, 0, l.instanceDegree(class, fields))
 	} else {
-		l.add(id, l.primClassKey(elem), KindPrimArray, uint64(length), 1)
+		l.add(id, l.primClassKey(elem), KindPrimArray, length, 1)
 	}
 }
 

@@ -51,7 +51,7 @@ func (l *loader) mergeClasses(few []uint32) {
 	type rec struct {
 		id  uint64
 		cls uint32
-		aux uint64
+		aux uint32
 		deg uint32
 	}
 	saved := make([]rec, len(few))

@@ -154,12 +154,14 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 	phase("dominator tree")
 	edges := len(g.Succ)
 	cols.park(in, true, true, false)
-	tree, err := dominators.ComputeWith(g, in.Weak, sc)
+	searched := dominators.Search(g, in.Weak, sc)
+	// The rest of the tree, the retained sizes and the tree's child lists need no edges until
+	// the paths are searched.
+	cols.park(in, false, false, true)
+	tree, err := searched.Finish()
 	if err != nil {
 		return nil, err
 	}
-	// The retained sizes and the tree's child lists need no edges until the paths are searched.
-	cols.park(in, false, false, true)
 	if err := cols.unpark(in, true, false, false); err != nil {
 		return nil, err
 	}
