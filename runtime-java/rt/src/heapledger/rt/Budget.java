@@ -20,6 +20,27 @@ final class Budget {
     static volatile boolean[] throwing = new boolean[0];
     static volatile boolean anyThrowing;
 
+    /**
+     * Whether the budget action includes throw, fixed at start-up. The counting fast paths test
+     * it before anyThrowing: as a static final it is a constant to the JIT, so without the throw
+     * action (the usual case) the volatile read, and the barrier it puts between the loads of
+     * every site, disappear from compiled code. Read here from the settings directly, not
+     * through Snapshots: Snapshots' initialisation uses this class, and a class initialised from
+     * the allocation path must not wait on one that waits on it.
+     */
+    static final boolean MAY_THROW = mayThrow();
+
+    private static boolean mayThrow() {
+        try {
+            String a = System.getProperty("heapledger.budget.action");
+            if (a == null || a.isEmpty()) a = System.getenv("HEAPLEDGER_BUDGET_ACTION");
+            if (a == null || a.isEmpty()) a = Config.get("budget.action", "log");
+            return a.contains("throw");
+        } catch (Throwable e) {
+            return true; // unsure: keep the check
+        }
+    }
+
     private static final Map<Integer, Long> LIMITS = new HashMap<Integer, Long>();
     private static final Map<Integer, String> NAMES = new HashMap<Integer, String>();
     private static boolean dump, raise;
