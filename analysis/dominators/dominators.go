@@ -12,6 +12,7 @@ package dominators
 import (
 	"fmt"
 	"math/bits"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 
@@ -56,7 +57,7 @@ type Searched struct {
 	sc      *heapgraph.Scratch
 	n, r    uint32
 	parent  []uint32 // DFS-tree parent, by preorder number
-	semi    []uint32 // semidominators, by preorder number; the parent until Finish lowers them
+	isRoot  []uint64 // a bit per node the root refers to
 	roff    []uint32 // the predecessor lists are preds[roff[t]:roff[t+1]]
 	preds   []uint32
 	pre     []uint32                   // node → preorder number; its array becomes the ancestors
@@ -112,10 +113,13 @@ func Search(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch) *
 	s := &Searched{sc: sc, n: uint32(n), r: r, parent: parent[:r], pre: pre}
 	// The semidominator loop needs neither map between nodes and preorder numbers. With a
 	// Scratch that spills, the node of each number (the preorder, which the tree keeps) waits in
-	// a temporary file from here until the end, and its array holds the semidominators.
+	// a temporary file from here until the end.
 	if sc.Spills() {
+		// Its memory goes back to the collector rather than to sc, which would keep it resident
+		// through the predecessor lists: collected now, it takes the lists instead.
 		s.spilled = heapgraph.Spill(vertex[:r])
-		sc.Release(vertex)
+		vertex = nil
+		debug.FreeOSMemory()
 	} else {
 		s.vertex = vertex[:r]
 	}
@@ -176,29 +180,29 @@ func Search(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch) *
 	roff[r] = roff[r-1]
 	preds = sc.Uint32s(int(roff[r]))
 	both(func(t, o uint32) { preds[atomic.AddUint32(&roff[t], ^uint32(0))] = o })
-	s.roff, s.preds = roff, preds
-
-	semi := sc.Uint32s(int(r))
-	for o := uint32(1); o < r; o++ {
-		semi[o] = parent[o]
-	}
-	for w, word := range isRoot {
-		for ; word != 0; word &= word - 1 {
-			if t := pre[w<<6|bits.TrailingZeros64(word)]; t != none {
-				semi[t] = 0 // see isRoot
-			}
-		}
-	}
-	s.semi = semi
+	s.roff, s.preds, s.isRoot = roff, preds, isRoot
 	return s
 }
 
 // Finish does the second half of ComputeWith: semidominators, then immediate dominators.
 func (s *Searched) Finish() (*Tree, error) {
 	const none = heapgraph.NoNode
-	sc, r, parent, semi, roff, preds := s.sc, s.r, s.parent, s.semi, s.roff, s.preds
+	sc, r, parent, roff, preds, pre := s.sc, s.r, s.parent, s.roff, s.preds, s.pre
+	// The semidominators start at the parents, made here rather than in Search so that their
+	// array does not stack on g's edges.
+	semi := sc.Uint32s(int(r))
+	for o := uint32(1); o < r; o++ {
+		semi[o] = parent[o]
+	}
+	for w, word := range s.isRoot {
+		for ; word != 0; word &= word - 1 {
+			if t := pre[w<<6|bits.TrailingZeros64(word)]; t != none {
+				semi[t] = 0 // see isRoot in Search
+			}
+		}
+	}
 	label := sc.Uint32s(int(r))
-	ancestor := s.pre[:r]
+	ancestor := pre[:r]
 	for o := uint32(0); o < r; o++ {
 		label[o], ancestor[o] = o, none
 	}

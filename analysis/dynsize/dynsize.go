@@ -125,9 +125,22 @@ func (s *Sizes) Dominate(sc *heapgraph.Scratch) {
 // Compute finishes what Prepare began on the same graph: the components' sizes and the exact
 // dynamic size of every dominating articulation point.
 func (s *Sizes) Compute(g *heapgraph.Graph, sc *heapgraph.Scratch) {
-	count := s.DAG.N()
+	s.Weigh(g, sc)
+	s.Walk()
+}
+
+// Weigh is the first step of Compute: the components' shallow sizes. It is the last step that
+// reads g or Comp (but for Of and Describe, which read one node's component, or the whole
+// column once), so a caller short of memory can move them out before Walk.
+func (s *Sizes) Weigh(g *heapgraph.Graph, sc *heapgraph.Scratch) {
 	// Allocated only now, after the DAG's dominator tree is gone, to keep the peak down.
 	componentSizes(g, s.DAG, s.Comp, sc)
+}
+
+// Walk is the second step of Compute: the exact dynamic size of every dominating articulation
+// point, from the DAG alone.
+func (s *Sizes) Walk() {
+	count := s.DAG.N()
 	s.seen, s.dyn = newBitset(count), make([]uint64, count)
 	s.chooseHub()
 	// Children have larger numbers, so going down the numbers finishes every point below a
@@ -366,14 +379,18 @@ func (s *Sizes) Rep(c uint32) uint32 {
 // Describe returns for each of the components cs its lowest node and its number of nodes, in
 // one pass over the nodes: they are asked for a handful of components, once, so they are not
 // kept for every component.
-func (s *Sizes) Describe(cs []uint32) (rep, members []uint32) {
+func (s *Sizes) Describe(cs []uint32) (rep, members []uint32) { return Describe(s.Comp, cs) }
+
+// Describe is Sizes.Describe over a node → component column, for a caller that has let the
+// Sizes go.
+func Describe(comp, cs []uint32) (rep, members []uint32) {
 	rep, members = make([]uint32, len(cs)), make([]uint32, len(cs))
 	at := make(map[uint32][]int, len(cs))
 	for i, c := range cs {
 		at[c] = append(at[c], i)
 		rep[i] = heapgraph.NoNode
 	}
-	for v, c := range s.Comp {
+	for v, c := range comp {
 		for _, i := range at[c] {
 			if members[i] == 0 {
 				rep[i] = uint32(v)

@@ -7,7 +7,7 @@ package leaks
 import (
 	"container/heap"
 	"fmt"
-	"runtime"
+	"runtime/debug"
 	"sort"
 
 	"github.com/heapledger/heapledger/analysis/dominators"
@@ -283,30 +283,65 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 	if err := cols.unpark(in, true, false, false); err != nil {
 		return nil, err
 	}
-	dyn.Compute(g, sc)
-	size := dyn.Of
+	dyn.Weigh(g, sc)
+	// The walks read the component DAG alone: the shallow sizes and the node → component column
+	// wait outside meanwhile, the column read back a node at a time for the few objects ranked.
+	cols.park(in, true, false, false)
+	compOf := func(v uint32) (uint32, error) { return dyn.Comp[v], nil }
+	var comps *heapgraph.Spilled[uint32]
+	if opt.Spill {
+		comps, dyn.Comp = heapgraph.Spill(dyn.Comp), nil
+		defer comps.Close()
+		debug.FreeOSMemory()
+		compOf = func(v uint32) (uint32, error) { return comps.At(int(v)) }
+	}
+	dyn.Walk()
+	size := func(v uint32) (uint64, error) {
+		c, err := compOf(v)
+		if err != nil {
+			return 0, fmt.Errorf("leaks: the component of node %d: %w", v, err)
+		}
+		return dyn.Component(c), nil
+	}
 	for i := range rep.TopRetained {
-		rep.TopRetained[i].Dynamic = size(rep.TopRetained[i].Node)
+		if rep.TopRetained[i].Dynamic, err = size(rep.TopRetained[i].Node); err != nil {
+			return nil, err
+		}
 	}
 	for i := range rep.Suspects {
 		s := &rep.Suspects[i]
-		s.Dynamic, s.Accumulation.Dynamic = size(s.Node), size(s.Accumulation.Node)
+		if s.Dynamic, err = size(s.Node); err != nil {
+			return nil, err
+		}
+		if s.Accumulation.Dynamic, err = size(s.Accumulation.Node); err != nil {
+			return nil, err
+		}
 	}
 	top := dyn.Top(opt.Top)
-	comps := make([]uint32, len(top))
-	for i, r := range top {
-		comps[i] = r.Comp
-	}
-	reps, members := dyn.Describe(comps)
-	for i, r := range top {
-		rep.TopDynamic = append(rep.TopDynamic, Component{Node: reps[i], Members: members[i], Dynamic: r.Dynamic})
-	}
 	st := &rep.Stats
 	st.Components = dyn.DAG.N()
 	st.DAGEdges = dagEdges
 	st.BigComponents, st.LargestComp = dyn.BigComponents, dyn.LargestComp
 	st.DominatingAPs = dyn.DAP.Count()
 	st.DynamicVisited = dyn.Visited
+	ranked := make([]uint32, len(top))
+	for i, r := range top {
+		ranked[i] = r.Comp
+	}
+	comp := dyn.Comp
+	if comps != nil {
+		// Naming the ranked components reads the whole column: back it comes, in the memory
+		// of the DAG, which is done with.
+		dyn = nil
+		debug.FreeOSMemory()
+		if comp, err = comps.Restore(nil); err != nil {
+			return nil, fmt.Errorf("leaks: the component of each node: %w", err)
+		}
+	}
+	reps, members := dynsize.Describe(comp, ranked)
+	for i, r := range top {
+		rep.TopDynamic = append(rep.TopDynamic, Component{Node: reps[i], Members: members[i], Dynamic: r.Dynamic})
+	}
 	return rep, nil
 }
 
@@ -328,7 +363,7 @@ func (p *parked) park(in *Input, size, classOf, edges bool) {
 	g := in.Graph
 	// What goes out is garbage now: collected at once, its memory takes the next phase's arrays
 	// instead of fresh pages on top of it.
-	defer runtime.GC()
+	defer debug.FreeOSMemory()
 	if size && p.size == nil && g.Size != nil {
 		p.size, g.Size = heapgraph.Spill(g.Size), nil
 	}
