@@ -123,6 +123,13 @@ const batchBytes = 32 << 20
 // The first error fn returns stops the other workers and is returned.
 func EachSegment(f *os.File, idx *Index, segs []Segment, workers int, fn func(worker, i int, r *Reader) error) error {
 	workers = max(1, min(workers, len(segs)))
+	// Runs small enough that every worker gets several: on a file of a few dozen megabytes, runs
+	// of batchBytes would leave one worker reading alone while the other is done.
+	var total int64
+	for _, s := range segs {
+		total += s.Len
+	}
+	batch := min(batchBytes, total/int64(4*workers))
 	var next atomic.Int64
 	var mu sync.Mutex
 	var first error
@@ -138,7 +145,7 @@ func EachSegment(f *os.File, idx *Index, segs []Segment, workers int, fn func(wo
 				i := int(next.Load())
 				j := i
 				var n int64
-				for j < len(segs) && (j == i || n+segs[j].Len <= batchBytes) {
+				for j < len(segs) && (j == i || n+segs[j].Len <= batch) {
 					n += segs[j].Len
 					j++
 				}
