@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -212,7 +213,7 @@ func (l *loader) prepare() {
 	l.deg = nil
 	// The whole ids are garbage now: collected first, their memory takes the successor array
 	// instead of fresh pages on top of it.
-	runtime.GC()
+	debug.FreeOSMemory()
 	g.Succ = make([]uint32, total)
 	d.Graph = g
 	copy(g.Succ, rootNodes)

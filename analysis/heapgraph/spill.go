@@ -51,22 +51,25 @@ func (s *Spilled[T]) Len() int { return s.n }
 // Restore reads the column back into dst (allocated when shorter than the column), closes the
 // file and returns the column. The Spilled must not be used afterwards.
 func (s *Spilled[T]) Restore(dst []T) ([]T, error) {
+	a, err := s.Load(dst)
+	s.Close()
+	return a, err
+}
+
+// Load is Restore keeping the file, for a column that goes out again unchanged: dropping it
+// then costs no second write.
+func (s *Spilled[T]) Load(dst []T) ([]T, error) {
 	if s.f == nil {
-		a := s.kept
-		if a == nil {
-			a = dst[:0:0]
+		if s.kept == nil {
+			return dst[:0:0], nil
 		}
-		*s = Spilled[T]{}
-		return a, nil
+		return s.kept, nil
 	}
 	if cap(dst) < s.n {
 		dst = make([]T, s.n)
 	}
 	dst = dst[:s.n]
-	f := s.f
-	*s = Spilled[T]{}
-	defer f.Close()
-	if _, err := f.ReadAt(asBytes(dst), 0); err != nil {
+	if _, err := s.f.ReadAt(asBytes(dst), 0); err != nil {
 		return nil, fmt.Errorf("reading back a column of %d elements from a temporary file: %w", len(dst), err)
 	}
 	return dst, nil

@@ -25,6 +25,11 @@ func TestSpillRoundTrips(t *testing.T) {
 	if _, err := s.At(len(want)); err == nil {
 		t.Fatal("At past the end must fail")
 	}
+	for range 2 { // Load keeps the file for the next time the column goes out
+		if got, err := s.Load(nil); err != nil || !slices.Equal(got, want) {
+			t.Fatalf("loaded column differs (err %v)", err)
+		}
+	}
 	got, err := s.Restore(a[:10]) // too short: Restore allocates
 	if err != nil || !slices.Equal(got, want) {
 		t.Fatalf("restored column differs (err %v)", err)

@@ -6,6 +6,7 @@ package leaks
 
 import (
 	"container/heap"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"sort"
@@ -146,6 +147,7 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 		if e := cols.unpark(in, true, true, true); e != nil && err == nil {
 			rep, err = nil, e
 		}
+		cols.close()
 	}()
 
 	// The phases hand their work arrays on to the next (see heapgraph.Scratch).
@@ -345,13 +347,13 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 	return rep, nil
 }
 
-// parked holds the input's columns that Run has moved to temporary files (when on) for phases
-// that do not read them. Each column is out or in as a whole; park and unpark take a column that
-// is already where it is asked to be as a no-op, so that each phase says only what it needs.
+// parked holds the input's columns that Run moves to temporary files (when on) for phases that
+// do not read them. Each column is out or in as a whole; park and unpark take a column that is
+// already where it is asked to be as a no-op, so that each phase says only what it needs.
 type parked struct {
 	on                        bool
-	size, classOf, offs, succ *heapgraph.Spilled[uint32]
-	weak                      *heapgraph.Spilled[uint64]
+	size, classOf, offs, succ column[uint32]
+	weak                      column[uint64]
 }
 
 // park moves out the shallow sizes, the class column and the edges (offsets, successors and
@@ -361,56 +363,82 @@ func (p *parked) park(in *Input, size, classOf, edges bool) {
 		return
 	}
 	g := in.Graph
-	// What goes out is garbage now: collected at once, its memory takes the next phase's arrays
-	// instead of fresh pages on top of it.
+	// What goes out is garbage now: given back at once, its memory does not stay resident under
+	// the next phase's arrays.
 	defer debug.FreeOSMemory()
-	if size && p.size == nil && g.Size != nil {
-		p.size, g.Size = heapgraph.Spill(g.Size), nil
+	if size {
+		p.size.park(&g.Size)
 	}
-	if classOf && p.classOf == nil && in.ClassOf != nil {
-		p.classOf, in.ClassOf = heapgraph.Spill(in.ClassOf), nil
+	if classOf {
+		p.classOf.park(&in.ClassOf)
 	}
-	if edges && p.succ == nil {
-		p.offs, g.Off = heapgraph.Spill(g.Off), nil
-		p.succ, g.Succ = heapgraph.Spill(g.Succ), nil
-		if in.Weak != nil {
-			p.weak, in.Weak = heapgraph.Spill([]uint64(in.Weak)), nil
-		}
+	if edges {
+		p.offs.park(&g.Off)
+		p.succ.park(&g.Succ)
+		p.weak.park((*[]uint64)(&in.Weak))
 	}
 }
 
 // unpark brings back what park moved out, as asked.
 func (p *parked) unpark(in *Input, size, classOf, edges bool) error {
 	g := in.Graph
-	var err error
-	back := func(s **heapgraph.Spilled[uint32], into *[]uint32, what string) {
-		if *s != nil && err == nil {
-			var a []uint32
-			if a, err = (*s).Restore(nil); err != nil {
-				err = fmt.Errorf("leaks: the %s: %w", what, err)
-				return
-			}
-			*into, *s = a, nil
-		}
-	}
+	var errs []error
 	if size {
-		back(&p.size, &g.Size, "shallow sizes")
+		errs = append(errs, p.size.unpark(&g.Size, "shallow sizes"))
 	}
 	if classOf {
-		back(&p.classOf, &in.ClassOf, "class of each object")
+		errs = append(errs, p.classOf.unpark(&in.ClassOf, "class of each object"))
 	}
 	if edges {
-		back(&p.offs, &g.Off, "edge offsets")
-		back(&p.succ, &g.Succ, "edges")
-		if p.weak != nil && err == nil {
-			var w []uint64
-			if w, err = p.weak.Restore(nil); err != nil {
-				return fmt.Errorf("leaks: the weak edges: %w", err)
-			}
-			in.Weak, p.weak = heapgraph.EdgeSet(w), nil
-		}
+		errs = append(errs, p.offs.unpark(&g.Off, "edge offsets"), p.succ.unpark(&g.Succ, "edges"),
+			p.weak.unpark((*[]uint64)(&in.Weak), "weak edges"))
 	}
-	return err
+	return errors.Join(errs...)
+}
+
+// close discards the files.
+func (p *parked) close() {
+	p.size.close()
+	p.classOf.close()
+	p.offs.close()
+	p.succ.close()
+	p.weak.close()
+}
+
+// column is one input column and its copy in a temporary file, written the first time the
+// column goes out and kept, so that it goes out again without a second write (Run changes no
+// column).
+type column[T ~uint32 | ~uint64] struct {
+	file *heapgraph.Spilled[T]
+	out  bool
+}
+
+func (c *column[T]) park(a *[]T) {
+	if c.out || *a == nil {
+		return
+	}
+	if c.file == nil {
+		c.file = heapgraph.Spill(*a)
+	}
+	*a, c.out = nil, true
+}
+
+func (c *column[T]) unpark(a *[]T, what string) error {
+	if !c.out {
+		return nil
+	}
+	v, err := c.file.Load(nil)
+	if err != nil {
+		return fmt.Errorf("leaks: the %s: %w", what, err)
+	}
+	*a, c.out = v, false
+	return nil
+}
+
+func (c *column[T]) close() {
+	if c.file != nil {
+		c.file.Close()
+	}
 }
 
 // accumulationPoint follows the dominator tree down from v to the biggest child while that child
