@@ -386,11 +386,21 @@ func (s *Sizes) Describe(cs []uint32) (rep, members []uint32) { return Describe(
 func Describe(comp, cs []uint32) (rep, members []uint32) {
 	rep, members = make([]uint32, len(cs)), make([]uint32, len(cs))
 	at := make(map[uint32][]int, len(cs))
+	// A bit per component up to the largest asked for sifts the nodes, so that the map is
+	// consulted for the few that belong to one of cs, not for every node of the heap.
+	var want bitset
 	for i, c := range cs {
 		at[c] = append(at[c], i)
 		rep[i] = heapgraph.NoNode
+		if int(c>>6) >= len(want) {
+			want = append(want, make(bitset, int(c>>6)+1-len(want))...)
+		}
+		want.set(c)
 	}
 	for v, c := range comp {
+		if int(c>>6) >= len(want) || !want.has(c) {
+			continue
+		}
 		for _, i := range at[c] {
 			if members[i] == 0 {
 				rep[i] = uint32(v)

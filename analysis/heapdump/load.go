@@ -314,6 +314,11 @@ func (l *loader) record(rec *hprof.Record, r *hprof.Reader) error {
 
 // reserve sets aside room for as many nodes as a file of this size can hold.
 func (l *loader) reserve() {
+	// The reservations are several times what a dump fills, which costs nothing only while
+	// their pages are never touched. An allocation that lands on memory the program used and
+	// freed before (the symbol table's garbage) is cleared in full, touching every page; memory
+	// given back to the system first is known to be zero and is not.
+	debug.FreeOSMemory()
 	est := int(l.size/minObjectRecord) + 2
 	l.ids = make([]uint64, 0, est)
 	l.aux = make([]uint32, 0, est)
