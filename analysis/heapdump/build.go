@@ -211,8 +211,10 @@ func (l *loader) prepare() {
 	l.deg[n] = uint32(total)
 	g.Off = l.deg
 	l.deg = nil
-	// The whole ids are garbage now: collected first, their memory takes the successor array
-	// instead of fresh pages on top of it.
+	// Names are all taken now but for fields' and statics', which reports of paths give.
+	l.schema.Prune()
+	// The whole ids and the other symbols are garbage now: collected first, their memory takes
+	// the successor array instead of fresh pages on top of it.
 	debug.FreeOSMemory()
 	g.Succ = make([]uint32, total)
 	d.Graph = g

@@ -66,6 +66,33 @@ func (s *Schema) class(id uint64) *Class {
 	return c
 }
 
+// Prune forgets the strings that name no class and no field of a CLASS DUMP seen so far: a
+// dump's UTF8 records hold every symbol of the JVM (methods, signatures, constants), megabytes
+// that a reader of the heap needs none of once the classes are in.
+func (s *Schema) Prune() {
+	keep := make(map[uint64]string, len(s.names))
+	take := func(id uint64) {
+		if str, ok := s.Strings[id]; ok {
+			keep[id] = str
+		}
+	}
+	for _, nid := range s.names {
+		take(nid)
+	}
+	for _, c := range s.Classes {
+		if c.Dump == nil {
+			continue
+		}
+		for _, f := range c.Dump.Fields {
+			take(f.NameID)
+		}
+		for _, st := range c.Dump.Statics {
+			take(st.NameID)
+		}
+	}
+	s.Strings = keep
+}
+
 // Reset forgets CLASS DUMPs (when a later heap dump in the same file replaces an earlier one);
 // names from LOAD CLASS records are kept, as they are file-wide.
 func (s *Schema) Reset() { s.Classes = map[uint64]*Class{} }
