@@ -101,10 +101,14 @@ strongly connected component share one dynamic size and are listed once, with th
 		d.Weak, d.ClassOf = nil, nil
 		d.Park()
 		rep, err := leaks.Run(in, opt)
-		d.Weak, d.ClassOf = []uint64(in.Weak), in.ClassOf
+		d.ClassOf = in.ClassOf
 		if err != nil {
 			return fmt.Errorf("heap analyze: %s: %w", path, err)
 		}
+		// Naming the reported objects needs their ids, kinds and classes and the edge offsets,
+		// not the sizes or the weak edges: those go before the ids come back (phases.start gives
+		// the memory back to the system).
+		d.Graph.Size, in.Weak, in.Graph = nil, nil, nil
 		phases.start("naming references")
 		if err := d.Unpark(); err != nil {
 			return fmt.Errorf("heap analyze: %w", err)
