@@ -216,7 +216,7 @@ func (l *loader) prepare() {
 	// The whole ids and the other symbols are garbage now: collected first, their memory takes
 	// the successor array instead of fresh pages on top of it.
 	debug.FreeOSMemory()
-	g.Succ = make([]uint32, total)
+	g.Succ = heapgraph.Make[uint32](int(total))
 	d.Graph = g
 	copy(g.Succ, rootNodes)
 	d.Weak = make([]uint64, (total+63)/64)

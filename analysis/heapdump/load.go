@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime/debug"
 
+	"github.com/heapledger/heapledger/analysis/heapgraph"
 	"github.com/heapledger/heapledger/analysis/hprof"
 )
 
@@ -320,11 +321,11 @@ func (l *loader) reserve() {
 	// given back to the system first is known to be zero and is not.
 	debug.FreeOSMemory()
 	est := int(l.size/minObjectRecord) + 2
-	l.ids = make([]uint64, 0, est)
-	l.aux = make([]uint32, 0, est)
-	l.cls = make([]uint32, 0, est)
-	l.deg = make([]uint32, 0, est+1)
-	l.kind = make([]Kind, 0, est)
+	l.ids = heapgraph.Make[uint64](est)[:0]
+	l.aux = heapgraph.Make[uint32](est)[:0]
+	l.cls = heapgraph.Make[uint32](est)[:0]
+	l.deg = heapgraph.Make[uint32](est + 1)[:0]
+	l.kind = heapgraph.Make[Kind](est)[:0]
 }
 
 // pass1Indexed is pass 1 for an uncompressed, intact file: it indexes the heap-dump segments

@@ -27,7 +27,7 @@ func (s *Scratch) Spills() bool { return s != nil && s.Spill }
 // enough (the smallest such, so that big arrays stay for big requests).
 func (s *Scratch) Uint32s(n int) []uint32 {
 	if s == nil {
-		return make([]uint32, n)
+		return Make[uint32](n)
 	}
 	return take(&s.free, n)
 }
@@ -35,7 +35,7 @@ func (s *Scratch) Uint32s(n int) []uint32 {
 // Uint64s is Uint32s for 64-bit words (sizes).
 func (s *Scratch) Uint64s(n int) []uint64 {
 	if s == nil {
-		return make([]uint64, n)
+		return Make[uint64](n)
 	}
 	return take(&s.free64, n)
 }
@@ -63,7 +63,7 @@ func take[T uint32 | uint64](free *[][]T, n int) []T {
 		}
 	}
 	if best < 0 {
-		return make([]T, n)
+		return Make[T](n)
 	}
 	b := (*free)[best][:n]
 	*free = slices.Delete(*free, best, best+1)

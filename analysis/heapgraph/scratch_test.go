@@ -46,3 +46,19 @@ func TestScratchUint64s(t *testing.T) {
 		t.Fatalf("%d arrays still held", len(s.free64))
 	}
 }
+
+// Make is make with advice: the slice must be make's, whether or not the kernel takes it.
+func TestMakeIsMake(t *testing.T) {
+	for _, n := range []int{0, 1, 1000, hugeMin/4 + 12345} {
+		a := Make[uint32](n)
+		if len(a) != n || cap(a) != n {
+			t.Fatalf("Make(%d) gave len %d cap %d", n, len(a), cap(a))
+		}
+		for i := range a {
+			if a[i] != 0 {
+				t.Fatalf("Make(%d)[%d] = %d, want zero", n, i, a[i])
+			}
+			a[i] = uint32(i)
+		}
+	}
+}

@@ -66,7 +66,7 @@ func (s *Spilled[T]) Load(dst []T) ([]T, error) {
 		return s.kept, nil
 	}
 	if cap(dst) < s.n {
-		dst = make([]T, s.n)
+		dst = Make[T](s.n)
 	}
 	dst = dst[:s.n]
 	if _, err := s.f.ReadAt(asBytes(dst), 0); err != nil {

@@ -1,0 +1,6 @@
+//go:build !linux
+
+package heapgraph
+
+// adviseHuge does nothing where transparent huge pages are not Linux's to give.
+func adviseHuge[T ~uint8 | ~uint32 | ~uint64](a []T) {}
