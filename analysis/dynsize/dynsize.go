@@ -141,7 +141,7 @@ func (s *Sizes) Weigh(g *heapgraph.Graph, sc *heapgraph.Scratch) {
 // point, from the DAG alone.
 func (s *Sizes) Walk() {
 	count := s.DAG.N()
-	s.seen, s.dyn = newBitset(count), make([]uint64, count)
+	s.seen, s.dyn = newBitset(count), heapgraph.Make[uint64](count)
 	s.chooseHub()
 	// Children have larger numbers, so going down the numbers finishes every point below a
 	// point, and the hub's region, before they are needed.
@@ -328,7 +328,7 @@ func (s *Sizes) Batch(cs []uint32) []uint64 {
 		lo = min(lo, c)
 	}
 	if s.masks == nil {
-		s.masks = make([]uint32, n)
+		s.masks = heapgraph.Make[uint32](n)
 	}
 	mask := s.masks // all zero between batches
 	for i, c := range cs {

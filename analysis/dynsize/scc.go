@@ -201,7 +201,7 @@ func condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count i
 		off[0] -= roots
 	}
 	off[count] = uint32(total)
-	succ := make([]uint32, total)
+	succ := heapgraph.Make[uint32](int(total))
 	for v := len(comp) - 1; v >= 0; v-- {
 		c := comp[v]
 		for e := g.Off[v+1]; e > g.Off[v]; {

@@ -1,6 +1,10 @@
 package heapdump
 
-import "math/bits"
+import (
+	"math/bits"
+
+	"github.com/heapledger/heapledger/analysis/heapgraph"
+)
 
 // objectIDs holds the nodes' object ids, ascending, and finds a node by id without a hash table.
 //
@@ -34,12 +38,12 @@ func newObjectIDs(n int, ids func(i int) uint64) objectIDs {
 	}
 	x.base = ids(1)
 	if x.shiftFor(ids(n-1)-x.base) > 32 {
-		x.full = make([]uint64, n)
+		x.full = heapgraph.Make[uint64](n)
 		for i := 1; i < n; i++ {
 			x.full[i] = ids(i)
 		}
 	} else {
-		x.low = make([]uint32, n)
+		x.low = heapgraph.Make[uint32](n)
 		hi := uint32(0)
 		for i := 1; i < n; i++ {
 			key := ids(i) - x.base
@@ -73,7 +77,7 @@ func (x *objectIDs) index() {
 	span := x.at(uint32(x.n-1)) - x.base
 	x.shift = x.shiftFor(span)
 	nb := int(span>>x.shift) + 2
-	x.bucket = make([]uint32, nb)
+	x.bucket = heapgraph.Make[uint32](nb)
 	b := 0
 	for i := 1; i < x.n; i++ {
 		k := int((x.at(uint32(i)) - x.base) >> x.shift)

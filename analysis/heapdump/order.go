@@ -3,6 +3,8 @@ package heapdump
 import (
 	"cmp"
 	"slices"
+
+	"github.com/heapledger/heapledger/analysis/heapgraph"
 )
 
 // order puts the nodes in ascending id order. HotSpot writes the class dumps first and then the
@@ -37,7 +39,7 @@ func (l *loader) order() {
 		l.mainInOrder = true
 		return
 	}
-	ord := make([]uint32, n)
+	ord := heapgraph.Make[uint32](n)
 	for i := range ord {
 		ord[i] = uint32(i)
 	}
