@@ -30,6 +30,7 @@ func fromSegments(path string, f *os.File, opt Options) (*Histogram, bool) {
 	}
 	// Names (UTF8, LOAD CLASS) do not depend on the id size; the schema learns it from the index.
 	schema := hprof.NewSchema(8)
+	schema.DeferStrings() // only class names are wanted, taken once the classes are known
 	idx, err := hprof.ReadIndex(f, st.Size(), func(rec *hprof.Record) error {
 		if rec.Tag == hprof.TagUTF8 || rec.Tag == hprof.TagLoadClass {
 			return schema.Add(rec)
@@ -99,6 +100,7 @@ func fromSegments(path string, f *os.File, opt Options) (*Histogram, bool) {
 			return nil, false
 		}
 	}
+	schema.TakeClassNames()
 	h := &Histogram{Source: path, Format: "hprof", Dumps: idx.Dumps, DumpIndex: target}
 	if err := h.finishDump(path, t, schema, idx.IDSize, opt); err != nil {
 		return nil, false

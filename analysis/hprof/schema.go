@@ -12,6 +12,37 @@ type Schema struct {
 	Strings map[uint64]string
 	Classes map[uint64]*Class // by class object id
 	names   map[uint64]uint64 // class object id → name string id, from LOAD CLASS
+
+	// With DeferStrings, UTF8 records wait here, raw, until TakeClassNames.
+	deferred bool
+	arena    []byte
+	pending  []pendingString
+}
+
+type pendingString struct {
+	id     uint64
+	off, n int
+}
+
+// DeferStrings makes Add set UTF8 records aside, raw, instead of building the string table, for a
+// reader that needs only class names (a histogram): a dump's tens of thousands of symbols would
+// each cost a string and a map entry, and building that table was a third of a histogram of a
+// 47 MB dump. TakeClassNames then takes the strings that LOAD CLASS records name.
+func (s *Schema) DeferStrings() { s.deferred = true }
+
+// TakeClassNames adds to the string table the set-aside strings that name a class (see
+// DeferStrings), drops the rest and ends deferring.
+func (s *Schema) TakeClassNames() {
+	want := make(map[uint64]bool, len(s.names))
+	for _, nid := range s.names {
+		want[nid] = true
+	}
+	for _, p := range s.pending {
+		if want[p.id] {
+			s.Strings[p.id] = string(s.arena[p.off : p.off+p.n])
+		}
+	}
+	s.deferred, s.arena, s.pending = false, nil, nil
 }
 
 // Class is one class as the dump describes it.
@@ -42,6 +73,11 @@ func NewSchema(idSize int) *Schema {
 func (s *Schema) Add(rec *Record) error {
 	switch rec.Tag {
 	case TagUTF8:
+		if s.deferred {
+			s.pending = append(s.pending, pendingString{id: rec.ID, off: len(s.arena), n: len(rec.Data)})
+			s.arena = append(s.arena, rec.Data...)
+			break
+		}
 		s.Strings[rec.ID] = string(rec.Data)
 	case TagLoadClass:
 		s.names[rec.ID] = rec.NameID
