@@ -3,12 +3,15 @@ package rt
 
 import (
 	"bufio"
+	"fmt"
+	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // need skips outside CI and fails in CI when a tool is missing.
@@ -63,6 +66,48 @@ int[2][3][] 3 8
 `
 	if string(out) != want {
 		t.Errorf("got\n%s\nwant\n%s", out, want)
+	}
+}
+
+// TestSnapshotTimestamp checks the snapshot header's hand-written UTC formatter against Go's
+// time package: around the epoch, leap days and centuries, negative instants, and random ones.
+func TestSnapshotTimestamp(t *testing.T) {
+	classes := build(t)
+	var ms []int64
+	for _, s := range []string{"1970-01-01T00:00:00Z", "1969-12-31T23:59:59.999Z", "2000-02-29T12:34:56.789Z",
+		"1900-03-01T00:00:00Z", "2100-02-28T23:59:59.999Z", "2400-02-29T00:00:00.001Z", "2026-11-22T10:00:00Z", "0001-01-01T00:00:00Z"} {
+		tm, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms = append(ms, tm.UnixMilli())
+	}
+	rnd := rand.New(rand.NewSource(1))
+	for i := 0; i < 2000; i++ {
+		const first, last = -62135596800000, 253402300799999 // 0001-01-01 to 9999-12-31
+		ms = append(ms, first+rnd.Int63n(last-first+1))
+	}
+	var in strings.Builder
+	for _, m := range ms {
+		fmt.Fprintln(&in, m)
+	}
+	cmd := exec.Command(need(t, "java"), "-cp", classes, "heapledger.rt.SelfTest", "iso")
+	cmd.Stdin = strings.NewReader(in.String())
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	got := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(got) != len(ms) {
+		t.Fatalf("%d lines for %d instants", len(got), len(ms))
+	}
+	bad := 0
+	for i, m := range ms {
+		want := time.UnixMilli(m).UTC().Format("2006-01-02T15:04:05.000Z")
+		if got[i] != want && bad < 10 {
+			t.Errorf("%d ms: got %s, want %s", m, got[i], want)
+			bad++
+		}
 	}
 }
 

@@ -9,12 +9,9 @@ import java.io.InputStreamReader;
 import java.io.OutputStreamWriter;
 import java.io.Writer;
 import java.net.URL;
-import java.text.SimpleDateFormat;
-import java.util.Date;
 import java.util.Enumeration;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.TimeZone;
 
 /**
  * Writes snapshots: at exit (shutdown hook), every N seconds when asked, and on demand.
@@ -276,12 +273,10 @@ final class Snapshots {
     }
 
     static String[][] header() {
-        SimpleDateFormat iso = new SimpleDateFormat("yyyy-MM-dd'T'HH:mm:ss.SSS'Z'");
-        iso.setTimeZone(TimeZone.getTimeZone("UTC"));
         return new String[][] {
             {"program", program()},
             {"pid", String.valueOf(pid())},
-            {"time", iso.format(new Date())},
+            {"time", isoUTC(System.currentTimeMillis())},
             {"uptime_ms", String.valueOf(System.currentTimeMillis() - START)},
             {"threads", String.valueOf(Ledger.liveThreads())},
             {"dropped", String.valueOf(Ledger.DROPPED.get()) + (Ledger.firstDrop == null ? "" : " first: " + Ledger.firstDrop)},
@@ -314,6 +309,40 @@ final class Snapshots {
         return sizes;
     }
 
+    /**
+     * millis as yyyy-MM-ddTHH:mm:ss.SSSZ in UTC. Written out rather than with SimpleDateFormat:
+     * that loads the locale providers and calendar data, 25 ms of a run's exit and more classes
+     * than the rest of the snapshot; the proleptic Gregorian arithmetic is a few lines
+     * (days to civil date after Howard Hinnant's algorithm).
+     */
+    static String isoUTC(long millis) {
+        long days = Math.floorDiv(millis, 86400000L);
+        long ms = millis - days * 86400000L;
+        long z = days + 719468;
+        long era = Math.floorDiv(z, 146097);
+        long doe = z - era * 146097;
+        long yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+        long doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+        long mp = (5 * doy + 2) / 153;
+        long d = doy - (153 * mp + 2) / 5 + 1;
+        long m = mp < 10 ? mp + 3 : mp - 9;
+        long y = yoe + era * 400 + (m <= 2 ? 1 : 0);
+        StringBuilder b = new StringBuilder(24);
+        pad(b, y, 4).append('-');
+        pad(b, m, 2).append('-');
+        pad(b, d, 2).append('T');
+        pad(b, ms / 3600000, 2).append(':');
+        pad(b, ms / 60000 % 60, 2).append(':');
+        pad(b, ms / 1000 % 60, 2).append('.');
+        return pad(b, ms % 1000, 3).append('Z').toString();
+    }
+
+    private static StringBuilder pad(StringBuilder b, long v, int width) {
+        String s = Long.toString(v);
+        for (int i = s.length(); i < width; i++) b.append('0');
+        return b.append(s);
+    }
+
     private static String program;
 
     static String program() {
@@ -326,7 +355,14 @@ final class Snapshots {
         }
         String p = "java";
         if (cmd != null && !cmd.trim().isEmpty()) {
-            p = cmd.trim().split("\\s+")[0];
+            // The main class or jar is the first word; no regex, which would load java.util.regex at exit.
+            p = cmd.trim();
+            for (int i = 0; i < p.length(); i++) {
+                if (Character.isWhitespace(p.charAt(i))) {
+                    p = p.substring(0, i);
+                    break;
+                }
+            }
             int slash = Math.max(p.lastIndexOf('/'), p.lastIndexOf('\\'));
             if (slash >= 0) p = p.substring(slash + 1);
             if (p.endsWith(".jar")) p = p.substring(0, p.length() - 4);
@@ -342,6 +378,15 @@ final class Snapshots {
 
     static long pid() {
         if (pid >= 0) return pid;
+        try {
+            // Linux: /proc/self names the process. Cheaper than ProcessHandle, whose class
+            // initialisation starts the JDK's process-reaper thread pool.
+            File self = new File("/proc/self").getCanonicalFile();
+            pid = Long.parseLong(self.getName());
+            return pid;
+        } catch (Throwable e) {
+            // not Linux: below
+        }
         try {
             // Java 9+: ProcessHandle, reached reflectively because the runtime targets Java 8.
             Class<?> ph = Class.forName("java.lang.ProcessHandle");

@@ -10,6 +10,14 @@ public class SelfTest {
 
     public static void main(String[] args) throws Exception {
         String mode = args[0];
+        if (mode.equals("iso")) {
+            // One line per millisecond count on stdin: the snapshot header's UTC timestamp.
+            java.io.BufferedReader in = new java.io.BufferedReader(new java.io.InputStreamReader(System.in, "UTF-8"));
+            StringBuilder out = new StringBuilder();
+            for (String line; (line = in.readLine()) != null; ) out.append(Snapshots.isoUTC(Long.parseLong(line.trim()))).append('\n');
+            System.out.print(out);
+            return;
+        }
         if (mode.equals("figure3")) {
             int[][] rows = {{2, 3, 5}, {2, 3, 0}, {2, 0, 5}, {0, 3, 5}};
             for (char base : new char[] {'L', 'I'}) {
