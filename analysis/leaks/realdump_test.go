@@ -2,6 +2,7 @@ package leaks
 
 import (
 	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/heapledger/heapledger/analysis/ddmin"
@@ -66,5 +67,43 @@ func TestRealDump(t *testing.T) {
 	}
 	if items != 2000 {
 		t.Errorf("accumulation point %s directly dominates %d leaked items, want 2000", d.Describe(s.Accumulation.Node), items)
+	}
+}
+
+// TestRealDumpSpilling runs the analysis as heap analyze does, with the Dump parked and the
+// columns moving out to temporary files between phases: the report must be the in-memory one,
+// and the Dump must name objects as before once everything is back.
+func TestRealDumpSpilling(t *testing.T) {
+	d, err := heapdump.Load(heapdumps.Dump(t), heapdump.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Analyze(Input{Graph: d.Graph, Weak: heapgraph.EdgeSet(d.Weak), ClassOf: d.ClassOf,
+		NumClasses: len(d.Classes), ClassObject: d.IsClassObject}, DefaultOptions)
+	names := map[uint32]string{}
+	for _, o := range want.TopRetained {
+		names[o.Node] = d.Describe(o.Node)
+	}
+	in := &Input{Graph: d.Graph, Weak: heapgraph.EdgeSet(d.Weak), ClassOf: d.ClassOf,
+		NumClasses: len(d.Classes), ClassObject: d.IsClassObject}
+	d.Weak, d.ClassOf = nil, nil
+	d.Park()
+	opt := DefaultOptions
+	opt.Spill = true
+	got, err := Run(in, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Weak, d.ClassOf = []uint64(in.Weak), in.ClassOf
+	if err := d.Unpark(); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("spilling run reported\n%+v\nwant\n%+v", got, want)
+	}
+	for v, name := range names {
+		if d.Describe(v) != name {
+			t.Errorf("node %d is %s after the run, was %s", v, d.Describe(v), name)
+		}
 	}
 }
