@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"fmt"
 	"math/bits"
+	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/heapledger/heapledger/analysis/heapgraph"
 )
@@ -174,6 +176,24 @@ func (l *loader) dropUnreachable(seen bitset) {
 			d.Unreachable.Bytes += g.SizeOf(uint32(v))
 		}
 	}
+	// The targets are renumbered first, on every core: a kept node's edges lead only to kept
+	// nodes, and a dropped node's edges go with it whatever they hold. Then one pass moves the
+	// kept nodes' lists down.
+	var wg sync.WaitGroup
+	workers := runtime.GOMAXPROCS(0)
+	for k := range workers {
+		lo, hi := len(g.Succ)*k/workers, len(g.Succ)*(k+1)/workers
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for e, t := range g.Succ[lo:hi] {
+				if seen.has(t) {
+					g.Succ[lo+e] = newIdx(t)
+				}
+			}
+		}()
+	}
+	wg.Wait()
 	weak := newBitset(len(g.Succ))
 	w := uint32(0)
 	start := g.Off[0]
@@ -186,7 +206,7 @@ func (l *loader) dropUnreachable(seen bitset) {
 				if d.Weak[e>>6]&(1<<(e&63)) != 0 {
 					weak.set(w)
 				}
-				g.Succ[w] = newIdx(g.Succ[e])
+				g.Succ[w] = g.Succ[e]
 				w++
 			}
 			d.ClassOf[nv] = d.ClassOf[v]
