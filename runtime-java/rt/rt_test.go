@@ -111,6 +111,60 @@ func TestSnapshotTimestamp(t *testing.T) {
 	}
 }
 
+// TestTableReadsWantedSites checks the snapshot's table reader, which cuts lines from bytes
+// and drops unwanted site lines undecoded: lines across its 64 KB buffer and longer than it,
+// CRLF ends, comments, a last line without a newline, non-ASCII names, and only wanted sites.
+func TestTableReadsWantedSites(t *testing.T) {
+	classes := build(t)
+	var tab, want strings.Builder
+	tab.WriteString("# heapledger table\naccount\t0\t<unaccounted>\r\naccount\t3\tcom.acme.*\n")
+	want.WriteString("account 0 <unaccounted>\naccount 3 com.acme.*\n")
+	wanted := map[int]bool{0: true, 1: true, 977: true, 4096: true, 15000: true, 19999: true}
+	for id := 0; id < 20000; id++ {
+		name := fmt.Sprintf("pkg/Cläss%d.m%s()V", id, strings.Repeat("x", id%300))
+		if id == 977 {
+			name = strings.Repeat("long", 40000) // 160 KB: longer than the buffer
+		}
+		end := "\n"
+		if id%7 == 0 {
+			end = "\r\n"
+		}
+		if id == 19999 {
+			end = ""
+		}
+		fmt.Fprintf(&tab, "site\t%d\tobject\t%s\t%d%s", id, name, id*3, end)
+		if id%1000 == 0 {
+			tab.WriteString("# a comment\n\n")
+		}
+		if wanted[id] {
+			fmt.Fprintf(&want, "site %d object|%s|%d\n", id, name, id*3)
+		}
+	}
+	file := filepath.Join(t.TempDir(), "table.tsv")
+	if err := os.WriteFile(file, []byte(tab.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"-cp", classes, "heapledger.rt.SelfTest", "table", file}
+	for id := range wanted {
+		args = append(args, strconv.Itoa(id))
+	}
+	args = append(args, "25000") // wanted but absent
+	out, err := exec.Command(need(t, "java"), args...).Output()
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	if string(out) != want.String() {
+		g, w := string(out), want.String()
+		if len(g) > 400 {
+			g = g[:400] + "..."
+		}
+		if len(w) > 400 {
+			w = w[:400] + "..."
+		}
+		t.Errorf("got\n%s\nwant\n%s", g, w)
+	}
+}
+
 func TestThreadsExactTotals(t *testing.T) {
 	classes := build(t)
 	dir := t.TempDir()

@@ -10,6 +10,27 @@ public class SelfTest {
 
     public static void main(String[] args) throws Exception {
         String mode = args[0];
+        if (mode.equals("table")) {
+            // table FILE ID...: the accounts, then the wanted sites' fields as read back.
+            java.util.BitSet wanted = new java.util.BitSet();
+            for (int i = 2; i < args.length; i++) wanted.set(Integer.parseInt(args[i]));
+            Snapshots.Tables t = new Snapshots.Tables();
+            java.io.InputStream in = new java.io.FileInputStream(args[1]);
+            try {
+                t.read(in, args[1], wanted);
+            } finally {
+                in.close();
+            }
+            StringBuilder out = new StringBuilder();
+            for (java.util.Map.Entry<Integer, String> e : new java.util.TreeMap<Integer, String>(t.accounts).entrySet()) {
+                out.append("account ").append(e.getKey()).append(' ').append(e.getValue()).append('\n');
+            }
+            for (java.util.Map.Entry<Integer, String[]> e : new java.util.TreeMap<Integer, String[]>(t.sites).entrySet()) {
+                out.append("site ").append(e.getKey()).append(' ').append(String.join("|", e.getValue())).append('\n');
+            }
+            System.out.print(out);
+            return;
+        }
         if (mode.equals("iso")) {
             // One line per millisecond count on stdin: the snapshot header's UTC timestamp.
             java.io.BufferedReader in = new java.io.BufferedReader(new java.io.InputStreamReader(System.in, "UTF-8"));
