@@ -2,6 +2,7 @@ package main
 
 import (
 	"os/exec"
+	"strings"
 	"testing"
 )
 
@@ -35,6 +36,11 @@ func TestAgentJDKLiveness(t *testing.T) {
 		}
 		if got := accountSiteCounts(s, "java.util.HashMap.newNode(")["agentfix.jdk.*"]["java.util.HashMap$Node"]; got != 1000 {
 			t.Errorf("HashMap$Node in HashMap.newNode charged to agentfix.jdk.*: %d, want 1000", got)
+			for _, r := range s.Rows {
+				if site := s.Sites[r.Site]; strings.Contains(site.Type, "HashMap") || strings.Contains(site.Method, "HashMap") {
+					t.Logf("row: account %q site %d %q in %q: count %d live %d", s.Accounts[r.Account], r.Site, site.Type, site.Method, r.Count, r.Live)
+				}
+			}
 		}
 		for _, r := range s.Rows {
 			if r.Live+r.Reclaimed+r.Untracked > r.Count {
