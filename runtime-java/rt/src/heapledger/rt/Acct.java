@@ -212,13 +212,16 @@ public final class Acct {
         // the allocations not sampled. The first site a method invocation reaches fetches the
         // thread's state here too, so a method with one allocation (the common case) never
         // leaves the fast path.
-        if (o != null && !(Budget.MAY_THROW && Budget.anyThrowing)) {
+        if (o != null) {
+            // The state first: Ledger's initialisation initialises Budget, whose MAY_THROW
+            // reads settings; read here first, it would start that on the program's thread in
+            // the middle of a count.
             Acct a = t != null ? t : Ledger.current();
             long[][] pg = a.pages;
             int pi = site >>> PAGE_BITS;
             long[] p;
             int i = (site & PAGE_MASK) * SLOT;
-            if (pi < pg.length && (p = pg[pi])[i] == account + 1L) {
+            if (!(Budget.MAY_THROW && Budget.anyThrowing) && pi < pg.length && (p = pg[pi])[i] == account + 1L) {
                 long n = ++p[i + 1];
                 if (a.account != account) a.account = account; // cheaper than a store per allocation
                 if (Live.MODE == Live.SAMPLE && n % Live.RATE == 0) sampled(o, account, site, n, 0, 0);
@@ -343,13 +346,13 @@ public final class Acct {
     private static Acct one(Object a, Acct t, int account, int site, int length, int elementSize) {
         // As object(): a small fast path in the site's direct slot; the array itself is passed on
         // only for liveness.
-        if (!(Budget.MAY_THROW && Budget.anyThrowing)) {
-            Acct h = t != null ? t : Ledger.current();
+        {
+            Acct h = t != null ? t : Ledger.current(); // before Budget: see object()
             long[][] pg = h.pages;
             int pi = site >>> PAGE_BITS;
             long[] p;
             int i = (site & PAGE_MASK) * SLOT;
-            if (pi < pg.length && (p = pg[pi])[i] == account + 1L) {
+            if (!(Budget.MAY_THROW && Budget.anyThrowing) && pi < pg.length && (p = pg[pi])[i] == account + 1L) {
                 long bytes = Sizes.array(length, elementSize);
                 long n = ++p[i + 1];
                 p[i + 2] += length;

@@ -25,10 +25,12 @@ final class Budget {
      * it before anyThrowing: as a static final it is a constant to the JIT, so without the throw
      * action (the usual case) the volatile read, and the barrier it puts between the loads of
      * every site, disappear from compiled code. Read here from the settings directly, not
-     * through Snapshots: Snapshots' initialisation uses this class, and a class initialised from
-     * the allocation path must not wait on one that waits on it.
+     * through Snapshots, whose initialisation initialises this class before any counting.
      */
     static final boolean MAY_THROW = mayThrow();
+
+    /** Does nothing; calling it initialises this class (Snapshots.start, at runtime start-up). */
+    static void init() {}
 
     private static boolean mayThrow() {
         try {

@@ -38,6 +38,10 @@ final class Snapshots {
     private static final long START = System.currentTimeMillis();
 
     static void start() {
+        // Budget first, while the runtime has no thread of its own: its MAY_THROW reads
+        // settings, and the counting paths read it only once Ledger (whose initialisation calls
+        // this) is initialised, so no program thread ever initialises Budget mid-count.
+        Budget.init();
         dir = setting("heapledger.snapshot.dir", "HEAPLEDGER_SNAPSHOT_DIR", ".");
         format = setting("heapledger.snapshot.format", "HEAPLEDGER_SNAPSHOT_FORMAT", "text");
         if (!format.equals("text") && !format.equals("json") && !format.equals("both")) {
