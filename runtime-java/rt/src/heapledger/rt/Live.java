@@ -5,7 +5,6 @@ import java.lang.ref.WeakReference;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
-import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Liveness: which counted objects are still alive, how old they are, and refunds to the
@@ -114,10 +113,15 @@ final class Live {
      *  intrusive lists so threads rarely contend, and removal is O(1). */
     private static final Tracked[] HEADS = new Tracked[STRIPES];
     private static final Object[] LOCKS = new Object[STRIPES];
-    /** Objects tracked now. A LongAdder, not an AtomicLong: the allocating threads and the
-     *  drain thread update it for every tracked object, and one shared counter made their cores
-     *  pass its cache line back and forth; the bound check reads the sum. */
-    static final LongAdder TRACKED = new LongAdder();
+    /**
+     * Objects tracked now, per stripe (a cache line apart), each changed under its stripe's
+     * lock, so threads on different stripes never share a counter's cache line. Not a LongAdder: under
+     * contention it allocates cells in java.util.concurrent code, which the agent's --jdk
+     * rewrites, so counting them re-entered the liveness path from inside it until the stack
+     * overflowed (a program thread then lost its accounting state: TestAgentJDKLiveness under
+     * load). Nothing on the counting path may call JDK code that allocates.
+     */
+    private static final long[] TRACKED = new long[STRIPES * 8];
     /** Refunds, written only by the drain thread. */
     static final Counts RECLAIMED = new Counts();
     /** Objects that should have been tracked but were not (the bound); guarded by itself. */
@@ -138,7 +142,7 @@ final class Live {
         // The runtime's own work in rewritten JDK code counts into a private state; its objects
         // are not the program's (SelfCounted).
         if (SelfCounted.on && Ledger.here().quiet) return;
-        if (TRACKED.sum() >= MAX) {
+        if (tracked() >= MAX) {
             synchronized (UNTRACKED) {
                 UNTRACKED.add(key, count, elements, bytes);
             }
@@ -154,8 +158,15 @@ final class Live {
             t.next = h;
             if (h != null) h.prev = t;
             HEADS[stripe] = t;
+            TRACKED[stripe * 8]++;
         }
-        TRACKED.increment();
+    }
+
+    /** Objects tracked now; read without the locks, so it may trail by the objects in flight. */
+    static long tracked() {
+        long n = 0;
+        for (int i = 0; i < TRACKED.length; i += 8) n += TRACKED[i];
+        return n;
     }
 
     private static void start() {
@@ -233,11 +244,11 @@ final class Live {
                     else if (HEADS[stripe] == t) HEADS[stripe] = t.next;
                     if (t.next != null) t.next.prev = t.prev;
                     t.prev = t.next = null;
+                    TRACKED[stripe * 8]--;
                     done++;
                 }
             }
         }
-        TRACKED.add(-n);
         synchronized (RECLAIMED) {
             for (int i = 0; i < n; i++) {
                 Tracked t = batch[i];
