@@ -24,8 +24,8 @@ final class Budget {
      * Whether the budget action includes throw, fixed at start-up. The counting fast paths test
      * it before anyThrowing: as a static final it is a constant to the JIT, so without the throw
      * action (the usual case) the volatile read, and the barrier it puts between the loads of
-     * every site, disappear from compiled code. Read here from the settings directly, not
-     * through Snapshots, whose initialisation initialises this class before any counting.
+     * every site, disappear from compiled code. Snapshots.start initialises this class first
+     * thing, before any counting and before the runtime starts a thread of its own.
      */
     static final boolean MAY_THROW = mayThrow();
 
@@ -34,13 +34,15 @@ final class Budget {
 
     private static boolean mayThrow() {
         try {
-            String a = System.getProperty("heapledger.budget.action");
-            if (a == null || a.isEmpty()) a = System.getenv("HEAPLEDGER_BUDGET_ACTION");
-            if (a == null || a.isEmpty()) a = Config.get("budget.action", "log");
-            return a.contains("throw");
+            return action().contains("throw");
         } catch (Throwable e) {
             return true; // unsure: keep the check
         }
+    }
+
+    /** The budget action: log, dump, throw or dump+throw (rewrite-time config, overridden at launch). */
+    private static String action() {
+        return Snapshots.setting("heapledger.budget.action", "HEAPLEDGER_BUDGET_ACTION", Config.get("budget.action", "log"));
     }
 
     private static final Map<Integer, Long> LIMITS = new HashMap<Integer, Long>();
@@ -64,7 +66,7 @@ final class Budget {
     static volatile boolean active;
 
     static void start(Snapshots.Tables tables) {
-        String action = Snapshots.setting("heapledger.budget.action", "HEAPLEDGER_BUDGET_ACTION", Config.get("budget.action", "log"));
+        String action = action();
         dump = action.contains("dump");
         raise = action.contains("throw");
         for (Map.Entry<Integer, String> a : tables.accounts.entrySet()) {

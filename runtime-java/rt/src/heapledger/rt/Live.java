@@ -19,8 +19,8 @@ import java.util.Map;
  *
  * <p>Settings: heapledger.liveness / HEAPLEDGER_LIVENESS = off | all | sample:N (default off, or
  * what the rewrite chose); heapledger.liveness.max / HEAPLEDGER_LIVENESS_MAX = the most objects
- * tracked at once (default 4,000,000; 48 bytes each for objects, 72 for arrays). Past the bound new objects are
- * counted as allocated but not tracked: each snapshot reports how many, per row, and the live
+ * tracked at once (default 4,000,000; 48 bytes each for objects, 72 for arrays). Past the bound
+ * new objects are counted as allocated but not tracked: each snapshot reports how many, per row, and the live
  * figures of those rows are then lower bounds.
  */
 final class Live {
@@ -115,8 +115,8 @@ final class Live {
     private static final Object[] LOCKS = new Object[STRIPES];
     /**
      * Objects tracked now, per stripe (a cache line apart), each changed under its stripe's
-     * lock, so threads on different stripes never share a counter's cache line. Not a LongAdder: under
-     * contention it allocates cells in java.util.concurrent code, which the agent's --jdk
+     * lock, so threads on different stripes never share a counter's cache line. Not a
+     * LongAdder: under contention it allocates cells in java.util.concurrent code, which the agent's --jdk
      * rewrites, so counting them re-entered the liveness path from inside it until the stack
      * overflowed (a program thread then lost its accounting state: TestAgentJDKLiveness under
      * load). Nothing on the counting path may call JDK code that allocates.
@@ -203,8 +203,9 @@ final class Live {
     /**
      * Refunds first and everything enqueued after it, in batches: a collection clears the
      * references of a whole young generation at once (about 200,000 on sunflow), and taking the
-     * stripe lock and RECLAIMED's lock once per batch rather than once per reference halves this
-     * thread's CPU time. Only one thread drains at a time, so the batch array is shared.
+     * stripe lock and RECLAIMED's lock once per batch rather than once per reference took this
+     * thread from 0.32 to 0.27 s of CPU on sunflow under sample:64. Only one thread drains at a
+     * time, so the batch array is shared.
      */
     private static void drain(Tracked first) {
         synchronized (BATCH_REFS) {
