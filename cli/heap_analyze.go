@@ -38,7 +38,13 @@ so they are left out of every analysis; objects held only that way are reported 
 sizes (the dynaTrace thesis's definition, computed through strongly connected components and
 dominating articulation points) also leave out references into class objects, which every
 instance has and through which every object would reach almost the whole heap. Objects of a
-strongly connected component share one dynamic size and are listed once, with their number.`,
+strongly connected component share one dynamic size and are listed once, with their number.
+
+Memory: to keep its peak below the dump's size, the analysis moves the per-object columns a phase
+does not read to temporary files in $TMPDIR (or /tmp), unlinked as soon as they are made, so
+nothing is left behind; they need disk space of the same order as the memory they save. When they
+cannot be written (no such directory, a full disk) the columns stay in memory and the results are
+the same.`,
 	Flags: append(dumpFlags(),
 		&cli.Float64Flag{Name: "threshold", Value: 100 * leaks.DefaultOptions.Threshold, Usage: "percent of the heap an object must retain to be a leak suspect"},
 		&cli.IntFlag{Name: "top", Value: leaks.DefaultOptions.Top, Usage: "how many objects and classes each ranking lists"},
