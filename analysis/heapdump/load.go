@@ -366,13 +366,20 @@ func (l *loader) pass1Indexed() (bool, error) {
 	l.segFirst = make([]uint32, len(l.segs))
 	l.segMain = make([]uint32, len(l.segs))
 	var last int64
+	headers, fields := make([]hprof.Header, 256), make([][]byte, 256)
 	err = hprof.EachSegment(f, idx, l.segs, 1, func(_, i int, r *hprof.Reader) error {
 		l.segFirst[i], l.segMain[i] = uint32(len(l.ids)-1), l.mainCount
 		r.SkipPrimitiveData = true
 		l.progress("reading objects", r, &last)
 		for {
 			// Most records come straight from the reader's buffer, without a Record.
-			rec, err := r.Objects(l.object)
+			n, rec, err := r.Headers(headers, fields)
+			for i := range headers[:n] {
+				l.object(&headers[i], fields[i])
+			}
+			if n > 0 {
+				continue
+			}
 			if err == io.EOF {
 				return nil
 			}
@@ -393,13 +400,13 @@ func (l *loader) pass1Indexed() (bool, error) {
 	return true, nil
 }
 
-// object takes an instance or primitive array from hprof.Reader.Objects in pass 1, as record
+// object takes an instance or primitive array from hprof.Reader.Headers in pass 1, as record
 // takes it from a Record.
-func (l *loader) object(tag hprof.Tag, id, class uint64, length uint32, elem hprof.Type, fields []byte) {
-	if tag == hprof.TagInstanceDump {
-		l.add(id, l.key(class), KindInstance, 0, l.instanceDegree(class, fields))
+func (l *loader) object(h *hprof.Header, fields []byte) {
+	if h.Tag == hprof.TagInstanceDump {
+		l.add(h.ID, l.key(h.Class), KindInstance, 0, l.instanceDegree(h.Class, fields))
 	} else {
-		l.add(id, l.primClassKey(elem), KindPrimArray, length, 1)
+		l.add(h.ID, l.primClassKey(h.Elem), KindPrimArray, h.Length, 1)
 	}
 }
 

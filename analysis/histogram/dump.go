@@ -32,11 +32,13 @@ type tally struct {
 	// addClass takes CLASS DUMP records: straight into the schema when reading in file order,
 	// kept aside by parallel workers.
 	addClass func(*hprof.Record) error
+	headers  []hprof.Header // a batch from hprof.Reader.Headers
 }
 
 func newTally(idSize int, addClass func(*hprof.Record) error) *tally {
 	t := &tally{mc: hprof.ModelFor(idSize, true), mu: hprof.ModelFor(idSize, false),
-		arrays: map[uint64]*acc{}, minID: ^uint64(0), addClass: addClass}
+		arrays: map[uint64]*acc{}, minID: ^uint64(0), addClass: addClass,
+		headers: make([]hprof.Header, 256)}
 	t.align = uint64(t.mc.Align)
 	// The tables reproduce Model.ArraySize (checked by TestArraySizeTables) without its branches.
 	for e := range 16 {
@@ -91,15 +93,19 @@ func (t *tally) add(rec *hprof.Record) error {
 	return nil
 }
 
-// object is add for the records hprof.Reader.Objects hands over without a Record.
-func (t *tally) object(tag hprof.Tag, id, class uint64, length uint32, elem hprof.Type, _ []byte) {
-	t.minID = min(t.minID, id)
-	t.maxID = max(t.maxID, id)
-	if tag == hprof.TagInstanceDump {
-		t.counts.inc(class)
-	} else {
-		t.addArray(&t.prims[elem&15], elem&15, length)
+// objects is add for the records hprof.Reader.Headers hands over without a Record.
+func (t *tally) objects(hs []hprof.Header) {
+	lo, hi := t.minID, t.maxID
+	for i := range hs {
+		h := &hs[i]
+		lo, hi = min(lo, h.ID), max(hi, h.ID)
+		if h.Tag == hprof.TagInstanceDump {
+			t.counts.inc(h.Class)
+		} else {
+			t.addArray(&t.prims[h.Elem&15], h.Elem&15, h.Length)
+		}
 	}
+	t.minID, t.maxID = lo, hi
 }
 
 func (t *tally) addArray(a *acc, e hprof.Type, n uint32) {
@@ -315,9 +321,20 @@ type idCounts struct {
 	keys, vals []uint64 // key 0 marks a free slot; id 0 is counted in zero
 	used       int
 	zero       uint64
+	// The slot of the id counted last: a dump lists objects in heap order, where objects of a
+	// class often lie side by side, and one compare is cheaper than hashing and probing.
+	last     uint64
+	lastSlot int
+	lastOK   bool
 }
 
-func (c *idCounts) inc(id uint64) { c.add(id, 1) }
+func (c *idCounts) inc(id uint64) {
+	if id == c.last && c.lastOK {
+		c.vals[c.lastSlot]++
+		return
+	}
+	c.add(id, 1)
+}
 
 func (c *idCounts) add(id, n uint64) {
 	if id == 0 {
@@ -333,10 +350,12 @@ func (c *idCounts) add(id, n uint64) {
 		switch c.keys[i] {
 		case id:
 			c.vals[i] += n
+			c.last, c.lastSlot, c.lastOK = id, int(i), true
 			return
 		case 0:
 			c.keys[i], c.vals[i] = id, n
 			c.used++
+			c.last, c.lastSlot, c.lastOK = id, int(i), true
 			return
 		}
 	}
@@ -345,7 +364,7 @@ func (c *idCounts) add(id, n uint64) {
 func (c *idCounts) grow() {
 	keys, vals := c.keys, c.vals
 	size := max(1024, 2*len(keys))
-	c.keys, c.vals, c.used = make([]uint64, size), make([]uint64, size), 0
+	c.keys, c.vals, c.used, c.lastOK = make([]uint64, size), make([]uint64, size), 0, false
 	for i, k := range keys {
 		if k != 0 {
 			c.add(k, vals[i])

@@ -67,7 +67,11 @@ func fromSegments(path string, f *os.File, opt Options) (*Histogram, bool) {
 		r.SkipPrimitiveData = true
 		t := tallies[w]
 		for {
-			rec, err := r.Objects(t.object)
+			n, rec, err := r.Headers(t.headers, nil)
+			if n > 0 {
+				t.objects(t.headers[:n])
+				continue
+			}
 			if err == io.EOF {
 				break
 			}
@@ -100,7 +104,9 @@ func fromSegments(path string, f *os.File, opt Options) (*Histogram, bool) {
 			return nil, false
 		}
 	}
-	schema.TakeClassNames()
+	if schema.TakeClassNames(f) != nil {
+		return nil, false
+	}
 	h := &Histogram{Source: path, Format: "hprof", Dumps: idx.Dumps, DumpIndex: target}
 	if err := h.finishDump(path, t, schema, idx.IDSize, opt); err != nil {
 		return nil, false

@@ -541,6 +541,8 @@ type input struct {
 	// big is the buffer size a long input switches to (0: the buffer grows only when a record
 	// needs it, for readers that mostly skip).
 	big int
+	// short, when not 0, caps the next read (see skipTo).
+	short int
 }
 
 func (in *input) grow(n int) {
@@ -587,7 +589,11 @@ func (in *input) fill(n int) ([]byte, error) {
 			// A big input: large reads from here on.
 			in.grow(in.big)
 		}
-		m, err := in.r.Read(in.buf[in.end:])
+		to := len(in.buf)
+		if in.short > 0 {
+			to, in.short = min(to, in.end+in.short), 0
+		}
+		m, err := in.r.Read(in.buf[in.end:to])
 		in.end += m
 		if err != nil {
 			in.eof = err
@@ -622,46 +628,73 @@ func (in *input) discard(n int64) error {
 	return nil
 }
 
-// Objects is Next for callers that want little more than the objects' headers, such as class
-// histograms. Instance dumps and primitive arrays that lie wholly in the buffer (most of a dump)
-// are handed to fn straight from the buffer — tag, object id, class id (instances), element type
-// and length (arrays), and an instance's field values (valid during the call only; nil for
-// arrays) — without a Record. At the first record that is not one of those, or does not lie
-// wholly in the buffer, Objects returns what Next returns for it, so that every other record,
-// every refill and every error is Next's.
-func (r *Reader) Objects(fn func(tag Tag, id, class uint64, length uint32, elem Type, fields []byte)) (*Record, error) {
+// primSize is Type.Size for primitive types, 0 for the rest, as a table.
+var primSize = [16]uint8{TypeBoolean: 1, TypeByte: 1, TypeChar: 2, TypeShort: 2, TypeFloat: 4, TypeInt: 4, TypeDouble: 8, TypeLong: 8}
+
+// Header is what callers that want little more than objects' headers (class histograms, a
+// graph's first pass) take from an INSTANCE DUMP or PRIMITIVE ARRAY DUMP sub-record. It holds
+// no pointer, so that filling a batch of them is plain stores.
+type Header struct {
+	Tag    Tag    // TagInstanceDump or TagPrimArrayDump
+	Elem   Type   // a primitive array's element type
+	Length uint32 // a primitive array's element count
+	ID     uint64
+	Class  uint64 // an instance's class id
+}
+
+// Headers is Next in batches for such callers. It fills hs with the instance dumps and
+// primitive arrays that lie wholly in the buffer from the reader's position on (most of a dump),
+// straight from the buffer, and returns how many. When fields is not nil (it must be as long as
+// hs), fields[i] is set to an instance's field values, in the reader's buffer and valid until
+// the next call. When the first record is not one of those, or does not lie wholly in the
+// buffer, Headers returns 0 and what Next returns for it, so that every other record, every
+// refill and every error is Next's. A batch rather than a callback per record: the loop that
+// decodes the headers and the one that uses them then keep their state in registers.
+func (r *Reader) Headers(hs []Header, fields [][]byte) (int, *Record, error) {
+	// Headers is the loop of a histogram's pass: its decoding is written for the compiler to
+	// check bounds once per record.
 	if r.IDSize != 8 || r.segEnd < 0 {
-		return r.Next()
+		rec, err := r.Next()
+		return 0, rec, err
 	}
 	b := r.in.buf[r.in.start:r.in.end]
 	if left := r.segEnd - r.in.off; int64(len(b)) > left {
 		b = b[:left]
 	}
-	p := 0
+	p, n := 0, 0
 loop:
-	for p+25 <= len(b) {
-		switch b[p] {
+	for n < len(hs) && p+25 <= len(b) {
+		x := (*[25]byte)(b[p:]) // one bounds check for every field of the header
+		h := &hs[n]
+		switch x[0] {
 		case 0x21:
-			end := p + 25 + int(binary.BigEndian.Uint32(b[p+21:]))
-			if end > len(b) || end < p {
+			end := p + 25 + int(binary.BigEndian.Uint32(x[21:]))
+			if end > len(b) {
 				break loop
 			}
-			fn(TagInstanceDump, binary.BigEndian.Uint64(b[p+1:]), binary.BigEndian.Uint64(b[p+13:]), 0, 0, b[p+25:end])
+			*h = Header{Tag: TagInstanceDump, ID: binary.BigEndian.Uint64(x[1:]), Class: binary.BigEndian.Uint64(x[13:])}
+			if fields != nil {
+				fields[n] = b[p+25 : end]
+			}
 			p = end
 		case 0x23:
-			t := Type(b[p+17])
-			es := t.Size(8)
-			n := binary.BigEndian.Uint32(b[p+13:])
-			end := int64(p) + 18 + int64(n)*int64(es)
-			if es == 0 || t == TypeObject || end > int64(len(b)) {
+			t := Type(x[17])
+			count := binary.BigEndian.Uint32(x[13:])
+			end := p + 18 + int(count)*int(primSize[t&15])
+			if primSize[t&15] == 0 || t > 15 || end > len(b) {
 				break loop
 			}
-			fn(TagPrimArrayDump, binary.BigEndian.Uint64(b[p+1:]), 0, n, t, nil)
-			p = int(end)
+			*h = Header{Tag: TagPrimArrayDump, Elem: t, Length: count, ID: binary.BigEndian.Uint64(x[1:])}
+			p = end
 		default:
 			break loop
 		}
+		n++
 	}
 	r.in.consume(p)
-	return r.Next()
+	if n > 0 {
+		return n, nil, nil
+	}
+	rec, err := r.Next()
+	return 0, rec, err
 }

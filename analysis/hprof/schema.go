@@ -1,7 +1,10 @@
 package hprof
 
 import (
+	"cmp"
 	"fmt"
+	"io"
+	"slices"
 	"strings"
 )
 
@@ -13,36 +16,94 @@ type Schema struct {
 	Classes map[uint64]*Class // by class object id
 	names   map[uint64]uint64 // class object id → name string id, from LOAD CLASS
 
-	// With DeferStrings, UTF8 records wait here, raw, until TakeClassNames.
+	// With DeferStrings, where UTF8 records are in the file, until TakeClassNames.
 	deferred bool
-	arena    []byte
-	pending  []pendingString
+	pending  [][]pendingString // in chunks of pendingChunk: growing one slice copied it, in fresh pages
 }
+
+const pendingChunk = 4096
 
 type pendingString struct {
-	id     uint64
-	off, n int
+	id  uint64
+	rec int64 // offset of the record; its text follows the id
+	n   uint32
 }
 
-// DeferStrings makes Add set UTF8 records aside, raw, instead of building the string table, for a
-// reader that needs only class names (a histogram): a dump's tens of thousands of symbols would
-// each cost a string and a map entry, and building that table was a third of a histogram of a
-// 47 MB dump. TakeClassNames then takes the strings that LOAD CLASS records name.
+// DeferStrings makes Add note where UTF8 records are instead of building the string table, for
+// a reader of an uncompressed file that needs only class names (a histogram): a dump's tens of
+// thousands of symbols would each cost a string and a map entry (a third of a histogram of a
+// 47 MB dump), and even copying them aside cost more than the rest of the file's first pass, in
+// fresh memory. TakeClassNames then reads the strings that LOAD CLASS records name.
 func (s *Schema) DeferStrings() { s.deferred = true }
 
-// TakeClassNames adds to the string table the set-aside strings that name a class (see
-// DeferStrings), drops the rest and ends deferring.
-func (s *Schema) TakeClassNames() {
-	want := make(map[uint64]bool, len(s.names))
-	for _, nid := range s.names {
-		want[nid] = true
+// classNameRead is how far apart TakeClassNames's reads may reach: the names of classes lie
+// among the other symbols, and one read over several of them costs less than one read each.
+const classNameRead = 64 << 10
+
+// TakeClassNames reads from ra (the file Add's records came from, whose identifiers are
+// IDSize bytes) the set-aside strings that name a class (see DeferStrings), adds them to the
+// string table, drops the rest and ends deferring.
+func (s *Schema) TakeClassNames(ra io.ReaderAt) error {
+	// The set of wanted ids is open addressing on a table four times their number: it is asked
+	// once per symbol (tens of thousands), where a map's lookups took a millisecond.
+	size := 16
+	for size < 4*len(s.names) {
+		size *= 2
 	}
-	for _, p := range s.pending {
-		if want[p.id] {
-			s.Strings[p.id] = string(s.arena[p.off : p.off+p.n])
+	want, mask := make([]uint64, size), uint64(size-1)
+	slot := func(id uint64) uint64 {
+		i := (id * 0x9E3779B97F4A7C15 >> 32) & mask
+		for want[i] != id && want[i] != 0 {
+			i = (i + 1) & mask
+		}
+		return i
+	}
+	wantZero := false // id 0 marks a free slot
+	for _, nid := range s.names {
+		if nid == 0 {
+			wantZero = true
+		} else {
+			want[slot(nid)] = nid
 		}
 	}
-	s.deferred, s.arena, s.pending = false, nil, nil
+	var names []pendingString
+	for _, chunk := range s.pending {
+		for _, p := range chunk {
+			if p.id == 0 && wantZero || p.id != 0 && want[slot(p.id)] == p.id {
+				names = append(names, p)
+			}
+		}
+	}
+	s.deferred, s.pending = false, nil
+	slices.SortFunc(names, func(a, b pendingString) int { return cmp.Compare(a.rec, b.rec) })
+	text := func(p pendingString) int64 { return p.rec + 9 + int64(s.IDSize) } // tag, time, length, id
+	var buf []byte
+	for i := 0; i < len(names); {
+		// One read for the names from i up to j.
+		from := text(names[i])
+		to := from + int64(names[i].n)
+		j := i + 1
+		for ; j < len(names); j++ {
+			end := text(names[j]) + int64(names[j].n)
+			if end-from > classNameRead {
+				break
+			}
+			to = max(to, end)
+		}
+		if int64(cap(buf)) < to-from {
+			buf = make([]byte, to-from)
+		}
+		b := buf[:to-from]
+		if _, err := ra.ReadAt(b, from); err != nil {
+			return &FormatError{Offset: from, Record: "UTF8", Msg: fmt.Sprintf("cannot read class names again: %v", err)}
+		}
+		for _, p := range names[i:j] {
+			at := text(p) - from
+			s.Strings[p.id] = string(b[at : at+int64(p.n)])
+		}
+		i = j
+	}
+	return nil
 }
 
 // Class is one class as the dump describes it.
@@ -74,8 +135,11 @@ func (s *Schema) Add(rec *Record) error {
 	switch rec.Tag {
 	case TagUTF8:
 		if s.deferred {
-			s.pending = append(s.pending, pendingString{id: rec.ID, off: len(s.arena), n: len(rec.Data)})
-			s.arena = append(s.arena, rec.Data...)
+			if k := len(s.pending); k == 0 || len(s.pending[k-1]) == pendingChunk {
+				s.pending = append(s.pending, make([]pendingString, 0, pendingChunk))
+			}
+			last := &s.pending[len(s.pending)-1]
+			*last = append(*last, pendingString{id: rec.ID, rec: rec.Offset, n: uint32(len(rec.Data))})
 			break
 		}
 		s.Strings[rec.ID] = string(rec.Data)

@@ -108,8 +108,15 @@ func (in *input) skipTo(target int64) error {
 		return err
 	}
 	in.start, in.end, in.off, in.eof = 0, 0, target, nil
+	// What follows a skipped body is mostly the next body's header: a buffer's worth of reading
+	// would be copying the body that is skipped next (2,000 times 16 KB on a 2 GB dump).
+	in.short = afterSkipRead
 	return nil
 }
+
+// afterSkipRead is how much the first read after skipTo asks for: a segment's header and a
+// few small records.
+const afterSkipRead = 512
 
 // batchBytes is how much of the file one worker takes at a time: segments are about a megabyte,
 // and workers reading long runs of them keep the file's readahead sequential.
@@ -177,6 +184,7 @@ func EachSegment(f *os.File, idx *Index, segs []Segment, workers int, fn func(wo
 	return first
 }
 
-// segmentBuf is a worker's read buffer when segments cannot be mapped: small enough to stay in
-// the core's cache while its records are parsed, large enough that reads are few.
-const segmentBuf = 128 << 10
+// segmentBuf is a worker's read buffer: small enough to stay in the core's cache (half of its
+// 512 KB L2 on the machines here) while its records are parsed, large enough that reads are
+// few. A class histogram of a 2 GB dump took about 5% more CPU with 128 KB, and more with 1 MB.
+const segmentBuf = 256 << 10

@@ -28,7 +28,7 @@ die() { echo "heapdump bench: $*" >&2; exit 1; }
 command -v javac >/dev/null || die "javac is missing: run scripts/install-deps.sh"
 
 mkdir -p "$BENCH_DIR/classes"
-(cd "$ROOT" && go build -o bin/heapledger ./cli)
+(cd "$ROOT" && make go >/dev/null) # the binary as `make build` makes it
 HL="$ROOT/bin/heapledger"
 CP="$BENCH_DIR/classes"
 javac -d "$CP" "$HERE/Generator.java"
