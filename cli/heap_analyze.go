@@ -49,6 +49,7 @@ the same.`,
 		&cli.Float64Flag{Name: "threshold", Value: 100 * leaks.DefaultOptions.Threshold, Usage: "percent of the heap an object must retain to be a leak suspect"},
 		&cli.IntFlag{Name: "top", Value: leaks.DefaultOptions.Top, Usage: "how many objects and classes each ranking lists"},
 		&cli.BoolFlag{Name: "keep-unreachable", Usage: "analyse objects no GC root reaches too (attached to the super root by the thesis's rule) instead of only counting them"},
+		&cli.BoolFlag{Name: "timings", Usage: "print on stderr how long each phase took (wall and CPU seconds), a line per phase"},
 	),
 	Action: func(c *cli.Context) error {
 		args, err := interspersedArgs(c, c.Command.Flags)
@@ -74,10 +75,13 @@ the same.`,
 		stderr := errWriter(c)
 		path := args[0]
 		p := newProgress(stderr, c.Bool("progress"))
+		timings := &phaseTimes{w: stderr, on: c.Bool("timings")}
+		defer timings.end()
 		d, err := heapdump.Load(path, heapdump.Options{
 			Dump: c.Int("dump"), Compressed: c.String("compressed"), KeepUnreachable: c.Bool("keep-unreachable"),
 			AllowPartial: c.Bool("partial"),
 			Progress:     func(phase string, done, total int64) { p.update(phase+" "+path, done, total) },
+			Phase:        timings.mark,
 		})
 		p.done()
 		if err != nil {
@@ -96,7 +100,7 @@ the same.`,
 		opt.Threshold = th / 100
 		opt.Top = c.Int("top")
 		phases := newPhaseProgress(stderr, c.Bool("progress"))
-		opt.Phase = phases.start
+		opt.Phase = func(name string) { phases.start(name); timings.mark(name) }
 		// The analysis moves the columns a phase does not read to temporary files meanwhile, and
 		// the Dump must not hold them too for that to free any memory.
 		opt.Spill = true
@@ -105,6 +109,7 @@ the same.`,
 			ClassObject: d.IsClassObject,
 		}
 		d.Weak, d.ClassOf = nil, nil
+		timings.mark("setting columns aside")
 		d.Park()
 		rep, err := leaks.Run(in, opt)
 		d.ClassOf = in.ClassOf
@@ -115,7 +120,7 @@ the same.`,
 		// not the sizes or the weak edges: those go before the ids come back (phases.start gives
 		// the memory back to the system).
 		d.Graph.Size, in.Weak, in.Graph = nil, nil, nil
-		phases.start("naming references")
+		opt.Phase("naming references")
 		if err := d.Unpark(); err != nil {
 			return fmt.Errorf("heap analyze: %w", err)
 		}
@@ -127,6 +132,7 @@ the same.`,
 		if err != nil {
 			return fmt.Errorf("heap analyze: %w", err)
 		}
+		timings.mark("writing the report")
 		if c.Bool("json") {
 			return writeJSON(c.App.Writer, v)
 		}
@@ -325,6 +331,39 @@ func writePath(w io.Writer, title string, path []stepView) {
 
 // phaseProgress names the analysis phase under way on stderr, once it has run for a second, and
 // how long it took; only on a terminal unless forced, like progress.
+// phaseTimes prints, with --timings, how long each phase took, wall and CPU seconds: where the
+// time goes on a user's dump, and the phase figures of docs/heapdump-benchmarks.md.
+type phaseTimes struct {
+	w           io.Writer
+	on          bool
+	name        string
+	wall, wall0 time.Time
+	cpu, cpu0   time.Duration
+}
+
+// mark ends the current phase, printing its times, and begins the named one.
+func (t *phaseTimes) mark(name string) {
+	if !t.on {
+		return
+	}
+	now, cpu := time.Now(), heapgraph.CPUTime()
+	if t.name != "" {
+		fmt.Fprintf(t.w, "timing: %-30s %8.3f s wall %8.3f s CPU\n", t.name, now.Sub(t.wall).Seconds(), (cpu - t.cpu).Seconds())
+	} else if t.wall0.IsZero() {
+		t.wall0, t.cpu0 = now, cpu
+	}
+	t.name, t.wall, t.cpu = name, now, cpu
+}
+
+// end ends the last phase and prints the total.
+func (t *phaseTimes) end() {
+	if !t.on || t.wall0.IsZero() {
+		return
+	}
+	t.mark("")
+	fmt.Fprintf(t.w, "timing: %-30s %8.3f s wall %8.3f s CPU\n", "total", time.Since(t.wall0).Seconds(), (heapgraph.CPUTime() - t.cpu0).Seconds())
+}
+
 type phaseProgress struct {
 	mu    sync.Mutex
 	w     io.Writer

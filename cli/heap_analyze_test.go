@@ -103,3 +103,38 @@ func TestHeapAnalyzeBadInput(t *testing.T) {
 		}
 	}
 }
+
+// --timings prints a line per phase, in the order they run, and a total; the report is the same.
+func TestHeapAnalyzeTimings(t *testing.T) {
+	dump := heapdumps.Dump(t)
+	plain, _, err := runCLI(t, "heap", "analyze", dump, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, err := runCLI(t, "heap", "analyze", "--timings", dump, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != plain {
+		t.Error("--timings changed the report")
+	}
+	var phases []string
+	for _, line := range strings.Split(errOut, "\n") {
+		name, ok := strings.CutPrefix(line, "timing: ")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(name)
+		if len(f) < 7 || f[len(f)-1] != "CPU" || f[len(f)-4] != "wall" {
+			t.Fatalf("timing line %q: want name, wall seconds and CPU seconds", line)
+		}
+		phases = append(phases, strings.Join(f[:len(f)-6], " "))
+	}
+	want := []string{"reading objects", "reading references", "building the graph", "setting columns aside",
+		"depth-first search", "dominator tree", "retained sizes", "leak suspects", "retained size by class",
+		"paths from GC roots", "strongly connected components", "dynamic sizes", "naming references",
+		"writing the report", "total"}
+	if strings.Join(phases, ", ") != strings.Join(want, ", ") {
+		t.Errorf("phases timed:\n%s\nwant\n%s", strings.Join(phases, ", "), strings.Join(want, ", "))
+	}
+}

@@ -63,11 +63,21 @@ type Searched struct {
 	pre     []uint32                   // node → preorder number; its array becomes the ancestors
 	vertex  []uint32                   // preorder number → node, unless spilled
 	spilled *heapgraph.Spilled[uint32] // vertex, when sc spills
+	next    []uint32                   // from DepthFirst to ListPredecessors: the lists' offsets
 }
 
 // Search does the first half of ComputeWith: the depth-first search from node 0, leaving out the
 // edges in skip, and the predecessor lists by preorder number.
 func Search(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch) *Searched {
+	s := DepthFirst(g, skip, sc)
+	s.ListPredecessors(g, skip)
+	return s
+}
+
+// DepthFirst is the first step of Search, the depth-first search alone (one core: a search's
+// order cannot be split), apart so that its time can be shown on its own: every step after it
+// depends on the order it finds. ListPredecessors must follow, with the same g and skip.
+func DepthFirst(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch) *Searched {
 	n := g.N()
 	const none = heapgraph.NoNode
 
@@ -110,20 +120,23 @@ func Search(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch) *
 		cur = parent[cur]
 	}
 	r := uint32(len(vertex))
-	s := &Searched{sc: sc, n: uint32(n), r: r, parent: parent[:r], pre: pre}
+	return &Searched{sc: sc, n: uint32(n), r: r, parent: parent[:r], pre: pre, vertex: vertex[:r], next: next}
+}
+
+// ListPredecessors is the second step of Search: the predecessor lists by preorder number.
+func (s *Searched) ListPredecessors(g *heapgraph.Graph, skip heapgraph.EdgeSet) {
+	const none = heapgraph.NoNode
+	sc, n, r, pre, parent, next := s.sc, int(s.n), s.r, s.pre, s.parent, s.next
+	s.next = nil
 	// The semidominator loop needs neither map between nodes and preorder numbers. With a
 	// Scratch that spills, the node of each number (the preorder, which the tree keeps) waits in
 	// a temporary file from here until the end.
 	if sc.Spills() {
 		// Its memory goes back to the collector rather than to sc, which would keep it resident
 		// through the predecessor lists: collected now, it takes the lists instead.
-		s.spilled = heapgraph.Spill(vertex[:r])
-		vertex = nil
+		s.spilled, s.vertex = heapgraph.Spill(s.vertex), nil
 		debug.FreeOSMemory()
-	} else {
-		s.vertex = vertex[:r]
 	}
-	vertex = nil
 
 	// A node the root refers to has the root as its semidominator whatever else refers to it,
 	// so its other predecessors are not listed. Those are the GC roots, which in a heap dump
@@ -181,7 +194,6 @@ func Search(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch) *
 	preds = sc.Uint32s(int(roff[r]))
 	both(func(t, o uint32) { preds[atomic.AddUint32(&roff[t], ^uint32(0))] = o })
 	s.roff, s.preds, s.isRoot = roff, preds, isRoot
-	return s
 }
 
 // Finish does the second half of ComputeWith: semidominators, then immediate dominators.

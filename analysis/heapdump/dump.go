@@ -125,6 +125,9 @@ type Options struct {
 	// Progress, if set, is called now and then with the phase and bytes done of total (total is
 	// -1 when unknown, e.g. for gzip input).
 	Progress func(phase string, done, total int64)
+	// Phase, if set, is called as each step of loading begins: "reading objects", "reading
+	// references", "building the graph".
+	Phase func(name string)
 }
 
 // Dump is a loaded heap dump. All per-node slices are indexed by node (0 = super root).

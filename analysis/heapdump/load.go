@@ -92,8 +92,14 @@ func Load(path string, opt Options) (*Dump, error) {
 		return nil, err
 	}
 	l := &loader{path: path, opt: opt, size: st.Size(), d: &Dump{Path: path}, warned: map[string]int{}}
+	phase := func(name string) {
+		if opt.Phase != nil {
+			opt.Phase(name)
+		}
+	}
 	// Peak memory must stay the data's, not the data's plus the garbage collector's headroom:
 	// per-node slices are reserved once (see minObjectRecord) and the phases allocate little else.
+	phase("reading objects")
 	if err := l.pass1(); err != nil {
 		return nil, err
 	}
@@ -101,10 +107,12 @@ func Load(path string, opt Options) (*Dump, error) {
 		// Growing slices (gzip input has no size to reserve by) leave their old arrays behind.
 		debug.FreeOSMemory()
 	}
+	phase("reading references")
 	l.prepare()
 	if err := l.pass2(); err != nil {
 		return nil, err
 	}
+	phase("building the graph")
 	l.finish()
 	l.d.schema = l.schema
 	return l.d, nil

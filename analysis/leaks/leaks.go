@@ -153,10 +153,12 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 	// The phases hand their work arrays on to the next (see heapgraph.Scratch).
 	sc := &heapgraph.Scratch{Spill: opt.Spill}
 	defer sc.Drop()
-	phase("dominator tree")
 	edges := len(g.Succ)
 	cols.park(in, true, true, false)
-	searched := dominators.Search(g, in.Weak, sc)
+	phase("depth-first search")
+	searched := dominators.DepthFirst(g, in.Weak, sc)
+	phase("dominator tree")
+	searched.ListPredecessors(g, in.Weak)
 	// The rest of the tree, the retained sizes and the tree's child lists need no edges until
 	// the paths are searched.
 	cols.park(in, false, false, true)
