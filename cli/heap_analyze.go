@@ -43,8 +43,10 @@ strongly connected component share one dynamic size and are listed once, with th
 Memory: to keep its peak below the dump's size, the analysis moves the per-object columns a phase
 does not read to temporary files in $TMPDIR (or /tmp), unlinked as soon as they are made, so
 nothing is left behind; they need disk space of the same order as the memory they save. When they
-cannot be written (no such directory, a full disk) the columns stay in memory and the results are
-the same.`,
+cannot be written (no such directory, a full disk) the columns stay in memory, the results are the
+same, and a warning on stderr says how much stayed and why.
+
+--timings prints how long each phase took, wall and CPU seconds, on stderr.`,
 	Flags: append(dumpFlags(),
 		&cli.Float64Flag{Name: "threshold", Value: 100 * leaks.DefaultOptions.Threshold, Usage: "percent of the heap an object must retain to be a leak suspect"},
 		&cli.IntFlag{Name: "top", Value: leaks.DefaultOptions.Top, Usage: "how many objects and classes each ranking lists"},
@@ -76,6 +78,7 @@ the same.`,
 		path := args[0]
 		p := newProgress(stderr, c.Bool("progress"))
 		timings := &phaseTimes{w: stderr, on: c.Bool("timings")}
+		kept0, keptBytes0, _ := heapgraph.SpillFailures()
 		defer timings.end()
 		d, err := heapdump.Load(path, heapdump.Options{
 			Dump: c.Int("dump"), Compressed: c.String("compressed"), KeepUnreachable: c.Bool("keep-unreachable"),
@@ -131,6 +134,9 @@ the same.`,
 		phases.stop()
 		if err != nil {
 			return fmt.Errorf("heap analyze: %w", err)
+		}
+		if n, b, why := heapgraph.SpillFailures(); n > kept0 {
+			fmt.Fprintf(stderr, "warning: %d column(s) of the analysis (%d MB) stayed in memory, as their temporary files could not be written (first: %v); the results are the same, the peak memory higher\n", n-kept0, (b-keptBytes0)>>20, why)
 		}
 		timings.mark("writing the report")
 		if c.Bool("json") {

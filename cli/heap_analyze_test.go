@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -136,5 +137,25 @@ func TestHeapAnalyzeTimings(t *testing.T) {
 		"writing the report", "total"}
 	if strings.Join(phases, ", ") != strings.Join(want, ", ") {
 		t.Errorf("phases timed:\n%s\nwant\n%s", strings.Join(phases, ", "), strings.Join(want, ", "))
+	}
+}
+
+// Columns that cannot be moved to temporary files stay in memory: same report, and a warning.
+func TestHeapAnalyzeWarnsWhenColumnsCannotSpill(t *testing.T) {
+	dump := heapdumps.Dump(t)
+	plain, _, err := runCLI(t, "heap", "analyze", dump, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
+	out, errOut, err := runCLI(t, "heap", "analyze", dump, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != plain {
+		t.Error("the report changed when the columns stayed in memory")
+	}
+	if !strings.Contains(errOut, "stayed in memory") || !strings.Contains(errOut, "missing") {
+		t.Errorf("no warning that the columns stayed in memory, and why: %q", errOut)
 	}
 }

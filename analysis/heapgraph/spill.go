@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"unsafe"
 )
 
@@ -33,16 +34,47 @@ func Spill[T ~uint8 | ~uint32 | ~uint64](a []T) *Spilled[T] {
 	f, err := os.CreateTemp("", "heapledger-spill-*")
 	if err != nil {
 		s.kept = a
+		kept.add(len(asBytes(a)), err)
 		return s
 	}
 	os.Remove(f.Name())
 	if _, err := f.Write(asBytes(a)); err != nil {
 		f.Close()
 		s.kept = a
+		kept.add(len(asBytes(a)), err)
 		return s
 	}
 	s.f = f
 	return s
+}
+
+// kept tallies the columns that stayed in memory because their file could not be written: the
+// results do not change, but the memory does, and the user is told (SpillFailures).
+var kept keptColumns
+
+type keptColumns struct {
+	sync.Mutex
+	n     int
+	bytes int64
+	first error
+}
+
+func (k *keptColumns) add(bytes int, err error) {
+	k.Lock()
+	defer k.Unlock()
+	if k.n == 0 {
+		k.first = err
+	}
+	k.n++
+	k.bytes += int64(bytes)
+}
+
+// SpillFailures reports how many columns, of how many bytes, stayed in memory since the program
+// started because their temporary file could not be made or written, and why the first did.
+func SpillFailures() (n int, bytes int64, first error) {
+	kept.Lock()
+	defer kept.Unlock()
+	return kept.n, kept.bytes, kept.first
 }
 
 // Len is the number of elements spilled.

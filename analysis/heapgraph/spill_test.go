@@ -3,6 +3,7 @@ package heapgraph
 import (
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -50,10 +51,14 @@ func TestSpillRoundTrips(t *testing.T) {
 
 func TestSpillKeepsTheColumnWhenItCannotWrite(t *testing.T) {
 	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
+	n0, b0, _ := SpillFailures()
 	a := []uint32{5, 6, 7}
 	s := Spill(a)
 	if s.f != nil {
 		t.Fatal("spilled into a directory that does not exist")
+	}
+	if n, b, err := SpillFailures(); n != n0+1 || b != b0+12 || err == nil || !strings.Contains(err.Error(), "missing") {
+		t.Errorf("SpillFailures() = %d, %d, %v after one failure; want %d, %d and the reason", n, b, err, n0+1, b0+12)
 	}
 	if v, err := s.At(1); err != nil || v != 6 {
 		t.Fatalf("At(1) = %d, %v", v, err)
