@@ -1,10 +1,5 @@
 package heapgraph
 
-import (
-	"syscall"
-	"time"
-)
-
 // BenchGraphs are the shapes the analysis benchmarks run on, each of about n nodes: the deep
 // ones (lists) defeat recursion and stress path compression, the random one has many cycles.
 func BenchGraphs(n int) []struct {
@@ -29,15 +24,4 @@ func isqrt(x int) int {
 		r++
 	}
 	return r
-}
-
-// CPUTime returns the processor time this process has used, user and system. Benchmarks report
-// it per node beside wall time because they share machines with other work, which inflates wall
-// time but not processor time.
-func CPUTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
