@@ -669,7 +669,7 @@ loop:
 		switch x[0] {
 		case 0x21:
 			end := p + 25 + int(binary.BigEndian.Uint32(x[21:]))
-			if end > len(b) {
+			if end > len(b) || end < p { // end < p: overflow where int has 32 bits
 				break loop
 			}
 			*h = Header{Tag: TagInstanceDump, ID: binary.BigEndian.Uint64(x[1:]), Class: binary.BigEndian.Uint64(x[13:])}
@@ -681,7 +681,7 @@ loop:
 			t := Type(x[17])
 			count := binary.BigEndian.Uint32(x[13:])
 			end := p + 18 + int(count)*int(primSize[t&15])
-			if primSize[t&15] == 0 || t > 15 || end > len(b) {
+			if primSize[t&15] == 0 || t > 15 || end > len(b) || end < p {
 				break loop
 			}
 			*h = Header{Tag: TagPrimArrayDump, Elem: t, Length: count, ID: binary.BigEndian.Uint64(x[1:])}
