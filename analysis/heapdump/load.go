@@ -245,15 +245,8 @@ func (l *loader) pass1() error {
 			return fmt.Errorf("%s: %w", l.path, err)
 		}
 		l.progress("reading objects", r, &last)
-		if rec.Tag&hprof.SubTag == 0 {
-			if rec.Tag == hprof.TagUTF8 || rec.Tag == hprof.TagLoadClass {
-				if err := l.schema.Add(rec); err != nil {
-					return fmt.Errorf("%s: %w", l.path, err)
-				}
-			}
-			continue
-		}
-		if rec.Dump != cur {
+		// A dump starts with its first segment, which may hold no record at all (an empty dump).
+		if rec.Dump != 0 && rec.Dump != cur {
 			if l.opt.Dump != 0 && cur == l.opt.Dump {
 				// The chosen dump is complete; count the rest without reading them.
 				n, err := r.CountDumps()
@@ -267,6 +260,14 @@ func (l *loader) pass1() error {
 			if l.opt.Dump == 0 {
 				l.reset()
 			}
+		}
+		if rec.Tag&hprof.SubTag == 0 {
+			if rec.Tag == hprof.TagUTF8 || rec.Tag == hprof.TagLoadClass {
+				if err := l.schema.Add(rec); err != nil {
+					return fmt.Errorf("%s: %w", l.path, err)
+				}
+			}
+			continue
 		}
 		if l.opt.Dump != 0 && rec.Dump != l.opt.Dump {
 			continue

@@ -1,6 +1,8 @@
 package heapdump
 
 import (
+	"bytes"
+	"compress/gzip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -244,5 +246,33 @@ func TestThesisRuleSkipsObjectsHangingOffCycles(t *testing.T) {
 	got := idsOf(d, d.Graph.Successors(0))
 	if !slices.Equal(got, []uint64{0x20, 0x118, 0x200}) {
 		t.Errorf("super root successors %x, want the class, D and the self-loop", got)
+	}
+}
+
+// A last dump whose segments hold no record is the one loaded, empty, whether the file is read
+// by segments (indexed) or in order (gzip): not the dump before it.
+func TestEmptyLastDump(t *testing.T) {
+	data := hproftest.EmptyLastDump()
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "empty-last.hprof")
+	if err := os.WriteFile(plain, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var z bytes.Buffer
+	w := gzip.NewWriter(&z)
+	w.Write(data)
+	w.Close()
+	zipped := filepath.Join(dir, "empty-last.hprof.gz")
+	if err := os.WriteFile(zipped, z.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{plain, zipped} {
+		d, err := Load(p, Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		if d.Dumps != 2 || d.DumpIndex != 2 || d.Graph.N() != 1 {
+			t.Errorf("%s: dump %d of %d with %d nodes; want the empty dump 2 of 2 (the super root alone)", filepath.Base(p), d.DumpIndex, d.Dumps, d.Graph.N())
+		}
 	}
 }

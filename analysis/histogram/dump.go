@@ -180,15 +180,8 @@ func FromDump(path string, r io.Reader, opt Options) (*Histogram, error) {
 			lastProgress = rd.Offset()
 			opt.Progress(lastProgress, total)
 		}
-		if rec.Tag&hprof.SubTag == 0 {
-			if rec.Tag == hprof.TagUTF8 || rec.Tag == hprof.TagLoadClass {
-				if err := schema.Add(rec); err != nil {
-					return nil, fmt.Errorf("%s: %w", path, err)
-				}
-			}
-			continue
-		}
-		if rec.Dump != cur {
+		// A dump starts with its first segment, which may hold no record at all (an empty dump).
+		if rec.Dump != 0 && rec.Dump != cur {
 			if opt.Dump != 0 && cur == opt.Dump {
 				// The chosen dump is complete; count the rest without reading them.
 				if _, err := rd.CountDumps(); err != nil && !(hprof.Truncated(err) && opt.AllowPartial) {
@@ -200,6 +193,14 @@ func FromDump(path string, r io.Reader, opt Options) (*Histogram, error) {
 			if opt.Dump == 0 {
 				reset()
 			}
+		}
+		if rec.Tag&hprof.SubTag == 0 {
+			if rec.Tag == hprof.TagUTF8 || rec.Tag == hprof.TagLoadClass {
+				if err := schema.Add(rec); err != nil {
+					return nil, fmt.Errorf("%s: %w", path, err)
+				}
+			}
+			continue
 		}
 		if opt.Dump != 0 && rec.Dump != opt.Dump {
 			continue

@@ -3,6 +3,7 @@ package histogram
 import (
 	"bytes"
 	"compress/gzip"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -332,6 +333,30 @@ func TestArraySizeTables(t *testing.T) {
 					t.Errorf("id size %d, %v[%d]: %d/%d, Model says %d/%d", idSize, ty, n, a.bytesC, a.bytesU, wc, wu)
 				}
 			}
+		}
+	}
+}
+
+// A dump whose segments hold no record still counts as the last dump, read in order or by
+// segments: the histogram is its (empty) one, not the dump before it.
+func TestEmptyLastDump(t *testing.T) {
+	data := hproftest.EmptyLastDump()
+	p := filepath.Join(t.TempDir(), "empty-last.hprof")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for name, r := range map[string]io.Reader{"by segments": f, "in order": bytes.NewReader(data)} {
+		h, err := FromDump(p, r, Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if h.Dumps != 2 || h.DumpIndex != 2 || len(h.Entries) != 0 {
+			t.Errorf("%s: dump %d of %d with %d classes; want the empty dump 2 of 2", name, h.DumpIndex, h.Dumps, len(h.Entries))
 		}
 	}
 }
