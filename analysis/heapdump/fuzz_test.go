@@ -1,7 +1,10 @@
 package heapdump
 
 import (
+	"bytes"
+	"compress/gzip"
 	"os"
+	"reflect"
 	"path/filepath"
 	"testing"
 
@@ -61,5 +64,51 @@ func FuzzLoad(f *testing.F) {
 			}
 			d.EdgeNames(refs)
 		}
+	})
+}
+
+// FuzzIndexedMatchesInOrder loads every input twice: as a file, which an intact dump lets the
+// loader index and read by segments on every core, and gzip-compressed, which it reads in
+// order. Whenever both load they must give the same graph.
+func FuzzIndexedMatchesInOrder(f *testing.F) {
+	for _, idSize := range []int{4, 8} {
+		b := hproftest.New(idSize)
+		chain(b, 0x100, 0x20)
+		f.Add(b.Bytes())
+	}
+	f.Add(hproftest.EmptyLastDump())
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		plain, zipped := filepath.Join(dir, "f.hprof"), filepath.Join(dir, "f.hprof.gz")
+		var z bytes.Buffer
+		w := gzip.NewWriter(&z)
+		w.Write(data)
+		w.Close()
+		if os.WriteFile(plain, data, 0o644) != nil || os.WriteFile(zipped, z.Bytes(), 0o644) != nil {
+			t.Fatal("cannot write the inputs")
+		}
+		a, errA := Load(plain, Options{})
+		b, errB := Load(zipped, Options{})
+		if errA != nil || errB != nil {
+			if (errA == nil) != (errB == nil) {
+				t.Fatalf("indexed: %v; in order: %v", errA, errB)
+			}
+			return
+		}
+		same := func(what string, x, y any) {
+			if !reflect.DeepEqual(x, y) {
+				t.Fatalf("%s differ: indexed %v, in order %v", what, x, y)
+			}
+		}
+		same("dumps", [2]int{a.Dumps, a.DumpIndex}, [2]int{b.Dumps, b.DumpIndex})
+		same("object ids", a.ObjectIDs(), b.ObjectIDs())
+		same("edge offsets", a.Graph.Off, b.Graph.Off)
+		same("edges", a.Graph.Succ, b.Graph.Succ)
+		same("sizes", a.Graph.Size, b.Graph.Size)
+		same("classes of nodes", a.ClassOf, b.ClassOf)
+		same("kinds", a.Kind, b.Kind)
+		same("roots", a.Roots, b.Roots)
+		same("weak edges", a.Weak, b.Weak)
+		same("unreachable", a.Unreachable, b.Unreachable)
 	})
 }
