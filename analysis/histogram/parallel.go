@@ -61,6 +61,9 @@ func fromSegments(path string, f *os.File, opt Options) (*Histogram, bool) {
 			return nil
 		})
 	}
+	// The class names are read back from the symbols the index noted while the workers count.
+	names := make(chan error, 1)
+	go func() { names <- schema.TakeClassNames(f) }()
 	var done atomic.Int64
 	var progressMu sync.Mutex
 	err = hprof.EachSegment(f, idx, segs, workers, func(w, i int, r *hprof.Reader) error {
@@ -90,7 +93,7 @@ func fromSegments(path string, f *os.File, opt Options) (*Histogram, bool) {
 		}
 		return nil
 	})
-	if err != nil {
+	if e := <-names; err != nil || e != nil {
 		return nil, false
 	}
 	t := tallies[0]
@@ -103,9 +106,6 @@ func fromSegments(path string, f *os.File, opt Options) (*Histogram, bool) {
 		if schema.Add(&hprof.Record{Tag: hprof.TagClassDump, Offset: c.off, ID: c.id, Data: c.data}) != nil {
 			return nil, false
 		}
-	}
-	if schema.TakeClassNames(f) != nil {
-		return nil, false
 	}
 	h := &Histogram{Source: path, Format: "hprof", Dumps: idx.Dumps, DumpIndex: target}
 	if err := h.finishDump(path, t, schema, idx.IDSize, opt); err != nil {
