@@ -80,13 +80,24 @@ same, and a warning on stderr says how much stayed and why.
 		timings := &phaseTimes{w: stderr, on: c.Bool("timings")}
 		kept0, keptBytes0, _ := heapgraph.SpillFailures()
 		defer timings.end()
+		phases := newPhaseProgress(stderr, c.Bool("progress"))
 		d, err := heapdump.Load(path, heapdump.Options{
 			Dump: c.Int("dump"), Compressed: c.String("compressed"), KeepUnreachable: c.Bool("keep-unreachable"),
 			AllowPartial: c.Bool("partial"),
 			Progress:     func(phase string, done, total int64) { p.update(phase+" "+path, done, total) },
-			Phase:        timings.mark,
+			Phase: func(name string) {
+				timings.mark(name)
+				// The passes over the file show their bytes; the steps after them show as phases.
+				if strings.HasPrefix(name, "reading ") {
+					phases.stop()
+				} else {
+					p.done()
+					phases.begin(name)
+				}
+			},
 		})
 		p.done()
+		phases.stop()
 		if err != nil {
 			if strings.Contains(err.Error(), "input ends at offset") && !c.Bool("partial") {
 				err = fmt.Errorf("%w (--partial analyses the part that is there)", err)
@@ -102,7 +113,6 @@ same, and a warning on stderr says how much stayed and why.
 		opt := leaks.DefaultOptions
 		opt.Threshold = th / 100
 		opt.Top = c.Int("top")
-		phases := newPhaseProgress(stderr, c.Bool("progress"))
 		opt.Phase = func(name string) { phases.start(name); timings.mark(name) }
 		// The analysis moves the columns a phase does not read to temporary files meanwhile, and
 		// the Dump must not hold them too for that to free any memory.
@@ -113,6 +123,7 @@ same, and a warning on stderr says how much stayed and why.
 		}
 		d.Weak, d.ClassOf = nil, nil
 		timings.mark("setting columns aside")
+		phases.begin("setting columns aside")
 		d.Park()
 		rep, err := leaks.Run(in, opt)
 		d.ClassOf = in.ClassOf
@@ -390,6 +401,12 @@ func newPhaseProgress(w io.Writer, force bool) *phaseProgress {
 func (p *phaseProgress) start(name string) {
 	p.stop()
 	debug.FreeOSMemory()
+	p.begin(name)
+}
+
+// begin is start for a phase that manages its own memory (loading, setting columns aside).
+func (p *phaseProgress) begin(name string) {
+	p.stop()
 	if !p.on {
 		return
 	}
