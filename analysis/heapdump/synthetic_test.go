@@ -274,5 +274,13 @@ func TestEmptyLastDump(t *testing.T) {
 		if d.Dumps != 2 || d.DumpIndex != 2 || d.Graph.N() != 1 {
 			t.Errorf("%s: dump %d of %d with %d nodes; want the empty dump 2 of 2 (the super root alone)", filepath.Base(p), d.DumpIndex, d.Dumps, d.Graph.N())
 		}
+		// The first dump, asked for by number: its instance, its class and the super root.
+		d, err = Load(p, Options{Dump: 1})
+		if err != nil {
+			t.Fatalf("%s, dump 1: %v", p, err)
+		}
+		if d.Dumps != 2 || d.DumpIndex != 1 || d.Graph.N() != 3 {
+			t.Errorf("%s: dump %d of %d with %d nodes; want dump 1 of 2 with 3", filepath.Base(p), d.DumpIndex, d.Dumps, d.Graph.N())
+		}
 	}
 }

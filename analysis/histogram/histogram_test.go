@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -259,6 +260,20 @@ func TestSeveralDumpsAndSmallIDs(t *testing.T) {
 	}
 	if _, err := Read(p, Options{Dump: 5}); err == nil {
 		t.Error("dump 5 of 2 accepted")
+	}
+	// Read in order (as gzip input is), each dump is the one read by segments.
+	for _, dump := range []int{1, 0} {
+		bySegments, err := Read(p, Options{Dump: dump})
+		if err != nil {
+			t.Fatal(err)
+		}
+		inOrder, err := FromDump(p, bytes.NewReader(b.Bytes()), Options{Dump: dump})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(bySegments, inOrder) {
+			t.Errorf("dump %d by segments:\n%+v\nin order:\n%+v", dump, bySegments, inOrder)
+		}
 	}
 }
 
