@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"compress/gzip"
 	"os"
-	"reflect"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/heapledger/heapledger/analysis/hprof"
