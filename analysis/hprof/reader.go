@@ -628,7 +628,8 @@ func (in *input) discard(n int64) error {
 	return nil
 }
 
-// primSize is Type.Size for primitive types, 0 for the rest, as a table.
+// primSize is the size of each primitive type, 0 for the rest: a table, for Type.Size and for the
+// loop of Headers.
 var primSize = [16]uint8{TypeBoolean: 1, TypeByte: 1, TypeChar: 2, TypeShort: 2, TypeFloat: 4, TypeInt: 4, TypeDouble: 8, TypeLong: 8}
 
 // Header is what callers that want little more than objects' headers (class histograms, a

@@ -101,17 +101,11 @@ const (
 // Size returns the number of bytes a value of type t occupies in the dump (idSize for
 // references), or 0 if t is not a valid type code.
 func (t Type) Size(idSize int) int {
-	switch t {
-	case TypeObject:
+	if t == TypeObject {
 		return idSize
-	case TypeBoolean, TypeByte:
-		return 1
-	case TypeChar, TypeShort:
-		return 2
-	case TypeFloat, TypeInt:
-		return 4
-	case TypeDouble, TypeLong:
-		return 8
+	}
+	if t < 16 {
+		return int(primSize[t])
 	}
 	return 0
 }
