@@ -77,23 +77,20 @@ same, and a warning on stderr says how much stayed and why.
 		stderr := errWriter(c)
 		path := args[0]
 		p := newProgress(stderr, c.Bool("progress"))
-		timings := &phaseTimes{w: stderr, on: c.Bool("timings")}
 		kept0, keptBytes0, _ := heapgraph.SpillFailures()
-		defer timings.end()
-		phases := newPhaseProgress(stderr, c.Bool("progress"))
+		phases := newPhases(stderr, c.Bool("progress"), c.Bool("timings"))
+		defer phases.end()
 		d, err := heapdump.Load(path, heapdump.Options{
 			Dump: c.Int("dump"), Compressed: c.String("compressed"), KeepUnreachable: c.Bool("keep-unreachable"),
 			AllowPartial: c.Bool("partial"),
 			Progress:     func(phase string, done, total int64) { p.update(phase+" "+path, done, total) },
 			Phase: func(name string) {
-				timings.mark(name)
 				// The passes over the file show their bytes; the steps after them show as phases.
-				if strings.HasPrefix(name, "reading ") {
-					phases.stop()
-				} else {
+				pass := strings.HasPrefix(name, "reading ")
+				if !pass {
 					p.done()
-					phases.begin(name)
 				}
+				phases.begin(name, !pass)
 			},
 		})
 		p.done()
@@ -113,7 +110,7 @@ same, and a warning on stderr says how much stayed and why.
 		opt := leaks.DefaultOptions
 		opt.Threshold = th / 100
 		opt.Top = c.Int("top")
-		opt.Phase = func(name string) { phases.start(name); timings.mark(name) }
+		opt.Phase = phases.start
 		// The analysis moves the columns a phase does not read to temporary files meanwhile, and
 		// the Dump must not hold them too for that to free any memory.
 		opt.Spill = true
@@ -122,8 +119,7 @@ same, and a warning on stderr says how much stayed and why.
 			ClassObject: d.IsClassObject,
 		}
 		d.Weak, d.ClassOf = nil, nil
-		timings.mark("setting columns aside")
-		phases.begin("setting columns aside")
+		phases.begin("setting columns aside", true)
 		d.Park()
 		rep, err := leaks.Run(in, opt)
 		d.ClassOf = in.ClassOf
@@ -149,7 +145,7 @@ same, and a warning on stderr says how much stayed and why.
 		if n, b, why := heapgraph.SpillFailures(); n > kept0 {
 			fmt.Fprintf(stderr, "warning: %d column(s) of the analysis (%d MB) stayed in memory, as their temporary files could not be written (first: %v); the results are the same, the peak memory higher\n", n-kept0, (b-keptBytes0)>>20, why)
 		}
-		timings.mark("writing the report")
+		phases.begin("writing the report", false)
 		if c.Bool("json") {
 			return writeJSON(c.App.Writer, v)
 		}
@@ -348,93 +344,91 @@ func writePath(w io.Writer, title string, path []stepView) {
 
 // phaseProgress names the analysis phase under way on stderr, once it has run for a second, and
 // how long it took; only on a terminal unless forced, like progress.
-// phaseTimes prints, with --timings, how long each phase took, wall and CPU seconds: where the
-// time goes on a user's dump, and the phase figures of docs/heapdump-benchmarks.md.
-type phaseTimes struct {
-	w           io.Writer
-	on          bool
-	name        string
-	wall, wall0 time.Time
-	cpu, cpu0   time.Duration
+// phases follows the phases of an analysis: with --progress (or on a terminal) it shows a phase
+// that runs past phaseShownAfter and how long it took; with --timings it prints every phase's
+// wall and CPU seconds, and the total.
+type phases struct {
+	mu       sync.Mutex
+	w        io.Writer
+	progress bool
+	timings  bool
+	name     string
+	began    time.Time
+	cpu      time.Duration
+	timer    *time.Timer
+	shown    bool
+	wall0    time.Time
+	cpuAt0   time.Duration
 }
 
-// mark ends the current phase, printing its times, and begins the named one.
-func (t *phaseTimes) mark(name string) {
-	if !t.on {
-		return
-	}
-	now, cpu := time.Now(), heapgraph.CPUTime()
-	if t.name != "" {
-		fmt.Fprintf(t.w, "timing: %-30s %8.3f s wall %8.3f s CPU\n", t.name, now.Sub(t.wall).Seconds(), (cpu - t.cpu).Seconds())
-	} else if t.wall0.IsZero() {
-		t.wall0, t.cpu0 = now, cpu
-	}
-	t.name, t.wall, t.cpu = name, now, cpu
-}
+// phaseShownAfter is how long a phase runs before --progress shows it (0: at once, for tests).
+var phaseShownAfter = time.Second
 
-// end ends the last phase and prints the total.
-func (t *phaseTimes) end() {
-	if !t.on || t.wall0.IsZero() {
-		return
-	}
-	t.mark("")
-	fmt.Fprintf(t.w, "timing: %-30s %8.3f s wall %8.3f s CPU\n", "total", time.Since(t.wall0).Seconds(), (heapgraph.CPUTime() - t.cpu0).Seconds())
-}
-
-type phaseProgress struct {
-	mu    sync.Mutex
-	w     io.Writer
-	on    bool
-	name  string
-	began time.Time
-	timer *time.Timer
-	shown bool
-}
-
-func newPhaseProgress(w io.Writer, force bool) *phaseProgress {
-	return &phaseProgress{w: w, on: force || isTerminal(w)}
+func newPhases(w io.Writer, progress, timings bool) *phases {
+	return &phases{w: w, progress: progress || isTerminal(w), timings: timings}
 }
 
 // start ends the current phase and begins the named one. Between phases it also hands the
 // memory the last phase freed back to the system, so that the peak of a later phase does not
 // stack on garbage of an earlier one.
-func (p *phaseProgress) start(name string) {
+func (p *phases) start(name string) {
 	p.stop()
 	debug.FreeOSMemory()
-	p.begin(name)
+	p.begin(name, true)
 }
 
-// begin is start for a phase that manages its own memory (loading, setting columns aside).
-func (p *phaseProgress) begin(name string) {
+// begin is start for a phase that manages its own memory (loading, setting columns aside);
+// show false times it without showing it (a pass over the file, which shows its bytes).
+func (p *phases) begin(name string, show bool) {
 	p.stop()
-	if !p.on {
-		return
-	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.name, p.began = name, time.Now()
-	p.timer = time.AfterFunc(time.Second, func() {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		if p.name == name {
-			fmt.Fprintf(p.w, "analysing: %s ...\n", name)
-			p.shown = true
+	if p.timings {
+		p.cpu = heapgraph.CPUTime()
+		if p.wall0.IsZero() {
+			p.wall0, p.cpuAt0 = p.began, p.cpu
 		}
-	})
+	}
+	if p.progress && show && phaseShownAfter <= 0 {
+		fmt.Fprintf(p.w, "analysing: %s ...\n", name)
+		p.shown = true
+	} else if p.progress && show {
+		p.timer = time.AfterFunc(phaseShownAfter, func() {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			if p.name == name {
+				fmt.Fprintf(p.w, "analysing: %s ...\n", name)
+				p.shown = true
+			}
+		})
+	}
 }
 
-// stop ends the current phase, reporting its time if its start was shown.
-func (p *phaseProgress) stop() {
-	if !p.on {
-		return
-	}
+// stop ends the current phase, reporting its time if its start was shown, and its times with
+// --timings.
+func (p *phases) stop() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.name == "" {
+		return
+	}
 	if p.timer != nil {
 		p.timer.Stop()
 	}
 	if p.shown {
 		fmt.Fprintf(p.w, "analysing: %s took %.1f s\n", p.name, time.Since(p.began).Seconds())
 	}
+	if p.timings {
+		fmt.Fprintf(p.w, "timing: %-30s %8.3f s wall %8.3f s CPU\n", p.name, time.Since(p.began).Seconds(), (heapgraph.CPUTime() - p.cpu).Seconds())
+	}
 	p.name, p.shown, p.timer = "", false, nil
+}
+
+// end ends the last phase and, with --timings, prints the total.
+func (p *phases) end() {
+	p.stop()
+	if p.timings && !p.wall0.IsZero() {
+		fmt.Fprintf(p.w, "timing: %-30s %8.3f s wall %8.3f s CPU\n", "total", time.Since(p.wall0).Seconds(), (heapgraph.CPUTime() - p.cpuAt0).Seconds())
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/heapledger/heapledger/fixtures/heapdumps"
 )
@@ -157,5 +158,25 @@ func TestHeapAnalyzeWarnsWhenColumnsCannotSpill(t *testing.T) {
 	}
 	if !strings.Contains(errOut, "stayed in memory") || !strings.Contains(errOut, "missing") {
 		t.Errorf("no warning that the columns stayed in memory, and why: %q", errOut)
+	}
+}
+
+// --progress shows every phase that runs long enough, the steps of loading between the passes
+// over the file too, but not the passes themselves, which show their bytes.
+func TestHeapAnalyzeProgressShowsPhases(t *testing.T) {
+	dump := heapdumps.Dump(t)
+	defer func(d time.Duration) { phaseShownAfter = d }(phaseShownAfter)
+	phaseShownAfter = 0
+	_, errOut, err := runCLI(t, "heap", "analyze", "--progress", dump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, phase := range []string{"building the graph", "setting columns aside", "depth-first search", "dominator tree", "dynamic sizes", "naming references"} {
+		if !strings.Contains(errOut, "analysing: "+phase+" ...\n") || !strings.Contains(errOut, "analysing: "+phase+" took ") {
+			t.Errorf("phase %q not shown with its time:\n%s", phase, errOut)
+		}
+	}
+	if strings.Contains(errOut, "analysing: reading") || strings.Contains(errOut, "timing:") {
+		t.Errorf("a pass over the file shown as a phase, or timings without --timings:\n%s", errOut)
 	}
 }
