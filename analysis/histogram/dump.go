@@ -1,6 +1,7 @@
 package histogram
 
 import (
+	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
@@ -32,16 +33,18 @@ type tally struct {
 	// addClass takes CLASS DUMP records: straight into the schema when reading in file order,
 	// kept aside by parallel workers.
 	addClass func(*hprof.Record) error
-	headers  []hprof.Header // a batch from hprof.Reader.Headers
+	primSize [16]uint8 // element size by primitive type, 0 for the rest
 }
 
 func newTally(idSize int, addClass func(*hprof.Record) error) *tally {
 	t := &tally{mc: hprof.ModelFor(idSize, true), mu: hprof.ModelFor(idSize, false),
-		arrays: map[uint64]*acc{}, minID: ^uint64(0), addClass: addClass,
-		headers: make([]hprof.Header, 256)}
+		arrays: map[uint64]*acc{}, minID: ^uint64(0), addClass: addClass}
 	t.align = uint64(t.mc.Align)
 	// The tables reproduce Model.ArraySize (checked by TestArraySizeTables) without its branches.
 	for e := range 16 {
+		if ty := hprof.Type(e); ty != hprof.TypeObject {
+			t.primSize[e] = uint8(ty.Size(idSize))
+		}
 		ty := hprof.Type(e)
 		if e == 0 {
 			ty = hprof.TypeObject
@@ -93,19 +96,42 @@ func (t *tally) add(rec *hprof.Record) error {
 	return nil
 }
 
-// objects is add for the records hprof.Reader.Headers hands over without a Record.
-func (t *tally) objects(hs []hprof.Header) {
+// records counts the instance dumps and primitive arrays that lie wholly in b (a segment's
+// buffered bytes, hprof.Reader.Buffered, 8-byte ids) from its start, and returns how many bytes
+// they take; it stops at any other record, which Reader.Next then decodes. It decodes the two
+// sub-records itself rather than taking batches of hprof.Reader.Headers: sparing a store and a
+// load of every header took a fifth off this loop on a 400 MB dump.
+func (t *tally) records(b []byte) int {
+	p := 0
 	lo, hi := t.minID, t.maxID
-	for i := range hs {
-		h := &hs[i]
-		lo, hi = min(lo, h.ID), max(hi, h.ID)
-		if h.Tag == hprof.TagInstanceDump {
-			t.counts.inc(h.Class)
-		} else {
-			t.addArray(&t.prims[h.Elem&15], h.Elem&15, h.Length)
+loop:
+	for p+25 <= len(b) { // 25: an instance's fixed part, longer than a primitive array's (18)
+		x := (*[25]byte)(b[p:]) // one bounds check for every field
+		var end int
+		switch x[0] {
+		case 0x21: // INSTANCE DUMP: tag, id, stack serial (4), class id, field bytes (4), fields
+			end = p + 25 + int(binary.BigEndian.Uint32(x[21:]))
+			if end > len(b) || end < p { // end < p: overflow where int has 32 bits
+				break loop
+			}
+			t.counts.inc(binary.BigEndian.Uint64(x[13:]))
+		case 0x23: // PRIMITIVE ARRAY DUMP: tag, id, stack serial (4), length (4), type (1), elements
+			e, n := x[17], binary.BigEndian.Uint32(x[13:])
+			size := t.primSize[e&15]
+			end = p + 18 + int(n)*int(size)
+			if size == 0 || e > 15 || end > len(b) || end < p {
+				break loop
+			}
+			t.addArray(&t.prims[e], hprof.Type(e), n)
+		default:
+			break loop
 		}
+		id := binary.BigEndian.Uint64(x[1:])
+		lo, hi = min(lo, id), max(hi, id)
+		p = end
 	}
 	t.minID, t.maxID = lo, hi
+	return p
 }
 
 func (t *tally) addArray(a *acc, e hprof.Type, n uint32) {
@@ -208,6 +234,8 @@ func FromDump(path string, r io.Reader, opt Options) (*Histogram, error) {
 		if err := t.add(rec); err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
+		// The rest of this segment that is buffered belongs to the same dump.
+		rd.Consume(t.records(rd.Buffered()))
 	}
 	h.Dumps = rd.Dumps()
 	h.DumpIndex = opt.Dump
@@ -327,6 +355,11 @@ type idCounts struct {
 	last     uint64
 	lastSlot int
 	lastOK   bool
+	// The class counted before last: objects of two classes often alternate (a map's entries and
+	// their keys). Checking it took a tenth off the histogram's loop on a 400 MB dump.
+	prev     uint64
+	prevSlot int
+	prevOK   bool
 }
 
 func (c *idCounts) inc(id uint64) {
@@ -334,6 +367,12 @@ func (c *idCounts) inc(id uint64) {
 		c.vals[c.lastSlot]++
 		return
 	}
+	if id == c.prev && c.prevOK {
+		c.vals[c.prevSlot]++
+		c.last, c.prev, c.lastSlot, c.prevSlot = c.prev, c.last, c.prevSlot, c.lastSlot
+		return
+	}
+	c.prev, c.prevSlot, c.prevOK = c.last, c.lastSlot, c.lastOK
 	c.add(id, 1)
 }
 
@@ -365,7 +404,7 @@ func (c *idCounts) add(id, n uint64) {
 func (c *idCounts) grow() {
 	keys, vals := c.keys, c.vals
 	size := max(1024, 2*len(keys))
-	c.keys, c.vals, c.used, c.lastOK = make([]uint64, size), make([]uint64, size), 0, false
+	c.keys, c.vals, c.used, c.lastOK, c.prevOK = make([]uint64, size), make([]uint64, size), 0, false, false
 	for i, k := range keys {
 		if k != 0 {
 			c.add(k, vals[i])

@@ -70,11 +70,11 @@ func fromSegments(path string, f *os.File, opt Options) (*Histogram, bool) {
 		r.SkipPrimitiveData = true
 		t := tallies[w]
 		for {
-			n, rec, err := r.Headers(t.headers, nil)
-			if n > 0 {
-				t.objects(t.headers[:n])
+			if n := t.records(r.Buffered()); n > 0 {
+				r.Consume(n)
 				continue
 			}
+			rec, err := r.Next()
 			if err == io.EOF {
 				break
 			}

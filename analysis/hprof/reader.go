@@ -632,9 +632,9 @@ func (in *input) discard(n int64) error {
 // loop of Headers.
 var primSize = [16]uint8{TypeBoolean: 1, TypeByte: 1, TypeChar: 2, TypeShort: 2, TypeFloat: 4, TypeInt: 4, TypeDouble: 8, TypeLong: 8}
 
-// Header is what callers that want little more than objects' headers (class histograms, a
-// graph's first pass) take from an INSTANCE DUMP or PRIMITIVE ARRAY DUMP sub-record. It holds
-// no pointer, so that filling a batch of them is plain stores.
+// Header is what callers that want little more than objects' headers (a graph's first pass)
+// take from an INSTANCE DUMP or PRIMITIVE ARRAY DUMP sub-record. It holds no pointer, so that
+// filling a batch of them is plain stores.
 type Header struct {
 	Tag    Tag    // TagInstanceDump or TagPrimArrayDump
 	Elem   Type   // a primitive array's element type

@@ -160,3 +160,48 @@ func TestHeadersMatchNext(t *testing.T) {
 		}
 	}
 }
+
+// Buffered must never hand out bytes past the end of the segment the reader is in, whatever is
+// in its buffer beyond, and gives nothing where ids are not 8 bytes (its callers decode 8-byte
+// layouts only).
+func TestBufferedStaysInSegment(t *testing.T) {
+	for _, idSize := range []int{4, 8} {
+		data := sample(idSize)
+		idx, err := hprof.ReadIndex(bytes.NewReader(data), int64(len(data)), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A sequential reader's buffer holds what follows the segment too.
+		r, err := hprof.NewReader(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		seg := -1
+		for {
+			b := r.Buffered()
+			if idSize != 8 && b != nil {
+				t.Fatalf("id size %d: Buffered gave %d bytes", idSize, len(b))
+			}
+			if len(b) > 0 {
+				for seg+1 < len(idx.Segments) && idx.Segments[seg+1].Body <= r.Offset() {
+					seg++
+				}
+				s := idx.Segments[seg]
+				if end := r.Offset() + int64(len(b)); r.Offset() < s.Body || end > s.Body+s.Len {
+					t.Fatalf("Buffered at offset %d reaches %d, past its segment [%d, %d)", r.Offset(), end, s.Body, s.Body+s.Len)
+				}
+				if !bytes.Equal(b, data[r.Offset():r.Offset()+int64(len(b))]) {
+					t.Fatalf("Buffered at offset %d is not the file's bytes there", r.Offset())
+				}
+			}
+			if _, err := r.Next(); err == io.EOF {
+				break
+			} else if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if idSize == 8 && seg < 0 {
+			t.Fatal("Buffered never gave segment bytes")
+		}
+	}
+}
