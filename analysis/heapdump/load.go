@@ -330,11 +330,11 @@ func (l *loader) reserve() {
 	// given back to the system first is known to be zero and is not.
 	debug.FreeOSMemory()
 	est := int(l.size/minObjectRecord) + 2
-	l.ids = heapgraph.Make[uint64](est)[:0]
-	l.aux = heapgraph.Make[uint32](est)[:0]
-	l.cls = heapgraph.Make[uint32](est)[:0]
-	l.deg = heapgraph.Make[uint32](est + 1)[:0]
-	l.kind = heapgraph.Make[Kind](est)[:0]
+	l.ids = heapgraph.Reserve[uint64](est)[:0]
+	l.aux = heapgraph.Reserve[uint32](est)[:0]
+	l.cls = heapgraph.Reserve[uint32](est)[:0]
+	l.deg = heapgraph.Reserve[uint32](est + 1)[:0]
+	l.kind = heapgraph.Reserve[Kind](est)[:0]
 }
 
 // pass1Indexed is pass 1 for an uncompressed, intact file: it indexes the heap-dump segments

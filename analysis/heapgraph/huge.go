@@ -1,16 +1,28 @@
 package heapgraph
 
-// hugeMin is the size from which Make asks for huge pages: below it the saving is small, and
-// a dump of a few dozen megabytes, where fixed costs leave the least room, keeps 4 KB granularity.
+// hugeMin is the size from which Make asks for huge pages and faults pages in ahead: below it
+// the saving is small, and a dump of a few dozen megabytes, where fixed costs leave the least
+// room, keeps 4 KB granularity.
 const hugeMin = 32 << 20
 
-// Make returns a zeroed slice of n elements, like make, asking the kernel to back a large one
-// with transparent huge pages where the system leaves that to the program (the "madvise"
-// setting). A heap analysis touches gigabytes of fresh arrays phase after phase, and with 4 KB
-// pages it faults every one in: on a virtual machine that was a third of the run. The advice
-// is only advice: where the kernel has none to give, or refuses, nothing changes.
+// Make returns a zeroed slice of n elements, like make. A large one (hugeMin bytes and more) is
+// asked to be backed by transparent huge pages where the system leaves that to the program (the
+// "madvise" setting), and its pages are faulted in from its start on by a goroutine of its own
+// while the caller begins to use it (see prefault). A heap analysis touches gigabytes of fresh
+// arrays phase after phase: with 4 KB pages faulting them in was a third of the run on a
+// virtual machine, and even with huge pages the kernel clearing them cost seconds on a core
+// that most phases, serial, leave idle. Both are only requests: where the kernel has nothing to
+// give, or refuses, nothing changes.
 func Make[T ~uint8 | ~uint32 | ~uint64](n int) []T {
 	a := make([]T, n)
-	adviseHuge(a)
+	adviseHuge(a, true)
+	return a
+}
+
+// Reserve is Make for room that will be filled only in part, such as capacity set aside for
+// appends: its pages are not faulted in ahead, so what is never written never becomes resident.
+func Reserve[T ~uint8 | ~uint32 | ~uint64](n int) []T {
+	a := make([]T, n)
+	adviseHuge(a, false)
 	return a
 }

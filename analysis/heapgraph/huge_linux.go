@@ -3,11 +3,17 @@
 package heapgraph
 
 import (
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"unsafe"
+	"weak"
 )
 
-func adviseHuge[T ~uint8 | ~uint32 | ~uint64](a []T) {
+const hugePage = 2 << 20
+
+func adviseHuge[T ~uint8 | ~uint32 | ~uint64](a []T, fill bool) {
 	if cap(a) == 0 {
 		return
 	}
@@ -17,13 +23,86 @@ func adviseHuge[T ~uint8 | ~uint32 | ~uint64](a []T) {
 		return
 	}
 	// Only the whole huge pages inside the array: advice on a neighbour's bytes is not ours to give.
-	const huge = 2 << 20
 	all := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(a))), size)
 	start := uintptr(unsafe.Pointer(unsafe.SliceData(all)))
-	from := ((start + huge - 1) &^ (huge - 1)) - start
-	to := ((start + size) &^ (huge - 1)) - start
-	if to <= from {
+	from := ((start + hugePage - 1) &^ (hugePage - 1)) - start
+	to := ((start + size) &^ (hugePage - 1)) - start
+	if to > from {
+		_ = syscall.Madvise(all[from:to], 14) // MADV_HUGEPAGE
+	}
+	if fill {
+		prefault(unsafe.SliceData(all), size)
+	}
+}
+
+// madvPopulateWrite faults pages in writable, as writing them would, without changing what they
+// hold (Linux 5.14 on).
+const madvPopulateWrite = 23
+
+// The faulter is one goroutine that faults in the pages of the arrays Make hands it, in order,
+// while their callers start to use them. It holds them weakly: an array dropped before its
+// turn, or half-way, is left alone rather than kept alive and made resident.
+var faulter struct {
+	once  sync.Once
+	queue chan faultJob
+	off   atomic.Bool // the kernel refused: no madvise to populate with
+}
+
+type faultJob struct {
+	p    weak.Pointer[byte]
+	size uintptr
+}
+
+func prefault(p *byte, size uintptr) {
+	// With one core the faulter would only take turns with the caller.
+	if faulter.off.Load() || runtime.GOMAXPROCS(0) < 2 {
 		return
 	}
-	_ = syscall.Madvise(all[from:to], 14) // MADV_HUGEPAGE
+	faulter.once.Do(func() {
+		faulter.queue = make(chan faultJob, 256)
+		go faultIn()
+	})
+	select {
+	case faulter.queue <- faultJob{weak.Make(p), size}:
+	default: // the caller faults the pages in itself, as it would without the faulter
+	}
+}
+
+func faultIn() {
+	for job := range faulter.queue {
+		// A huge page at a time, so that the caller, writing from the start too, soon finds its
+		// pages ready, and a dropped array is noticed.
+		for off := uintptr(0); off < job.size; off += hugePage {
+			p := job.p.Value()
+			if p == nil {
+				break
+			}
+			err := populate(unsafe.Add(unsafe.Pointer(p), off), min(hugePage, job.size-off))
+			runtime.KeepAlive(p)
+			if err == syscall.EINVAL { // no such advice before Linux 5.14
+				faulter.off.Store(true)
+			}
+			if err != nil {
+				break
+			}
+		}
+	}
+}
+
+// populate faults in the pages of n bytes from p. The range is widened to whole pages: faulting
+// in a neighbour's share of a page changes nothing it holds.
+func populate(p unsafe.Pointer, n uintptr) error {
+	const page = 4096
+	start := uintptr(p) &^ (page - 1)
+	n += uintptr(p) - start
+	for try := 0; ; try++ {
+		_, _, e := syscall.Syscall(syscall.SYS_MADVISE, start, n, madvPopulateWrite)
+		if (e == syscall.EINTR || e == syscall.EAGAIN) && try < 100 { // a signal, a page briefly locked
+			continue
+		}
+		if e != 0 {
+			return e
+		}
+		return nil
+	}
 }

@@ -2,5 +2,6 @@
 
 package heapgraph
 
-// adviseHuge does nothing where transparent huge pages are not Linux's to give.
-func adviseHuge[T ~uint8 | ~uint32 | ~uint64](a []T) {}
+// adviseHuge does nothing where transparent huge pages and populating madvise are not Linux's
+// to give.
+func adviseHuge[T ~uint8 | ~uint32 | ~uint64](a []T, fill bool) {}

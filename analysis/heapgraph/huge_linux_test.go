@@ -1,0 +1,55 @@
+//go:build linux
+
+package heapgraph
+
+import (
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+	"unsafe"
+)
+
+// resident counts the pages of a that are in memory.
+func resident(t *testing.T, a []uint64) int {
+	t.Helper()
+	size := uintptr(len(a)) * 8
+	start := uintptr(unsafe.Pointer(unsafe.SliceData(a)))
+	aligned := start &^ 4095
+	vec := make([]byte, (size+start-aligned+4095)/4096)
+	_, _, e := syscall.Syscall(syscall.SYS_MINCORE, aligned, size+start-aligned, uintptr(unsafe.Pointer(&vec[0])))
+	runtime.KeepAlive(a)
+	if e != 0 {
+		t.Skipf("mincore: %v", e)
+	}
+	n := 0
+	for _, v := range vec {
+		n += int(v & 1)
+	}
+	return n
+}
+
+// A large array from Make becomes resident without the caller touching it; one from Reserve
+// does not.
+func TestMakeFaultsPagesInAhead(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("the faulter works only with two cores or more")
+	}
+	reserved := Reserve[uint64](hugeMin / 8 * 2)
+	made := Make[uint64](hugeMin / 8 * 2)
+	pages := len(made) * 8 / 4096
+	deadline := time.Now().Add(20 * time.Second)
+	for resident(t, made) < pages && time.Now().Before(deadline) && !faulter.off.Load() {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if faulter.off.Load() {
+		t.Skip("the kernel has no MADV_POPULATE_WRITE")
+	}
+	if got := resident(t, made); got < pages {
+		t.Errorf("Make: %d of %d pages resident after waiting", got, pages)
+	}
+	if got := resident(t, reserved); got > pages/100 {
+		t.Errorf("Reserve: %d of %d pages resident, none touched", got, pages)
+	}
+	runtime.KeepAlive(reserved)
+}
