@@ -26,3 +26,10 @@ func Reserve[T ~uint8 | ~uint32 | ~uint64](n int) []T {
 	adviseHuge(a, false)
 	return a
 }
+
+// FaultAhead has the pages of elements [from, to) of an array from Reserve (to at most its
+// capacity) faulted in on the goroutine that Make's arrays are, for a caller that appends to
+// it and knows how far it will soon get.
+func FaultAhead[T ~uint8 | ~uint32 | ~uint64](a []T, from, to int) {
+	faultAhead(a, from, min(to, cap(a)))
+}

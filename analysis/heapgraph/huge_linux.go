@@ -31,8 +31,17 @@ func adviseHuge[T ~uint8 | ~uint32 | ~uint64](a []T, fill bool) {
 		_ = syscall.Madvise(all[from:to], 14) // MADV_HUGEPAGE
 	}
 	if fill {
-		prefault(unsafe.SliceData(all), size)
+		prefault(unsafe.SliceData(all), 0, size)
 	}
+}
+
+func faultAhead[T ~uint8 | ~uint32 | ~uint64](a []T, from, to int) {
+	var z T
+	if uintptr(cap(a))*unsafe.Sizeof(z) < hugeMin || from >= to {
+		return
+	}
+	a = a[:cap(a)]
+	prefault((*byte)(unsafe.Pointer(unsafe.SliceData(a))), uintptr(from)*unsafe.Sizeof(z), uintptr(to)*unsafe.Sizeof(z))
 }
 
 // madvPopulateWrite faults pages in writable, as writing them would, without changing what they
@@ -49,11 +58,12 @@ var faulter struct {
 }
 
 type faultJob struct {
-	p    weak.Pointer[byte]
-	size uintptr
+	p        weak.Pointer[byte]
+	from, to uintptr // bytes from p
 }
 
-func prefault(p *byte, size uintptr) {
+// prefault queues the bytes [from, to) of the array at p for the faulter.
+func prefault(p *byte, from, to uintptr) {
 	// With one core the faulter would only take turns with the caller.
 	if faulter.off.Load() || runtime.GOMAXPROCS(0) < 2 {
 		return
@@ -63,7 +73,7 @@ func prefault(p *byte, size uintptr) {
 		go faultIn()
 	})
 	select {
-	case faulter.queue <- faultJob{weak.Make(p), size}:
+	case faulter.queue <- faultJob{weak.Make(p), from, to}:
 	default: // the caller faults the pages in itself, as it would without the faulter
 	}
 }
@@ -72,12 +82,12 @@ func faultIn() {
 	for job := range faulter.queue {
 		// A huge page at a time, so that the caller, writing from the start too, soon finds its
 		// pages ready, and a dropped array is noticed.
-		for off := uintptr(0); off < job.size; off += hugePage {
+		for off := job.from; off < job.to; off += hugePage {
 			p := job.p.Value()
 			if p == nil {
 				break
 			}
-			err := populate(unsafe.Add(unsafe.Pointer(p), off), min(hugePage, job.size-off))
+			err := populate(unsafe.Add(unsafe.Pointer(p), off), min(hugePage, job.to-off))
 			runtime.KeepAlive(p)
 			if err == syscall.EINVAL { // no such advice before Linux 5.14
 				faulter.off.Store(true)

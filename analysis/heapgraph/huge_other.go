@@ -5,3 +5,5 @@ package heapgraph
 // adviseHuge does nothing where transparent huge pages and populating madvise are not Linux's
 // to give.
 func adviseHuge[T ~uint8 | ~uint32 | ~uint64](a []T, fill bool) {}
+
+func faultAhead[T ~uint8 | ~uint32 | ~uint64](a []T, from, to int) {}
