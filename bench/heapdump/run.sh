@@ -10,8 +10,8 @@
 # Environment: BENCH_DIR (dumps and scratch; default /tmp/heapledger-heapdump-bench),
 # VISUALVM_TIMEOUT (seconds per VisualVM run, default 1800; VISUALVM_TIMEOUT_small etc. per size), VISUALVM_XMX (default 8g),
 # SKIP_VISUALVM=1 to leave the peer out, RUNS (rounds of cat and histogram with the file in the page cache,
-# alternating, median reported; default 5), COLD=0 to leave out the cold-cache rows (file read from disk:
-# they need root, to drop the page cache before each contender).
+# alternating, median reported; default 5), COLD=0 to leave out the cold-cache rows (the dump evicted
+# from the page cache before each contender, so that it is read from disk).
 # Needs: go, javac/java, GNU time (/usr/bin/time), the Debian package visualvm
 # (scripts/install-deps.sh installs them).
 set -euo pipefail
@@ -84,14 +84,13 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b > 0) printf "%.1f", a/b; else pr
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { printf "%s", (NR % 2) ? v[(NR + 1) / 2] : sprintf("%.3f", (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 
 RUNS=${RUNS:-5}
-# Cold rows: the page cache is emptied before each contender, so that each reads the file from disk,
-# as when a dump has just been copied in from the machine that wrote it.
+# Cold rows: the dump's pages are evicted from the page cache before each contender, so that each
+# reads the file from disk, as when a dump has just been copied in from the machine that wrote it.
+# Only the dump's: emptying the whole cache (drop_caches) would also make our static binary load
+# itself from disk, while cat's code shares libc with every running process and stays in memory.
 COLD=${COLD:-1}
-if [ "$COLD" = 1 ] && ! { sync && echo 1 >/proc/sys/vm/drop_caches; } 2>/dev/null; then
-  echo "heapdump bench: cannot drop the page cache (needs root): cold-cache rows left out" >&2
-  COLD=0
-fi
-drop() { sync; echo 1 >/proc/sys/vm/drop_caches; }
+drop() { dd if="$1" iflag=nocache count=0 status=none; }
+resident_kb() { fincore -b -n -o RES "$1" 2>/dev/null | awk '{ printf "%d", $1 / 1024 }'; }
 
 # warm NAME CMD... — RUNS rounds of cat and CMD alternating, the file in the page cache; sets
 # WALL, CPU, RSS_MB, STATUS of CMD and CAT_WALL, CAT_CPU of cat (medians).
@@ -101,6 +100,25 @@ warm() {
   for _ in $(seq "$RUNS"); do
     measure cat 0 cat "$dump"; cw+=("$WALL"); cc+=("$CPU")
     measure "$name" 0 "$@"; w+=("$WALL"); c+=("$CPU"); r+=("$RSS_MB")
+    [ "$STATUS" = ok ] || st=$STATUS
+  done
+  CAT_WALL=$(median "${cw[@]}"); CAT_CPU=$(median "${cc[@]}")
+  WALL=$(median "${w[@]}"); CPU=$(median "${c[@]}"); RSS_MB=$(median "${r[@]}"); STATUS=$st
+}
+
+# cold NAME CMD... — warm with the dump evicted from the page cache before each contender; fails
+# (cold rows left out) when the eviction leaves pages of it resident.
+cold() {
+  local name=$1; shift
+  local cw=() cc=() w=() c=() r=() st=ok left
+  for _ in $(seq "$RUNS"); do
+    drop "$dump"; left=$(resident_kb "$dump")
+    if [ -n "$left" ] && [ "$left" -gt 1024 ]; then
+      echo "heapdump bench: $left KB of $dump stayed in the page cache after eviction: cold-cache rows left out" >&2
+      return 1
+    fi
+    measure cat 0 cat "$dump"; cw+=("$WALL"); cc+=("$CPU")
+    drop "$dump"; measure "$name" 0 "$@"; w+=("$WALL"); c+=("$CPU"); r+=("$RSS_MB")
     [ "$STATUS" = ok ] || st=$STATUS
   done
   CAT_WALL=$(median "${cw[@]}"); CAT_CPU=$(median "${cc[@]}")
@@ -143,15 +161,14 @@ for size in "${SIZES[@]}"; do
     ROWS+=("| $size | $mb MB | heapledger heap analyze | – | – | – | – | not in this build |")
   fi
 
-  # Cold: the page cache emptied before each, so every contender reads the file from disk.
-  if [ "$COLD" = 1 ]; then
-    drop; measure cat 0 cat "$dump"; CCAT=$WALL
-    ROWS+=("| $size | $mb MB | cat FILE > /dev/null (cold cache) | $WALL | $CPU | $RSS_MB | 1.0 | $STATUS |")
-    drop; measure histo 0 "$HL" heap histo "$dump"
-    ROWS+=("| $size | $mb MB | heapledger heap histo (cold cache) | $WALL | $CPU | $RSS_MB | $(ratio "$WALL" "$CCAT") | $STATUS |")
+  # Cold: the dump evicted from the page cache before each, so every contender reads it from disk.
+  if [ "$COLD" = 1 ] && cold histo "$HL" heap histo "$dump"; then
+    CCAT=$CAT_WALL
+    ROWS+=("| $size | $mb MB | cat FILE > /dev/null (cold cache) | $CAT_WALL | $CAT_CPU | 1 | 1.0 | ok (median of $RUNS) |")
+    ROWS+=("| $size | $mb MB | heapledger heap histo (cold cache) | $WALL | $CPU | $RSS_MB | $(ratio "$WALL" "$CCAT") | $STATUS (median of $RUNS) |")
     SUMMARY+=("$size, file read from disk: histogram $(ratio "$WALL" "$CCAT")× the time to read the file (target ≤ 2×)")
     if [ $HAVE_ANALYZE = 1 ]; then
-      drop; measure analyze 0 "$HL" heap analyze "$dump"
+      drop "$dump"; measure analyze 0 "$HL" heap analyze "$dump"
       ROWS+=("| $size | $mb MB | heapledger heap analyze (cold cache) | $WALL | $CPU | $RSS_MB | $(ratio "$WALL" "$CCAT") | $STATUS |")
       SUMMARY+=("$size, file read from disk: full analysis $(ratio "$WALL" "$CCAT")× the time to read the file (target ≤ 10×); peak RSS $RSS_MB MB")
     fi
@@ -220,9 +237,12 @@ mkdir -p "$ROOT/docs"
   echo
   echo "Two conditions. **Page cache**: the file is in memory, where cat only copies it (several GB/s); cat and the"
   echo "histogram alternate for $RUNS rounds and the medians are reported, the analysis runs once. **Cold cache** (rows"
-  echo "marked so, when the run may drop the page cache, i.e. as root): the cache is emptied before each contender, so"
-  echo "each reads the file from disk, as when a dump has just been copied in. Peak RSS and CPU from GNU time, wall time"
-  echo "from the shell's microsecond clock around it; ratio = wall time / wall time of cat under the same condition."
+  echo "marked so): the dump's pages are evicted from the page cache before each contender (\`dd iflag=nocache\`, checked"
+  echo "with fincore), so each reads the file from disk, as when a dump has just been copied in; cat and the histogram"
+  echo "alternate for $RUNS rounds again, the analysis runs once. Only the dump is evicted: emptying the whole cache would"
+  echo "also make the static heapledger binary load itself from disk, while cat's code shares libc with every running"
+  echo "process and stays in memory. Peak RSS and CPU from GNU time, wall time from the shell's microsecond clock around"
+  echo "it; ratio = wall time / wall time of cat under the same condition."
   echo
   echo "| dump | file | command | wall s | CPU s | peak RSS MB | × cat | status |"
   echo "|---|---|---|---|---|---|---|---|"
