@@ -31,7 +31,7 @@ detected from the content. Shallow sizes follow HotSpot's object layout: see 'he
 func dumpFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.IntFlag{Name: "dump", Usage: "which heap dump of a file holding several (1-based; 0 = the last)"},
-		&cli.StringFlag{Name: "compressed", Value: "auto", Usage: "compressed references: auto (inferred from the object addresses), on or off"},
+		&cli.StringFlag{Name: "compressed", Value: "auto", Usage: "object layout: auto (found from the object addresses), on (compressed references, 12-byte headers) or off (uncompressed, 16-byte headers)"},
 		&cli.BoolFlag{Name: "partial", Usage: "analyse what a truncated dump holds instead of failing (output is marked PARTIAL)"},
 		&cli.BoolFlag{Name: "progress", Usage: "show progress on stderr even when it is not a terminal"},
 		&cli.BoolFlag{Name: "json", Usage: "write JSON instead of text"},
@@ -46,11 +46,17 @@ var heapHistoCmd = &cli.Command{
 number of instances and their shallow bytes, largest first. DUMP may also be the text printed by
 'jcmd PID GC.class_histogram' (or jmap -histo), which is passed through in the same form.
 
-Shallow sizes: object header 12 bytes with compressed class pointers (16 without; 8 on a 32-bit VM),
-references 4 bytes when compressed (8 when not), arrays a 16-byte header (24 uncompressed) plus
-elements, fields placed as HotSpot 15+ places them, every object rounded up to 8 bytes. Compressed
-references are assumed when all object addresses lie within 32 GB (HotSpot's default then); override
-with --compressed. Class objects count as java.lang.Class instances plus their static fields.`,
+Shallow sizes: HotSpot's layout of the VM that wrote the dump. A 64-bit VM's is found from the
+dump itself: object ids are addresses, and the gap between an array and the object dumped after it
+is the array's size, which tells apart compressed references and class pointers (12-byte object
+header, 16-byte array header, 4-byte references: the default), compact object headers (JDK 24 on:
+8 and 12), uncompressed references (16, 24 or 20 from JDK 22 on, 8-byte references) and
+uncompressed class pointers alone. With too few such arrays, compressed references are assumed
+when all objects lie within 32 GB (HotSpot's default then); --compressed on/off sets the layout to
+the default or to uncompressed references. A 32-bit VM has 8-byte headers and 4-byte references.
+Fields are placed as HotSpot 15+ places them, every object rounded up to 8 bytes. The header
+line says which layout was taken and how. Class objects count as java.lang.Class instances plus
+their static fields.`,
 	Flags: append(dumpFlags(),
 		&cli.IntFlag{Name: "top", Usage: "print only the N largest classes (0 = all)"},
 	),

@@ -219,7 +219,7 @@ type classView struct {
 
 func newAnalysisView(d *heapdump.Dump, rep *leaks.Report, opt leaks.Options) (*analysisView, error) {
 	v := &analysisView{
-		Dump: d.Path, DumpIndex: d.DumpIndex, Dumps: d.Dumps, Model: describeModel(d.Model), Partial: d.Partial,
+		Dump: d.Path, DumpIndex: d.DumpIndex, Dumps: d.Dumps, Model: describeModel(d.Model) + ", " + d.ModelFrom, Partial: d.Partial,
 		Threshold: 100 * opt.Threshold,
 		Objects:   rep.Stats.Objects, References: rep.Stats.Edges, Bytes: rep.Stats.TotalBytes,
 		WeakOnlyObjects: rep.OnlyWeak.Objects, WeakOnlyBytes: rep.OnlyWeak.Bytes,

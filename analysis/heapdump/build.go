@@ -26,14 +26,12 @@ func (l *loader) prepare() {
 		minID = min(minID, id)
 		maxID = max(maxID, id)
 	}
-	compressed := hprof.InferCompressed(l.d.IDSize, minID, maxID)
 	switch l.opt.Compressed {
-	case "on":
-		compressed = true
-	case "off":
-		compressed = false
+	case "on", "off":
+		d.Model, d.ModelFrom = hprof.ModelFor(l.d.IDSize, l.opt.Compressed == "on"), "layout set by --compressed"
+	default:
+		d.Model, d.ModelFrom = hprof.InferModel(l.d.IDSize, minID, maxID, &l.votes)
 	}
-	d.Model = hprof.ModelFor(l.d.IDSize, compressed)
 	m := d.Model
 
 	// Primitive arrays carry no class id in HotSpot dumps; link them to the class object of

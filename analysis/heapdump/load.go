@@ -71,7 +71,8 @@ type loader struct {
 	segs              []hprof.Segment
 	segFirst, segMain []uint32
 	mainCount         uint32
-	faulted           int // nodes whose room pass 1 has had faulted in ahead (see faultAhead)
+	faulted           int               // nodes whose room pass 1 has had faulted in ahead (see faultAhead)
+	votes             hprof.LayoutVotes // for the size model (see hprof.InferModel)
 
 	inv           []uint32 // file-order record k → node, when the file is in no helpful order
 	mainInOrder   bool     // records other than class dumps are in node order (see order)
@@ -156,6 +157,7 @@ func (l *loader) progress(phase string, r *hprof.Reader, last *int64) {
 }
 
 func (l *loader) reset() {
+	l.votes = hprof.LayoutVotes{}
 	l.ids = append(l.ids[:0], 0)
 	l.cls = append(l.cls[:0], 0)
 	l.kind = append(l.kind[:0], KindSuperRoot)
@@ -232,6 +234,7 @@ func (l *loader) pass1() error {
 	l.reset()
 	cur := 0
 	var last int64
+	lastSeg := int64(-1)
 	for {
 		rec, err := r.Next()
 		if err == io.EOF {
@@ -273,6 +276,11 @@ func (l *loader) pass1() error {
 		if l.opt.Dump != 0 && rec.Dump != l.opt.Dump {
 			continue
 		}
+		// The size model's votes stop at segment boundaries, as in pass1Indexed.
+		if seg := r.Segment(); seg != lastSeg {
+			l.votes.Break()
+			lastSeg = seg
+		}
 		if err := l.record(rec, r); err != nil {
 			return err
 		}
@@ -300,6 +308,7 @@ func (l *loader) record(rec *hprof.Record, r *hprof.Reader) error {
 	case rec.Tag.IsRoot():
 		l.roots = append(l.roots, rawRoot{id: rec.ID, kind: rootKinds[rec.Tag], thread: rec.Serial, frame: rec.Frame})
 	case rec.Tag == hprof.TagClassDump:
+		l.votes.Object(rec.ID)
 		if err := l.schema.Add(rec); err != nil {
 			return fmt.Errorf("%s: %w", l.path, err)
 		}
@@ -308,8 +317,10 @@ func (l *loader) record(rec *hprof.Record, r *hprof.Reader) error {
 		classEdges(l.schema, cd, func(string, uint64) { n++ })
 		l.add(rec.ID, l.key(rec.ID), KindClass, 0, n)
 	case rec.Tag == hprof.TagInstanceDump:
+		l.votes.Object(rec.ID)
 		l.add(rec.ID, l.key(rec.Class), KindInstance, 0, l.instanceDegree(rec.Class, rec.Data))
 	case rec.Tag == hprof.TagObjArrayDump:
+		l.votes.Array(rec.ID, rec.Length, 0)
 		deg := uint32(1)
 		for p := 0; p+idSize <= len(rec.Data); p += idSize {
 			if r.ReadID(rec.Data[p:]) != 0 {
@@ -318,6 +329,7 @@ func (l *loader) record(rec *hprof.Record, r *hprof.Reader) error {
 		}
 		l.add(rec.ID, l.key(rec.Class), KindObjArray, rec.Length, deg)
 	case rec.Tag == hprof.TagPrimArrayDump:
+		l.votes.Array(rec.ID, rec.Length, rec.Elem.Size(idSize))
 		l.add(rec.ID, l.primClassKey(rec.Elem), KindPrimArray, rec.Length, 1)
 	}
 	return nil
@@ -380,6 +392,7 @@ func (l *loader) pass1Indexed() (bool, error) {
 	headers, fields := make([]hprof.Header, 256), make([][]byte, 256)
 	err = hprof.EachSegment(f, idx, l.segs, 1, func(_, i int, r *hprof.Reader) error {
 		l.segFirst[i], l.segMain[i] = uint32(len(l.ids)-1), l.mainCount
+		l.votes.Break() // segments are read in order, but the next may start another region
 		l.faultAhead()
 		r.SkipPrimitiveData = true
 		l.progress("reading objects", r, &last)
@@ -438,8 +451,10 @@ func (l *loader) faultAhead() {
 // takes it from a Record.
 func (l *loader) object(h *hprof.Header, fields []byte) {
 	if h.Tag == hprof.TagInstanceDump {
+		l.votes.Object(h.ID)
 		l.add(h.ID, l.key(h.Class), KindInstance, 0, l.instanceDegree(h.Class, fields))
 	} else {
+		l.votes.Array(h.ID, h.Length, h.Elem.Size(8)) // Headers decodes 8-byte ids only
 		l.add(h.ID, l.primClassKey(h.Elem), KindPrimArray, h.Length, 1)
 	}
 }

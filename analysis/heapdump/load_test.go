@@ -11,6 +11,7 @@ import (
 
 	"github.com/heapledger/heapledger/analysis/histogram"
 	"github.com/heapledger/heapledger/analysis/hprof"
+	"github.com/heapledger/heapledger/fixtures"
 	"github.com/heapledger/heapledger/fixtures/heapdumps"
 )
 
@@ -321,6 +322,47 @@ func TestParallelLoadMatchesOneCore(t *testing.T) {
 			!slices.Equal(one.Kind, d.Kind) || !reflect.DeepEqual(one.Classes, d.Classes) || !slices.Equal(one.Roots, d.Roots) ||
 			!slices.Equal(one.Weak, d.Weak) || !slices.Equal(one.Warnings, d.Warnings) || one.Unreachable != d.Unreachable {
 			t.Fatalf("%d cores: the dump differs from one core's", procs)
+		}
+	}
+}
+
+// A dump of a VM with compact object headers: the graph must size objects as the histogram does
+// (which matches HotSpot's own class histogram there), from the layout found in the dump.
+func TestCompactHeadersGraphMatchesHistogram(t *testing.T) {
+	jdk := fixtures.JDK25Home()
+	if _, err := os.Stat(jdk + "/bin/java"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("JDK 25 missing at %s (CI=true, so this fails rather than skips)", jdk)
+		}
+		t.Skipf("JDK 25 missing at %s", jdk)
+	}
+	dump := heapdumps.DumpWith(t, jdk, "-XX:+UseCompactObjectHeaders")
+	d, err := Load(dump, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Model.Header != 8 || d.Model.ArrayHeader != 12 || !strings.Contains(d.ModelFrom, "address gaps") {
+		t.Fatalf("model %+v (%s): compact object headers from the address gaps", d.Model, d.ModelFrom)
+	}
+	h, err := histogram.Read(dump, histogram.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var objs, bytes uint64
+	for _, c := range d.Classes {
+		objs += c.Instances
+		bytes += c.Bytes
+	}
+	if objs+d.Unreachable.Objects != h.Instances || bytes+d.Unreachable.Bytes != h.Bytes {
+		t.Errorf("graph %d objects %d bytes + unreachable %+v; histogram %d objects %d bytes",
+			objs, bytes, d.Unreachable, h.Instances, h.Bytes)
+	}
+	for _, e := range h.Entries {
+		if strings.HasPrefix(e.Class, "heapfixture.") && e.Instances > 0 {
+			c := d.Classes[classIndex(t, d, e.Class)]
+			if c.Instances == e.Instances && c.Bytes != e.Bytes {
+				t.Errorf("%s: %d bytes in the graph, %d in the histogram", e.Class, c.Bytes, e.Bytes)
+			}
 		}
 	}
 }

@@ -9,27 +9,55 @@ import (
 	"github.com/heapledger/heapledger/analysis/hprof"
 )
 
-// acc accumulates one class. Array bytes are summed under both candidate size models because
-// which one applies is known only once every object id has been seen.
-type acc struct {
-	n      uint64
-	bytesC uint64 // compressed references
-	bytesU uint64 // uncompressed
+// arrays accumulates the arrays of one class by their length modulo 8, which with the sums of
+// their lengths gives their total size under any layout (see bytes): which layout the dump has is
+// known only once every object has been seen.
+type arrays struct {
+	n, sum [8]uint64
+}
+
+func (a *arrays) add(n uint32) {
+	a.n[n&7]++
+	a.sum[n&7] += uint64(n)
+}
+
+func (a *arrays) merge(o *arrays) {
+	for b := range a.n {
+		a.n[b] += o.n[b]
+		a.sum[b] += o.sum[b]
+	}
+}
+
+func (a *arrays) count() uint64 {
+	var c uint64
+	for _, n := range a.n {
+		c += n
+	}
+	return c
+}
+
+// bytes is the total size of the arrays under m, with elements of elemSize bytes. An array of
+// 8k+b elements takes elemSize*8k bytes more than one of b elements (8k elements fill whole
+// 8-byte words, and every layout aligns objects to 8 bytes).
+func (a *arrays) bytes(m hprof.Model, elemSize int) uint64 {
+	var total uint64
+	for b, n := range a.n {
+		if n > 0 {
+			total += uint64(elemSize)*(a.sum[b]-uint64(b)*n) + n*m.ArraySize(elemSize, uint32(b))
+		}
+	}
+	return total
 }
 
 // tally accumulates the objects of one heap dump, or of the part of it one worker reads.
 type tally struct {
-	mc, mu  hprof.Model
-	counts  idCounts        // class id → instance count
-	arrays  map[uint64]*acc // object-array class id → sizes
-	prims   [16]acc
+	counts  idCounts           // class id → instance count
+	arrays  map[uint64]*arrays // object-array class id → arrays
+	prims   [16]arrays
 	classes uint64
 	minID   uint64
 	maxID   uint64
-	// Array sizes under both models, per element type (index 0: object arrays): the size of n
-	// elements is (base + n*elem) rounded up to the alignment.
-	baseC, baseU, elemC, elemU [16]uint64
-	align                      uint64
+	votes   hprof.LayoutVotes
 	// addClass takes CLASS DUMP records: straight into the schema when reading in file order,
 	// kept aside by parallel workers.
 	addClass func(*hprof.Record) error
@@ -37,35 +65,10 @@ type tally struct {
 }
 
 func newTally(idSize int, addClass func(*hprof.Record) error) *tally {
-	t := &tally{mc: hprof.ModelFor(idSize, true), mu: hprof.ModelFor(idSize, false),
-		arrays: map[uint64]*acc{}, minID: ^uint64(0), addClass: addClass}
-	t.align = uint64(t.mc.Align)
-	// The tables reproduce Model.ArraySize (checked by TestArraySizeTables) without its branches.
+	t := &tally{arrays: map[uint64]*arrays{}, minID: ^uint64(0), addClass: addClass}
 	for e := range 16 {
 		if ty := hprof.Type(e); ty != hprof.TypeObject {
 			t.primSize[e] = uint8(ty.Size(idSize))
-		}
-		ty := hprof.Type(e)
-		if e == 0 {
-			ty = hprof.TypeObject
-		}
-		for _, m := range []struct {
-			model      hprof.Model
-			base, elem *[16]uint64
-		}{{t.mc, &t.baseC, &t.elemC}, {t.mu, &t.baseU, &t.elemU}} {
-			es := ty.Size(idSize)
-			if e == 0 {
-				es = m.model.RefSize
-			}
-			if es == 0 || (e != 0 && ty == hprof.TypeObject) {
-				continue
-			}
-			m.elem[e] = uint64(es)
-			if es == 8 {
-				m.base[e] = uint64(m.model.ArrayHeader+7) &^ 7
-			} else {
-				m.base[e] = uint64(m.model.ArrayHeader)
-			}
 		}
 	}
 	return t
@@ -79,17 +82,21 @@ func (t *tally) add(rec *hprof.Record) error {
 	}
 	switch rec.Tag {
 	case hprof.TagInstanceDump:
+		t.votes.Object(rec.ID)
 		t.counts.inc(rec.Class)
 	case hprof.TagObjArrayDump:
+		t.votes.Array(rec.ID, rec.Length, 0)
 		a := t.arrays[rec.Class]
 		if a == nil {
-			a = &acc{}
+			a = &arrays{}
 			t.arrays[rec.Class] = a
 		}
-		t.addArray(a, 0, rec.Length)
+		a.add(rec.Length)
 	case hprof.TagPrimArrayDump:
-		t.addArray(&t.prims[rec.Elem&15], rec.Elem&15, rec.Length)
+		t.votes.Array(rec.ID, rec.Length, int(t.primSize[rec.Elem&15]))
+		t.prims[rec.Elem&15].add(rec.Length)
 	case hprof.TagClassDump:
+		t.votes.Object(rec.ID)
 		t.classes++
 		return t.addClass(rec)
 	}
@@ -114,6 +121,7 @@ loop:
 			if end > len(b) || end < p { // end < p: overflow where int has 32 bits
 				break loop
 			}
+			t.votes.Object(binary.BigEndian.Uint64(x[1:]))
 			t.counts.inc(binary.BigEndian.Uint64(x[13:]))
 		case 0x23: // PRIMITIVE ARRAY DUMP: tag, id, stack serial (4), length (4), type (1), elements
 			e, n := x[17], binary.BigEndian.Uint32(x[13:])
@@ -122,7 +130,8 @@ loop:
 			if size == 0 || e > 15 || end > len(b) || end < p {
 				break loop
 			}
-			t.addArray(&t.prims[e], hprof.Type(e), n)
+			t.votes.Array(binary.BigEndian.Uint64(x[1:]), n, int(size))
+			t.prims[e].add(n)
 		default:
 			break loop
 		}
@@ -134,26 +143,20 @@ loop:
 	return p
 }
 
-func (t *tally) addArray(a *acc, e hprof.Type, n uint32) {
-	a.n++
-	a.bytesC += (t.baseC[e] + t.elemC[e]*uint64(n) + t.align - 1) &^ (t.align - 1)
-	a.bytesU += (t.baseU[e] + t.elemU[e]*uint64(n) + t.align - 1) &^ (t.align - 1)
-}
-
 // merge adds o's objects to t.
 func (t *tally) merge(o *tally) {
 	o.counts.each(func(id, n uint64) { t.counts.add(id, n) })
 	for id, a := range o.arrays {
 		if b := t.arrays[id]; b != nil {
-			b.n, b.bytesC, b.bytesU = b.n+a.n, b.bytesC+a.bytesC, b.bytesU+a.bytesU
+			b.merge(a)
 		} else {
 			t.arrays[id] = a
 		}
 	}
 	for i := range o.prims {
-		p, q := &t.prims[i], &o.prims[i]
-		p.n, p.bytesC, p.bytesU = p.n+q.n, p.bytesC+q.bytesC, p.bytesU+q.bytesU
+		t.prims[i].merge(&o.prims[i])
 	}
+	t.votes.Add(&o.votes)
 	t.classes += o.classes
 	t.minID, t.maxID = min(t.minID, o.minID), max(t.maxID, o.maxID)
 }
@@ -189,6 +192,7 @@ func FromDump(path string, r io.Reader, opt Options) (*Histogram, error) {
 	}
 	reset()
 	var lastProgress int64
+	lastSeg := int64(-1)
 	for {
 		rec, err := rd.Next()
 		if err == io.EOF {
@@ -231,6 +235,11 @@ func FromDump(path string, r io.Reader, opt Options) (*Histogram, error) {
 		if opt.Dump != 0 && rec.Dump != opt.Dump {
 			continue
 		}
+		// The size model's votes stop at segment boundaries, as where workers read by segments.
+		if seg := rd.Segment(); seg != lastSeg {
+			t.votes.Break()
+			lastSeg = seg
+		}
 		if err := t.add(rec); err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
@@ -256,27 +265,17 @@ func (h *Histogram) finishDump(path string, t *tally, schema *hprof.Schema, idSi
 	if opt.Dump > h.Dumps {
 		return fmt.Errorf("%s: has %d heap dump(s), dump %d was asked for", path, h.Dumps, opt.Dump)
 	}
-	compressed := hprof.InferCompressed(idSize, t.minID, t.maxID)
+	var m hprof.Model
+	from := "layout set by --compressed"
 	switch opt.Compressed {
-	case "on":
-		compressed = true
-	case "off":
-		compressed = false
+	case "on", "off":
+		m = hprof.ModelFor(idSize, opt.Compressed == "on")
 	case "", "auto":
+		m, from = hprof.InferModel(idSize, t.minID, t.maxID, &t.votes)
 	default:
 		return fmt.Errorf("compressed-references setting %q (want auto, on or off)", opt.Compressed)
 	}
-	m := t.mu
-	if compressed {
-		m = t.mc
-	}
-	h.Model = describe(m)
-	pick := func(a *acc) uint64 {
-		if compressed {
-			return a.bytesC
-		}
-		return a.bytesU
-	}
+	h.Model = describe(m) + ", " + from
 
 	byName := map[string]*Entry{}
 	add := func(name string, n, b uint64) {
@@ -302,11 +301,11 @@ func (h *Histogram) finishDump(path string, t *tally, schema *hprof.Schema, idSi
 		h.Warnings = append(h.Warnings, fmt.Sprintf("%d class(es) with instances have no CLASS DUMP; their instances are sized as bare objects", noLayout))
 	}
 	for id, a := range t.arrays {
-		add(schema.Name(id), a.n, pick(a))
+		add(schema.Name(id), a.count(), a.bytes(m, m.RefSize))
 	}
 	for e := range t.prims {
-		if t.prims[e].n > 0 {
-			add(hprof.Type(e).ArrayName(), t.prims[e].n, pick(&t.prims[e]))
+		if n := t.prims[e].count(); n > 0 {
+			add(hprof.Type(e).ArrayName(), n, t.prims[e].bytes(m, int(t.primSize[e])))
 		}
 	}
 	if t.classes > 0 {

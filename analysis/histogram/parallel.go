@@ -69,6 +69,7 @@ func fromSegments(path string, f *os.File, opt Options) (*Histogram, bool) {
 	err = hprof.EachSegment(f, idx, segs, workers, func(w, i int, r *hprof.Reader) error {
 		r.SkipPrimitiveData = true
 		t := tallies[w]
+		t.votes.Break() // the worker's previous segment may lie anywhere
 		for {
 			if n := t.records(r.Buffered()); n > 0 {
 				r.Consume(n)

@@ -92,6 +92,10 @@ func readHeader(rd *Reader) (*Reader, error) {
 // Offset returns the number of (uncompressed) bytes consumed so far.
 func (r *Reader) Offset() int64 { return r.in.off }
 
+// Segment returns the file offset of the HEAP DUMP or HEAP DUMP SEGMENT record the last
+// sub-record came from: it changes where a new segment starts.
+func (r *Reader) Segment() int64 { return r.segOff }
+
 // Dumps returns how many heap dumps have started so far; after io.EOF, the number in the file.
 func (r *Reader) Dumps() int { return r.dumps }
 
