@@ -48,15 +48,16 @@ number of instances and their shallow bytes, largest first. DUMP may also be the
 
 Shallow sizes: HotSpot's layout of the VM that wrote the dump. A 64-bit VM's is found from the
 dump itself: object ids are addresses, and the gap between an array and the object dumped after it
-is the array's size, which tells apart compressed references and class pointers (12-byte object
-header, 16-byte array header, 4-byte references: the default), compact object headers (JDK 24 on:
-8 and 12), uncompressed references (16, 24 or 20 from JDK 22 on, 8-byte references) and
-uncompressed class pointers alone. With too few such arrays, compressed references are assumed
-when all objects lie within 32 GB (HotSpot's default then); --compressed on/off sets the layout to
-the default or to uncompressed references. A 32-bit VM has 8-byte headers and 4-byte references.
-Fields are placed as HotSpot 15+ places them, every object rounded up to 8 bytes. The header
-line says which layout was taken and how. Class objects count as java.lang.Class instances plus
-their static fields.`,
+is the array's size, which tells apart the default (compressed references and class pointers:
+12-byte object header, 16-byte array header, 4-byte references), compact object headers (JDK 24
+on: 8 and 12), uncompressed references (8 bytes; headers 12 and 16 from JDK 15 on, 16 and 24
+before), uncompressed class pointers (16-byte headers, arrays 24, or 20 from JDK 22 on), and
+objects aligned to 16 bytes instead of 8. With too few such arrays, compressed references are
+assumed when all objects lie within 32 GB (HotSpot's default then), else 16-byte headers and
+8-byte references; --compressed on/off sets one of those two. A 32-bit VM has 8-byte headers and
+4-byte references. Fields are placed as HotSpot 15+ places them, every object rounded up to the
+alignment. The header line says which layout was taken and how. Class objects count as
+java.lang.Class instances plus their static fields.`,
 	Flags: append(dumpFlags(),
 		&cli.IntFlag{Name: "top", Usage: "print only the N largest classes (0 = all)"},
 	),

@@ -9,16 +9,16 @@ import (
 	"github.com/heapledger/heapledger/analysis/hprof"
 )
 
-// arrays accumulates the arrays of one class by their length modulo 8, which with the sums of
+// arrays accumulates the arrays of one class by their length modulo 16, which with the sums of
 // their lengths gives their total size under any layout (see bytes): which layout the dump has is
 // known only once every object has been seen.
 type arrays struct {
-	n, sum [8]uint64
+	n, sum [16]uint64
 }
 
 func (a *arrays) add(n uint32) {
-	a.n[n&7]++
-	a.sum[n&7] += uint64(n)
+	a.n[n&15]++
+	a.sum[n&15] += uint64(n)
 }
 
 func (a *arrays) merge(o *arrays) {
@@ -37,8 +37,8 @@ func (a *arrays) count() uint64 {
 }
 
 // bytes is the total size of the arrays under m, with elements of elemSize bytes. An array of
-// 8k+b elements takes elemSize*8k bytes more than one of b elements (8k elements fill whole
-// 8-byte words, and every layout aligns objects to 8 bytes).
+// 16k+b elements takes elemSize*16k bytes more than one of b elements (16k elements fill whole
+// 16-byte units, and every layout aligns objects to 8 or 16 bytes).
 func (a *arrays) bytes(m hprof.Model, elemSize int) uint64 {
 	var total uint64
 	for b, n := range a.n {

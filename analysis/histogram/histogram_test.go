@@ -36,23 +36,41 @@ func TestFixtureDumpMatchesProgramAndJcmd(t *testing.T) {
 	}
 }
 
-// With compact object headers (JDK 24 on) objects are smaller, which the dump does not say: the
-// layout must be found from the address gaps, and the sizes must again be HotSpot's.
-func TestFixtureDumpCompactHeadersMatchesJcmd(t *testing.T) {
-	jdk := fixtures.JDK25Home()
-	if _, err := os.Stat(filepath.Join(jdk, "bin", "java")); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("JDK 25 missing at %s (CI=true, so this fails rather than skips)", jdk)
+// Other layouts than the default, which the dump does not name either: each must be found from
+// the address gaps, and the sizes must again be HotSpot's.
+func TestFixtureDumpLayoutsMatchJcmd(t *testing.T) {
+	jdk17 := ""
+	if javac, err := exec.LookPath("javac"); err == nil {
+		if p, err := filepath.EvalSymlinks(javac); err == nil {
+			jdk17 = filepath.Dir(filepath.Dir(p))
 		}
-		t.Skipf("JDK 25 missing at %s", jdk)
 	}
-	dump := heapdumps.DumpWith(t, jdk, "-XX:+UseCompactObjectHeaders")
-	// Besides the classes every layout gets wrong (see matchesJcmd), HotSpot counts a few more
-	// bytes than the fields need for classes with fields the VM injects (a Module's entry, a
-	// MemberName's target), which compact headers leave no padding to hide in.
-	h := matchesJcmd(t, dump, []string{"java.lang.Module", "java.lang.invoke.MemberName", "java.lang.invoke.ResolvedMethodName", "java.lang.InternalError"})
-	if !strings.Contains(h.Model, "8-byte object header, 12-byte array header") || !strings.Contains(h.Model, "address gaps") {
-		t.Errorf("size model %q: compact object headers (8 bytes, arrays 12) from the address gaps", h.Model)
+	jdk25 := fixtures.JDK25Home()
+	// Classes with fields the VM injects (a Module's entry, a MemberName's target, a Throwable's
+	// depth) take more bytes than their declared fields where no padding hides them.
+	injected := []string{"java.lang.Module", "java.lang.invoke.MemberName", "java.lang.invoke.ResolvedMethodName", "java.lang.InternalError"}
+	for _, c := range []struct {
+		jdk, flag, model string
+	}{
+		{jdk25, "-XX:+UseCompactObjectHeaders", "compressed references (4 bytes), 8-byte object header, 12-byte array header, 8-byte alignment"},
+		{jdk17, "-XX:-UseCompressedOops", "uncompressed references (8 bytes), 12-byte object header, 16-byte array header, 8-byte alignment"},
+		{jdk25, "-XX:-UseCompressedOops", "uncompressed references (8 bytes), 12-byte object header, 16-byte array header, 8-byte alignment"},
+		{jdk17, "-XX:-UseCompressedClassPointers", "compressed references (4 bytes), 16-byte object header, 24-byte array header, 8-byte alignment"},
+		{jdk25, "-XX:-UseCompressedClassPointers", "compressed references (4 bytes), 16-byte object header, 20-byte array header, 8-byte alignment"},
+		{jdk25, "-XX:ObjectAlignmentInBytes=16", "compressed references (4 bytes), 12-byte object header, 16-byte array header, 16-byte alignment"},
+	} {
+		t.Run(filepath.Base(c.jdk)+c.flag, func(t *testing.T) {
+			if _, err := os.Stat(filepath.Join(c.jdk, "bin", "java")); c.jdk == "" || err != nil {
+				if os.Getenv("CI") == "true" {
+					t.Fatalf("no JDK at %q (CI=true, so this fails rather than skips)", c.jdk)
+				}
+				t.Skipf("no JDK at %q", c.jdk)
+			}
+			h := matchesJcmd(t, heapdumps.DumpWith(t, c.jdk, c.flag), injected)
+			if !strings.Contains(h.Model, c.model) || !strings.Contains(h.Model, "address gaps") {
+				t.Errorf("size model %q, want %q from the address gaps", h.Model, c.model)
+			}
+		})
 	}
 }
 

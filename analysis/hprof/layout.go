@@ -10,17 +10,28 @@ package hprof
 // witnesses: LayoutVotes counts, for each candidate layout, the arrays whose gap it predicts.
 
 // layoutCandidates are the 64-bit layouts told apart, the default (compressed references and
-// class pointers, 12-byte headers) first.
-var layoutCandidates = [...]Model{
-	{IDSize: 8, Compressed: true, RefSize: 4, Header: 12, ArrayHeader: 16, Align: 8},
-	{IDSize: 8, Compressed: true, RefSize: 4, Header: 8, ArrayHeader: 12, Align: 8},   // compact object headers
-	{IDSize: 8, Compressed: false, RefSize: 8, Header: 16, ArrayHeader: 24, Align: 8}, // -UseCompressedOops, JDK 21 and before
-	{IDSize: 8, Compressed: false, RefSize: 8, Header: 16, ArrayHeader: 20, Align: 8}, // -UseCompressedOops, JDK 22 on
-	{IDSize: 8, Compressed: true, RefSize: 4, Header: 16, ArrayHeader: 24, Align: 8},  // -UseCompressedClassPointers, JDK 21 and before
-	{IDSize: 8, Compressed: true, RefSize: 4, Header: 16, ArrayHeader: 20, Align: 8},  // -UseCompressedClassPointers, JDK 22 on
-}
+// class pointers, 12-byte headers) first, each with objects aligned to 8 bytes (the default) and
+// to 16 (-XX:ObjectAlignmentInBytes=16).
+var layoutCandidates = func() []Model {
+	var ms []Model
+	for _, align := range []int{8, 16} {
+		for _, m := range []Model{
+			{Compressed: true, RefSize: 4, Header: 12, ArrayHeader: 16},
+			{Compressed: true, RefSize: 4, Header: 8, ArrayHeader: 12},   // compact object headers (JDK 24 on)
+			{Compressed: false, RefSize: 8, Header: 12, ArrayHeader: 16}, // -UseCompressedOops (JDK 15 on, or 32 GB of heap and more)
+			{Compressed: false, RefSize: 8, Header: 16, ArrayHeader: 24}, // -UseCompressedOops before JDK 15; both off before JDK 22
+			{Compressed: false, RefSize: 8, Header: 16, ArrayHeader: 20}, // both off, JDK 22 on
+			{Compressed: true, RefSize: 4, Header: 16, ArrayHeader: 24},  // -UseCompressedClassPointers before JDK 22
+			{Compressed: true, RefSize: 4, Header: 16, ArrayHeader: 20},  // -UseCompressedClassPointers, JDK 22 on
+		} {
+			m.IDSize, m.Align = 8, align
+			ms = append(ms, m)
+		}
+	}
+	return ms
+}()
 
-const numLayouts = len(layoutCandidates)
+const numLayouts = 14 // len(layoutCandidates), checked by TestLayoutCandidates
 
 // LayoutVotes collects the evidence for InferModel from a dump's objects in dump order. Its
 // zero value is ready once Break has been called; a worker that reads part of a dump keeps its
@@ -54,7 +65,7 @@ func (v *LayoutVotes) array(id uint64, n uint32, elemSize int) {
 	if v.armed {
 		v.vote(id)
 	}
-	for i, m := range &layoutCandidates {
+	for i, m := range layoutCandidates {
 		es := elemSize
 		if es == 0 {
 			es = m.RefSize
@@ -157,4 +168,4 @@ func InferModel(idSize int, minID, maxID uint64, v *LayoutVotes) (Model, string)
 }
 
 // Layouts returns the 64-bit layouts InferModel chooses among.
-func Layouts() []Model { return append([]Model(nil), layoutCandidates[:]...) }
+func Layouts() []Model { return append([]Model(nil), layoutCandidates...) }

@@ -12,8 +12,9 @@ import "sort"
 //     at 16 (header + 4-byte length).
 //   - 64-bit VM without compressed references: 16-byte header, 8-byte references, array
 //     elements start at 24 (the length word padded to 8, as HotSpot up to JDK 21 lays arrays out).
-//   - Other 64-bit layouts (compact object headers, uncompressed class pointers, JDK 22's array
-//     layout) are among the candidates InferModel chooses from by the dump's address gaps.
+//   - Other 64-bit layouts (compact object headers, uncompressed references with compressed class
+//     pointers, uncompressed class pointers, JDK 22's array layout, 16-byte alignment) are among
+//     the candidates InferModel chooses from by the dump's address gaps (see layout.go).
 //   - Every object is padded to a multiple of 8 bytes (ObjectAlignmentInBytes' default).
 //   - Instance fields are placed as HotSpot's field layout (JDK 15 and later) places them:
 //     superclass fields first; then, for each class, primitive fields by decreasing size, each in
