@@ -121,12 +121,23 @@ func InferModel(idSize int, minID, maxID uint64, v *LayoutVotes) (Model, string)
 	if idSize != 8 || v == nil {
 		return guess, "layout by the id range"
 	}
+	// Few of the sets of layouts occur: only those are summed over.
+	type seen struct {
+		set   int
+		count uint64
+	}
+	var sets []seen
+	for set, k := range v.votes {
+		if k > 0 && set != 0 {
+			sets = append(sets, seen{set, k})
+		}
+	}
 	// apart(b, c) counts the arrays that agree with layout b and not with c.
 	apart := func(b, c int) uint64 {
 		var n uint64
-		for set, k := range v.votes {
-			if set&(1<<b) != 0 && set&(1<<c) == 0 {
-				n += k
+		for _, s := range sets {
+			if s.set&(1<<b) != 0 && s.set&(1<<c) == 0 {
+				n += s.count
 			}
 		}
 		return n
@@ -134,9 +145,9 @@ func InferModel(idSize int, minID, maxID uint64, v *LayoutVotes) (Model, string)
 	var taken []int
 	for b := range numLayouts {
 		var agree uint64
-		for set, k := range v.votes {
-			if set&(1<<b) != 0 {
-				agree += k
+		for _, s := range sets {
+			if s.set&(1<<b) != 0 {
+				agree += s.count
 			}
 		}
 		ok := agree >= minLayoutVotes
