@@ -31,7 +31,7 @@ detected from the content. Shallow sizes follow HotSpot's object layout: see 'he
 func dumpFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.IntFlag{Name: "dump", Usage: "which heap dump of a file holding several (1-based; 0 = the last)"},
-		&cli.StringFlag{Name: "compressed", Value: "auto", Usage: "object layout: auto (found from the object addresses), on (compressed references, 12-byte headers) or off (uncompressed, 16-byte headers)"},
+		&cli.StringFlag{Name: "compressed", Value: "auto", Usage: "object layout: auto (found from the object addresses), on (compressed references, 12-byte headers) or off (8-byte references, 16-byte headers, as before JDK 15)"},
 		&cli.BoolFlag{Name: "partial", Usage: "analyse what a truncated dump holds instead of failing (output is marked PARTIAL)"},
 		&cli.BoolFlag{Name: "progress", Usage: "show progress on stderr even when it is not a terminal"},
 		&cli.BoolFlag{Name: "json", Usage: "write JSON instead of text"},
@@ -54,7 +54,7 @@ on: 8 and 12), uncompressed references (8 bytes; headers 12 and 16 from JDK 15 o
 before), uncompressed class pointers (16-byte headers, arrays 24, or 20 from JDK 22 on), and
 objects aligned to 16 bytes instead of 8. With too few such arrays, compressed references are
 assumed when all objects lie within 32 GB (HotSpot's default then), else 16-byte headers and
-8-byte references; --compressed on/off sets one of those two. A 32-bit VM has 8-byte headers and
+8-byte references (as before JDK 15); --compressed on/off sets one of those two. A 32-bit VM has 8-byte headers and
 4-byte references. Fields are placed as HotSpot 15+ places them, every object rounded up to the
 alignment. The header line says which layout was taken and how. Class objects count as
 java.lang.Class instances plus their static fields.`,

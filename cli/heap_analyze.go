@@ -13,7 +13,6 @@ import (
 
 	"github.com/heapledger/heapledger/analysis/heapdump"
 	"github.com/heapledger/heapledger/analysis/heapgraph"
-	"github.com/heapledger/heapledger/analysis/hprof"
 	"github.com/heapledger/heapledger/analysis/leaks"
 )
 
@@ -219,7 +218,7 @@ type classView struct {
 
 func newAnalysisView(d *heapdump.Dump, rep *leaks.Report, opt leaks.Options) (*analysisView, error) {
 	v := &analysisView{
-		Dump: d.Path, DumpIndex: d.DumpIndex, Dumps: d.Dumps, Model: describeModel(d.Model) + ", " + d.ModelFrom, Partial: d.Partial,
+		Dump: d.Path, DumpIndex: d.DumpIndex, Dumps: d.Dumps, Model: d.Model.String() + ", " + d.ModelFrom, Partial: d.Partial,
 		Threshold: 100 * opt.Threshold,
 		Objects:   rep.Stats.Objects, References: rep.Stats.Edges, Bytes: rep.Stats.TotalBytes,
 		WeakOnlyObjects: rep.OnlyWeak.Objects, WeakOnlyBytes: rep.OnlyWeak.Bytes,
@@ -271,15 +270,6 @@ func newAnalysisView(d *heapdump.Dump, rep *leaks.Report, opt leaks.Options) (*a
 		v.ByClass = append(v.ByClass, classView{Class: d.Classes[c.Class].Name, Instances: c.Instances, Shallow: c.Shallow, Retained: c.Retained})
 	}
 	return v, nil
-}
-
-func describeModel(m hprof.Model) string {
-	refs := "compressed"
-	if !m.Compressed {
-		refs = "uncompressed"
-	}
-	return fmt.Sprintf("%d-byte ids, %s %d-byte references, %d-byte object headers, %d-byte array headers, %d-byte alignment",
-		m.IDSize, refs, m.RefSize, m.Header, m.ArrayHeader, m.Align)
 }
 
 // pathShown is how many references of a long path the text report prints at each end; the

@@ -151,7 +151,7 @@ type Dump struct {
 	Unreachable struct{ Objects, Bytes uint64 }
 
 	Model     hprof.Model // the shallow-size model used for Graph.Size
-	ModelFrom string      // how Model was chosen (see hprof.InferModel), "by --compressed" when forced
+	ModelFrom string      // how Model was chosen (see hprof.InferModel; "layout set by --compressed" when forced)
 	IDSize    int
 	Dumps     int // heap dumps in the file (as far as it was read)
 	DumpIndex int // which of them this is (1-based)

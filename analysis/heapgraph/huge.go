@@ -7,7 +7,7 @@ const hugeMin = 32 << 20
 
 // Make returns a zeroed slice of n elements, like make. A large one (hugeMin bytes and more) is
 // asked to be backed by transparent huge pages where the system leaves that to the program (the
-// "madvise" setting), and its pages are faulted in from its start on by a goroutine of its own
+// "madvise" setting), and its pages are faulted in from its start on by a background goroutine
 // while the caller begins to use it (see prefault). A heap analysis touches gigabytes of fresh
 // arrays phase after phase: with 4 KB pages faulting them in was a third of the run on a
 // virtual machine, and even with huge pages the kernel clearing them cost seconds on a core

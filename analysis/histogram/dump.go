@@ -103,6 +103,28 @@ func (t *tally) add(rec *hprof.Record) error {
 	return nil
 }
 
+// segment counts the records of one segment read by r: most straight from its buffer (records),
+// the rest through Next.
+func (t *tally) segment(r *hprof.Reader) error {
+	t.votes.Break() // a worker's previous segment may lie anywhere
+	for {
+		if n := t.records(r.Buffered()); n > 0 {
+			r.Consume(n)
+			continue
+		}
+		rec, err := r.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := t.add(rec); err != nil {
+			return err
+		}
+	}
+}
+
 // records counts the instance dumps and primitive arrays that lie wholly in b (a segment's
 // buffered bytes, hprof.Reader.Buffered, 8-byte ids) from its start, and returns how many bytes
 // they take; it stops at any other record, which Reader.Next then decodes. It decodes the two
@@ -114,6 +136,7 @@ func (t *tally) records(b []byte) int {
 loop:
 	for p+25 <= len(b) { // 25: an instance's fixed part, longer than a primitive array's (18)
 		x := (*[25]byte)(b[p:]) // one bounds check for every field
+		id := binary.BigEndian.Uint64(x[1:])
 		var end int
 		switch x[0] {
 		case 0x21: // INSTANCE DUMP: tag, id, stack serial (4), class id, field bytes (4), fields
@@ -121,7 +144,7 @@ loop:
 			if end > len(b) || end < p { // end < p: overflow where int has 32 bits
 				break loop
 			}
-			t.votes.Object(binary.BigEndian.Uint64(x[1:]))
+			t.votes.Object(id)
 			t.counts.inc(binary.BigEndian.Uint64(x[13:]))
 		case 0x23: // PRIMITIVE ARRAY DUMP: tag, id, stack serial (4), length (4), type (1), elements
 			e, n := x[17], binary.BigEndian.Uint32(x[13:])
@@ -130,12 +153,11 @@ loop:
 			if size == 0 || e > 15 || end > len(b) || end < p {
 				break loop
 			}
-			t.votes.Array(binary.BigEndian.Uint64(x[1:]), n, int(size))
+			t.votes.Array(id, n, int(size))
 			t.prims[e].add(n)
 		default:
 			break loop
 		}
-		id := binary.BigEndian.Uint64(x[1:])
 		lo, hi = min(lo, id), max(hi, id)
 		p = end
 	}
@@ -275,7 +297,7 @@ func (h *Histogram) finishDump(path string, t *tally, schema *hprof.Schema, idSi
 	default:
 		return fmt.Errorf("compressed-references setting %q (want auto, on or off)", opt.Compressed)
 	}
-	h.Model = describe(m) + ", " + from
+	h.Model = m.String() + ", " + from
 
 	byName := map[string]*Entry{}
 	add := func(name string, n, b uint64) {
@@ -331,15 +353,6 @@ func (h *Histogram) finishDump(path string, t *tally, schema *hprof.Schema, idSi
 	}
 	h.finish()
 	return nil
-}
-
-func describe(m hprof.Model) string {
-	refs := "uncompressed"
-	if m.Compressed {
-		refs = "compressed"
-	}
-	return fmt.Sprintf("%d-byte ids, %s references (%d bytes), %d-byte object header, %d-byte array header, %d-byte alignment",
-		m.IDSize, refs, m.RefSize, m.Header, m.ArrayHeader, m.Align)
 }
 
 // idCounts counts by class id in an open-addressing table: the histogram's inner loop looks one

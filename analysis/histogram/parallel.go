@@ -2,7 +2,6 @@ package histogram
 
 import (
 	"cmp"
-	"io"
 	"os"
 	"runtime"
 	"slices"
@@ -68,21 +67,8 @@ func fromSegments(path string, f *os.File, opt Options) (*Histogram, bool) {
 	var progressMu sync.Mutex
 	err = hprof.EachSegment(f, idx, segs, workers, func(w, i int, r *hprof.Reader) error {
 		r.SkipPrimitiveData = true
-		t := tallies[w]
-		t.votes.Break() // the worker's previous segment may lie anywhere
-		for {
-			if n := t.records(r.Buffered()); n > 0 {
-				r.Consume(n)
-				continue
-			}
-			rec, err := r.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				return err
-			}
-			t.add(rec)
+		if err := tallies[w].segment(r); err != nil {
+			return err
 		}
 		if opt.Progress != nil {
 			d := done.Add(segs[i].Len)

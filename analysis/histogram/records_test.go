@@ -11,9 +11,10 @@ import (
 	"github.com/heapledger/heapledger/analysis/hprof/hproftest"
 )
 
-// tallyOf counts a dump's segments through records (fast) or through add on every record, with
-// segment readers of the given buffer size. It also counts instances by class in a plain map,
-// apart from idCounts and its caches, from the records it decodes in full.
+// tallyOf counts a dump's segments with segment readers of the given buffer size: as the
+// histogram does (segment: records from the buffer, Next for the rest) when fast, else through
+// add on every record, also counting instances by class in a plain map, apart from idCounts and
+// its caches.
 func tallyOf(t *testing.T, data []byte, buf int, fast bool) (*tally, map[uint64]uint64) {
 	t.Helper()
 	ra := bytes.NewReader(data)
@@ -26,13 +27,13 @@ func tallyOf(t *testing.T, data []byte, buf int, fast bool) (*tally, map[uint64]
 	for _, s := range idx.Segments {
 		r := hprof.NewSegmentReader(ra, idx, s, make([]byte, buf))
 		r.SkipPrimitiveData = true
-		for {
-			if fast {
-				if n := tl.records(r.Buffered()); n > 0 {
-					r.Consume(n)
-					continue
-				}
+		if fast {
+			if err := tl.segment(r); err != nil {
+				t.Fatal(err)
 			}
+			continue
+		}
+		for {
 			rec, err := r.Next()
 			if err == io.EOF {
 				break

@@ -656,16 +656,9 @@ type Header struct {
 // refill and every error is Next's. A batch rather than a callback per record: the loop that
 // decodes the headers and the one that uses them then keep their state in registers.
 func (r *Reader) Headers(hs []Header, fields [][]byte) (int, *Record, error) {
-	// Headers is the loop of a histogram's pass: its decoding is written for the compiler to
+	// Headers is the loop of a graph's first pass: its decoding is written for the compiler to
 	// check bounds once per record.
-	if r.IDSize != 8 || r.segEnd < 0 {
-		rec, err := r.Next()
-		return 0, rec, err
-	}
-	b := r.in.buf[r.in.start:r.in.end]
-	if left := r.segEnd - r.in.off; int64(len(b)) > left {
-		b = b[:left]
-	}
+	b := r.Buffered()
 	p, n := 0, 0
 loop:
 	for n < len(hs) && p+25 <= len(b) {

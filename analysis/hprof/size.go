@@ -1,6 +1,9 @@
 package hprof
 
-import "sort"
+import (
+	"fmt"
+	"sort"
+)
 
 // Model is the shallow-size model: how many bytes HotSpot spends on an object of a given shape.
 // An HPROF file records field values, not the in-memory layout, so sizes are reconstructed:
@@ -46,6 +49,16 @@ func ModelFor(idSize int, compressed bool) Model {
 		return Model{IDSize: 8, Compressed: true, RefSize: 4, Header: 12, ArrayHeader: 16, Align: 8}
 	}
 	return Model{IDSize: 8, Compressed: false, RefSize: 8, Header: 16, ArrayHeader: 24, Align: 8}
+}
+
+// String describes the model as the reports print it.
+func (m Model) String() string {
+	refs := "uncompressed"
+	if m.Compressed {
+		refs = "compressed"
+	}
+	return fmt.Sprintf("%d-byte ids, %s references (%d bytes), %d-byte object header, %d-byte array header, %d-byte alignment",
+		m.IDSize, refs, m.RefSize, m.Header, m.ArrayHeader, m.Align)
 }
 
 // CompressedRefLimit is the largest heap for which HotSpot uses compressed references by default.
