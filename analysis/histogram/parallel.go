@@ -11,11 +11,11 @@ import (
 	"github.com/heapledger/heapledger/analysis/hprof"
 )
 
-// classRec is a CLASS DUMP a worker met, kept until the schema takes them in file order.
+// classRec is a CLASS DUMP a worker met and decoded, kept until the schema takes them in file
+// order (a class dumped twice is described by its last dump, as when reading in order).
 type classRec struct {
-	off  int64
-	id   uint64
-	data []byte
+	off int64
+	cd  *hprof.ClassDump
 }
 
 // fromSegments computes the histogram of an uncompressed dump by handing its heap-dump segments
@@ -27,15 +27,15 @@ func fromSegments(path string, f *os.File, opt Options) (*Histogram, bool) {
 	if err != nil || !st.Mode().IsRegular() {
 		return nil, false
 	}
-	// Names (UTF8, LOAD CLASS) do not depend on the id size; the schema learns it from the index.
+	// LOAD CLASS records do not depend on the id size; the schema learns it from the index.
+	// Only class names are wanted of the symbols, read once the classes are known.
 	schema := hprof.NewSchema(8)
-	schema.DeferStrings() // only class names are wanted, taken once the classes are known
-	idx, err := hprof.ReadIndex(f, st.Size(), func(rec *hprof.Record) error {
-		if rec.Tag == hprof.TagUTF8 || rec.Tag == hprof.TagLoadClass {
+	idx, err := hprof.ReadIndexWith(f, st.Size(), hprof.IndexOptions{SkipUTF8: true, Top: func(rec *hprof.Record) error {
+		if rec.Tag == hprof.TagLoadClass {
 			return schema.Add(rec)
 		}
 		return nil
-	})
+	}})
 	if err != nil || idx.Dumps == 0 || opt.Dump > idx.Dumps {
 		return nil, false
 	}
@@ -56,13 +56,18 @@ func fromSegments(path string, f *os.File, opt Options) (*Histogram, bool) {
 	classes := make([][]classRec, workers)
 	for w := range workers {
 		tallies[w] = newTally(idx.IDSize, func(rec *hprof.Record) error {
-			classes[w] = append(classes[w], classRec{off: rec.Offset, id: rec.ID, data: append([]byte(nil), rec.Data...)})
+			// Decoded here, on every core, rather than after the count on one.
+			cd, err := hprof.DecodeClassDump(rec.ID, rec.Data, idx.IDSize, rec.Offset)
+			if err != nil {
+				return err
+			}
+			classes[w] = append(classes[w], classRec{off: rec.Offset, cd: cd})
 			return nil
 		})
 	}
 	// The class names are read back from the symbols the index noted while the workers count.
 	names := make(chan error, 1)
-	go func() { names <- schema.TakeClassNames(f) }()
+	go func() { names <- schema.TakeClassNames(f, idx.UTF8) }()
 	var done atomic.Int64
 	var progressMu sync.Mutex
 	err = hprof.EachSegment(f, idx, segs, workers, func(w, i int, r *hprof.Reader) error {
@@ -90,9 +95,7 @@ func fromSegments(path string, f *os.File, opt Options) (*Histogram, bool) {
 	all := slices.Concat(classes...)
 	slices.SortFunc(all, func(a, b classRec) int { return cmp.Compare(a.off, b.off) })
 	for _, c := range all {
-		if schema.Add(&hprof.Record{Tag: hprof.TagClassDump, Offset: c.off, ID: c.id, Data: c.data}) != nil {
-			return nil, false
-		}
+		schema.AddClassDump(c.cd)
 	}
 	h := &Histogram{Source: path, Format: "hprof", Dumps: idx.Dumps, DumpIndex: target}
 	if err := h.finishDump(path, t, schema, idx.IDSize, opt); err != nil {

@@ -1,10 +1,9 @@
 package hprof
 
 import (
-	"cmp"
+	"encoding/binary"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 )
 
@@ -15,37 +14,20 @@ type Schema struct {
 	Strings map[uint64]string
 	Classes map[uint64]*Class // by class object id
 	names   map[uint64]uint64 // class object id → name string id, from LOAD CLASS
-
-	// With DeferStrings, where UTF8 records are in the file, until TakeClassNames.
-	deferred bool
-	pending  [][]pendingString // in chunks of pendingChunk: growing one slice copied it, in fresh pages
 }
 
-const pendingChunk = 4096
+// nameReadBuf is the buffer TakeClassNames reads the symbol records through.
+const nameReadBuf = 128 << 10
 
-type pendingString struct {
-	id  uint64
-	rec int64 // offset of the record; its text follows the id
-	n   uint32
-}
-
-// DeferStrings makes Add note where UTF8 records are instead of building the string table, for
-// a reader of an uncompressed file that needs only class names (a histogram): a dump's tens of
-// thousands of symbols would each cost a string and a map entry (a third of a histogram of a
-// 47 MB dump), and even copying them aside cost more than the rest of the file's first pass, in
-// fresh memory. TakeClassNames then reads the strings that LOAD CLASS records name.
-func (s *Schema) DeferStrings() { s.deferred = true }
-
-// classNameRead is how far apart TakeClassNames's reads may reach: the names of classes lie
-// among the other symbols, and one read over several of them costs less than one read each.
-const classNameRead = 64 << 10
-
-// TakeClassNames reads from ra (the file Add's records came from, whose identifiers are
-// IDSize bytes) the set-aside strings that name a class (see DeferStrings), adds them to the
-// string table, drops the rest and ends deferring.
-func (s *Schema) TakeClassNames(ra io.ReaderAt) error {
+// TakeClassNames reads the strings that name a class (LOAD CLASS records Add has seen) from the
+// UTF8 records of ra (the file, whose identifiers are IDSize bytes) that lie in spans, and adds
+// them to the string table. It is for a reader that indexed the file with SkipUTF8 and needs
+// only class names (a histogram): a dump's tens of thousands of symbols would each cost a
+// string and a map entry, and even noting where each one is cost more, in fresh memory, than
+// walking their records a second time here.
+func (s *Schema) TakeClassNames(ra io.ReaderAt, spans []Span) error {
 	// The set of wanted ids is open addressing on a table four times their number: it is asked
-	// once per symbol (tens of thousands), where a map's lookups took a millisecond.
+	// once per symbol, where a map's lookups took a millisecond.
 	size := 16
 	for size < 4*len(s.names) {
 		size *= 2
@@ -66,42 +48,49 @@ func (s *Schema) TakeClassNames(ra io.ReaderAt) error {
 			want[slot(nid)] = nid
 		}
 	}
-	var names []pendingString
-	for _, chunk := range s.pending {
-		for _, p := range chunk {
-			if p.id == 0 && wantZero || p.id != 0 && want[slot(p.id)] == p.id {
-				names = append(names, p)
+	id := s.IDSize
+	buf := make([]byte, nameReadBuf)
+	for _, sp := range spans {
+		// b holds the file from at on; a record is taken while whole in it, and the rest moves
+		// to the front of buf before the next read.
+		b := buf[:0]
+		for at := sp.Offset; at < sp.End; {
+			for len(b) < 9+id || 9+int(binary.BigEndian.Uint32(b[5:9])) > len(b) {
+				need := 9 + id
+				if len(b) >= 9 {
+					need = 9 + int(binary.BigEndian.Uint32(b[5:9]))
+				}
+				if int64(need) > sp.End-at {
+					return &FormatError{Offset: at, Record: "UTF8", Msg: "record runs past the symbols indexed"}
+				}
+				if need > cap(buf) {
+					buf = make([]byte, need)
+				}
+				k := copy(buf, b)
+				m := int(min(int64(cap(buf)), sp.End-at))
+				if _, err := ra.ReadAt(buf[k:m], at+int64(k)); err != nil {
+					return &FormatError{Offset: at + int64(k), Record: "UTF8", Msg: fmt.Sprintf("cannot read class names again: %v", err)}
+				}
+				b = buf[:m]
 			}
-		}
-	}
-	s.deferred, s.pending = false, nil
-	slices.SortFunc(names, func(a, b pendingString) int { return cmp.Compare(a.rec, b.rec) })
-	text := func(p pendingString) int64 { return p.rec + 9 + int64(s.IDSize) } // tag, time, length, id
-	var buf []byte
-	for i := 0; i < len(names); {
-		// One read for the names from i up to j.
-		from := text(names[i])
-		to := from + int64(names[i].n)
-		j := i + 1
-		for ; j < len(names); j++ {
-			end := text(names[j]) + int64(names[j].n)
-			if end-from > classNameRead {
-				break
+			if Tag(b[0]) != TagUTF8 {
+				return &FormatError{Offset: at, Record: "UTF8", Msg: fmt.Sprintf("found a %v record where the index had symbols", Tag(b[0]))}
 			}
-			to = max(to, end)
+			n := 9 + int(binary.BigEndian.Uint32(b[5:9]))
+			if n < 9+id {
+				return &FormatError{Offset: at, Record: "UTF8", Msg: fmt.Sprintf("body of %d bytes is shorter than its %d-byte id", n-9, id)}
+			}
+			var sid uint64
+			if id == 4 {
+				sid = uint64(binary.BigEndian.Uint32(b[9:]))
+			} else {
+				sid = binary.BigEndian.Uint64(b[9:])
+			}
+			if sid == 0 && wantZero || sid != 0 && want[slot(sid)] == sid {
+				s.Strings[sid] = string(b[9+id : n])
+			}
+			b, at = b[n:], at+int64(n)
 		}
-		if int64(cap(buf)) < to-from {
-			buf = make([]byte, to-from)
-		}
-		b := buf[:to-from]
-		if _, err := ra.ReadAt(b, from); err != nil {
-			return &FormatError{Offset: from, Record: "UTF8", Msg: fmt.Sprintf("cannot read class names again: %v", err)}
-		}
-		for _, p := range names[i:j] {
-			at := text(p) - from
-			s.Strings[p.id] = string(b[at : at+int64(p.n)])
-		}
-		i = j
 	}
 	return nil
 }
@@ -134,14 +123,6 @@ func NewSchema(idSize int) *Schema {
 func (s *Schema) Add(rec *Record) error {
 	switch rec.Tag {
 	case TagUTF8:
-		if s.deferred {
-			if k := len(s.pending); k == 0 || len(s.pending[k-1]) == pendingChunk {
-				s.pending = append(s.pending, make([]pendingString, 0, pendingChunk))
-			}
-			last := &s.pending[len(s.pending)-1]
-			*last = append(*last, pendingString{id: rec.ID, rec: rec.Offset, n: uint32(len(rec.Data))})
-			break
-		}
 		s.Strings[rec.ID] = string(rec.Data)
 	case TagLoadClass:
 		s.names[rec.ID] = rec.NameID
@@ -150,11 +131,17 @@ func (s *Schema) Add(rec *Record) error {
 		if err != nil {
 			return err
 		}
-		c := s.class(rec.ID)
-		c.Dump = cd
-		c.resolved = false
+		s.AddClassDump(cd)
 	}
 	return nil
+}
+
+// AddClassDump is Add for a CLASS DUMP already decoded (DecodeClassDump, with this schema's id
+// size): a reader that meets them on several cores decodes them there.
+func (s *Schema) AddClassDump(cd *ClassDump) {
+	c := s.class(cd.ID)
+	c.Dump = cd
+	c.resolved = false
 }
 
 func (s *Schema) class(id uint64) *Class {

@@ -1,6 +1,7 @@
 package hprof
 
 import (
+	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
@@ -26,17 +27,42 @@ type Index struct {
 	IDSize   int
 	Segments []Segment
 	Dumps    int // heap dumps in the file
+	// UTF8 lists where the file's UTF8 (symbol) records lie, as runs of consecutive records,
+	// when the index was read with SkipUTF8.
+	UTF8 []Span
 }
 
-// indexBufSize is the index reader's buffer: between two segment headers it reads only the next
-// header, so a small buffer keeps it from reading the bodies it skips.
-const indexBufSize = 16 << 10
+// Span is a range of a file: the bytes from Offset up to End.
+type Span struct{ Offset, End int64 }
+
+// IndexOptions say what ReadIndexWith reports besides the segments.
+type IndexOptions struct {
+	// Top, if set, is called for every top-level record other than heap-dump segments (and UTF8
+	// records, with SkipUTF8), decoded as Reader.Next decodes it; the record is valid only
+	// during the call.
+	Top func(*Record) error
+	// SkipUTF8 steps over UTF8 records without decoding them, noting only where they lie
+	// (Index.UTF8): a dump's tens of thousands of symbols are most of the records before its
+	// heap, and a reader that wants a few of them (a histogram's class names) reads those
+	// again once it knows which (Schema.TakeClassNames).
+	SkipUTF8 bool
+}
+
+// indexBufSize is the index reader's buffer, for the runs of small records before the heap
+// (symbols, classes); past a skipped body it reads only afterSkipRead.
+const indexBufSize = 128 << 10
 
 // ReadIndex walks the top-level records of an uncompressed HPROF file of size bytes through ra,
 // seeking over heap-dump bodies without reading them, and calls top (if not nil) for every other
 // record, decoded as Reader.Next decodes it (the record is valid only during the call). A
 // gzip-compressed file has no random access and gives an error; use NewReader for it.
 func ReadIndex(ra io.ReaderAt, size int64, top func(*Record) error) (*Index, error) {
+	return ReadIndexWith(ra, size, IndexOptions{Top: top})
+}
+
+// ReadIndexWith is ReadIndex with options.
+func ReadIndexWith(ra io.ReaderAt, size int64, opt IndexOptions) (*Index, error) {
+	top := opt.Top
 	sr := io.NewSectionReader(ra, 0, size)
 	if magic := make([]byte, 2); size >= 2 {
 		if _, err := ra.ReadAt(magic, 0); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
@@ -49,6 +75,11 @@ func ReadIndex(ra io.ReaderAt, size int64, top func(*Record) error) (*Index, err
 	}
 	idx := &Index{Format: r.Format, IDSize: r.IDSize}
 	for {
+		if opt.SkipUTF8 {
+			if err := r.skipUTF8(idx, size); err != nil {
+				return nil, err
+			}
+		}
 		rec, err := r.top()
 		if err == io.EOF {
 			break
@@ -81,6 +112,40 @@ func ReadIndex(ra io.ReaderAt, size int64, top func(*Record) error) (*Index, err
 	return idx, nil
 }
 
+// skipUTF8 steps over the UTF8 records at the reader's position, adding them to idx.UTF8. It
+// stops at anything else, and at a record that is cut short or too short for its id, which
+// top then reports.
+func (r *Reader) skipUTF8(idx *Index, size int64) error {
+	for {
+		b := r.in.buf[r.in.start:r.in.end]
+		if len(b) < 9 {
+			var err error
+			if b, err = r.in.peek(9); err != nil {
+				return nil
+			}
+		}
+		if Tag(b[0]) != TagUTF8 {
+			return nil
+		}
+		off := r.in.off
+		n := int64(binary.BigEndian.Uint32(b[5:9]))
+		end := off + 9 + n
+		if n < int64(r.IDSize) || end > size {
+			return nil
+		}
+		if k := len(idx.UTF8); k > 0 && idx.UTF8[k-1].End == off {
+			idx.UTF8[k-1].End = end
+		} else {
+			idx.UTF8 = append(idx.UTF8, Span{Offset: off, End: end})
+		}
+		if int64(len(b)) >= 9+n {
+			r.in.consume(int(9 + n))
+		} else if err := r.in.skipTo(end); err != nil {
+			return r.errAt(off, "UTF8", "cannot skip the record", err)
+		}
+	}
+}
+
 // NewSegmentReader returns a Reader over the sub-records of one segment of an indexed file,
 // reading through ra with buf as its whole buffer (it grows only for a record larger than buf).
 // Readers of different segments share nothing, so they may run in parallel. Next returns io.EOF
@@ -109,7 +174,7 @@ func (in *input) skipTo(target int64) error {
 	}
 	in.start, in.end, in.off, in.eof = 0, 0, target, nil
 	// What follows a skipped body is mostly the next body's header: a buffer's worth of reading
-	// would be copying the body that is skipped next (2,000 times 16 KB on a 2 GB dump).
+	// would be copying the body that is skipped next (2,000 times 128 KB on a 2 GB dump).
 	in.short = afterSkipRead
 	return nil
 }
@@ -130,13 +195,15 @@ const batchBytes = 32 << 20
 // The first error fn returns stops the other workers and is returned.
 func EachSegment(f *os.File, idx *Index, segs []Segment, workers int, fn func(worker, i int, r *Reader) error) error {
 	workers = max(1, min(workers, len(segs)))
-	// Runs small enough that every worker gets several: on a file of a few dozen megabytes, runs
-	// of batchBytes would leave one worker reading alone while the other is done.
-	var total int64
-	for _, s := range segs {
-		total += s.Len
+	// Runs shrink as the work left does (guided self-scheduling): each claims at most
+	// 1/(2·workers) of what is left, down to one segment, so that the workers finish within
+	// about a segment of each other. On a file of a few dozen megabytes, runs of batchBytes
+	// would leave one worker reading alone while the other is done.
+	before := make([]int64, len(segs)+1) // bytes in the segments before segs[i]
+	for i, s := range segs {
+		before[i+1] = before[i] + s.Len
 	}
-	batch := min(batchBytes, total/int64(4*workers))
+	total := before[len(segs)]
 	var next atomic.Int64
 	var mu sync.Mutex
 	var first error
@@ -148,16 +215,15 @@ func EachSegment(f *os.File, idx *Index, segs []Segment, workers int, fn func(wo
 			defer wg.Done()
 			var buf []byte
 			for !failed() {
-				// Claim a run of segments adding up to about batchBytes.
+				// Claim a run of segments (see above).
 				i := int(next.Load())
-				j := i
-				var n int64
-				for j < len(segs) && (j == i || n+segs[j].Len <= batch) {
-					n += segs[j].Len
-					j++
-				}
 				if i >= len(segs) {
 					return
+				}
+				batch := min(batchBytes, (total-before[i])/int64(2*workers))
+				j := i + 1
+				for j < len(segs) && before[j+1]-before[i] <= batch {
+					j++
 				}
 				if !next.CompareAndSwap(int64(i), int64(j)) {
 					continue
