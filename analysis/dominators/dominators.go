@@ -64,6 +64,7 @@ type Searched struct {
 	vertex  []uint32                   // preorder number → node, unless spilled
 	spilled *heapgraph.Spilled[uint32] // vertex, when sc spills
 	next    []uint32                   // from DepthFirst to ListPredecessors: the lists' offsets
+	tree    heapgraph.EdgeSet          // from DepthFirst to ListPredecessors: the DFS tree's edges
 }
 
 // Search does the first half of ComputeWith: the depth-first search from node 0, leaving out the
@@ -91,6 +92,9 @@ func DepthFirst(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratc
 	// next holds each open node's next edge, so that the DFS needs no stack of its own (it
 	// climbs back through parent).
 	next := sc.Uint32s(n + 1)
+	// The edges the search descends by, which ListPredecessors leaves out: marked here, a bit
+	// read in edge order there saves looking up each edge's target's parent, at random.
+	tree := heapgraph.EdgeSet(sc.Uint64s((len(g.Succ) + 63) / 64))
 	pre[0] = 0
 	vertex = append(vertex, 0)
 	next[0] = g.Off[0]
@@ -105,6 +109,7 @@ func DepthFirst(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratc
 		}
 		if e < end {
 			next[cur] = e + 1
+			tree.Add(e)
 			w := g.Succ[e]
 			k := uint32(len(vertex))
 			pre[w] = k
@@ -120,14 +125,14 @@ func DepthFirst(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratc
 		cur = parent[cur]
 	}
 	r := uint32(len(vertex))
-	return &Searched{sc: sc, n: uint32(n), r: r, parent: parent[:r], pre: pre, vertex: vertex[:r], next: next}
+	return &Searched{sc: sc, n: uint32(n), r: r, parent: parent[:r], pre: pre, vertex: vertex[:r], next: next, tree: tree}
 }
 
 // ListPredecessors is the second step of Search: the predecessor lists by preorder number.
 func (s *Searched) ListPredecessors(g *heapgraph.Graph, skip heapgraph.EdgeSet) {
 	const none = heapgraph.NoNode
-	sc, n, r, pre, parent, next := s.sc, int(s.n), s.r, s.pre, s.parent, s.next
-	s.next = nil
+	sc, n, r, pre, next, tree := s.sc, int(s.n), s.r, s.pre, s.next, s.tree
+	s.next, s.tree = nil, nil
 	// The semidominator loop needs neither map between nodes and preorder numbers. With a
 	// Scratch that spills, the node of each number (the preorder, which the tree keeps) waits in
 	// a temporary file from here until the end.
@@ -152,9 +157,10 @@ func (s *Searched) ListPredecessors(g *heapgraph.Graph, skip heapgraph.EdgeSet) 
 	listed := func(w uint32) bool { return isRoot[w>>6]&(1<<(w&63)) == 0 }
 
 	// Predecessor lists by preorder number, covering just the reachable part. They leave out the
-	// edges from a node's DFS parent — its semidominator starts at the parent anyway — and
+	// DFS tree's edges — a node's semidominator starts at its parent anyway — and
 	// self-references and references to the root, which cannot lower a semidominator: most heap
-	// objects have one referrer, so most lists are empty. Two cores count them and then fill
+	// objects have one referrer, so most lists are empty. (Another edge from the parent to the
+	// same node is listed, and changes nothing.) Two cores count them and then fill
 	// them, each taking the nodes of one half of the graph in node order (so each reads its half
 	// of the edges front to back); a list's order does not matter (a semidominator is a minimum
 	// over it), so they share the counts and cursors through atomic operations rather than
@@ -164,35 +170,62 @@ func (s *Searched) ListPredecessors(g *heapgraph.Graph, skip heapgraph.EdgeSet) 
 	roff := next[:r+1]
 	clear(roff)
 	var preds []uint32
-	each := func(from, to int, put func(t, o uint32)) {
+	// The edges listed, in the nodes from..to-1: each is given to put as (t, o), for t's list.
+	// The loop is written out twice, counting and placing, rather than calling put through a
+	// func value on every edge.
+	count := func(from, to int) {
+		off, succ := g.Off, g.Succ
 		for v := from; v < to; v++ {
 			o := pre[v]
 			if o == none {
 				continue
 			}
-			for e := g.Off[v]; e < g.Off[v+1]; e++ {
-				if w := g.Succ[e]; !skip.Has(e) && listed(w) {
-					if t := pre[w]; t != 0 && t != o && parent[t] != o {
-						put(t, o)
+			for e, end := off[v], off[v+1]; e < end; e++ {
+				if tree.Has(e) || skip.Has(e) {
+					continue
+				}
+				if w := succ[e]; listed(w) {
+					if t := pre[w]; t != 0 && t != o {
+						atomic.AddUint32(&roff[t], 1)
 					}
 				}
 			}
 		}
 	}
-	both := func(put func(t, o uint32)) {
+	place := func(from, to int) {
+		off, succ := g.Off, g.Succ
+		for v := from; v < to; v++ {
+			o := pre[v]
+			if o == none {
+				continue
+			}
+			for e, end := off[v], off[v+1]; e < end; e++ {
+				if tree.Has(e) || skip.Has(e) {
+					continue
+				}
+				if w := succ[e]; listed(w) {
+					if t := pre[w]; t != 0 && t != o {
+						preds[atomic.AddUint32(&roff[t], ^uint32(0))] = o
+					}
+				}
+			}
+		}
+	}
+	both := func(each func(from, to int)) {
 		var wg sync.WaitGroup
 		wg.Add(1)
-		go func() { defer wg.Done(); each(n/2, n, put) }()
-		each(0, n/2, put)
+		go func() { defer wg.Done(); each(n/2, n) }()
+		each(0, n/2)
 		wg.Wait()
 	}
-	both(func(t, _ uint32) { atomic.AddUint32(&roff[t], 1) })
+	both(count)
 	for t := uint32(1); t < r; t++ {
 		roff[t] += roff[t-1]
 	}
 	roff[r] = roff[r-1]
 	preds = sc.Uint32s(int(roff[r]))
-	both(func(t, o uint32) { preds[atomic.AddUint32(&roff[t], ^uint32(0))] = o })
+	both(place)
+	sc.Release64(tree)
 	s.roff, s.preds, s.isRoot = roff, preds, isRoot
 }
 
