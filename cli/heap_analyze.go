@@ -113,6 +113,11 @@ same, and a warning on stderr says how much stayed and why.
 		// The analysis moves the columns a phase does not read to temporary files meanwhile, and
 		// the Dump must not hold them too for that to free any memory.
 		opt.Spill = true
+		// The analysis aims to peak under the dump's size (docs/heapdump-benchmarks.md): work
+		// that could overlap on another core does so only within it.
+		if st, err := os.Stat(path); err == nil {
+			opt.MemoryLimit = st.Size()
+		}
 		in := &leaks.Input{
 			Graph: d.Graph, Weak: heapgraph.EdgeSet(d.Weak), ClassOf: d.ClassOf, NumClasses: len(d.Classes),
 			ClassObject: d.IsClassObject,

@@ -91,7 +91,29 @@ func Prepare(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch) 
 // Condensed is the first step of Prepare: the components and the condensed DAG. It is the last
 // step that reads g's edges, so a caller short of memory can move them out before Dominate.
 func Condensed(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch) *Sizes {
+	return CondensedFrom(g, skip, Search(g, skip, sc), sc)
+}
+
+// Found is what Search found: the strongly connected components of a graph, for CondensedFrom.
+type Found struct {
+	comp    []uint32
+	count   int
+	entered heapgraph.EdgeSet
+}
+
+// Search is the part of Condensed that finds the components, apart so that a caller can run it
+// beside other work that reads the same graph (it only reads g and skip). Its node-sized array
+// comes from sc, which must then not be in use elsewhere meanwhile (nil allocates it).
+func Search(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch) *Found {
 	comp, count, entered := components(g, skip, sc)
+	return &Found{comp: comp, count: count, entered: entered}
+}
+
+// CondensedFrom is Condensed with the components already found by Search on the same g and
+// skip; f must not be used afterwards.
+func CondensedFrom(g *heapgraph.Graph, skip heapgraph.EdgeSet, f *Found, sc *heapgraph.Scratch) *Sizes {
+	comp, count, entered := f.comp, f.count, f.entered
+	*f = Found{}
 	s := &Sizes{Comp: comp, Hub: heapgraph.NoNode}
 	// Component sizes in nodes are counted now, while little else is held, rather than kept
 	// per component through the walks: only the statistics and the few ranked components

@@ -3,7 +3,10 @@
 package heapgraph
 
 import (
+	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -115,4 +118,23 @@ func populate(p unsafe.Pointer, n uintptr) error {
 		}
 		return nil
 	}
+}
+
+// Resident returns the bytes of the process's memory now resident (the RSS that a peak is
+// measured in), or -1 if it cannot tell.
+func Resident() int64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return -1
+	}
+	// size resident shared text lib data dt, in pages
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return -1
+	}
+	pages, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil {
+		return -1
+	}
+	return pages * int64(os.Getpagesize())
 }

@@ -72,3 +72,17 @@ func TestMakeFaultsPagesInAhead(t *testing.T) {
 	}
 	runtime.KeepAlive(reserved)
 }
+
+// Resident counts the pages the process has touched: 64 MB more once they are written.
+func TestResident(t *testing.T) {
+	before := Resident()
+	a := make([]byte, 64<<20)
+	for i := 0; i < len(a); i += 4096 {
+		a[i] = 1
+	}
+	after := Resident()
+	runtime.KeepAlive(a)
+	if before <= 0 || after-before < 60<<20 {
+		t.Errorf("resident %d bytes before 64 MB were written, %d after", before, after)
+	}
+}

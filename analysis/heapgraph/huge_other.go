@@ -7,3 +7,6 @@ package heapgraph
 func adviseHuge[T ~uint8 | ~uint32 | ~uint64](a []T, fill bool) {}
 
 func faultAhead[T ~uint8 | ~uint32 | ~uint64](a []T, from, to int) {}
+
+// Resident cannot tell the resident memory here.
+func Resident() int64 { return -1 }

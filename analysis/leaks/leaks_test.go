@@ -294,7 +294,9 @@ func TestDegenerateHeaps(t *testing.T) {
 }
 
 // Run with spilling moves columns out and back between phases: the report must be Analyze's, and
-// every column must be back, with the same contents, when it returns.
+// every column must be back, with the same contents, when it returns. So with a memory limit
+// that leaves no room to search for components beside the dominators' search (1 byte), and
+// with none (0), where the two run side by side.
 func TestSpillingRunMatchesAnalyze(t *testing.T) {
 	leak, _ := plantedLeak(t)
 	g, err := heapgraph.FromEdges(5, [2]uint32{0, 1}, [2]uint32{1, 2}, [2]uint32{2, 3}, [2]uint32{1, 4})
@@ -303,7 +305,7 @@ func TestSpillingRunMatchesAnalyze(t *testing.T) {
 	}
 	weak := heapgraph.NewEdgeSet(len(g.Succ))
 	weak.Add(1) // 1 → 2: 2 and 3 are held only weakly
-	for _, in := range []Input{leak, {Graph: g, Weak: weak}} {
+	for i, in := range []Input{leak, {Graph: g, Weak: weak}, leak, {Graph: g, Weak: weak}} {
 		want := Analyze(in, DefaultOptions)
 		g := in.Graph
 		off, succ, size := slices.Clone(g.Off), slices.Clone(g.Succ), slices.Clone(g.Size)
@@ -311,6 +313,9 @@ func TestSpillingRunMatchesAnalyze(t *testing.T) {
 		spilling := in
 		opt := DefaultOptions
 		opt.Spill = true
+		if i >= 2 {
+			opt.MemoryLimit = 1
+		}
 		got, err := Run(&spilling, opt)
 		if err != nil {
 			t.Fatal(err)
@@ -321,6 +326,18 @@ func TestSpillingRunMatchesAnalyze(t *testing.T) {
 		if !slices.Equal(g.Off, off) || !slices.Equal(g.Succ, succ) || !slices.Equal(g.Size, size) ||
 			!slices.Equal(spilling.ClassOf, classOf) || !slices.Equal(spilling.Weak, weak) {
 			t.Fatal("a column did not come back as it was")
+		}
+	}
+}
+
+// Work runs beside other work only when the process is known to stay under the limit with it.
+func TestBeside(t *testing.T) {
+	for _, c := range []struct {
+		resident, more, limit int64
+		want                  bool
+	}{{100, 50, 200, true}, {100, 100, 200, true}, {150, 51, 200, false}, {-1, 1, 200, false}} {
+		if got := beside(c.resident, c.more, c.limit); got != c.want {
+			t.Errorf("beside(%d, %d, %d) = %v", c.resident, c.more, c.limit, got)
 		}
 	}
 }
