@@ -65,12 +65,19 @@ func fromSegments(path string, f *os.File, opt Options) (*Histogram, bool) {
 			return nil
 		})
 	}
-	// The class names are read back from the symbols the index noted while the workers count.
-	names := make(chan error, 1)
-	go func() { names <- schema.TakeClassNames(f, idx.UTF8) }()
+	// The class names are read back from the symbols the index noted by the last worker, before
+	// it counts its first segments: the runs of segments shrink towards the end (see
+	// hprof.EachSegment), so the others take up its share, where a goroutine of its own, left
+	// for the scheduler to place, ran after the count about one time in three.
+	var names sync.Once
+	var namesErr error
+	takeNames := func() { namesErr = schema.TakeClassNames(f, idx.UTF8) }
 	var done atomic.Int64
 	var progressMu sync.Mutex
 	err = hprof.EachSegment(f, idx, segs, workers, func(w, i int, r *hprof.Reader) error {
+		if w == workers-1 {
+			names.Do(takeNames)
+		}
 		r.SkipPrimitiveData = true
 		if err := tallies[w].segment(r); err != nil {
 			return err
@@ -85,7 +92,8 @@ func fromSegments(path string, f *os.File, opt Options) (*Histogram, bool) {
 		}
 		return nil
 	})
-	if e := <-names; err != nil || e != nil {
+	names.Do(takeNames) // with fewer segments than workers, no worker took them
+	if err != nil || namesErr != nil {
 		return nil, false
 	}
 	t := tallies[0]
