@@ -43,7 +43,9 @@ Memory: to keep its peak below the dump's size, the analysis moves the per-objec
 does not read to temporary files in $TMPDIR (or /tmp), unlinked as soon as they are made, so
 nothing is left behind; they need disk space of the same order as the memory they save. When they
 cannot be written (no such directory, a full disk) the columns stay in memory, the results are the
-same, and a warning on stderr says how much stayed and why.
+same, and a warning on stderr says how much stayed and why. Work that could overlap on the
+second core while holding more memory (the search for strongly connected components, beside the
+dominator tree's depth-first search) does so only if the process stays under the dump's size.
 
 --timings prints how long each phase took, wall and CPU seconds, on stderr.`,
 	Flags: append(dumpFlags(),
