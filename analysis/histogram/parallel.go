@@ -65,10 +65,10 @@ func fromSegments(path string, f *os.File, opt Options) (*Histogram, bool) {
 			return nil
 		})
 	}
-	// The class names are read back from the symbols the index noted by the last worker, before
-	// it counts its first segments: the runs of segments shrink towards the end (see
-	// hprof.EachSegment), so the others take up its share, where a goroutine of its own, left
-	// for the scheduler to place, ran after the count about one time in three.
+	// The last worker reads the class names back from the runs of symbols the index noted
+	// before it counts its first segments; the runs of segments shrink towards the end (see
+	// hprof.EachSegment), so the others take up its share. A goroutine of its own, left for the
+	// scheduler to place, ran after the count about one time in three.
 	var names sync.Once
 	var namesErr error
 	takeNames := func() { namesErr = schema.TakeClassNames(f, idx.UTF8) }
