@@ -1,9 +1,11 @@
 package heapgraph
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"sync"
 	"unsafe"
 )
@@ -19,10 +21,17 @@ import (
 // When the file cannot be created or written (no temporary directory, a full disk), the column
 // simply stays in memory: spilling saves memory, it is never needed for a right answer.
 type Spilled[T ~uint8 | ~uint32 | ~uint64] struct {
-	f    *os.File
-	n    int
-	kept []T // the column itself when it could not be written out
+	files []*os.File // the column in parts of part elements, the last part shorter
+	part  int
+	n     int
+	kept  []T // the column itself when it could not be written out
 }
+
+// spillPart is the size from which a column is written as two files, one from each of two
+// cores. Writing to the page cache is mostly the cost of the fresh pages it takes, which two
+// cores bear at once (two 100 MB files: 37 ms against 57 one after the other); two files because
+// writes to one file are serialised by its lock.
+const spillPart = 4 << 20
 
 // Spill moves a to a temporary file. The caller must drop its own references to a for the memory
 // to be freed; Restore gives the contents back.
@@ -31,21 +40,56 @@ func Spill[T ~uint8 | ~uint32 | ~uint64](a []T) *Spilled[T] {
 	if len(a) == 0 {
 		return s
 	}
+	parts := 1
+	if len(asBytes(a)) >= 2*spillPart && runtime.GOMAXPROCS(0) >= 2 {
+		parts = 2
+	}
+	s.part = (len(a) + parts - 1) / parts
+	files := make([]*os.File, parts)
+	errs := make([]error, parts)
+	s.each(func(i, lo, hi int) { files[i], errs[i] = spillFile(asBytes(a[lo:hi])) })
+	if err := errors.Join(errs...); err != nil {
+		for _, f := range files {
+			if f != nil {
+				f.Close()
+			}
+		}
+		s.kept = a
+		kept.add(len(asBytes(a)), err)
+		return s
+	}
+	s.files = files
+	return s
+}
+
+// spillFile writes b to a new temporary file, unlinked at once.
+func spillFile(b []byte) (*os.File, error) {
 	f, err := os.CreateTemp("", "heapledger-spill-*")
 	if err != nil {
-		s.kept = a
-		kept.add(len(asBytes(a)), err)
-		return s
+		return nil, err
 	}
 	os.Remove(f.Name())
-	if _, err := f.Write(asBytes(a)); err != nil {
+	if _, err := f.Write(b); err != nil {
 		f.Close()
-		s.kept = a
-		kept.add(len(asBytes(a)), err)
-		return s
+		return nil, err
 	}
-	s.f = f
-	return s
+	return f, nil
+}
+
+// each calls fn for every part, with its elements lo..hi-1, the parts after the first on
+// goroutines of their own.
+func (s *Spilled[T]) each(fn func(i, lo, hi int)) {
+	parts := (s.n + s.part - 1) / s.part
+	var wg sync.WaitGroup
+	for i := 1; i < parts; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn(i, i*s.part, min((i+1)*s.part, s.n))
+		}()
+	}
+	fn(0, 0, min(s.part, s.n))
+	wg.Wait()
 }
 
 // kept tallies the columns that stayed in memory because their file could not be written: the
@@ -91,7 +135,7 @@ func (s *Spilled[T]) Restore(dst []T) ([]T, error) {
 // Load is Restore keeping the file, for a column that goes out again unchanged: dropping it
 // then costs no second write.
 func (s *Spilled[T]) Load(dst []T) ([]T, error) {
-	if s.f == nil {
+	if s.files == nil {
 		if s.kept == nil {
 			return dst[:0:0], nil
 		}
@@ -101,8 +145,14 @@ func (s *Spilled[T]) Load(dst []T) ([]T, error) {
 		dst = Make[T](s.n)
 	}
 	dst = dst[:s.n]
-	if _, err := s.f.ReadAt(asBytes(dst), 0); err != nil {
-		return nil, fmt.Errorf("reading back a column of %d elements from a temporary file: %w", len(dst), err)
+	errs := make([]error, len(s.files))
+	s.each(func(i, lo, hi int) {
+		if _, err := s.files[i].ReadAt(asBytes(dst[lo:hi]), 0); err != nil {
+			errs[i] = fmt.Errorf("reading back elements %d to %d of a column of %d from a temporary file: %w", lo, hi-1, s.n, err)
+		}
+	})
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	return dst, nil
 }
@@ -113,12 +163,12 @@ func (s *Spilled[T]) At(i int) (T, error) {
 	if i < 0 || i >= s.n {
 		return 0, fmt.Errorf("element %d of a spilled column of %d", i, s.n)
 	}
-	if s.f == nil {
+	if s.files == nil {
 		return s.kept[i], nil
 	}
 	var v T
 	b := unsafe.Slice((*byte)(unsafe.Pointer(&v)), unsafe.Sizeof(v))
-	if _, err := s.f.ReadAt(b, int64(i)*int64(len(b))); err != nil && err != io.EOF {
+	if _, err := s.files[i/s.part].ReadAt(b, int64(i%s.part)*int64(len(b))); err != nil && err != io.EOF {
 		return 0, fmt.Errorf("element %d of a spilled column of %d: %w", i, s.n, err)
 	}
 	return v, nil
@@ -126,8 +176,8 @@ func (s *Spilled[T]) At(i int) (T, error) {
 
 // Close discards the column.
 func (s *Spilled[T]) Close() {
-	if s.f != nil {
-		s.f.Close()
+	for _, f := range s.files {
+		f.Close()
 	}
 	*s = Spilled[T]{}
 }

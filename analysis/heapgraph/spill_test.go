@@ -2,6 +2,7 @@ package heapgraph
 
 import (
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -14,7 +15,7 @@ func TestSpillRoundTrips(t *testing.T) {
 	}
 	want := slices.Clone(a)
 	s := Spill(a)
-	if s.f == nil {
+	if s.files == nil {
 		t.Fatal("the column stayed in memory although the temporary directory is writable")
 	}
 	clear(a) // the caller's array is free for other use once spilled
@@ -54,7 +55,7 @@ func TestSpillKeepsTheColumnWhenItCannotWrite(t *testing.T) {
 	n0, b0, _ := SpillFailures()
 	a := []uint32{5, 6, 7}
 	s := Spill(a)
-	if s.f != nil {
+	if s.files != nil {
 		t.Fatal("spilled into a directory that does not exist")
 	}
 	if n, b, err := SpillFailures(); n != n0+1 || b != b0+12 || err == nil || !strings.Contains(err.Error(), "missing") {
@@ -66,5 +67,39 @@ func TestSpillKeepsTheColumnWhenItCannotWrite(t *testing.T) {
 	got, err := s.Restore(nil)
 	if err != nil || &got[0] != &a[0] {
 		t.Fatalf("want the kept column itself back, got %v, %v", got, err)
+	}
+	big := make([]uint32, 2*spillPart/4+1) // two parts, where there are two cores
+	big[len(big)-1] = 9
+	if s := Spill(big); s.files != nil || s.kept == nil {
+		t.Fatal("a column in two parts spilled into a directory that does not exist")
+	} else if v, err := s.At(len(big) - 1); err != nil || v != 9 {
+		t.Fatalf("At(last) of the kept column = %d, %v", v, err)
+	}
+}
+
+// A column of 2·spillPart bytes and more goes out as two files, written and read back on two
+// cores; elements on either side of the split come back as they were.
+func TestSpillInTwoParts(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("one core: a column is written as one file")
+	}
+	a := make([]uint64, 2*spillPart/8+3) // odd: the second part is shorter
+	for i := range a {
+		a[i] = uint64(i) * 0x9E3779B97F4A7C15
+	}
+	want := slices.Clone(a)
+	s := Spill(a)
+	if len(s.files) != 2 {
+		t.Fatalf("a column of %d bytes went out as %d file(s), want 2", 8*len(a), len(s.files))
+	}
+	clear(a)
+	for _, i := range []int{0, s.part - 1, s.part, len(want) - 1} {
+		if v, err := s.At(i); err != nil || v != want[i] {
+			t.Fatalf("At(%d) = %d, %v; want %d", i, v, err, want[i])
+		}
+	}
+	got, err := s.Restore(nil)
+	if err != nil || !slices.Equal(got, want) {
+		t.Fatalf("restored column differs (err %v)", err)
 	}
 }
