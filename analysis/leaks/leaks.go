@@ -8,6 +8,7 @@ import (
 	"container/heap"
 	"errors"
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"sort"
 
@@ -170,7 +171,7 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 	var skip heapgraph.EdgeSet
 	var found *dynsize.Found
 	var foundDone chan struct{}
-	if opt.MemoryLimit <= 0 || beside(heapgraph.Resident(), 28*int64(n)+int64(edges)/4, opt.MemoryLimit) {
+	if runtime.GOMAXPROCS(0) >= 2 && (opt.MemoryLimit <= 0 || beside(heapgraph.Resident(), 28*int64(n)+int64(edges)/4, opt.MemoryLimit)) {
 		foundDone = make(chan struct{})
 		go func() {
 			defer close(foundDone)
