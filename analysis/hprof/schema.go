@@ -206,11 +206,32 @@ func (s *Schema) FieldName(nameID uint64) string {
 // ClassIDByName returns the id of a loaded class with the given Java name, if any.
 func (s *Schema) ClassIDByName(name string) (uint64, bool) {
 	for id, nid := range s.names {
-		if n, ok := s.Strings[nid]; ok && JavaName(n) == name {
+		if n, ok := s.Strings[nid]; ok && isJavaName(n, name) {
 			return id, true
 		}
 	}
 	return 0, false
+}
+
+// isJavaName reports whether JavaName(n) is name, without building the Java name of every class
+// it is asked about: a plain class name is compared byte by byte, '/' standing for '.'.
+func isJavaName(n, name string) bool {
+	if len(n) > 0 && n[0] == '[' {
+		return JavaName(n) == name
+	}
+	if len(n) != len(name) {
+		return false
+	}
+	for i := 0; i < len(n); i++ {
+		c := n[i]
+		if c == '/' {
+			c = '.'
+		}
+		if c != name[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // InstanceRefs returns the reference fields of instances of class id, and the length an

@@ -26,3 +26,16 @@ func TestPruneKeepsClassAndFieldNames(t *testing.T) {
 		t.Errorf("Prune kept %d strings (%v), want the class's and its fields' 3", len(s.Strings), s.Strings)
 	}
 }
+
+// isJavaName agrees with comparing JavaName's result, for plain and array names.
+func TestIsJavaName(t *testing.T) {
+	names := []string{"java/lang/Class", "java.lang.Class", "java/lang/Clas", "java/lang/Class2", "java/lang.Class",
+		"[Ljava/lang/Class;", "[I", "[[B", "Foo", ""}
+	for _, n := range names {
+		for _, name := range []string{"java.lang.Class", "java.lang.Class[]", "int[]", "byte[][]", "Foo", "java/lang/Class", ""} {
+			if got, want := isJavaName(n, name), JavaName(n) == name; got != want {
+				t.Errorf("isJavaName(%q, %q) = %v, want %v", n, name, got, want)
+			}
+		}
+	}
+}
