@@ -14,7 +14,6 @@ import (
 // finish squeezes unused successor slots out, deals with unreachable objects and totals classes.
 func (l *loader) finish() {
 	d := l.d
-	l.squeeze()
 	g := d.Graph
 	n := g.N()
 	seen := newBitset(n)
@@ -31,7 +30,7 @@ func (l *loader) finish() {
 			objs++
 			bytes += g.SizeOf(v)
 			for _, w := range g.Succ[g.Off[v]:g.Off[v+1]] {
-				if !seen.has(w) {
+				if w != pad && !seen.has(w) {
 					seen.set(w)
 					stack = append(stack, w)
 				}
@@ -39,12 +38,16 @@ func (l *loader) finish() {
 		}
 		return
 	}
+	// The first walk reads the edges with pass 2's pad slots still in them: dropping the
+	// unreachable objects, as dumps of live objects mostly need for a few, moves every edge
+	// anyway and takes the pads out on the way, which saves squeeze a pass over all edges.
 	walk(0)
-	if reached := seen.count(); reached < n {
-		if l.opt.KeepUnreachable || len(d.Roots) == 0 {
+	if reached := seen.count(); reached < n && !(l.opt.KeepUnreachable || len(d.Roots) == 0) {
+		l.dropUnreachable(seen)
+	} else {
+		l.squeeze()
+		if reached < n {
 			l.adoptUnreachable(seen, walk)
-		} else {
-			l.dropUnreachable(seen)
 		}
 	}
 	d.ClassOf[0] = heapgraph.NoNode
@@ -155,7 +158,8 @@ func (l *loader) adoptUnreachable(seen bitset, walk func(uint32) (uint64, uint64
 	}
 }
 
-// dropUnreachable removes objects no GC root reaches, renumbering the rest in place.
+// dropUnreachable removes objects no GC root reaches, renumbering the rest in place, and the pad
+// slots pass 2 left (see squeeze).
 func (l *loader) dropUnreachable(seen bitset) {
 	d := l.d
 	g := d.Graph
@@ -187,7 +191,7 @@ func (l *loader) dropUnreachable(seen bitset) {
 		go func() {
 			defer wg.Done()
 			for e, t := range g.Succ[lo:hi] {
-				if seen.has(t) {
+				if t != pad && seen.has(t) {
 					g.Succ[lo+e] = newIdx(t)
 				}
 			}
@@ -203,6 +207,9 @@ func (l *loader) dropUnreachable(seen bitset) {
 			nv := newIdx(uint32(v))
 			g.Off[nv] = w
 			for e := start; e < end; e++ {
+				if g.Succ[e] == pad {
+					continue
+				}
 				if d.Weak[e>>6]&(1<<(e&63)) != 0 {
 					weak.set(w)
 				}

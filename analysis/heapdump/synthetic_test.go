@@ -284,3 +284,55 @@ func TestEmptyLastDump(t *testing.T) {
 		}
 	}
 }
+
+// References to ids absent from the dump leave pad slots that the drop of unreachable objects
+// takes out as it moves the edges; weak bits stay on their edges, and keeping the unreachable
+// objects (squeeze instead) gives the kept objects the same edges.
+func TestDanglingReferencesAndDroppedObjects(t *testing.T) {
+	b := hproftest.New(8)
+	b.LoadClass(0x10, "java/lang/Object")
+	b.LoadClass(0x20, "app/Node")
+	b.LoadClass(0x30, "java/lang/ref/Reference")
+	b.LoadClass(0x38, "java/lang/ref/WeakReference")
+	b.StartSegment(false)
+	b.Class(0x10, 0, "", nil, nil)
+	b.Class(0x20, 0x10, "", []hproftest.Field{{Name: "next", Type: hprof.TypeObject}, {Name: "other", Type: hprof.TypeObject}}, nil)
+	b.Class(0x30, 0x10, "", []hproftest.Field{{Name: "queue", Type: hprof.TypeObject}, {Name: "referent", Type: hprof.TypeObject}}, nil)
+	b.Class(0x38, 0x30, "", nil, nil)
+	b.Instance(0x100, 0x20, 0x999, 0x108)  // next: absent
+	b.Instance(0x108, 0x38, 0xdead, 0x110) // queue: absent; referent → 0x110, weak
+	b.Instance(0x110, 0x10)
+	b.Instance(0x118, 0x20, 0x100, 0x777) // unreachable, with an absent reference too
+	b.Root(hprof.TagRootUnknown, 0x100)
+	b.EndSegment()
+	p := write(t, b.Bytes())
+	for _, keep := range []bool{false, true} {
+		d, err := Load(p, Options{KeepUnreachable: keep})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !keep && (d.Unreachable.Objects != 1 || d.Graph.N() != 8) { // the super root, 4 classes, 3 objects
+			t.Errorf("dropped %+v, %d nodes left", d.Unreachable, d.Graph.N())
+		}
+		n, _ := d.Node(0x100)
+		if got := idsOf(d, d.Graph.Successors(n)); !slices.Equal(got, []uint64{0x20, 0x108}) {
+			t.Errorf("keep %v: 0x100 → %x, want 0x108 and its class", keep, got)
+		}
+		w, _ := d.Node(0x108)
+		var weak []uint64
+		for e := d.Graph.Off[w]; e < d.Graph.Off[w+1]; e++ {
+			if d.Graph.Succ[e] == pad {
+				t.Fatalf("keep %v: a pad slot is left", keep)
+			}
+			if d.IsWeak(e) {
+				weak = append(weak, d.ObjectID(d.Graph.Succ[e]))
+			}
+		}
+		if got := idsOf(d, d.Graph.Successors(w)); !slices.Equal(got, []uint64{0x38, 0x110}) || !slices.Equal(weak, []uint64{0x110}) {
+			t.Errorf("keep %v: 0x108 → %x, weak %x; want 0x110 (weak) and its class", keep, got, weak)
+		}
+		if len(d.Warnings) == 0 || !strings.Contains(strings.Join(d.Warnings, " "), "absent") {
+			t.Errorf("keep %v: no warning about the absent ids: %v", keep, d.Warnings)
+		}
+	}
+}
