@@ -10,15 +10,16 @@ import (
 	"unsafe"
 )
 
-// Spilled is a column of fixed-width integers moved out of memory into a temporary file, so that
-// a phase of an analysis that does not read it runs without it resident. A heap of tens of
-// millions of objects keeps a dozen such columns, of which each phase needs a few; holding all
-// of them through every phase would put the peak above the size of the dump.
+// Spilled is a column of fixed-width integers moved out of memory into temporary files (one, or
+// two for a large column: see spillPart), so that a phase of an analysis that does not read it
+// runs without it resident. A heap of tens of millions of objects keeps a dozen such columns, of
+// which each phase needs a few; holding all of them through every phase would put the peak
+// above the size of the dump.
 //
-// The file is read and written with plain read and write calls, never mapped: mapped pages that
-// are touched count as resident memory of the process, which is what spilling avoids. The file
-// is unlinked as soon as it is created, so nothing is left behind however the process ends.
-// When the file cannot be created or written (no temporary directory, a full disk), the column
+// The files are read and written with plain read and write calls, never mapped: mapped pages
+// that are touched count as resident memory of the process, which is what spilling avoids. Each
+// file is unlinked as soon as it is created, so nothing is left behind however the process ends.
+// When a file cannot be created or written (no temporary directory, a full disk), the column
 // simply stays in memory: spilling saves memory, it is never needed for a right answer.
 type Spilled[T ~uint8 | ~uint32 | ~uint64] struct {
 	files []*os.File // the column in parts of part elements, the last part shorter
@@ -33,7 +34,7 @@ type Spilled[T ~uint8 | ~uint32 | ~uint64] struct {
 // writes to one file are serialised by its lock.
 const spillPart = 4 << 20
 
-// Spill moves a to a temporary file. The caller must drop its own references to a for the memory
+// Spill moves a to temporary files. The caller must drop its own references to a for the memory
 // to be freed; Restore gives the contents back.
 func Spill[T ~uint8 | ~uint32 | ~uint64](a []T) *Spilled[T] {
 	s := &Spilled[T]{n: len(a)}
