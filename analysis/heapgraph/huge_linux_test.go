@@ -86,3 +86,64 @@ func TestResident(t *testing.T) {
 		t.Errorf("resident %d bytes before 64 MB were written, %d after", before, after)
 	}
 }
+
+// A column whose file cannot be written to the end keeps its contents: the chunks already
+// written, whose memory was given back, are read back from the file. The file size limit makes
+// the writes fail part-way (the runtime ignores SIGXFSZ, so write returns EFBIG).
+func TestSpillFailingPartWayKeepsTheColumn(t *testing.T) {
+	var old syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
+		t.Skip(err)
+	}
+	lim := old
+	lim.Cur = spillChunk + spillChunk/4
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
+		t.Skip(err)
+	}
+	defer syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old)
+	a := make([]uint32, 3*spillChunk/4) // two parts of 12 MB: each fails in its second chunk
+	for i := range a {
+		a[i] = uint32(i) * 2654435761
+	}
+	n0, b0, first0 := SpillFailures()
+	defer func() { // the other tests expect the failures they cause, and the first reason
+		kept.Lock()
+		kept.n, kept.bytes, kept.first = n0, b0, first0
+		kept.Unlock()
+	}()
+	s := Spill(a)
+	syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old)
+	if s.files != nil {
+		t.Fatal("the column went out although its files could not be written whole")
+	}
+	if n, _, err := SpillFailures(); n != n0+1 || err == nil {
+		t.Errorf("SpillFailures: %d after %d, %v", n, n0, err)
+	}
+	for i, v := range a {
+		if v != uint32(i)*2654435761 {
+			t.Fatalf("element %d is %d after the failed spill", i, v)
+		}
+	}
+}
+
+// Spilling gives the column's memory back as it goes, before the caller drops the array.
+func TestSpillGivesMemoryBack(t *testing.T) {
+	a := make([]uint64, 64<<20/8)
+	for i := range a {
+		a[i] = uint64(i)
+	}
+	before := Resident()
+	s := Spill(a)
+	after := Resident()
+	runtime.KeepAlive(a)
+	if s.files == nil {
+		t.Skip("the column could not be written out")
+	}
+	defer s.Close()
+	if before-after < 56<<20 {
+		t.Errorf("resident %d MB before spilling 64 MB, %d MB after", before>>20, after>>20)
+	}
+	if v, err := s.At(len(a) - 1); err != nil || v != uint64(len(a)-1) {
+		t.Errorf("At(last) = %d, %v", v, err)
+	}
+}

@@ -63,16 +63,34 @@ func Spill[T ~uint8 | ~uint32 | ~uint64](a []T) *Spilled[T] {
 	return s
 }
 
-// spillFile writes b to a new temporary file, unlinked at once.
+// spillChunk is how much of a column is written at a time before its pages are given back.
+const spillChunk = 8 << 20
+
+// spillFile writes b to a new temporary file, unlinked at once. It gives b's memory back to the
+// system a chunk at a time as the chunk is written (b must not be read afterwards): the page
+// cache then takes the pages just given back, where a whole column written first and freed after
+// had it take pages the system had long had free. On a virtual machine that hands free pages back
+// to its host, those cost a fault in the host each, and spilling a column early in an analysis ran
+// at a tenth of the speed of one at its end. If a write fails, what was given back is read back
+// from the file, so that b holds the column again.
 func spillFile(b []byte) (*os.File, error) {
 	f, err := os.CreateTemp("", "heapledger-spill-*")
 	if err != nil {
 		return nil, err
 	}
 	os.Remove(f.Name())
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return nil, err
+	for at := 0; at < len(b); at += spillChunk {
+		end := min(at+spillChunk, len(b))
+		if _, err := f.Write(b[at:end]); err != nil {
+			if at > 0 {
+				if _, rerr := f.ReadAt(b[:at], 0); rerr != nil {
+					panic(fmt.Sprintf("heapgraph: a column could neither be written out (%v) nor read back (%v)", err, rerr))
+				}
+			}
+			f.Close()
+			return nil, err
+		}
+		release(b[at:end])
 	}
 	return f, nil
 }
