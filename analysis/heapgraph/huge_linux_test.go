@@ -96,32 +96,37 @@ func TestSpillFailingPartWayKeepsTheColumn(t *testing.T) {
 		t.Skip(err)
 	}
 	lim := old
-	lim.Cur = spillChunk + spillChunk/4
-	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
-		t.Skip(err)
-	}
 	defer syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old)
-	a := make([]uint32, 3*spillChunk/4) // two parts of 12 MB: each fails in its second chunk
-	for i := range a {
-		a[i] = uint32(i) * 2654435761
-	}
 	n0, b0, first0 := SpillFailures()
 	defer func() { // the other tests expect the failures they cause, and the first reason
 		kept.Lock()
 		kept.n, kept.bytes, kept.first = n0, b0, first0
 		kept.Unlock()
 	}()
-	s := Spill(a)
-	syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old)
-	if s.files != nil {
-		t.Fatal("the column went out although its files could not be written whole")
-	}
-	if n, _, err := SpillFailures(); n != n0+1 || err == nil {
-		t.Errorf("SpillFailures: %d after %d, %v", n, n0, err)
-	}
-	for i, v := range a {
-		if v != uint32(i)*2654435761 {
-			t.Fatalf("element %d is %d after the failed spill", i, v)
+	// Two parts of 12 MB, each failing in its second chunk; then two parts of which only the
+	// first, one element longer, passes the limit, so that the second, written whole and given
+	// back, must come back from its file.
+	for _, n := range []int{3 * spillChunk / 4, 2*(spillChunk+spillChunk/4)/4 + 1} {
+		lim.Cur = spillChunk + spillChunk/4
+		if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
+			t.Skip(err)
+		}
+		a := make([]uint32, n)
+		for i := range a {
+			a[i] = uint32(i) * 2654435761
+		}
+		s := Spill(a)
+		syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old)
+		if s.files != nil {
+			t.Fatalf("%d elements: the column went out although its files could not be written whole", n)
+		}
+		if n, _, err := SpillFailures(); n == n0 || err == nil {
+			t.Errorf("SpillFailures: %d after %d, %v", n, n0, err)
+		}
+		for i, v := range a {
+			if v != uint32(i)*2654435761 {
+				t.Fatalf("%d elements: element %d is %d after the failed spill", n, i, v)
+			}
 		}
 	}
 }

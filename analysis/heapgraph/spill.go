@@ -50,11 +50,15 @@ func Spill[T ~uint8 | ~uint32 | ~uint64](a []T) *Spilled[T] {
 	errs := make([]error, parts)
 	s.each(func(i, lo, hi int) { files[i], errs[i] = spillFile(asBytes(a[lo:hi])) })
 	if err := errors.Join(errs...); err != nil {
-		for _, f := range files {
-			if f != nil {
+		// A part that did go out has given its memory back: it comes back from its file.
+		s.each(func(i, lo, hi int) {
+			if f := files[i]; f != nil {
+				if _, rerr := f.ReadAt(asBytes(a[lo:hi]), 0); rerr != nil {
+					panic(fmt.Sprintf("heapgraph: a column could neither be written out (%v) nor read back (%v)", err, rerr))
+				}
 				f.Close()
 			}
-		}
+		})
 		s.kept = a
 		kept.add(len(asBytes(a)), err)
 		return s
