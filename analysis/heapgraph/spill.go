@@ -34,8 +34,9 @@ type Spilled[T ~uint8 | ~uint32 | ~uint64] struct {
 // writes to one file are serialised by its lock.
 const spillPart = 4 << 20
 
-// Spill moves a to temporary files. The caller must drop its own references to a for the memory
-// to be freed; Restore gives the contents back.
+// Spill moves a to temporary files, giving a's memory back to the system as it goes: afterwards
+// a reads as zeros and must not be used (the caller drops it; Restore gives the contents back).
+// Only when a file cannot be written does a keep its contents, and the column stays in it.
 func Spill[T ~uint8 | ~uint32 | ~uint64](a []T) *Spilled[T] {
 	s := &Spilled[T]{n: len(a)}
 	if len(a) == 0 {
@@ -47,17 +48,20 @@ func Spill[T ~uint8 | ~uint32 | ~uint64](a []T) *Spilled[T] {
 	}
 	s.part = (len(a) + parts - 1) / parts
 	files := make([]*os.File, parts)
+	written := make([]int, parts) // bytes of each part written, and given back
 	errs := make([]error, parts)
-	s.each(func(i, lo, hi int) { files[i], errs[i] = spillFile(asBytes(a[lo:hi])) })
+	s.each(func(i, lo, hi int) { files[i], written[i], errs[i] = spillFile(asBytes(a[lo:hi])) })
 	if err := errors.Join(errs...); err != nil {
-		// A part that did go out has given its memory back: it comes back from its file.
+		// What went out, of the part that failed and of any other, comes back from its file.
 		s.each(func(i, lo, hi int) {
-			if f := files[i]; f != nil {
-				if _, rerr := f.ReadAt(asBytes(a[lo:hi]), 0); rerr != nil {
-					panic(fmt.Sprintf("heapgraph: a column could neither be written out (%v) nor read back (%v)", err, rerr))
-				}
-				f.Close()
+			f := files[i]
+			if f == nil {
+				return
 			}
+			if _, rerr := f.ReadAt(asBytes(a[lo:hi])[:written[i]], 0); rerr != nil {
+				panic(fmt.Sprintf("heapgraph: a column could neither be written out (%v) nor read back (%v)", err, rerr))
+			}
+			f.Close()
 		})
 		s.kept = a
 		kept.add(len(asBytes(a)), err)
@@ -70,33 +74,27 @@ func Spill[T ~uint8 | ~uint32 | ~uint64](a []T) *Spilled[T] {
 // spillChunk is how much of a column is written at a time before its pages are given back.
 const spillChunk = 8 << 20
 
-// spillFile writes b to a new temporary file, unlinked at once. It gives b's memory back to the
-// system a chunk at a time as the chunk is written (b must not be read afterwards): the page
-// cache then takes the pages just given back, where a whole column written first and freed after
-// had it take pages the system had long had free. On a virtual machine that hands free pages back
-// to its host, those cost a fault in the host each, and spilling a column early in an analysis ran
-// at a tenth of the speed of one at its end. If a write fails, what was given back is read back
-// from the file, so that b holds the column again.
-func spillFile(b []byte) (*os.File, error) {
-	f, err := os.CreateTemp("", "heapledger-spill-*")
-	if err != nil {
-		return nil, err
+// spillFile writes b to a new temporary file, unlinked at once, and gives b's memory back to the
+// system a chunk at a time as the chunk is written: the page cache then takes the pages just
+// given back, where a whole column written first and freed after had it take pages the system
+// had long had free. On a virtual machine that hands free pages back to its host, those cost a
+// fault in the host each, and spilling a column early in an analysis ran at a tenth of the speed
+// of one at its end. It returns how many bytes went out (and were given back) either way: when a
+// write fails, the file is returned open with them, for the caller to read back.
+func spillFile(b []byte) (f *os.File, written int, err error) {
+	if f, err = os.CreateTemp("", "heapledger-spill-*"); err != nil {
+		return nil, 0, err
 	}
 	os.Remove(f.Name())
-	for at := 0; at < len(b); at += spillChunk {
-		end := min(at+spillChunk, len(b))
-		if _, err := f.Write(b[at:end]); err != nil {
-			if at > 0 {
-				if _, rerr := f.ReadAt(b[:at], 0); rerr != nil {
-					panic(fmt.Sprintf("heapgraph: a column could neither be written out (%v) nor read back (%v)", err, rerr))
-				}
-			}
-			f.Close()
-			return nil, err
+	for written < len(b) {
+		end := min(written+spillChunk, len(b))
+		if _, err := f.Write(b[written:end]); err != nil {
+			return f, written, err
 		}
-		release(b[at:end])
+		release(b[written:end])
+		written = end
 	}
-	return f, nil
+	return f, written, nil
 }
 
 // each calls fn for every part, with its elements lo..hi-1, the parts after the first on
