@@ -180,15 +180,9 @@ func TestTruncatedPartial(t *testing.T) {
 
 func TestWeakReferent(t *testing.T) {
 	b := hproftest.New(8)
-	b.LoadClass(0x10, "java/lang/Object")
-	b.LoadClass(0x30, "java/lang/ref/Reference")
-	b.LoadClass(0x38, "java/lang/ref/WeakReference")
-	b.LoadClass(0x40, "app/Holder")
 	b.StartSegment(false)
-	b.Class(0x10, 0, "", nil, nil)
-	b.Class(0x30, 0x10, "", []hproftest.Field{{Name: "referent", Type: hprof.TypeObject}, {Name: "queue", Type: hprof.TypeObject}}, nil)
-	b.Class(0x38, 0x30, "", nil, nil)
-	b.Class(0x40, 0x10, "", []hproftest.Field{{Name: "referent", Type: hprof.TypeObject}}, nil)
+	referenceClasses(b, "referent", "queue")
+	b.Class(0x40, 0x10, "app/Holder", []hproftest.Field{{Name: "referent", Type: hprof.TypeObject}}, nil)
 	b.Instance(0x100, 0x38, 0x200, 0x200) // WeakReference: referent and queue both → 0x200
 	b.Instance(0x108, 0x40, 0x200)        // a field merely named referent, not a Reference
 	b.Instance(0x200, 0x10)
@@ -290,15 +284,9 @@ func TestEmptyLastDump(t *testing.T) {
 // objects (squeeze instead) gives the kept objects the same edges.
 func TestDanglingReferencesAndDroppedObjects(t *testing.T) {
 	b := hproftest.New(8)
-	b.LoadClass(0x10, "java/lang/Object")
-	b.LoadClass(0x20, "app/Node")
-	b.LoadClass(0x30, "java/lang/ref/Reference")
-	b.LoadClass(0x38, "java/lang/ref/WeakReference")
 	b.StartSegment(false)
-	b.Class(0x10, 0, "", nil, nil)
-	b.Class(0x20, 0x10, "", []hproftest.Field{{Name: "next", Type: hprof.TypeObject}, {Name: "other", Type: hprof.TypeObject}}, nil)
-	b.Class(0x30, 0x10, "", []hproftest.Field{{Name: "queue", Type: hprof.TypeObject}, {Name: "referent", Type: hprof.TypeObject}}, nil)
-	b.Class(0x38, 0x30, "", nil, nil)
+	referenceClasses(b, "queue", "referent") // the weak edge after a pad
+	b.Class(0x20, 0x10, "app/Node", []hproftest.Field{{Name: "next", Type: hprof.TypeObject}, {Name: "other", Type: hprof.TypeObject}}, nil)
 	b.Instance(0x100, 0x20, 0x999, 0x108)  // next: absent
 	b.Instance(0x108, 0x38, 0xdead, 0x110) // queue: absent; referent → 0x110, weak
 	b.Instance(0x110, 0x10)
@@ -335,4 +323,16 @@ func TestDanglingReferencesAndDroppedObjects(t *testing.T) {
 			t.Errorf("keep %v: no warning about the absent ids: %v", keep, d.Warnings)
 		}
 	}
+}
+
+// referenceClasses writes, in the open segment, java.lang.Object (0x10), java.lang.ref.Reference
+// (0x30) with the named reference fields in that order, and java.lang.ref.WeakReference (0x38).
+func referenceClasses(b *hproftest.Builder, fields ...string) {
+	var fs []hproftest.Field
+	for _, f := range fields {
+		fs = append(fs, hproftest.Field{Name: f, Type: hprof.TypeObject})
+	}
+	b.Class(0x10, 0, "java/lang/Object", nil, nil)
+	b.Class(0x30, 0x10, "java/lang/ref/Reference", fs, nil)
+	b.Class(0x38, 0x30, "java/lang/ref/WeakReference", nil, nil)
 }

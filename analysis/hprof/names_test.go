@@ -70,11 +70,7 @@ func TestClassNamesFromSkippedSymbols(t *testing.T) {
 // error that says where.
 func TestClassNamesFromChangedFile(t *testing.T) {
 	data := symbolsFile(8)
-	s := hprof.NewSchema(8)
-	idx, err := hprof.ReadIndexWith(bytes.NewReader(data), int64(len(data)), hprof.IndexOptions{SkipUTF8: true, Top: s.Add})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, idx := indexSkippingSymbols(t, data)
 	cut := idx.UTF8[2].Offset + 100
 	if err := s.TakeClassNames(bytes.NewReader(data[:cut]), idx.UTF8); err == nil || !strings.Contains(err.Error(), "offset") {
 		t.Errorf("symbols from a shorter file: %v", err)
@@ -90,11 +86,7 @@ func TestClassNamesFromChangedFile(t *testing.T) {
 // decodes them.
 func TestSkippedSymbolTruncated(t *testing.T) {
 	data := symbolsFile(8)
-	s := hprof.NewSchema(8)
-	idx, err := hprof.ReadIndexWith(bytes.NewReader(data), int64(len(data)), hprof.IndexOptions{SkipUTF8: true, Top: s.Add})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, idx := indexSkippingSymbols(t, data)
 	for _, end := range []int64{idx.UTF8[1].Offset + 5, idx.UTF8[1].Offset + 1000, idx.UTF8[2].End - 3} {
 		cut := data[:end]
 		_, err := hprof.ReadIndexWith(bytes.NewReader(cut), end, hprof.IndexOptions{SkipUTF8: true})
@@ -103,4 +95,15 @@ func TestSkippedSymbolTruncated(t *testing.T) {
 			t.Errorf("cut at %d: skipping %v, decoding %v", end, err, plain)
 		}
 	}
+}
+
+// indexSkippingSymbols indexes data stepping over its symbols, with a schema fed its other records.
+func indexSkippingSymbols(t *testing.T, data []byte) (*hprof.Schema, *hprof.Index) {
+	t.Helper()
+	s := hprof.NewSchema(8)
+	idx, err := hprof.ReadIndexWith(bytes.NewReader(data), int64(len(data)), hprof.IndexOptions{SkipUTF8: true, Top: s.Add})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, idx
 }
