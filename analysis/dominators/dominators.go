@@ -154,7 +154,6 @@ func (s *Searched) ListPredecessors(g *heapgraph.Graph, skip heapgraph.EdgeSet) 
 			isRoot[w>>6] |= 1 << (w & 63)
 		}
 	}
-	listed := func(w uint32) bool { return isRoot[w>>6]&(1<<(w&63)) == 0 }
 
 	// Predecessor lists by preorder number, covering just the reachable part. They leave out the
 	// DFS tree's edges — a node's semidominator starts at its parent anyway — and
@@ -169,48 +168,7 @@ func (s *Searched) ListPredecessors(g *heapgraph.Graph, skip heapgraph.EdgeSet) 
 	// list's start with no cursor array.
 	roff := next[:r+1]
 	clear(roff)
-	var preds []uint32
-	// The edges listed, in the nodes from..to-1: each is given to put as (t, o), for t's list.
-	// The loop is written out twice, counting and placing, rather than calling put through a
-	// func value on every edge.
-	count := func(from, to int) {
-		off, succ := g.Off, g.Succ
-		for v := from; v < to; v++ {
-			o := pre[v]
-			if o == none {
-				continue
-			}
-			for e, end := off[v], off[v+1]; e < end; e++ {
-				if tree.Has(e) || skip.Has(e) {
-					continue
-				}
-				if w := succ[e]; listed(w) {
-					if t := pre[w]; t != 0 && t != o {
-						atomic.AddUint32(&roff[t], 1)
-					}
-				}
-			}
-		}
-	}
-	place := func(from, to int) {
-		off, succ := g.Off, g.Succ
-		for v := from; v < to; v++ {
-			o := pre[v]
-			if o == none {
-				continue
-			}
-			for e, end := off[v], off[v+1]; e < end; e++ {
-				if tree.Has(e) || skip.Has(e) {
-					continue
-				}
-				if w := succ[e]; listed(w) {
-					if t := pre[w]; t != 0 && t != o {
-						preds[atomic.AddUint32(&roff[t], ^uint32(0))] = o
-					}
-				}
-			}
-		}
-	}
+	lists := predLister{g: g, skip: skip, tree: tree, pre: pre, isRoot: isRoot}
 	both := func(each func(from, to int)) {
 		var wg sync.WaitGroup
 		wg.Add(1)
@@ -218,15 +176,61 @@ func (s *Searched) ListPredecessors(g *heapgraph.Graph, skip heapgraph.EdgeSet) 
 		each(0, n/2)
 		wg.Wait()
 	}
-	both(count)
+	both(func(from, to int) { listEdges(&lists, from, to, counter{roff}) })
 	for t := uint32(1); t < r; t++ {
 		roff[t] += roff[t-1]
 	}
 	roff[r] = roff[r-1]
-	preds = sc.Uint32s(int(roff[r]))
-	both(place)
+	preds := sc.Uint32s(int(roff[r]))
+	both(func(from, to int) { listEdges(&lists, from, to, placer{roff, preds}) })
 	sc.Release64(tree)
 	s.roff, s.preds, s.isRoot = roff, preds, isRoot
+}
+
+// predLister holds what deciding which edges go into the predecessor lists reads.
+type predLister struct {
+	g          *heapgraph.Graph
+	skip, tree heapgraph.EdgeSet
+	pre        []uint32
+	isRoot     []uint64
+}
+
+// predSink takes the listed edges as (t, o): an edge from the node of preorder number o into t's
+// list. The sinks are value types of different shapes, so that listEdges is compiled once for
+// each, with the call inlined, rather than called through a func value on every edge.
+type predSink interface{ put(t, o uint32) }
+
+// counter counts each list's length.
+type counter struct{ roff []uint32 }
+
+func (c counter) put(t, _ uint32) { atomic.AddUint32(&c.roff[t], 1) }
+
+// placer places each predecessor in front of those placed before it in its list.
+type placer struct{ roff, preds []uint32 }
+
+func (p placer) put(t, o uint32) { p.preds[atomic.AddUint32(&p.roff[t], ^uint32(0))] = o }
+
+// listEdges gives sink the edges of the nodes from..to-1 that the predecessor lists take (see
+// ListPredecessors).
+func listEdges[S predSink](l *predLister, from, to int, sink S) {
+	const none = heapgraph.NoNode
+	off, succ, pre, isRoot := l.g.Off, l.g.Succ, l.pre, l.isRoot
+	for v := from; v < to; v++ {
+		o := pre[v]
+		if o == none {
+			continue
+		}
+		for e, end := off[v], off[v+1]; e < end; e++ {
+			if l.tree.Has(e) || l.skip.Has(e) {
+				continue
+			}
+			if w := succ[e]; isRoot[w>>6]&(1<<(w&63)) == 0 {
+				if t := pre[w]; t != 0 && t != o {
+					sink.put(t, o)
+				}
+			}
+		}
+	}
 }
 
 // Finish does the second half of ComputeWith: semidominators, then immediate dominators.
