@@ -124,24 +124,23 @@ func allNodes(d *Dump) []uint32 {
 	return out
 }
 
-func TestSeveralDumps(t *testing.T) {
+// threeDumps is a file of three dumps: the chain, then twice only F, rooted.
+func threeDumps() []byte {
 	b := hproftest.New(8)
 	chain(b, 0x100)
-	// Dump 2: only F, rooted.
-	b.StartSegment(true)
-	b.Class(0x20, 0x10, "", []hproftest.Field{{Name: "next", Type: hprof.TypeObject}}, nil)
-	b.Class(0x10, 0, "", nil, nil)
-	b.Instance(0x128, 0x20, 0)
-	b.Root(hprof.TagRootStickyClass, 0x128)
-	b.EndSegment()
-	// Dump 3: the same as dump 2.
-	b.StartSegment(true)
-	b.Class(0x20, 0x10, "", []hproftest.Field{{Name: "next", Type: hprof.TypeObject}}, nil)
-	b.Class(0x10, 0, "", nil, nil)
-	b.Instance(0x128, 0x20, 0)
-	b.Root(hprof.TagRootStickyClass, 0x128)
-	b.EndSegment()
-	p := write(t, b.Bytes())
+	for range 2 {
+		b.StartSegment(true)
+		b.Class(0x20, 0x10, "", []hproftest.Field{{Name: "next", Type: hprof.TypeObject}}, nil)
+		b.Class(0x10, 0, "", nil, nil)
+		b.Instance(0x128, 0x20, 0)
+		b.Root(hprof.TagRootStickyClass, 0x128)
+		b.EndSegment()
+	}
+	return b.Bytes()
+}
+
+func TestSeveralDumps(t *testing.T) {
+	p := write(t, threeDumps())
 	last, err := Load(p, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -158,6 +157,27 @@ func TestSeveralDumps(t *testing.T) {
 	}
 	if _, err := Load(p, Options{Dump: 4}); err == nil || !strings.Contains(err.Error(), "3 heap dump") {
 		t.Errorf("dump 4 of 3: %v", err)
+	}
+}
+
+// Every dump of an intact file is read by segments (pass1Indexed), the last one too, which the
+// scan finds only by starting again once the walk has met a second dump; and nothing of the
+// first dump stays behind when it does.
+func TestSeveralDumpsReadBySegments(t *testing.T) {
+	p := write(t, threeDumps())
+	for _, c := range []struct{ dump, index, segs, records int }{{0, 3, 1, 3}, {1, 1, 2, 8}, {2, 2, 1, 3}, {3, 3, 1, 3}} {
+		st, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := &loader{path: p, opt: Options{Dump: c.dump}, size: st.Size(), d: &Dump{Path: p}, warned: map[string]int{}}
+		ok, err := l.pass1Indexed()
+		if !ok || err != nil {
+			t.Fatalf("dump %d: not read by segments (%v)", c.dump, err)
+		}
+		if l.d.DumpIndex != c.index || l.d.Dumps != 3 || len(l.segs) != c.segs || l.segs[0].Dump != c.index || len(l.segFirst) != c.segs || len(l.ids)-1 != c.records {
+			t.Errorf("dump %d: read dump %d of %d, %d segments, %d records", c.dump, l.d.DumpIndex, l.d.Dumps, len(l.segs), len(l.ids)-1)
+		}
 	}
 }
 

@@ -309,7 +309,7 @@ func TestSeveralDumpsAndSmallIDs(t *testing.T) {
 		t.Error("dump 5 of 2 accepted")
 	}
 	// Read in order (as gzip input is), each dump is the one read by segments.
-	for _, dump := range []int{1, 0} {
+	for _, dump := range []int{1, 2, 0} {
 		bySegments, err := Read(p, Options{Dump: dump})
 		if err != nil {
 			t.Fatal(err)

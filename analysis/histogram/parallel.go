@@ -14,14 +14,16 @@ import (
 // classRec is a CLASS DUMP a worker met and decoded, kept until the schema takes them in file
 // order (a class dumped twice is described by its last dump, as when reading in order).
 type classRec struct {
-	off int64
-	cd  *hprof.ClassDump
+	off  int64
+	dump int
+	cd   *hprof.ClassDump
 }
 
 // fromSegments computes the histogram of an uncompressed dump by handing its heap-dump segments
-// to one worker per core, each with its own tally, merged at the end. It reports false when the
-// file is not one it can read that way — gzip, truncated, corrupt — and the caller reads it in
-// order instead, which also gives the errors (with offsets) and the partial result.
+// to one worker per core as the walk over the file's index finds them (hprof.ScanSegments), each
+// worker with its own tallies, merged at the end. It reports false when the file is not one it
+// can read that way — gzip, truncated, corrupt — and the caller reads it in order instead, which
+// also gives the errors (with offsets) and the partial result.
 func fromSegments(path string, f *os.File, opt Options) (*Histogram, bool) {
 	st, err := f.Stat()
 	if err != nil || !st.Mode().IsRegular() {
@@ -30,61 +32,65 @@ func fromSegments(path string, f *os.File, opt Options) (*Histogram, bool) {
 	// LOAD CLASS records do not depend on the id size; the schema learns it from the index.
 	// Only class names are wanted of the symbols, read once the classes are known.
 	schema := hprof.NewSchema(8)
-	idx, err := hprof.ReadIndexWith(f, st.Size(), hprof.IndexOptions{SkipUTF8: true, Top: func(rec *hprof.Record) error {
-		if rec.Tag == hprof.TagLoadClass {
-			return schema.Add(rec)
-		}
-		return nil
-	}})
-	if err != nil || idx.Dumps == 0 || opt.Dump > idx.Dumps {
-		return nil, false
-	}
-	schema.IDSize = idx.IDSize
-	target := opt.Dump
-	if target == 0 {
-		target = idx.Dumps
-	}
-	var segs []hprof.Segment
-	for _, s := range idx.Segments {
-		if s.Dump == target {
-			segs = append(segs, s)
-		}
-	}
-
 	workers := runtime.GOMAXPROCS(0)
-	tallies := make([]*tally, workers)
+	// A worker's tallies by dump. Which dump is the last is known only when the walk ends, but
+	// a segment claimed after the walk has found a later dump is not read.
+	tallies := make([]map[int]*tally, workers)
 	classes := make([][]classRec, workers)
-	for w := range workers {
-		tallies[w] = newTally(idx.IDSize, func(rec *hprof.Record) error {
-			// Decoded here, on every core, rather than after the count on one.
-			cd, err := hprof.DecodeClassDump(rec.ID, rec.Data, idx.IDSize, rec.Offset)
-			if err != nil {
-				return err
-			}
-			classes[w] = append(classes[w], classRec{off: rec.Offset, cd: cd})
-			return nil
-		})
-	}
-	// The last worker reads the class names back from the runs of symbols the index noted
-	// before it counts its first segments; the runs of segments shrink towards the end (see
-	// hprof.EachSegment), so the others take up its share. A goroutine of its own, left for the
-	// scheduler to place, ran after the count about one time in three.
-	var names sync.Once
+	var latest atomic.Int64 // the last dump the walk has found so far
 	var namesErr error
-	takeNames := func() { namesErr = schema.TakeClassNames(f, idx.UTF8) }
 	var done atomic.Int64
 	var progressMu sync.Mutex
-	err = hprof.EachSegment(f, idx, segs, workers, func(w, i int, r *hprof.Reader) error {
-		if w == workers-1 {
-			names.Do(takeNames)
+	idx, err := hprof.ScanSegments(f, st.Size(), hprof.ScanOptions{
+		IndexOptions: hprof.IndexOptions{
+			SkipUTF8: true,
+			Top: func(rec *hprof.Record) error {
+				if rec.Tag == hprof.TagLoadClass {
+					return schema.Add(rec)
+				}
+				return nil
+			},
+			Segment: func(_ *hprof.Index, seg hprof.Segment) error {
+				latest.Store(int64(seg.Dump))
+				return nil
+			},
+		},
+		Workers: workers,
+		// The class names are read back from the runs of symbols the index noted, on the walk's
+		// goroutine, while the workers count.
+		Walked: func(idx *hprof.Index) error {
+			schema.IDSize = idx.IDSize
+			namesErr = schema.TakeNames(f, idx.UTF8)
+			return nil
+		},
+	}, func(w, _ int, seg hprof.Segment, r *hprof.Reader) error {
+		if opt.Dump != 0 && seg.Dump != opt.Dump || opt.Dump == 0 && int64(seg.Dump) < latest.Load() {
+			return nil
+		}
+		t := tallies[w][seg.Dump]
+		if t == nil {
+			if tallies[w] == nil {
+				tallies[w] = map[int]*tally{}
+			}
+			dump := seg.Dump
+			t = newTally(r.IDSize, func(rec *hprof.Record) error {
+				// Decoded here, on every core, rather than after the count on one.
+				cd, err := hprof.DecodeClassDump(rec.ID, rec.Data, r.IDSize, rec.Offset)
+				if err != nil {
+					return err
+				}
+				classes[w] = append(classes[w], classRec{off: rec.Offset, dump: dump, cd: cd})
+				return nil
+			})
+			tallies[w][seg.Dump] = t
 		}
 		r.SkipPrimitiveData = true
-		if err := tallies[w].segment(r); err != nil {
+		if err := t.segment(r); err != nil {
 			return err
 		}
 		if opt.Progress != nil {
-			d := done.Add(segs[i].Len)
-			if d>>24 != (d-segs[i].Len)>>24 {
+			d := done.Add(seg.Len)
+			if d>>24 != (d-seg.Len)>>24 {
 				progressMu.Lock()
 				opt.Progress(d, st.Size())
 				progressMu.Unlock()
@@ -92,15 +98,34 @@ func fromSegments(path string, f *os.File, opt Options) (*Histogram, bool) {
 		}
 		return nil
 	})
-	names.Do(takeNames) // with fewer segments than workers, no worker took them
-	if err != nil || namesErr != nil {
+	if err != nil || namesErr != nil || idx.Dumps == 0 || opt.Dump > idx.Dumps {
 		return nil, false
 	}
-	t := tallies[0]
-	for _, o := range tallies[1:] {
-		t.merge(o)
+	target := opt.Dump
+	if target == 0 {
+		target = idx.Dumps
 	}
-	all := slices.Concat(classes...)
+	var t *tally
+	for _, m := range tallies {
+		switch o := m[target]; {
+		case o == nil:
+		case t == nil:
+			t = o
+		default:
+			t.merge(o)
+		}
+	}
+	if t == nil { // the dump's segments hold no records
+		t = newTally(idx.IDSize, nil)
+	}
+	var all []classRec
+	for _, c := range classes {
+		for _, r := range c {
+			if r.dump == target {
+				all = append(all, r)
+			}
+		}
+	}
 	slices.SortFunc(all, func(a, b classRec) int { return cmp.Compare(a.off, b.off) })
 	for _, c := range all {
 		schema.AddClassDump(c.cd)

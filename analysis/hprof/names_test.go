@@ -2,6 +2,7 @@ package hprof_test
 
 import (
 	"bytes"
+	"maps"
 	"strings"
 	"testing"
 
@@ -52,7 +53,7 @@ func TestClassNamesFromSkippedSymbols(t *testing.T) {
 		if len(idx.UTF8) != 4 || len(idx.Segments) != 1 {
 			t.Fatalf("id size %d: %d runs of symbols, %d segments: %+v", idSize, len(idx.UTF8), len(idx.Segments), idx.UTF8)
 		}
-		if err := s.TakeClassNames(bytes.NewReader(data), idx.UTF8); err != nil {
+		if err := s.TakeNames(bytes.NewReader(data), idx.UTF8); err != nil {
 			t.Fatal(err)
 		}
 		for _, id := range []uint64{100, 101, 102} {
@@ -72,12 +73,12 @@ func TestClassNamesFromChangedFile(t *testing.T) {
 	data := symbolsFile(8)
 	s, idx := indexSkippingSymbols(t, data)
 	cut := idx.UTF8[2].Offset + 100
-	if err := s.TakeClassNames(bytes.NewReader(data[:cut]), idx.UTF8); err == nil || !strings.Contains(err.Error(), "offset") {
+	if err := s.TakeNames(bytes.NewReader(data[:cut]), idx.UTF8); err == nil || !strings.Contains(err.Error(), "offset") {
 		t.Errorf("symbols from a shorter file: %v", err)
 	}
 	moved := append([]byte(nil), data...)
 	moved[idx.UTF8[3].Offset] = byte(hprof.TagLoadClass)
-	if err := s.TakeClassNames(bytes.NewReader(moved), idx.UTF8); err == nil || !strings.Contains(err.Error(), "where the index had symbols") {
+	if err := s.TakeNames(bytes.NewReader(moved), idx.UTF8); err == nil || !strings.Contains(err.Error(), "where the index had symbols") {
 		t.Errorf("symbols overwritten: %v", err)
 	}
 }
@@ -106,4 +107,51 @@ func indexSkippingSymbols(t *testing.T, data []byte) (*hprof.Schema, *hprof.Inde
 		t.Fatal(err)
 	}
 	return s, idx
+}
+
+// Taken after the class dumps, the names are those Prune keeps of every symbol: class names and
+// the names of the dumped classes' fields and static fields, even when they lie after the heap.
+func TestNamesOfFieldsFromSkippedSymbols(t *testing.T) {
+	b := hproftest.New(8)
+	b.Str("not a name")
+	b.LoadClass(0x10, "java/lang/Object")
+	b.LoadClass(0x20, "app/Node")
+	b.StartSegment(false)
+	b.Class(0x10, 0, "", nil, nil)
+	b.Class(0x20, 0x10, "", []hproftest.Field{{Name: "next", Type: hprof.TypeObject}, {Name: "count", Type: hprof.TypeInt}}, map[string]uint64{"head": 0x100})
+	b.EndSegment()
+	b.EndDump()
+	b.Str("after the heap")
+	data := b.Bytes()
+
+	all := hprof.NewSchema(8)
+	idx, err := hprof.ReadIndex(bytes.NewReader(data), int64(len(data)), all.Add)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, skipped := indexSkippingSymbols(t, data)
+	for _, seg := range idx.Segments {
+		r := hprof.NewSegmentReader(bytes.NewReader(data), idx, seg, make([]byte, 64))
+		for {
+			rec, err := r.Next()
+			if err != nil {
+				break
+			}
+			if rec.Tag == hprof.TagClassDump {
+				if err := all.Add(rec); err != nil {
+					t.Fatal(err)
+				}
+				if err := s.Add(rec); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	all.Prune()
+	if err := s.TakeNames(bytes.NewReader(data), skipped.UTF8); err != nil {
+		t.Fatal(err)
+	}
+	if !maps.Equal(s.Strings, all.Strings) || len(s.Strings) != 5 {
+		t.Errorf("names taken: %v\nkept of every symbol: %v", s.Strings, all.Strings)
+	}
 }

@@ -16,20 +16,36 @@ type Schema struct {
 	names   map[uint64]uint64 // class object id → name string id, from LOAD CLASS
 }
 
-// nameReadBuf is the buffer TakeClassNames reads the symbol records through.
+// nameReadBuf is the buffer TakeNames reads the symbol records through.
 const nameReadBuf = 128 << 10
 
-// TakeClassNames reads the strings that name a class (LOAD CLASS records Add has seen) from the
-// UTF8 records of ra (the file, whose identifiers are IDSize bytes) that lie in spans, and adds
-// them to the string table. It is for a reader that indexed the file with SkipUTF8 and needs
-// only class names (a histogram): a dump's tens of thousands of symbols would each cost a
-// string and a map entry, and even noting where each one is cost more, in fresh memory, than
-// walking their records a second time here.
-func (s *Schema) TakeClassNames(ra io.ReaderAt, spans []Span) error {
+// TakeNames reads the strings that name a class (LOAD CLASS records Add has seen) or a field or
+// static field of a CLASS DUMP it holds — those Prune keeps — from the UTF8 records of ra (the
+// file, whose identifiers are IDSize bytes) that lie in spans, and adds them to the string
+// table. It is for a reader that indexed the file with SkipUTF8: a dump's tens of thousands of
+// symbols would each cost a string and a map entry, and even noting where each one is cost more,
+// in fresh memory, than walking their records a second time here. A histogram takes class names
+// only, before it has class dumps; a heap graph takes field names too, after.
+func (s *Schema) TakeNames(ra io.ReaderAt, spans []Span) error {
+	var ids []uint64
+	for _, nid := range s.names {
+		ids = append(ids, nid)
+	}
+	for _, c := range s.Classes {
+		if c.Dump == nil {
+			continue
+		}
+		for _, f := range c.Dump.Fields {
+			ids = append(ids, f.NameID)
+		}
+		for _, st := range c.Dump.Statics {
+			ids = append(ids, st.NameID)
+		}
+	}
 	// The set of wanted ids is open addressing on a table four times their number: it is asked
 	// once per symbol, where a map's lookups took a millisecond.
 	size := 16
-	for size < 4*len(s.names) {
+	for size < 4*len(ids) {
 		size *= 2
 	}
 	want, mask := make([]uint64, size), uint64(size-1)
@@ -41,7 +57,7 @@ func (s *Schema) TakeClassNames(ra io.ReaderAt, spans []Span) error {
 		return i
 	}
 	wantZero := false // id 0 marks a free slot
-	for _, nid := range s.names {
+	for _, nid := range ids {
 		if nid == 0 {
 			wantZero = true
 		} else {

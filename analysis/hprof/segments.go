@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"sync"
-	"sync/atomic"
 )
 
 // Segment locates the body of one HEAP DUMP or HEAP DUMP SEGMENT record in an uncompressed file.
@@ -44,8 +43,12 @@ type IndexOptions struct {
 	// SkipUTF8 steps over UTF8 records without decoding them, noting only where they lie
 	// (Index.UTF8): a dump's tens of thousands of symbols are most of the records before its
 	// heap, and a reader that wants a few of them (a histogram's class names) reads those
-	// again once it knows which (Schema.TakeClassNames).
+	// again once it knows which (Schema.TakeNames).
 	SkipUTF8 bool
+	// Segment, if set, is called for every heap-dump segment as soon as its header is read, with
+	// the index read so far (its header fields set), before the walk goes on to the next record.
+	// An error it returns ends the walk and is returned.
+	Segment func(*Index, Segment) error
 }
 
 // indexBufSize is the index reader's buffer, for the runs of small records before the heap
@@ -99,7 +102,13 @@ func ReadIndexWith(ra io.ReaderAt, size int64, opt IndexOptions) (*Index, error)
 			return nil, &FormatError{Offset: rec.Offset, Record: r.segName(), truncated: true,
 				Msg: fmt.Sprintf("body of %d bytes is cut short (input ends at offset %d)", r.segEnd-r.in.off, size)}
 		}
-		idx.Segments = append(idx.Segments, Segment{Tag: rec.Tag, Offset: rec.Offset, Body: r.in.off, Len: r.segEnd - r.in.off, Dump: rec.Dump})
+		seg := Segment{Tag: rec.Tag, Offset: rec.Offset, Body: r.in.off, Len: r.segEnd - r.in.off, Dump: rec.Dump}
+		idx.Segments = append(idx.Segments, seg)
+		if opt.Segment != nil {
+			if err := opt.Segment(idx, seg); err != nil {
+				return nil, err
+			}
+		}
 		if err := r.in.skipTo(r.segEnd); err != nil {
 			return nil, r.errAt(r.in.off, r.segName(), "cannot skip the body", err)
 		}
@@ -199,55 +208,188 @@ func EachSegment(f *os.File, idx *Index, segs []Segment, workers int, fn func(wo
 	// 1/(2·workers) of what is left, down to one segment, so that the workers finish within
 	// about a segment of each other. On a file of a few dozen megabytes, runs of batchBytes
 	// would leave one worker reading alone while the other is done.
-	before := make([]int64, len(segs)+1) // bytes in the segments before segs[i]
-	for i, s := range segs {
-		before[i+1] = before[i] + s.Len
+	q := &segmentQueue{done: true}
+	q.cond.L = &q.mu
+	for _, s := range segs {
+		q.push(s)
 	}
-	total := before[len(segs)]
-	var next atomic.Int64
-	var mu sync.Mutex
-	var first error
-	failed := func() bool { mu.Lock(); defer mu.Unlock(); return first != nil }
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var buf []byte
-			for !failed() {
-				// Claim a run of segments (see above).
-				i := int(next.Load())
-				if i >= len(segs) {
-					return
-				}
-				batch := min(batchBytes, (total-before[i])/int64(2*workers))
-				j := i + 1
-				for j < len(segs) && before[j+1]-before[i] <= batch {
-					j++
-				}
-				if !next.CompareAndSwap(int64(i), int64(j)) {
-					continue
-				}
-				if buf == nil {
-					buf = make([]byte, segmentBuf)
-				}
-				var err error
-				for k := i; k < j && err == nil; k++ {
-					err = fn(w, k, NewSegmentReader(f, idx, segs[k], buf))
-				}
-				if err != nil {
-					mu.Lock()
-					if first == nil {
-						first = err
-					}
-					mu.Unlock()
-					return
-				}
-			}
+			q.work(workers, func(i int, seg Segment, buf []byte) error {
+				return fn(w, i, NewSegmentReader(f, idx, seg, buf))
+			})
 		}()
 	}
 	wg.Wait()
-	return first
+	return q.err
+}
+
+// ScanOptions say what ScanSegments reads and how.
+type ScanOptions struct {
+	IndexOptions     // for the walk; Top and Segment are called on the goroutine that called ScanSegments
+	Workers      int // goroutines reading segments, at least one
+	// Walked, if set, is called on the walking goroutine once the whole index is read, while the
+	// workers may still be reading segments.
+	Walked func(*Index) error
+}
+
+// ScanSegments reads the index of an uncompressed file of size bytes, as ReadIndexWith does, and
+// hands every heap-dump segment to fn on one of opt.Workers goroutines as soon as the walk has
+// found it, so that reading segments overlaps the walk. The walk hops from one segment header to
+// the next, a megabyte apart: in a file in the page cache that costs little, but a file read from
+// disk waits for the disk at every hop, a third of a millisecond each, as long as reading the
+// whole file takes; with both at once the segments are read while the walk goes on.
+//
+// fn gets the worker's number, the segment's position among the file's segments, the segment and
+// a Reader over it; it may return nil at once for a segment it does not want (of another dump).
+// Workers claim runs of consecutive segments as EachSegment does, the remaining work reckoned from
+// the file's size until the walk is done; one worker reads them all in file order. The first
+// error, of the walk or of fn, stops the rest and is returned with the index read so far.
+func ScanSegments(ra io.ReaderAt, size int64, opt ScanOptions, fn func(worker, i int, seg Segment, r *Reader) error) (*Index, error) {
+	workers := max(1, opt.Workers)
+	q := &segmentQueue{size: size}
+	q.cond.L = &q.mu
+	var wg sync.WaitGroup
+	started := false
+	start := func(idx *Index) {
+		started = true
+		// The readers need only the header's fields, which the walk never changes.
+		hdr := &Index{Format: idx.Format, IDSize: idx.IDSize}
+		for w := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				q.work(workers, func(i int, seg Segment, buf []byte) error {
+					return fn(w, i, seg, NewSegmentReader(ra, hdr, seg, buf))
+				})
+			}()
+		}
+	}
+	walk := opt.IndexOptions
+	walk.Segment = func(idx *Index, seg Segment) error {
+		if !started {
+			start(idx)
+		}
+		if opt.Segment != nil {
+			if err := opt.Segment(idx, seg); err != nil {
+				return err
+			}
+		}
+		return q.add(seg)
+	}
+	idx, err := ReadIndexWith(ra, size, walk)
+	if err == nil && opt.Walked != nil {
+		err = opt.Walked(idx)
+	}
+	q.finish(err)
+	wg.Wait()
+	return idx, q.err
+}
+
+// segmentQueue holds the segments the walk has found for the workers that read them.
+type segmentQueue struct {
+	mu     sync.Mutex
+	cond   sync.Cond
+	segs   []Segment
+	before []int64 // bytes in the segments before segs[i]
+	next   int     // the first segment not yet claimed
+	size   int64   // the file's size, for the work left until the walk is done
+	done   bool
+	err    error
+}
+
+func (q *segmentQueue) add(seg Segment) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.err != nil {
+		return q.err
+	}
+	q.push(seg)
+	q.cond.Signal()
+	return nil
+}
+
+func (q *segmentQueue) push(seg Segment) {
+	if len(q.before) == 0 {
+		q.before = append(q.before, 0)
+	}
+	q.segs = append(q.segs, seg)
+	q.before = append(q.before, q.before[len(q.before)-1]+seg.Len)
+}
+
+// finish says the walk is over, with the error that ended it or nil.
+func (q *segmentQueue) finish(err error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.done = true
+	if q.err == nil {
+		q.err = err
+	}
+	q.cond.Broadcast()
+}
+
+func (q *segmentQueue) fail(err error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.err == nil {
+		q.err = err
+	}
+	q.cond.Broadcast()
+}
+
+// claim waits for a run of segments for a worker and returns it as [i, j), or j == i when there
+// is no more work. Runs shrink as the work left does (see EachSegment), reckoned from the file's
+// size until the walk is done.
+func (q *segmentQueue) claim(workers int) (i, j int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for q.next == len(q.segs) && !q.done && q.err == nil {
+		q.cond.Wait()
+	}
+	i = q.next
+	if q.err != nil || i == len(q.segs) {
+		return i, i
+	}
+	total := q.size
+	if q.done {
+		total = q.before[len(q.segs)]
+	}
+	batch := min(batchBytes, (total-q.before[i])/int64(2*workers))
+	j = i + 1
+	for j < len(q.segs) && q.before[j+1]-q.before[i] <= batch {
+		j++
+	}
+	q.next = j
+	return i, j
+}
+
+// work has one worker read runs of segments until there are none left or something failed.
+func (q *segmentQueue) work(workers int, read func(i int, seg Segment, buf []byte) error) {
+	var buf []byte
+	for {
+		i, j := q.claim(workers)
+		if i == j {
+			return
+		}
+		if buf == nil {
+			buf = make([]byte, segmentBuf)
+		}
+		for k := i; k < j; k++ {
+			q.mu.Lock()
+			seg, err := q.segs[k], q.err
+			q.mu.Unlock()
+			if err == nil {
+				err = read(k, seg, buf)
+			}
+			if err != nil {
+				q.fail(err)
+				return
+			}
+		}
+	}
 }
 
 // segmentBuf is a worker's read buffer: small enough to stay in the core's cache (half of its

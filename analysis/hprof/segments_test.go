@@ -2,11 +2,18 @@ package hprof_test
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"io"
+	"maps"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/heapledger/heapledger/analysis/hprof"
+	"github.com/heapledger/heapledger/analysis/hprof/hproftest"
 )
 
 // The index and per-segment readers must see exactly the records a sequential Reader sees, with
@@ -203,5 +210,174 @@ func TestBufferedStaysInSegment(t *testing.T) {
 		if idSize == 8 && seg < 0 {
 			t.Fatal("Buffered never gave segment bytes")
 		}
+	}
+}
+
+// slowReaderAt delays every read, so that the walk in ScanSegments runs behind the workers and
+// they wait for segments, as on a file read from disk.
+type slowReaderAt struct {
+	r     io.ReaderAt
+	delay time.Duration
+}
+
+func (s slowReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	time.Sleep(s.delay)
+	return s.r.ReadAt(p, off)
+}
+
+// manySegments is a file of two dumps in segments of one or two instances and an array each,
+// between top-level records. The arrays are larger than the index's buffer, so that the walk
+// reads once per segment.
+func manySegments(idSize, segments int) []byte {
+	b := hproftest.New(idSize)
+	b.LoadClass(0x10, "java/lang/Object")
+	b.LoadClass(0x20, "app/Node")
+	for i := range segments {
+		if i == segments/2 {
+			b.EndDump()
+			b.LoadClass(0x30, "[Lapp/Node;")
+		}
+		b.StartSegment(false)
+		if i%5 == 0 {
+			b.Class(0x20, 0x10, "", []hproftest.Field{{Name: "next", Type: hprof.TypeObject}}, nil)
+		}
+		for k := range 1 + i%2 {
+			b.Instance(uint64(0x1000+16*(2*i+k)), 0x20, 0)
+		}
+		b.PrimArray(uint64(0x100000+i), hprof.TypeByte, 200<<10)
+		b.EndSegment()
+		b.Str(fmt.Sprintf("symbol %d", i))
+	}
+	return b.Bytes()
+}
+
+// ScanSegments must hand every segment the index lists to exactly one call, with its position
+// and a reader of its records, in file order with one worker, and call Top, Segment and Walked
+// as ReadIndexWith would; whether the walk runs ahead of the workers or behind them.
+func TestScanSegmentsHandsEverySegmentOnce(t *testing.T) {
+	for _, idSize := range []int{4, 8} {
+		data := manySegments(idSize, 40)
+		want, err := hprof.ReadIndex(bytes.NewReader(data), int64(len(data)), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantTops := 0
+		if _, err := hprof.ReadIndex(bytes.NewReader(data), int64(len(data)), func(*hprof.Record) error { wantTops++; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		wantRecs := map[int]int{} // records by segment
+		for i, seg := range want.Segments {
+			r := hprof.NewSegmentReader(bytes.NewReader(data), want, seg, make([]byte, 64))
+			for {
+				if _, err := r.Next(); err != nil {
+					break
+				}
+				wantRecs[i]++
+			}
+		}
+		for _, delay := range []time.Duration{0, 200 * time.Microsecond} {
+			for _, workers := range []int{1, 2, 5} {
+				var mu sync.Mutex
+				var order []int
+				gotRecs := map[int]int{}
+				var tops, found int
+				walked := false
+				ra := slowReaderAt{bytes.NewReader(data), delay}
+				idx, err := hprof.ScanSegments(ra, int64(len(data)), hprof.ScanOptions{
+					IndexOptions: hprof.IndexOptions{
+						Top:     func(*hprof.Record) error { tops++; return nil },
+						Segment: func(_ *hprof.Index, seg hprof.Segment) error { found++; return nil },
+					},
+					Workers: workers,
+					Walked: func(idx *hprof.Index) error {
+						walked = len(idx.Segments) == len(want.Segments)
+						return nil
+					},
+				}, func(w, i int, seg hprof.Segment, r *hprof.Reader) error {
+					if w < 0 || w >= workers {
+						t.Errorf("worker %d of %d", w, workers)
+					}
+					if seg != want.Segments[i] {
+						t.Errorf("segment %d: %+v, want %+v", i, seg, want.Segments[i])
+					}
+					n := 0
+					for {
+						if _, err := r.Next(); err != nil {
+							if err != io.EOF {
+								return err
+							}
+							break
+						}
+						n++
+					}
+					mu.Lock()
+					defer mu.Unlock()
+					order = append(order, i)
+					gotRecs[i] += n
+					return nil
+				})
+				if err != nil {
+					t.Fatalf("ids %d, %d workers, delay %v: %v", idSize, workers, delay, err)
+				}
+				if idx.Dumps != 2 || !slices.Equal(idx.Segments, want.Segments) || !walked || found != len(want.Segments) || tops != wantTops {
+					t.Errorf("ids %d, %d workers: index %d dumps %d segments, walked %v, Segment called %d times, Top %d", idSize, workers, idx.Dumps, len(idx.Segments), walked, found, tops)
+				}
+				if workers == 1 && !slices.IsSorted(order) {
+					t.Errorf("one worker read segments out of order: %v", order)
+				}
+				if len(order) != len(want.Segments) || !maps.Equal(gotRecs, wantRecs) {
+					t.Errorf("ids %d, %d workers, delay %v: segments read %v, records %v, want %v", idSize, workers, delay, order, gotRecs, wantRecs)
+				}
+			}
+		}
+	}
+}
+
+// The first error stops everything and is returned: a worker's stops the walk, and the walk's
+// (a truncated file) stops the workers.
+func TestScanSegmentsStopsAtFirstError(t *testing.T) {
+	data := manySegments(8, 40)
+	boom := errors.New("boom")
+	var calls atomic.Int32
+	var walkedTo int
+	_, err := hprof.ScanSegments(slowReaderAt{bytes.NewReader(data), 200 * time.Microsecond}, int64(len(data)), hprof.ScanOptions{
+		IndexOptions: hprof.IndexOptions{Segment: func(idx *hprof.Index, _ hprof.Segment) error {
+			walkedTo = len(idx.Segments)
+			return nil
+		}},
+		Workers: 2,
+	}, func(_, i int, _ hprof.Segment, _ *hprof.Reader) error {
+		calls.Add(1)
+		if i == 3 {
+			return boom
+		}
+		return nil
+	})
+	if err != boom {
+		t.Fatalf("error %v, want the worker's", err)
+	}
+	if walkedTo == 40 || calls.Load() >= 40 {
+		t.Errorf("after the worker's error the walk went on to segment %d and %d segments were read", walkedTo, calls.Load())
+	}
+
+	cut := data[:len(data)-20]
+	var read atomic.Int32
+	_, err = hprof.ScanSegments(bytes.NewReader(cut), int64(len(cut)), hprof.ScanOptions{Workers: 2},
+		func(_, _ int, _ hprof.Segment, r *hprof.Reader) error {
+			read.Add(1)
+			for {
+				if _, err := r.Next(); err != nil {
+					if err == io.EOF {
+						return nil
+					}
+					return err
+				}
+			}
+		})
+	if err == nil || !hprof.Truncated(err) {
+		t.Fatalf("truncated file: %v", err)
+	}
+	if read.Load() > 40 {
+		t.Errorf("%d segments read of a file with 40", read.Load())
 	}
 }
