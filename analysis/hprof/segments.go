@@ -239,15 +239,16 @@ type ScanOptions struct {
 // ScanSegments reads the index of an uncompressed file of size bytes, as ReadIndexWith does, and
 // hands every heap-dump segment to fn on one of opt.Workers goroutines as soon as the walk has
 // found it, so that reading segments overlaps the walk. The walk hops from one segment header to
-// the next, a megabyte apart: in a file in the page cache that costs little, but a file read from
-// disk waits for the disk at every hop, a third of a millisecond each, as long as reading the
-// whole file takes; with both at once the segments are read while the walk goes on.
+// the next, a megabyte apart: in a file in the page cache that costs little, but in a file read
+// from disk every hop waits for the disk (measured: 0.35 to 0.8 ms each, 425 hops in about the
+// time cat took to read the whole 411 MB file); with both at once the segments are read while the
+// walk goes on.
 //
 // fn gets the worker's number, the segment's position among the file's segments, the segment and
 // a Reader over it; it may return nil at once for a segment it does not want (of another dump).
 // Workers claim runs of consecutive segments as EachSegment does, the remaining work reckoned from
 // the file's size until the walk is done; one worker reads them all in file order. The first
-// error, of the walk or of fn, stops the rest and is returned with the index read so far.
+// error, of the walk or of fn, stops the rest and is returned, with no index.
 func ScanSegments(ra io.ReaderAt, size int64, opt ScanOptions, fn func(worker, i int, seg Segment, r *Reader) error) (*Index, error) {
 	workers := max(1, opt.Workers)
 	q := &segmentQueue{size: size}
@@ -286,7 +287,10 @@ func ScanSegments(ra io.ReaderAt, size int64, opt ScanOptions, fn func(worker, i
 	}
 	q.finish(err)
 	wg.Wait()
-	return idx, q.err
+	if q.err != nil {
+		return nil, q.err
+	}
+	return idx, nil
 }
 
 // segmentQueue holds the segments the walk has found for the workers that read them.
