@@ -282,6 +282,8 @@ func TestScanSegmentsHandsEverySegmentOnce(t *testing.T) {
 				gotRecs := map[int]int{}
 				var tops, found int
 				walked := false
+				var readBeforeWalked atomic.Int32 // segments read before the walk was done
+				var walkDone atomic.Bool
 				ra := slowReaderAt{bytes.NewReader(data), delay}
 				idx, err := hprof.ScanSegments(ra, int64(len(data)), hprof.ScanOptions{
 					IndexOptions: hprof.IndexOptions{
@@ -291,9 +293,13 @@ func TestScanSegmentsHandsEverySegmentOnce(t *testing.T) {
 					Workers: workers,
 					Walked: func(idx *hprof.Index) error {
 						walked = len(idx.Segments) == len(want.Segments)
+						walkDone.Store(true)
 						return nil
 					},
 				}, func(w, i int, seg hprof.Segment, r *hprof.Reader) error {
+					if !walkDone.Load() {
+						readBeforeWalked.Add(1)
+					}
 					if w < 0 || w >= workers {
 						t.Errorf("worker %d of %d", w, workers)
 					}
@@ -321,6 +327,11 @@ func TestScanSegmentsHandsEverySegmentOnce(t *testing.T) {
 				}
 				if idx.Dumps != 2 || !slices.Equal(idx.Segments, want.Segments) || !walked || found != len(want.Segments) || tops != wantTops {
 					t.Errorf("ids %d, %d workers: index %d dumps %d segments, walked %v, Segment called %d times, Top %d", idSize, workers, idx.Dumps, len(idx.Segments), walked, found, tops)
+				}
+				// With every read slowed down, the walk takes 40 of them: the workers must have
+				// started on the segments found by then, not waited for the whole index.
+				if delay > 0 && readBeforeWalked.Load() == 0 {
+					t.Errorf("ids %d, %d workers: no segment was read before the walk was done", idSize, workers)
 				}
 				if workers == 1 && !slices.IsSorted(order) {
 					t.Errorf("one worker read segments out of order: %v", order)
