@@ -14,7 +14,6 @@ import (
 	"math/bits"
 	"runtime/debug"
 	"sync"
-	"sync/atomic"
 
 	"github.com/heapledger/heapledger/analysis/heapgraph"
 )
@@ -160,29 +159,30 @@ func (s *Searched) ListPredecessors(g *heapgraph.Graph, skip heapgraph.EdgeSet) 
 	// self-references and references to the root, which cannot lower a semidominator: most heap
 	// objects have one referrer, so most lists are empty. (Another edge from the parent to the
 	// same node is listed, and changes nothing.) Two cores count them and then fill
-	// them, each taking the nodes of one half of the graph in node order (so each reads its half
-	// of the edges front to back); a list's order does not matter (a semidominator is a minimum
-	// over it), so they share the counts and cursors through atomic operations rather than
-	// keeping a second array. The running sums make roff[t] the end of t's list; each
-	// predecessor is placed in front of those placed before it, which leaves roff[t] at the
-	// list's start with no cursor array.
+	// them, each the lists of the nodes of one parity: both read every edge, front to back, and
+	// each list's count and cursor are touched by one core only, with plain increments. Split by
+	// the edges' sources instead, the cores shared the counts through atomic operations, which
+	// cost most where both met instances of one class, whose class object's list takes an edge
+	// from each: 214-268 ms against 189-196 ms on a 411 MB dump. The running sums make roff[t]
+	// the end of t's list; each predecessor is placed in front of those placed before it, which
+	// leaves roff[t] at the list's start with no cursor array.
 	roff := next[:r+1]
 	clear(roff)
 	lists := predLister{g: g, skip: skip, tree: tree, pre: pre, isRoot: isRoot}
-	both := func(each func(from, to int)) {
+	both := func(each func(part uint32)) {
 		var wg sync.WaitGroup
 		wg.Add(1)
-		go func() { defer wg.Done(); each(n/2, n) }()
-		each(0, n/2)
+		go func() { defer wg.Done(); each(1) }()
+		each(0)
 		wg.Wait()
 	}
-	both(func(from, to int) { listEdges(&lists, from, to, counter{roff}) })
+	both(func(part uint32) { listEdges(&lists, part, counter{roff}) })
 	for t := uint32(1); t < r; t++ {
 		roff[t] += roff[t-1]
 	}
 	roff[r] = roff[r-1]
 	preds := sc.Uint32s(int(roff[r]))
-	both(func(from, to int) { listEdges(&lists, from, to, placer{roff, preds}) })
+	both(func(part uint32) { listEdges(&lists, part, placer{roff, preds}) })
 	sc.Release64(tree)
 	s.roff, s.preds, s.isRoot = roff, preds, isRoot
 }
@@ -203,28 +203,30 @@ type predSink interface{ put(t, o uint32) }
 // counter counts each list's length.
 type counter struct{ roff []uint32 }
 
-func (c counter) put(t, _ uint32) { atomic.AddUint32(&c.roff[t], 1) }
+func (c counter) put(t, _ uint32) { c.roff[t]++ }
 
 // placer places each predecessor in front of those placed before it in its list.
 type placer struct{ roff, preds []uint32 }
 
-func (p placer) put(t, o uint32) { p.preds[atomic.AddUint32(&p.roff[t], ^uint32(0))] = o }
+func (p placer) put(t, o uint32) { p.roff[t]--; p.preds[p.roff[t]] = o }
 
-// listEdges gives sink the edges of the nodes from..to-1 that the predecessor lists take (see
-// ListPredecessors).
-func listEdges[S predSink](l *predLister, from, to int, sink S) {
+// listEdges gives sink the edges into the nodes whose lowest bit is part that the predecessor
+// lists take (see ListPredecessors), in the order of their sources.
+func listEdges[S predSink](l *predLister, part uint32, sink S) {
 	const none = heapgraph.NoNode
 	off, succ, pre, isRoot := l.g.Off, l.g.Succ, l.pre, l.isRoot
-	for v := from; v < to; v++ {
+	n := len(off) - 1
+	for v := 0; v < n; v++ {
 		o := pre[v]
 		if o == none {
 			continue
 		}
 		for e, end := off[v], off[v+1]; e < end; e++ {
-			if l.tree.Has(e) || l.skip.Has(e) {
+			w := succ[e]
+			if w&1 != part || l.tree.Has(e) || l.skip.Has(e) {
 				continue
 			}
-			if w := succ[e]; isRoot[w>>6]&(1<<(w&63)) == 0 {
+			if isRoot[w>>6]&(1<<(w&63)) == 0 {
 				if t := pre[w]; t != 0 && t != o {
 					sink.put(t, o)
 				}
