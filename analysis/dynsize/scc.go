@@ -12,6 +12,7 @@ package dynsize
 import (
 	"fmt"
 	"math/bits"
+	"sync"
 
 	"github.com/heapledger/heapledger/analysis/heapgraph"
 )
@@ -140,6 +141,18 @@ func componentSizes(g, dag *heapgraph.Graph, comp []uint32, sc *heapgraph.Scratc
 	}
 }
 
+// byParity runs each for the components of even and of odd number, on two cores: the passes
+// over the edges that count and place each component's edges then share no count or cursor,
+// and both read every node's component in order, front to back, but look up the targets' only
+// for their own.
+func byParity(each func(part uint32)) {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); each(1) }()
+	each(0)
+	wg.Wait()
+}
+
 // condense is Condense without the sizes (NewWith sums them only once the DAG's dominators are
 // gone, to keep them out of that phase's peak), with the nodes entered from other components
 // already known (see components), or nil to find them here.
@@ -178,13 +191,18 @@ func condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count i
 	// off[c] counts the edges leaving c, then becomes the end of c's range (for component 0,
 	// the end of its real edges; its root edges follow them).
 	off := sc.Uint32s(count + 1)
-	for v, c := range comp {
-		for e := g.Off[v]; e < g.Off[v+1]; e++ {
-			if !skip.Has(e) && comp[g.Succ[e]] != c {
-				off[c]++
+	byParity(func(part uint32) {
+		for v, c := range comp {
+			if c&1 != part {
+				continue
+			}
+			for e := g.Off[v]; e < g.Off[v+1]; e++ {
+				if !skip.Has(e) && comp[g.Succ[e]] != c {
+					off[c]++
+				}
 			}
 		}
-	}
+	})
 	var total uint64
 	for c := 0; c < count; c++ {
 		k := uint64(off[c])
@@ -202,16 +220,21 @@ func condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count i
 	}
 	off[count] = uint32(total)
 	succ := heapgraph.Make[uint32](int(total))
-	for v := len(comp) - 1; v >= 0; v-- {
-		c := comp[v]
-		for e := g.Off[v+1]; e > g.Off[v]; {
-			e--
-			if d := comp[g.Succ[e]]; !skip.Has(e) && d != c {
-				off[c]--
-				succ[off[c]] = d
+	byParity(func(part uint32) {
+		for v := len(comp) - 1; v >= 0; v-- {
+			c := comp[v]
+			if c&1 != part {
+				continue
+			}
+			for e := g.Off[v+1]; e > g.Off[v]; {
+				e--
+				if d := comp[g.Succ[e]]; !skip.Has(e) && d != c {
+					off[c]--
+					succ[off[c]] = d
+				}
 			}
 		}
-	}
+	})
 	// off[c] is now the start of c's range; the root edges go in the slots left at the end of
 	// component 0's. Then duplicates are squeezed out in place, component by component; a
 	// list's targets are unmarked again once it is done.
