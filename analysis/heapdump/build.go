@@ -157,7 +157,7 @@ func (l *loader) prepare() {
 
 	d.Kind = l.kind
 	ids := l.ids
-	d.ids = newObjectIDs(len(ids), func(i int) uint64 { return ids[i] })
+	d.ids = newObjectIDs(ids)
 	l.ids = nil
 
 	// Class objects: the class they represent, and their own class java.lang.Class.

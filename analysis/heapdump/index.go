@@ -29,24 +29,23 @@ type objectIDs struct {
 
 const nodesPerBucket = 4
 
-// newObjectIDs takes n ids (ids(0) is the super root's and is not stored; the rest must be
-// ascending).
-func newObjectIDs(n int, ids func(i int) uint64) objectIDs {
+// newObjectIDs takes the nodes' ids (ids[0] is the super root's and is not stored; the rest must
+// be ascending).
+func newObjectIDs(ids []uint64) objectIDs {
+	n := len(ids)
 	x := objectIDs{n: n}
 	if n <= 1 {
 		return x
 	}
-	x.base = ids(1)
-	if x.shiftFor(ids(n-1)-x.base) > 32 {
+	x.base = ids[1]
+	if x.shiftFor(ids[n-1]-x.base) > 32 {
 		x.full = heapgraph.Make[uint64](n)
-		for i := 1; i < n; i++ {
-			x.full[i] = ids(i)
-		}
+		copy(x.full[1:], ids[1:])
 	} else {
 		x.low = heapgraph.Make[uint32](n)
 		hi := uint32(0)
 		for i := 1; i < n; i++ {
-			key := ids(i) - x.base
+			key := ids[i] - x.base
 			x.low[i] = uint32(key)
 			if h := uint32(key >> 32); h != hi {
 				x.hiNode, x.hiVal = append(x.hiNode, uint32(i)), append(x.hiVal, h)
@@ -78,12 +77,26 @@ func (x *objectIDs) index() {
 	x.shift = x.shiftFor(span)
 	nb := int(span>>x.shift) + 2
 	x.bucket = heapgraph.Make[uint32](nb)
-	b := 0
-	for i := 1; i < x.n; i++ {
-		k := int((x.at(uint32(i)) - x.base) >> x.shift)
-		for b <= k {
+	// Each node's key is (id - base) >> shift, ascending: the slots up to it start at it. The
+	// high bits are followed along, not looked up per node as at does.
+	b, shift := 0, x.shift
+	fill := func(i int, key uint64) {
+		for k := int(key >> shift); b <= k; b++ {
 			x.bucket[b] = uint32(i)
-			b++
+		}
+	}
+	if x.full != nil {
+		for i := 1; i < x.n; i++ {
+			fill(i, x.full[i]-x.base)
+		}
+	} else {
+		hi, h := uint64(0), 0
+		for i := 1; i < x.n; i++ {
+			for h < len(x.hiNode) && x.hiNode[h] <= uint32(i) {
+				hi = uint64(x.hiVal[h]) << 32
+				h++
+			}
+			fill(i, hi|uint64(x.low[i]))
 		}
 	}
 	for ; b < nb; b++ {
@@ -164,7 +177,7 @@ func (x *objectIDs) keep(kept bitset) {
 				w++
 			}
 		}
-		*x = newObjectIDs(int(w), func(i int) uint64 { return x.full[i] })
+		*x = newObjectIDs(x.full[:w])
 		return
 	}
 	base := uint64(0)
@@ -193,8 +206,12 @@ func (x *objectIDs) keep(kept bitset) {
 	x.n, x.base, x.low, x.hiNode, x.hiVal = int(w), base, x.low[:w], hiNode, hiVal
 	if x.shiftFor(x.at(w-1)-base) > 32 {
 		// Fewer nodes over the same ids: too sparse now for a slot to share high bits.
-		low := *x
-		*x = newObjectIDs(int(w), func(i int) uint64 { return low.at(uint32(i)) })
+		full := heapgraph.Make[uint64](int(w))
+		for i := uint32(1); i < w; i++ {
+			full[i] = x.at(i)
+		}
+		*x = objectIDs{n: int(w), base: base, full: full}
+		x.index()
 		return
 	}
 	x.index()

@@ -25,7 +25,7 @@ func TestObjectIDs(t *testing.T) {
 				id += 1 + uint64(r.Int63n(int64(gap)))
 			}
 		}
-		x := newObjectIDs(len(ids), func(i int) uint64 { return ids[i] })
+		x := newObjectIDs(ids)
 		for i := range ids {
 			if got := x.at(uint32(i)); got != ids[i] {
 				t.Fatalf("round %d: id of node %d = %#x, want %#x", round, i, got, ids[i])
