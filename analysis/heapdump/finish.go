@@ -68,33 +68,80 @@ func (l *loader) finish() {
 // along with their edges.
 func (l *loader) squeeze() {
 	g := l.d.Graph
-	w := uint32(0)
-	start := g.Off[0]
-	for v := 0; v < g.N(); v++ {
-		end := g.Off[v+1]
-		g.Off[v] = w
-		for e := start; e < end; e++ {
-			t := g.Succ[e]
-			if t == pad {
-				continue
-			}
-			weak := l.d.Weak[e>>6]&(1<<(e&63)) != 0
-			l.d.Weak[e>>6] &^= 1 << (e & 63)
-			g.Succ[w] = t
-			if weak {
-				l.d.Weak[w>>6] |= 1 << (w & 63)
-			}
-			w++
+	var gaps []span
+	for e, t := range g.Succ {
+		if t == pad {
+			gaps = append(gaps, span{uint32(e), uint32(e) + 1})
 		}
-		start = end
+	}
+	if len(gaps) == 0 {
+		return
+	}
+	w, weak := removeEdges(g, l.d.Weak, gaps)
+	removed, q := uint32(0), 0
+	for v := 0; v < g.N(); v++ {
+		for q < len(gaps) && gaps[q].end <= g.Off[v] {
+			removed += gaps[q].end - gaps[q].start
+			q++
+		}
+		g.Off[v] -= removed
 	}
 	g.Off[g.N()] = w
-	if int(w) < len(g.Succ) {
-		g.Succ = g.Succ[:w]
-		if len(g.Succ) < cap(g.Succ)*3/4 {
-			g.Succ = append([]uint32(nil), g.Succ...)
+	l.d.Weak = weak
+	if len(g.Succ) < cap(g.Succ)*3/4 {
+		g.Succ = append([]uint32(nil), g.Succ...)
+	}
+}
+
+// span is a range of edge positions, start included, end not.
+type span struct{ start, end uint32 }
+
+// appendSpan adds [a, b) to gaps, joining it to the last span when they touch.
+func appendSpan(gaps []span, a, b uint32) []span {
+	if a == b {
+		return gaps
+	}
+	if k := len(gaps) - 1; k >= 0 && gaps[k].end == a {
+		gaps[k].end = b
+		return gaps
+	}
+	return append(gaps, span{a, b})
+}
+
+// removeEdges takes the edges at the positions in gaps (ascending, disjoint) out of g.Succ, and
+// their bits out of weak, moving the runs between the gaps down as blocks; it returns how many
+// edges are left and their weak bits, in a new set. Offsets are the caller's to move. A dump
+// has few of either (unreachable objects, references to absent ids), and an edge at a time the
+// move took 55-61 ms on the 21 million edges of a 411 MB dump.
+func removeEdges(g *heapgraph.Graph, weak heapgraph.EdgeSet, gaps []span) (uint32, heapgraph.EdgeSet) {
+	total := uint32(len(g.Succ))
+	out := make(heapgraph.EdgeSet, (total+63)/64)
+	w, from := uint32(0), uint32(0)
+	move := func(to uint32) {
+		copy(g.Succ[w:], g.Succ[from:to])
+		copyBits(out, w, weak, from, to-from)
+		w += to - from
+	}
+	for _, gap := range gaps {
+		move(gap.start)
+		from = gap.end
+	}
+	move(total)
+	g.Succ = g.Succ[:w]
+	return w, out[:(w+63)/64]
+}
+
+// copyBits copies n bits of src from position from into dst at position at; dst's bits there
+// are zero.
+func copyBits(dst heapgraph.EdgeSet, at uint32, src heapgraph.EdgeSet, from, n uint32) {
+	for n > 0 {
+		k := min(n, 64-at&63, 64-from&63) // bits that stay within a word on both sides
+		v := src[from>>6] >> (from & 63)
+		if k < 64 {
+			v &= 1<<k - 1
 		}
-		l.d.Weak = l.d.Weak[:(w+63)/64]
+		dst[at>>6] |= v << (at & 63)
+		at, from, n = at+k, from+k, n-k
 	}
 }
 
@@ -185,42 +232,62 @@ func (l *loader) dropUnreachable(seen bitset) {
 	// kept nodes' lists down.
 	var wg sync.WaitGroup
 	workers := runtime.GOMAXPROCS(0)
+	pads := make([][]uint32, workers) // where the pad slots are, by worker, in order
 	for k := range workers {
 		lo, hi := len(g.Succ)*k/workers, len(g.Succ)*(k+1)/workers
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for e, t := range g.Succ[lo:hi] {
-				if t != pad && seen.has(t) {
+				if t == pad {
+					pads[k] = append(pads[k], uint32(lo+e))
+				} else if seen.has(t) {
 					g.Succ[lo+e] = newIdx(t)
 				}
 			}
 		}()
 	}
 	wg.Wait()
-	weak := newBitset(len(g.Succ))
-	w := uint32(0)
-	start := g.Off[0]
+	// The edges that go: the dropped nodes' lists, and the pad slots in the others'.
+	var gaps []span
+	p := slices.Concat(pads...)
 	for v := 0; v < n; v++ {
-		end := g.Off[v+1]
-		if seen.has(uint32(v)) {
-			nv := newIdx(uint32(v))
-			g.Off[nv] = w
-			for e := start; e < end; e++ {
-				if g.Succ[e] == pad {
-					continue
-				}
-				if d.Weak[e>>6]&(1<<(e&63)) != 0 {
-					weak.set(w)
-				}
-				g.Succ[w] = g.Succ[e]
-				w++
-			}
-			d.ClassOf[nv] = d.ClassOf[v]
-			d.Kind[nv] = d.Kind[v]
-			g.Size[nv] = g.Size[v]
+		if seen[v>>6] == ^uint64(0) && v&63 == 0 && v+64 <= n {
+			v += 63 // a word of kept nodes
+			continue
 		}
-		start = end
+		if seen.has(uint32(v)) {
+			continue
+		}
+		a, b := g.Off[v], g.Off[v+1]
+		for len(p) > 0 && p[0] < a {
+			gaps = append(gaps, span{p[0], p[0] + 1})
+			p = p[1:]
+		}
+		for len(p) > 0 && p[0] < b {
+			p = p[1:] // in the dropped list anyway
+		}
+		gaps = appendSpan(gaps, a, b)
+	}
+	for _, e := range p {
+		gaps = append(gaps, span{e, e + 1})
+	}
+	w, weak := removeEdges(g, d.Weak, gaps)
+	// Each kept node's list starts where it did, less the edges taken out before it.
+	removed, q, nv := uint32(0), 0, 0
+	for v := 0; v < n; v++ {
+		if !seen.has(uint32(v)) {
+			continue
+		}
+		for q < len(gaps) && gaps[q].end <= g.Off[v] {
+			removed += gaps[q].end - gaps[q].start
+			q++
+		}
+		g.Off[nv] = g.Off[v] - removed
+		d.ClassOf[nv] = d.ClassOf[v]
+		d.Kind[nv] = d.Kind[v]
+		g.Size[nv] = g.Size[v]
+		nv++
 	}
 	g.Off[next] = w
 	g.Off = g.Off[:next+1]
@@ -237,7 +304,7 @@ func (l *loader) dropUnreachable(seen bitset) {
 		}
 		g.Big = big
 	}
-	d.Weak = heapgraph.EdgeSet(weak[:(w+63)/64])
+	d.Weak = weak
 	roots := d.Roots[:0]
 	for _, r := range d.Roots {
 		r.Node = newIdx(r.Node)

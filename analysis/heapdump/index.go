@@ -183,11 +183,16 @@ func (x *objectIDs) keep(kept bitset) {
 	base := uint64(0)
 	var hiNode, hiVal []uint32
 	hi := uint32(0)
+	oldHi, hk := uint64(0), 0 // the old high bits, followed along as in index
 	for v := uint32(1); v < uint32(x.n); v++ {
+		for hk < len(x.hiNode) && x.hiNode[hk] <= v {
+			oldHi = uint64(x.hiVal[hk]) << 32
+			hk++
+		}
 		if !kept.has(v) {
 			continue
 		}
-		id := x.at(v)
+		id := x.base + (oldHi | uint64(x.low[v]))
 		if w == 1 {
 			base = id
 		}
