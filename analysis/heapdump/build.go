@@ -278,10 +278,13 @@ func (l *loader) pass2() error {
 			}
 		}
 	}
-	// Workers share the layouts read-only: Schema.InstanceRefs memoises, so it is asked once here.
-	refs := map[uint64][]hprof.FieldRef{}
-	for id := range l.schema.Classes {
-		refs[id], _, _ = l.schema.InstanceRefs(id)
+	// Workers share the layouts read-only, by class key: Schema.InstanceRefs memoises, so it is
+	// asked once here, and an instance's key is at hand in its node's class.
+	refs := make([][]hprof.FieldRef, len(d.Classes))
+	for k, c := range d.Classes {
+		if c.ID != 0 {
+			refs[k], _, _ = l.schema.InstanceRefs(c.ID)
+		}
 	}
 	var fills []*filler
 	newFiller := func() *filler {
@@ -424,14 +427,11 @@ func (l *loader) pass2Indexed(newFiller func() *filler) (int, error) {
 type filler struct {
 	l         *loader
 	d         *Dump
-	refs      map[uint64][]hprof.FieldRef
+	refs      [][]hprof.FieldRef // by class key
 	classNode uint32
 	idSize    int
 	node      uint32 // the node object found last
 
-	lastClass     uint64
-	lastRefs      []hprof.FieldRef
-	haveLast      bool
 	dangling      int
 	firstDangling fillWarning
 	short         []fillWarning
@@ -512,11 +512,8 @@ func (fl *filler) fill(rec *hprof.Record, r *hprof.Reader) {
 		classEdges(fl.l.schema, fl.l.schema.Classes[rec.ID].Dump, func(_ string, id uint64) { put(id) })
 	case hprof.TagInstanceDump:
 		ck := d.ClassOf[node]
-		if rec.Class != fl.lastClass || !fl.haveLast {
-			fl.lastClass, fl.lastRefs, fl.haveLast = rec.Class, fl.refs[rec.Class], true
-		}
 		isRef := d.Classes[ck].Ref != RefNone
-		for _, fr := range fl.lastRefs {
+		for _, fr := range fl.refs[ck] {
 			if int(fr.Offset)+idSize > len(rec.Data) {
 				key := "short" + d.Classes[ck].Name
 				if !fl.shortSeen[key] {

@@ -60,10 +60,10 @@ type loader struct {
 	roots     []rawRoot
 	warned    map[string]int
 
-	// The last class looked up: instances of one class tend to come in runs.
-	lastClass uint64
-	lastRefs  []hprof.FieldRef
-	lastOK    bool
+	// The classes of the instances pass 1 met last, by a hash of their id: instances of a few
+	// classes alternate (a map's entries, their keys and values), and one remembered class
+	// left a map lookup and a layout lookup for most of them.
+	inst [64]instClass
 
 	// With an indexed file (pass1Indexed): the segments of the chosen dump, and for each the
 	// object records and the non-class object records that come before it, so that pass 2 can
@@ -166,6 +166,7 @@ func (l *loader) reset() {
 	l.deg = append(l.deg[:0], 0)
 	l.keys = map[uint64]uint32{}
 	l.haveKey = false
+	l.inst = [len(l.inst)]instClass{}
 	l.entries = l.entries[:0]
 	for i := range l.primKey {
 		l.primKey[i] = -1
@@ -313,13 +314,15 @@ func (l *loader) record(rec *hprof.Record, r *hprof.Reader) error {
 		if err := l.schema.Add(rec); err != nil {
 			return fmt.Errorf("%s: %w", l.path, err)
 		}
+		l.inst = [len(l.inst)]instClass{} // a class dumped again may have changed layouts
 		cd := l.schema.Classes[rec.ID].Dump
 		n := uint32(1)
 		classEdges(l.schema, cd, func(string, uint64) { n++ })
 		l.add(rec.ID, l.key(rec.ID), KindClass, 0, n)
 	case rec.Tag == hprof.TagInstanceDump:
 		l.votes.Object(rec.ID)
-		l.add(rec.ID, l.key(rec.Class), KindInstance, 0, l.instanceDegree(rec.Class, rec.Data))
+		c := l.instClass(rec.Class)
+		l.add(rec.ID, c.key, KindInstance, 0, c.degree(rec.Data, idSize))
 	case rec.Tag == hprof.TagObjArrayDump:
 		l.votes.Array(rec.ID, rec.Length, 0)
 		deg := uint32(1)
@@ -508,23 +511,53 @@ func (l *loader) faultAhead() {
 func (l *loader) object(h *hprof.Header, fields []byte) {
 	if h.Tag == hprof.TagInstanceDump {
 		l.votes.Object(h.ID)
-		l.add(h.ID, l.key(h.Class), KindInstance, 0, l.instanceDegree(h.Class, fields))
+		c := l.instClass(h.Class)
+		l.add(h.ID, c.key, KindInstance, 0, c.degree(fields, 8))
 	} else {
 		l.votes.Array(h.ID, h.Length, h.Elem.Size(8)) // Headers decodes 8-byte ids only
 		l.add(h.ID, l.primClassKey(h.Elem), KindPrimArray, h.Length, 1)
 	}
 }
 
-// instanceDegree bounds an instance's out-degree: its class edge and its non-null reference
-// fields, or unresolved while its class's layout is not known.
-func (l *loader) instanceDegree(class uint64, fields []byte) uint32 {
-	refs, ok := l.refsOf(class)
-	if !ok {
+// instClass is what pass 1 needs of an instance's class: its key and its reference fields.
+type instClass struct {
+	id   uint64
+	key  uint32
+	refs []hprof.FieldRef
+	ok   bool // the layout is known (see hprof.Schema.InstanceRefs)
+	set  bool
+}
+
+// instClass looks up class in the cache of recent classes, asking the schema again for a class
+// whose layout was not known yet.
+func (l *loader) instClass(class uint64) *instClass {
+	c := &l.inst[(class*0x9E3779B97F4A7C15)>>58]
+	if !c.set || c.id != class || !c.ok {
+		refs, _, ok := l.schema.InstanceRefs(class)
+		*c = instClass{id: class, key: l.key(class), refs: refs, ok: ok, set: true}
+	}
+	return c
+}
+
+// degree bounds an instance's out-degree: its class edge and its non-null reference fields, or
+// unresolved while its class's layout is not known.
+func (c *instClass) degree(fields []byte, idSize int) uint32 {
+	if !c.ok {
 		return unresolved
 	}
 	deg := uint32(1)
-	idSize := l.schema.IDSize
-	for _, fr := range refs {
+	if idSize == 8 {
+		for _, fr := range c.refs {
+			if o := int(fr.Offset); o+8 <= len(fields) {
+				// Counted without a branch: null or not is a coin toss to the predictor. A
+				// zero test needs no byte order.
+				x := binary.LittleEndian.Uint64(fields[o:])
+				deg += uint32((x | -x) >> 63)
+			}
+		}
+		return deg
+	}
+	for _, fr := range c.refs {
 		if int(fr.Offset)+idSize <= len(fields) && readID(fields[fr.Offset:], idSize) != 0 {
 			deg++
 		}
@@ -537,14 +570,6 @@ func readID(b []byte, idSize int) uint64 {
 		return uint64(binary.BigEndian.Uint32(b))
 	}
 	return binary.BigEndian.Uint64(b)
-}
-
-func (l *loader) refsOf(class uint64) ([]hprof.FieldRef, bool) {
-	if class != l.lastClass || !l.lastOK {
-		l.lastRefs, _, l.lastOK = l.schema.InstanceRefs(class)
-		l.lastClass = class
-	}
-	return l.lastRefs, l.lastOK
 }
 
 // classEdges calls fn for each outgoing reference of a class object after its "<class>" edge,

@@ -3,6 +3,7 @@ package heapdump
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -355,4 +356,82 @@ func referenceClasses(b *hproftest.Builder, fields ...string) {
 	b.Class(0x10, 0, "java/lang/Object", nil, nil)
 	b.Class(0x30, 0x10, "java/lang/ref/Reference", fs, nil)
 	b.Class(0x38, 0x30, "java/lang/ref/WeakReference", nil, nil)
+}
+
+// Instances of a hundred classes of different layouts, in turns (more classes than pass 1
+// remembers at once, so that they evict each other), each get exactly their non-null
+// references as edges, besides their class.
+func TestManyClassesInTurns(t *testing.T) {
+	b := hproftest.New(8)
+	b.LoadClass(0x10, "java/lang/Object")
+	const classes = 100
+	fieldsOf := func(c int) []hproftest.Field {
+		fields := []hproftest.Field{{Name: "n", Type: hprof.TypeInt}, {Name: "a", Type: hprof.TypeObject}}
+		for range c % 7 {
+			fields = append(fields, hproftest.Field{Name: "pad", Type: hprof.TypeLong})
+		}
+		return append(fields, hproftest.Field{Name: "b", Type: hprof.TypeObject})
+	}
+	classID := func(c int) uint64 { return uint64(0x1000 + 40*c + 8*(c*c%5)) } // irregular gaps
+	for c := range classes {
+		id := classID(c)
+		b.LoadClass(id, fmt.Sprintf("app/C%d", c))
+		b.Declare(id, 0x10, fieldsOf(c))
+	}
+	b.StartSegment(false)
+	b.Class(0x10, 0, "", nil, nil)
+	for c := range classes {
+		id := classID(c)
+		b.Class(id, 0x10, "", fieldsOf(c), nil)
+		b.Root(hprof.TagRootStickyClass, id)
+	}
+	const objects = 3000
+	obj := func(i int) uint64 { return uint64(0x100000 + 32*i) }
+	want := map[uint64][]uint64{}
+	for i := range objects {
+		c := (i * 37) % classes
+		var a, bb uint64
+		if i%3 != 0 {
+			a = obj((i + 1) % objects)
+		}
+		if i%5 != 0 {
+			bb = obj((i * 7) % objects)
+		}
+		values := []uint64{uint64(i), a}
+		for range c % 7 {
+			values = append(values, 0x7fffffff) // not an object: read as a reference, a warning
+		}
+		values = append(values, bb)
+		b.Instance(obj(i), classID(c), values...)
+		b.Root(hprof.TagRootJNIGlobal, obj(i))
+		for _, r := range []uint64{a, bb} {
+			if r != 0 {
+				want[obj(i)] = append(want[obj(i)], r)
+			}
+		}
+	}
+	b.EndSegment()
+	b.EndDump()
+	d, err := Load(write(t, b.Bytes()), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Warnings) > 0 {
+		t.Fatalf("warnings: %q", d.Warnings)
+	}
+	for i := range objects {
+		v, ok := d.Node(obj(i))
+		if !ok {
+			t.Fatalf("object %d has no node", i)
+		}
+		var got []uint64
+		for _, w := range d.Graph.Succ[d.Graph.Off[v]:d.Graph.Off[v+1]] {
+			if d.Kind[w] != KindClass {
+				got = append(got, d.ObjectID(w))
+			}
+		}
+		if !slices.Equal(got, want[obj(i)]) {
+			t.Fatalf("object %d (class C%d): references %x, want %x", i, (i*37)%classes, got, want[obj(i)])
+		}
+	}
 }
