@@ -10,8 +10,9 @@
 # Environment: BENCH_DIR (dumps and scratch; default /tmp/heapledger-heapdump-bench),
 # VISUALVM_TIMEOUT (seconds per VisualVM run, default 1800; VISUALVM_TIMEOUT_small etc. per size), VISUALVM_XMX (default 8g),
 # SKIP_VISUALVM=1 to leave the peer out, RUNS (rounds of cat and histogram with the file in the page cache,
-# alternating, median reported; default 5), COLD=0 to leave out the cold-cache rows (the dump evicted
-# from the page cache before each contender, so that it is read from disk).
+# alternating, median reported; default 5), ANALYZE_RUNS (runs of the full analysis per condition, median
+# wall and CPU and the highest peak RSS reported; default 3), COLD=0 to leave out the cold-cache rows (the
+# dump evicted from the page cache before each contender, so that it is read from disk).
 # Needs: go, javac/java, GNU time (/usr/bin/time), the Debian package visualvm
 # (scripts/install-deps.sh installs them).
 set -euo pipefail
@@ -84,6 +85,9 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b > 0) printf "%.1f", a/b; else pr
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { printf "%s", (NR % 2) ? v[(NR + 1) / 2] : sprintf("%.3f", (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 
 RUNS=${RUNS:-5}
+# This machine's speed drifts by a third within minutes (its host's other work): one run of the
+# analysis said more about the moment than about the program.
+ANALYZE_RUNS=${ANALYZE_RUNS:-3}
 # Cold rows: the dump's pages are evicted from the page cache before each contender, so that each
 # reads the file from disk, as when a dump has just been copied in from the machine that wrote it.
 # Only the dump's: emptying the whole cache (drop_caches) would also make our static binary load
@@ -104,6 +108,21 @@ warm() {
   done
   CAT_WALL=$(median "${cw[@]}"); CAT_CPU=$(median "${cc[@]}")
   WALL=$(median "${w[@]}"); CPU=$(median "${c[@]}"); RSS_MB=$(median "${r[@]}"); STATUS=$st
+}
+
+# analyses COLD CMD... — ANALYZE_RUNS runs of the analysis CMD, the dump evicted from the page cache
+# before each when COLD is 1; sets WALL and CPU (medians), RSS_MB (the highest) and STATUS. Its
+# --timings, if asked for, are the last run's.
+analyses() {
+  local cold=$1; shift
+  local w=() c=() r=() st=ok
+  for _ in $(seq "$ANALYZE_RUNS"); do
+    [ "$cold" = 1 ] && drop "$dump"
+    measure analyze 0 "$@"; w+=("$WALL"); c+=("$CPU"); r+=("$RSS_MB")
+    [ "$STATUS" = ok ] || st=$STATUS
+  done
+  WALL=$(median "${w[@]}"); CPU=$(median "${c[@]}"); STATUS=$st
+  RSS_MB=$(printf '%s\n' "${r[@]}" | sort -g | tail -1)
 }
 
 # cold NAME CMD... — warm with the dump evicted from the page cache before each contender; fails
@@ -150,8 +169,8 @@ for size in "${SIZES[@]}"; do
 
   A_WALL=""
   if [ $HAVE_ANALYZE = 1 ]; then
-    measure analyze 0 "$HL" heap analyze --timings "$dump"; A_WALL=$WALL
-    ROWS+=("| $size | $mb MB | heapledger heap analyze | $WALL | $CPU | $RSS_MB | $(ratio "$WALL" "$CAT_WALL") | $STATUS |")
+    analyses 0 "$HL" heap analyze --timings "$dump"; A_WALL=$WALL
+    ROWS+=("| $size | $mb MB | heapledger heap analyze | $WALL | $CPU | $RSS_MB | $(ratio "$WALL" "$CAT_WALL") | $STATUS (median of $ANALYZE_RUNS) |")
     SUMMARY+=("$size, file in the page cache: full analysis $(ratio "$A_WALL" "$CAT_WALL")× the time to read the file (target ≤ 10×); peak RSS $RSS_MB MB of a $mb MB file (target ≤ file size)")
     # The phases, from --timings: where the time goes, and the floor the depth-first search sets.
     PHASES+=("| $size | $(sed -n 's/^timing: \(.*[^ ]\) \+\([0-9.]\+\) s wall \+\([0-9.]\+\) s CPU$/\1: \2 (\3)/p' "$BENCH_DIR/err.analyze" | paste -sd ';' | sed 's/;/; /g') |")
@@ -173,8 +192,8 @@ for size in "${SIZES[@]}"; do
     ROWS+=("| $size | $mb MB | heapledger heap histo (cold cache) | $WALL | $CPU | $RSS_MB | $(ratio "$WALL" "$CCAT") | $STATUS (median of $RUNS) |")
     SUMMARY+=("$size, file read from disk: histogram $(ratio "$WALL" "$CCAT")× the time to read the file (target ≤ 2×)")
     if [ $HAVE_ANALYZE = 1 ]; then
-      drop "$dump"; measure analyze 0 "$HL" heap analyze "$dump"
-      ROWS+=("| $size | $mb MB | heapledger heap analyze (cold cache) | $WALL | $CPU | $RSS_MB | $(ratio "$WALL" "$CCAT") | $STATUS |")
+      analyses 1 "$HL" heap analyze "$dump"
+      ROWS+=("| $size | $mb MB | heapledger heap analyze (cold cache) | $WALL | $CPU | $RSS_MB | $(ratio "$WALL" "$CCAT") | $STATUS (median of $ANALYZE_RUNS) |")
       SUMMARY+=("$size, file read from disk: full analysis $(ratio "$WALL" "$CCAT")× the time to read the file (target ≤ 10×); peak RSS $RSS_MB MB")
     fi
     cat "$dump" >/dev/null # back in the page cache for the peer
@@ -241,10 +260,11 @@ mkdir -p "$ROOT/docs"
   echo "doubly linked list, binary trees, hash maps with shared values, object arrays of items with byte arrays."
   echo
   echo "Two conditions. **Page cache**: the file is in memory, where cat only copies it (several GB/s); cat and the"
-  echo "histogram alternate for $RUNS rounds and the medians are reported, the analysis runs once. **Cold cache** (rows"
+  echo "histogram alternate for $RUNS rounds and the medians are reported; the analysis runs $ANALYZE_RUNS times, median wall"
+  echo "and CPU time and the highest peak RSS reported, its phases those of the last run. **Cold cache** (rows"
   echo "marked so): the dump's pages are evicted from the page cache before each contender (\`dd iflag=nocache\`, checked"
   echo "with fincore), so each reads the file from disk, as when a dump has just been copied in; cat and the histogram"
-  echo "alternate for $RUNS rounds again, the analysis runs once. Only the dump is evicted: emptying the whole cache would"
+  echo "alternate for $RUNS rounds again, the analysis runs $ANALYZE_RUNS times. Only the dump is evicted: emptying the whole cache would"
   echo "also make the static heapledger binary load itself from disk, while cat's code shares libc with every running"
   echo "process and stays in memory. Peak RSS and CPU from GNU time, wall time from the shell's microsecond clock around"
   echo "it; ratio = wall time / wall time of cat under the same condition."
