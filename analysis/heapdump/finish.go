@@ -71,7 +71,7 @@ func (l *loader) squeeze() {
 	var gaps []span
 	for e, t := range g.Succ {
 		if t == pad {
-			gaps = append(gaps, span{uint32(e), uint32(e) + 1})
+			gaps = appendSpan(gaps, uint32(e), uint32(e)+1)
 		}
 	}
 	if len(gaps) == 0 {
@@ -227,9 +227,10 @@ func (l *loader) dropUnreachable(seen bitset) {
 			d.Unreachable.Bytes += g.SizeOf(uint32(v))
 		}
 	}
-	// The targets are renumbered first, on every core: a kept node's edges lead only to kept
-	// nodes, and a dropped node's edges go with it whatever they hold. Then one pass moves the
-	// kept nodes' lists down.
+	// The targets are renumbered first, on every core, which also finds the pad slots: a kept
+	// node's edges lead only to kept nodes, and a dropped node's edges go with it whatever they
+	// hold. Then the edges between those that go move down as blocks (removeEdges), and one
+	// pass over the nodes moves their offsets and columns down.
 	var wg sync.WaitGroup
 	workers := runtime.GOMAXPROCS(0)
 	pads := make([][]uint32, workers) // where the pad slots are, by worker, in order
@@ -261,7 +262,7 @@ func (l *loader) dropUnreachable(seen bitset) {
 		}
 		a, b := g.Off[v], g.Off[v+1]
 		for len(p) > 0 && p[0] < a {
-			gaps = append(gaps, span{p[0], p[0] + 1})
+			gaps = appendSpan(gaps, p[0], p[0]+1)
 			p = p[1:]
 		}
 		for len(p) > 0 && p[0] < b {
@@ -270,7 +271,7 @@ func (l *loader) dropUnreachable(seen bitset) {
 		gaps = appendSpan(gaps, a, b)
 	}
 	for _, e := range p {
-		gaps = append(gaps, span{e, e + 1})
+		gaps = appendSpan(gaps, e, e+1)
 	}
 	w, weak := removeEdges(g, d.Weak, gaps)
 	// Each kept node's list starts where it did, less the edges taken out before it.
