@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"math/bits"
 	"runtime/debug"
-	"sync"
 
 	"github.com/heapledger/heapledger/analysis/heapgraph"
 )
@@ -169,20 +168,13 @@ func (s *Searched) ListPredecessors(g *heapgraph.Graph, skip heapgraph.EdgeSet) 
 	roff := next[:r+1]
 	clear(roff)
 	lists := predLister{g: g, skip: skip, tree: tree, pre: pre, isRoot: isRoot}
-	both := func(each func(part uint32)) {
-		var wg sync.WaitGroup
-		wg.Add(1)
-		go func() { defer wg.Done(); each(1) }()
-		each(0)
-		wg.Wait()
-	}
-	both(func(part uint32) { listEdges(&lists, part, counter{roff}) })
+	heapgraph.ByParity(func(part uint32) { listEdges(&lists, part, counter{roff}) })
 	for t := uint32(1); t < r; t++ {
 		roff[t] += roff[t-1]
 	}
 	roff[r] = roff[r-1]
 	preds := sc.Uint32s(int(roff[r]))
-	both(func(part uint32) { listEdges(&lists, part, placer{roff, preds}) })
+	heapgraph.ByParity(func(part uint32) { listEdges(&lists, part, placer{roff, preds}) })
 	sc.Release64(tree)
 	s.roff, s.preds, s.isRoot = roff, preds, isRoot
 }

@@ -12,7 +12,6 @@ package dynsize
 import (
 	"fmt"
 	"math/bits"
-	"sync"
 
 	"github.com/heapledger/heapledger/analysis/heapgraph"
 )
@@ -141,18 +140,6 @@ func componentSizes(g, dag *heapgraph.Graph, comp []uint32, sc *heapgraph.Scratc
 	}
 }
 
-// byParity runs each for the components of even and of odd number, on two cores: the passes
-// over the edges that count and place each component's edges then share no count or cursor,
-// and both read every node's component in order, front to back, but look up the targets' only
-// for their own.
-func byParity(each func(part uint32)) {
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); each(1) }()
-	each(0)
-	wg.Wait()
-}
-
 // condense is Condense without the sizes (NewWith sums them only once the DAG's dominators are
 // gone, to keep them out of that phase's peak), with the nodes entered from other components
 // already known (see components), or nil to find them here.
@@ -191,7 +178,7 @@ func condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count i
 	// off[c] counts the edges leaving c, then becomes the end of c's range (for component 0,
 	// the end of its real edges; its root edges follow them).
 	off := sc.Uint32s(count + 1)
-	byParity(func(part uint32) {
+	heapgraph.ByParity(func(part uint32) { // by the components' parity
 		for v, c := range comp {
 			if c&1 != part {
 				continue
@@ -220,7 +207,7 @@ func condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count i
 	}
 	off[count] = uint32(total)
 	succ := heapgraph.Make[uint32](int(total))
-	byParity(func(part uint32) {
+	heapgraph.ByParity(func(part uint32) { // by the components' parity
 		for v := len(comp) - 1; v >= 0; v-- {
 			c := comp[v]
 			if c&1 != part {
