@@ -85,7 +85,7 @@ func (s *Schema) TakeNames(ra io.ReaderAt, spans []Span) error {
 				k := copy(buf, b)
 				m := int(min(int64(cap(buf)), sp.End-at))
 				if _, err := ra.ReadAt(buf[k:m], at+int64(k)); err != nil {
-					return &FormatError{Offset: at + int64(k), Record: "UTF8", Msg: fmt.Sprintf("cannot read class names again: %v", err)}
+					return &FormatError{Offset: at + int64(k), Record: "UTF8", Msg: fmt.Sprintf("cannot read the names again: %v", err)}
 				}
 				b = buf[:m]
 			}

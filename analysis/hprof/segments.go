@@ -325,19 +325,15 @@ func (q *segmentQueue) push(seg Segment) {
 }
 
 // finish says the walk is over, with the error that ended it or nil.
-func (q *segmentQueue) finish(err error) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.done = true
-	if q.err == nil {
-		q.err = err
-	}
-	q.cond.Broadcast()
-}
+func (q *segmentQueue) finish(err error) { q.stop(err, true) }
 
-func (q *segmentQueue) fail(err error) {
+// fail stops the work with a worker's error.
+func (q *segmentQueue) fail(err error) { q.stop(err, false) }
+
+func (q *segmentQueue) stop(err error, walked bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	q.done = q.done || walked
 	if q.err == nil {
 		q.err = err
 	}
