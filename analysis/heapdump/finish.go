@@ -78,13 +78,9 @@ func (l *loader) squeeze() {
 		return
 	}
 	w, weak := removeEdges(g, l.d.Weak, gaps)
-	removed, q := uint32(0), 0
+	before := gapsBefore{gaps: gaps}
 	for v := 0; v < g.N(); v++ {
-		for q < len(gaps) && gaps[q].end <= g.Off[v] {
-			removed += gaps[q].end - gaps[q].start
-			q++
-		}
-		g.Off[v] -= removed
+		g.Off[v] -= before.at(g.Off[v])
 	}
 	g.Off[g.N()] = w
 	l.d.Weak = weak
@@ -106,6 +102,22 @@ func appendSpan(gaps []span, a, b uint32) []span {
 		return gaps
 	}
 	return append(gaps, span{a, b})
+}
+
+// gapsBefore counts the edges in gaps that lie wholly before an offset, for offsets asked in
+// ascending order: by how much a list that starts there moves down when the gaps go.
+type gapsBefore struct {
+	gaps []span
+	q    int
+	n    uint32
+}
+
+func (b *gapsBefore) at(off uint32) uint32 {
+	for b.q < len(b.gaps) && b.gaps[b.q].end <= off {
+		b.n += b.gaps[b.q].end - b.gaps[b.q].start
+		b.q++
+	}
+	return b.n
 }
 
 // removeEdges takes the edges at the positions in gaps (ascending, disjoint) out of g.Succ, and
@@ -275,16 +287,12 @@ func (l *loader) dropUnreachable(seen bitset) {
 	}
 	w, weak := removeEdges(g, d.Weak, gaps)
 	// Each kept node's list starts where it did, less the edges taken out before it.
-	removed, q, nv := uint32(0), 0, 0
+	before, nv := gapsBefore{gaps: gaps}, 0
 	for v := 0; v < n; v++ {
 		if !seen.has(uint32(v)) {
 			continue
 		}
-		for q < len(gaps) && gaps[q].end <= g.Off[v] {
-			removed += gaps[q].end - gaps[q].start
-			q++
-		}
-		g.Off[nv] = g.Off[v] - removed
+		g.Off[nv] = g.Off[v] - before.at(g.Off[v])
 		d.ClassOf[nv] = d.ClassOf[v]
 		d.Kind[nv] = d.Kind[v]
 		g.Size[nv] = g.Size[v]

@@ -372,7 +372,8 @@ func (l *loader) pass1Indexed() (bool, error) {
 	}
 	idx, err := l.scanPass1(f, target)
 	if err == errLaterDump {
-		all, err2 := hprof.ReadIndex(f, l.size, nil)
+		// Only the number of dumps is wanted of this walk: the symbols are stepped over.
+		all, err2 := hprof.ReadIndexWith(f, l.size, hprof.IndexOptions{SkipUTF8: true})
 		if err2 != nil || all.Dumps == 0 {
 			l.segs = nil
 			return false, nil
