@@ -54,10 +54,10 @@ on: 8 and 12), uncompressed references (8 bytes; headers 12 and 16 from JDK 15 o
 before), uncompressed class pointers (16-byte headers, arrays 24, or 20 from JDK 22 on), and
 objects aligned to 16 bytes instead of 8. With too few such arrays, compressed references are
 assumed when all objects lie within 32 GB (HotSpot's default then), else 16-byte headers and
-8-byte references (as before JDK 15); --compressed on/off sets one of those two. A 32-bit VM has 8-byte headers and
-4-byte references. Fields are placed as HotSpot 15+ places them, every object rounded up to the
-alignment. The header line says which layout was taken and how. Class objects count as
-java.lang.Class instances plus their static fields.`,
+8-byte references (as before JDK 15); --compressed on/off sets one of those two. A 32-bit VM has
+8-byte headers and 4-byte references. Fields are placed as HotSpot 15+ places them, every object
+rounded up to the alignment. The header line says which layout was taken and how. Class objects
+count as java.lang.Class instances plus their static fields.`,
 	Flags: append(dumpFlags(),
 		&cli.IntFlag{Name: "top", Usage: "print only the N largest classes (0 = all)"},
 	),
