@@ -91,8 +91,8 @@ type byClassWalk struct {
 	off, kids []uint32
 }
 
-// byClassTask is a subtree to walk: its root, and the classes on the path above it (an index
-// into the paths, -1 for none).
+// byClassTask is a subtree to walk: its root, and the classes on the path above it, each once
+// (an index into the paths, -1 for none).
 type byClassTask struct {
 	node uint32
 	path int32
@@ -141,14 +141,21 @@ func (w *byClassWalk) split(out []ClassRetained, nClasses int) ([]byClassTask, [
 			o := &out[c]
 			o.Instances++
 			o.Shallow += w.g.SizeOf(v)
-			if onPath[c] == 0 {
+			above := onPath[c] != 0
+			if !above {
 				o.Retained += w.retained[v]
 			}
 			for p := it.path; p >= 0; p = paths[p].up {
 				onPath[paths[p].class]--
 			}
-			paths = append(paths, pathStep{c, it.path})
-			path = int32(len(paths) - 1)
+			// A walk asks only whether a class is on the path, not how often: a class already
+			// there is not added again, so a path down a chain of one class (a linked list
+			// retaining the heap) stays one step long instead of growing with the chain, and
+			// neither this split nor the tasks below it spend time quadratic in its length.
+			if !above {
+				paths = append(paths, pathStep{c, it.path})
+				path = int32(len(paths) - 1)
+			}
 		}
 		for _, k := range w.kids[w.off[v]:w.off[v+1]] {
 			queue = append(queue, item{k, path})

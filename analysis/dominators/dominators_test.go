@@ -211,6 +211,40 @@ func TestByClass(t *testing.T) {
 	}
 }
 
+// Down a chain of one class retaining the heap, the split into tasks goes maxSplit nodes deep;
+// the path above each task must name each class once, not once per node of the chain, or the
+// split and every task spend time quadratic in its length.
+func TestByClassSplitPathsHoldEachClassOnce(t *testing.T) {
+	const entries = 20000
+	g := heapgraph.ListWithData(entries)
+	tr := Compute(g, nil)
+	ret := tr.Retained(g)
+	classOf := make([]uint32, g.N())
+	classOf[0] = none
+	for i := 1; i < g.N(); i++ {
+		classOf[i] = uint32(2 - i%2)
+	}
+	off, kids := tr.Children()
+	w := byClassWalk{g: g, retained: ret, classOf: classOf, off: off, kids: kids}
+	tasks, paths := w.split(newByClass(3), 3)
+	if len(tasks) < maxSplit/2 {
+		t.Fatalf("%d tasks: the chain was not split", len(tasks))
+	}
+	for _, task := range tasks {
+		seen := map[uint32]bool{}
+		for p := task.path; p >= 0; p = paths[p].up {
+			if seen[paths[p].class] {
+				t.Fatalf("task at node %d: class %d twice on its path", task.node, paths[p].class)
+			}
+			seen[paths[p].class] = true
+		}
+	}
+	got := tr.ByClass(g, ret, classOf, 3)
+	if got[1].Instances != entries || got[1].Retained != 2*entries || got[2].Retained != entries {
+		t.Errorf("by class %+v, want %d entries retaining %d and data retaining %d", got, entries, 2*entries, entries)
+	}
+}
+
 func TestChildren(t *testing.T) {
 	g := heapgraph.BalancedTree(7)
 	off, kids := Compute(g, nil).Children()
