@@ -406,6 +406,7 @@ func (l *loader) scanPass1(f *os.File, target int) (*hprof.Index, error) {
 	l.schema = hprof.NewSchema(8)
 	var classNames []hprof.Record
 	l.segs, l.segFirst, l.segMain = l.segs[:0], l.segFirst[:0], l.segMain[:0]
+	l.d.segIDs = l.d.segIDs[:0]
 	started := false
 	start := func(idSize int) {
 		started = true
@@ -447,6 +448,7 @@ func (l *loader) scanPass1(f *os.File, target int) (*hprof.Index, error) {
 		l.faultAhead()
 		r.SkipPrimitiveData = true
 		l.progress("reading objects", r, &last)
+		first := len(l.ids)
 		for {
 			// Most records come straight from the reader's buffer, without a Record.
 			n, rec, err := r.Headers(headers, fields)
@@ -457,6 +459,8 @@ func (l *loader) scanPass1(f *os.File, target int) (*hprof.Index, error) {
 				continue
 			}
 			if err == io.EOF {
+				// The segment's ids are fresh in the cache: their range costs next to nothing.
+				l.d.segIDs = append(l.d.segIDs, newSegmentIDs(seg, l.ids[first:]))
 				return nil
 			}
 			if err != nil {
@@ -482,6 +486,7 @@ func (l *loader) scanPass1(f *os.File, target int) (*hprof.Index, error) {
 	if err := l.schema.TakeNames(f, idx.UTF8); err != nil {
 		return nil, err
 	}
+	l.d.hdr = &hprof.Index{Format: idx.Format, IDSize: idx.IDSize}
 	return idx, nil
 }
 

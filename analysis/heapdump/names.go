@@ -44,18 +44,60 @@ func (d *Dump) EdgeNames(edges []EdgeRef) ([]string, error) {
 		return nil, err
 	}
 	defer f.Close()
-	r, err := hprof.NewReader(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", d.Path, err)
+	// Read the records that hold the objects again: only the segments whose ids may hold one,
+	// when the load noted them, else the file from its start until all are found.
+	var segs []segmentIDs
+	for _, s := range d.segIDs {
+		for id := range want {
+			if s.lo <= id && id <= s.hi {
+				segs = append(segs, s)
+				break
+			}
+		}
 	}
-	r.SkipPrimitiveData = true
+	var buf []byte
+	for _, s := range segs {
+		if len(want) == 0 {
+			break
+		}
+		if buf == nil {
+			buf = make([]byte, 256<<10)
+		}
+		r := hprof.NewSegmentReader(f, d.hdr, s.seg, buf)
+		r.SkipPrimitiveData = true
+		if err := d.nameFrom(r, want, edges, out); err != nil {
+			return nil, err
+		}
+	}
+	if len(want) > 0 {
+		r, err := hprof.NewReader(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", d.Path, err)
+		}
+		r.SkipPrimitiveData = true
+		if err := d.nameFrom(r, want, edges, out); err != nil {
+			return nil, err
+		}
+	}
+	for i, s := range out {
+		if s == "" {
+			return nil, fmt.Errorf("%s: cannot name edge %d of %s: its record was not found again", d.Path, edges[i].Index, d.Describe(edges[i].From))
+		}
+	}
+	return out, nil
+}
+
+// nameFrom reads r's records of the dump up to its end or until want is empty, naming the
+// references of each object in want: want maps the objects' ids to positions in edges and out,
+// and loses each object as it is found.
+func (d *Dump) nameFrom(r *hprof.Reader, want map[uint64][]int, edges []EdgeRef, out []string) error {
 	for len(want) > 0 {
 		rec, err := r.Next()
 		if err == io.EOF {
-			break
+			return nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: naming edges: %w", d.Path, err)
+			return fmt.Errorf("%s: naming edges: %w", d.Path, err)
 		}
 		if rec.Dump != d.DumpIndex || (rec.Tag != hprof.TagInstanceDump && rec.Tag != hprof.TagObjArrayDump && rec.Tag != hprof.TagPrimArrayDump) {
 			continue
@@ -94,12 +136,21 @@ func (d *Dump) EdgeNames(edges []EdgeRef) ([]string, error) {
 			}
 		}
 	}
-	for i, s := range out {
-		if s == "" {
-			return nil, fmt.Errorf("%s: cannot name edge %d of %s: its record was not found again", d.Path, edges[i].Index, d.Describe(edges[i].From))
-		}
+	return nil
+}
+
+// segmentIDs is a segment of the dump with the smallest and largest object id in it.
+type segmentIDs struct {
+	seg    hprof.Segment
+	lo, hi uint64
+}
+
+func newSegmentIDs(seg hprof.Segment, ids []uint64) segmentIDs {
+	s := segmentIDs{seg: seg, lo: ^uint64(0)}
+	for _, id := range ids {
+		s.lo, s.hi = min(s.lo, id), max(s.hi, id)
 	}
-	return out, nil
+	return s
 }
 
 func (d *Dump) classEdgeNames(n uint32) []string {

@@ -1,0 +1,81 @@
+package heapdump
+
+import (
+	"io"
+	"math/rand"
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/heapledger/heapledger/analysis/hprof"
+	"github.com/heapledger/heapledger/fixtures/heapdumps"
+)
+
+// Each segment's id range, noted by pass 1, must hold every object record of the segment and be
+// no wider than they are: EdgeNames reads only the segments whose range holds an object it names.
+func TestSegmentIDRanges(t *testing.T) {
+	d, err := Load(heapdumps.Dump(t), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.segIDs) < 2 {
+		t.Fatalf("%d segments noted; the test needs a dump of several", len(d.segIDs))
+	}
+	f, err := os.Open(d.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	buf := make([]byte, 64<<10)
+	for k, s := range d.segIDs {
+		r := hprof.NewSegmentReader(f, d.hdr, s.seg, buf)
+		r.SkipPrimitiveData = true
+		lo, hi := ^uint64(0), uint64(0)
+		for {
+			rec, err := r.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch rec.Tag {
+			case hprof.TagInstanceDump, hprof.TagObjArrayDump, hprof.TagPrimArrayDump, hprof.TagClassDump:
+				lo, hi = min(lo, rec.ID), max(hi, rec.ID)
+			}
+		}
+		if lo != s.lo || hi != s.hi {
+			t.Errorf("segment %d at offset %d: ids %#x..%#x noted, %#x..%#x in it", k, s.seg.Offset, s.lo, s.hi, lo, hi)
+		}
+	}
+}
+
+// Naming references by the segments that hold their objects gives the names a read of the whole
+// file gives.
+func TestEdgeNamesBySegmentsMatchWholeFile(t *testing.T) {
+	d, err := Load(heapdumps.Dump(t), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := d.Graph
+	rnd := rand.New(rand.NewSource(1))
+	var refs []EdgeRef
+	for len(refs) < 300 {
+		v := uint32(1 + rnd.Intn(g.N()-1))
+		if n := len(g.Successors(v)); n > 0 {
+			refs = append(refs, EdgeRef{v, rnd.Intn(n)})
+		}
+	}
+	bySegments, err := d.EdgeNames(refs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.segIDs = nil
+	whole, err := d.EdgeNames(refs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(bySegments, whole) {
+		t.Errorf("names by segments differ from the whole file's:\n%v\n%v", bySegments, whole)
+	}
+}
