@@ -158,18 +158,19 @@ type Dump struct {
 	Partial   bool
 	Warnings  []string
 
-	ids objectIDs // HPROF object id of each node: see ObjectID
-	// With an indexed file: the chosen dump's segments, each with the smallest and largest object
-	// id it holds, so that naming a few objects' references reads only the segments that may
-	// hold them (EdgeNames) instead of the file up to them. hdr is the file's header for their
-	// readers.
-	segIDs    []segmentIDs
-	hdr       *hprof.Index
+	ids       objectIDs        // HPROF object id of each node: see ObjectID
 	parked    *parkedCols      // what Park moved out, nil when nothing is
 	classObjs bitset           // the class objects, so that IsClassObject works while Kind is parked
 	classNode map[uint32]int32 // class-object node → index in Classes
 	schema    *hprof.Schema
 	gzip      bool
+
+	// With an indexed file: the chosen dump's segments, each with the smallest and largest object
+	// id it holds, so that naming a few objects' references reads only the segments that may
+	// hold them (EdgeNames) instead of the file up to them. hdr is the file's header for their
+	// readers.
+	segIDs []segmentIDs
+	hdr    *hprof.Index
 }
 
 // IsWeak reports whether edge e (an index into Graph.Succ) is a Reference's referent.
