@@ -104,8 +104,10 @@ func appendSpan(gaps []span, a, b uint32) []span {
 	return append(gaps, span{a, b})
 }
 
-// gapsBefore counts the edges in gaps that lie wholly before an offset, for offsets asked in
-// ascending order: by how much a list that starts there moves down when the gaps go.
+// gapsBefore counts the edges in gaps that lie before an offset, for offsets asked in ascending
+// order: by how much a list that starts there moves down when the gaps go. An offset may lie
+// inside a gap: spans join across lists, so a list of nothing but pad slots starts in the middle
+// of the gap that its predecessor's pads begin.
 type gapsBefore struct {
 	gaps []span
 	q    int
@@ -116,6 +118,9 @@ func (b *gapsBefore) at(off uint32) uint32 {
 	for b.q < len(b.gaps) && b.gaps[b.q].end <= off {
 		b.n += b.gaps[b.q].end - b.gaps[b.q].start
 		b.q++
+	}
+	if b.q < len(b.gaps) && b.gaps[b.q].start < off {
+		return b.n + off - b.gaps[b.q].start
 	}
 	return b.n
 }

@@ -60,3 +60,27 @@ func TestRemoveEdges(t *testing.T) {
 		}
 	}
 }
+
+// Lists of nothing but pad slots (an object whose references all point nowhere) make one gap with
+// the pads before them: each list's offset must still move down by the slots before it alone.
+// The fuzzer found a dump where the whole graph was such lists, and the offsets overran the edges.
+func TestSqueezeListsOfPadsOnly(t *testing.T) {
+	// Lists: 0 [5], 1 [6 pad], 2 [pad], 3 [pad pad], 4 [7], 5 [pad].
+	g := &heapgraph.Graph{
+		Off:  []uint32{0, 1, 3, 4, 6, 7, 8},
+		Succ: []uint32{5, 6, pad, pad, pad, pad, 7, pad},
+		Size: make([]uint32, 6),
+	}
+	l := &loader{d: &Dump{Graph: g, Weak: make(heapgraph.EdgeSet, 1)}}
+	l.d.Weak[0] = 1<<1 | 1<<6 // the edges to 6 and to 7
+	l.squeeze()
+	if want := []uint32{0, 1, 2, 2, 2, 3, 3}; !slices.Equal(g.Off, want) {
+		t.Errorf("offsets %v, want %v", g.Off, want)
+	}
+	if want := []uint32{5, 6, 7}; !slices.Equal(g.Succ, want) {
+		t.Errorf("edges %v, want %v", g.Succ, want)
+	}
+	if w := l.d.Weak; len(w) != 1 || w[0] != 1<<1|1<<2 {
+		t.Errorf("weak bits %b, want 110", w)
+	}
+}
