@@ -39,13 +39,14 @@ dominating articulation points) also leave out references into class objects, wh
 instance has and through which every object would reach almost the whole heap. Objects of a
 strongly connected component share one dynamic size and are listed once, with their number.
 
-Memory: to keep its peak below the dump's size, the analysis moves the per-object columns a phase
-does not read to temporary files in $TMPDIR (or /tmp), unlinked as soon as they are made, so
-nothing is left behind; they need disk space of the same order as the memory they save. When they
-cannot be written (no such directory, a full disk) the columns stay in memory, the results are the
-same, and a warning on stderr says how much stayed and why. Work that could overlap on the
-second core while holding more memory (the search for strongly connected components, beside the
-dominator tree's depth-first search) does so only if the process stays under the dump's size.
+Memory: to keep its peak below the dump's size (for a gzip-compressed dump, the size it inflates
+to), the analysis moves the per-object columns a phase does not read to temporary files in $TMPDIR
+(or /tmp), unlinked as soon as they are made, so nothing is left behind; they need disk space of
+the same order as the memory they save. When they cannot be written (no such directory, a full
+disk) the columns stay in memory, the results are the same, and a warning on stderr says how much
+stayed and why. Work that could overlap on the second core while holding more memory (the search
+for strongly connected components, beside the dominator tree's depth-first search) does so only if
+the process stays under the dump's size.
 
 --timings prints how long each phase took, wall and CPU seconds, on stderr.`,
 	Flags: append(dumpFlags(),
@@ -119,9 +120,10 @@ dominator tree's depth-first search) does so only if the process stays under the
 		// the Dump must not hold them too for that to free any memory.
 		opt.Spill = true
 		// The analysis aims to peak under the dump's size (docs/heapdump-benchmarks.md): work
-		// that could overlap on another core does so only within it.
+		// that could overlap on another core does so only within it. For a gzip-compressed dump
+		// that is the size it inflates to: the graph is the same as the plain file's.
 		if st, err := os.Stat(path); err == nil {
-			opt.MemoryLimit = st.Size()
+			opt.MemoryLimit = max(st.Size(), d.Bytes)
 		}
 		in := &leaks.Input{
 			Graph: d.Graph, Weak: heapgraph.EdgeSet(d.Weak), ClassOf: d.ClassOf, NumClasses: len(d.Classes),

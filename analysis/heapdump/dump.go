@@ -157,6 +157,9 @@ type Dump struct {
 	DumpIndex int // which of them this is (1-based)
 	Partial   bool
 	Warnings  []string
+	// Bytes is the size of the HPROF data: the file's, or what it inflates to when it is
+	// gzip-compressed (as far as it was read).
+	Bytes int64
 
 	ids       objectIDs        // HPROF object id of each node: see ObjectID
 	parked    *parkedCols      // what Park moved out, nil when nothing is

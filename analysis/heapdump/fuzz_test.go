@@ -110,5 +110,6 @@ func FuzzIndexedMatchesInOrder(f *testing.F) {
 		same("roots", a.Roots, b.Roots)
 		same("weak edges", a.Weak, b.Weak)
 		same("unreachable", a.Unreachable, b.Unreachable)
+		same("bytes of HPROF data", a.Bytes, b.Bytes)
 	})
 }

@@ -43,7 +43,7 @@ func NewReader(r io.Reader) (*Reader, error) {
 		if err != nil {
 			return nil, &FormatError{Offset: 0, Msg: "bad gzip header: " + err.Error()}
 		}
-		rd, err := newReader(zr)
+		rd, err := newReader(newInflateAhead(zr))
 		if rd != nil {
 			rd.Gzip = true
 		}
