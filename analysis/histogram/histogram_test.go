@@ -341,6 +341,18 @@ func TestJcmdDumpsAndHistogram(t *testing.T) {
 	}
 	run("GC.heap_dump", plain)
 	run("GC.heap_dump", "-gz=1", gz)
+	// HotSpot compresses in blocks, each a gzip member, and says so in the first one's comment:
+	// that is what has hprof inflate the members side by side.
+	if f, err := os.Open(gz); err != nil {
+		t.Fatal(err)
+	} else {
+		if zr, err := gzip.NewReader(f); err != nil {
+			t.Error(err)
+		} else if !strings.HasPrefix(zr.Comment, "HPROF BLOCKSIZE=") {
+			t.Errorf("jcmd's gzip dump starts with comment %q, not HPROF BLOCKSIZE=", zr.Comment)
+		}
+		f.Close()
+	}
 	histo := filepath.Join(dir, "histo.txt")
 	if err := os.WriteFile(histo, run("GC.class_histogram"), 0o644); err != nil {
 		t.Fatal(err)

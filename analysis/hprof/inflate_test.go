@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand"
 	"runtime"
+	"strconv"
 	"testing"
 )
 
@@ -58,5 +59,106 @@ func TestInflateAhead(t *testing.T) {
 	_, err = io.Copy(io.Discard, newInflateAhead(zr))
 	if !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Errorf("a stream cut in half read with error %v, want %v", err, io.ErrUnexpectedEOF)
+	}
+}
+
+// hotspotGzip compresses data as HotSpot does with jcmd GC.heap_dump -gz: a gzip member per block,
+// the first with the block size in its comment. Members listed in stored are written without
+// compression, so that bytes of their data appear in the file as they are.
+func hotspotGzip(t *testing.T, data []byte, block int, stored map[int]bool) []byte {
+	var out bytes.Buffer
+	for i := 0; i*block < len(data); i++ {
+		level := gzip.BestSpeed
+		if stored[i] {
+			level = gzip.NoCompression
+		}
+		zw, err := gzip.NewWriterLevel(&out, level)
+		if err != nil {
+			t.Fatal(err)
+		}
+		zw.Comment = hotspotBlockComment + strconv.Itoa(block)
+		zw.Write(data[i*block : min(len(data), (i+1)*block)])
+		zw.Close()
+	}
+	return out.Bytes()
+}
+
+// readAllFrom reads r to its end, in reads of odd sizes.
+func readAllFrom(r io.Reader) ([]byte, error) {
+	var got []byte
+	buf := make([]byte, 7777)
+	for {
+		n, err := r.Read(buf)
+		got = append(got, buf[:n]...)
+		if err == io.EOF {
+			return got, nil
+		}
+		if err != nil {
+			return got, err
+		}
+	}
+}
+
+// Inflated by members side by side, a file HotSpot compressed in blocks gives the plain bytes,
+// also when a block's data holds what looks like a gzip member, and even a whole valid one: a
+// guess that starts there must be dropped.
+func TestMemberInflater(t *testing.T) {
+	const block = 4096
+	rnd := rand.New(rand.NewSource(2))
+	plain := make([]byte, 40*block+100)
+	for i := range plain {
+		plain[i] = byte(rnd.Intn(8))
+	}
+	var fake bytes.Buffer
+	zw := gzip.NewWriter(&fake)
+	zw.Write([]byte("not part of the dump"))
+	zw.Close()
+	copy(plain[3*block+100:], fake.Bytes())           // a whole member inside block 3
+	copy(plain[7*block+5:], []byte{0x1f, 0x8b, 8, 0}) // a header alone inside block 7
+	copy(plain[8*block-2:], []byte{0x1f, 0x8b, 8, 0}) // one across blocks 7 and 8
+	z := hotspotGzip(t, plain, block, map[int]bool{3: true, 7: true, 8: true})
+	if bytes.Count(z, []byte{0x1f, 0x8b, 8}) <= 41 {
+		t.Fatal("the planted headers are not in the file")
+	}
+	got, err := readAllFrom(newMemberInflater(bytes.NewReader(z), int64(len(z)), block))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, plain) {
+		t.Fatalf("inflated %d bytes, not the %d compressed", len(got), len(plain))
+	}
+}
+
+// A damaged or cut file gives what a plain gzip reader gives, the bytes up to the damage and an
+// error, never a clean end: the members after a bad one are not taken as the rest.
+func TestMemberInflaterDamage(t *testing.T) {
+	const block = 4096
+	rnd := rand.New(rand.NewSource(3))
+	plain := make([]byte, 20*block)
+	for i := range plain {
+		plain[i] = byte(rnd.Intn(8))
+	}
+	z := hotspotGzip(t, plain, block, nil)
+	flipped := bytes.Clone(z)
+	flipped[len(z)/2] ^= 0x55
+	for name, data := range map[string][]byte{"cut": z[:len(z)/2], "flipped": flipped, "cut in a trailer": z[:len(z)-3]} {
+		zr, err := gzip.NewReader(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantBytes, want := readAllFrom(zr)
+		got, err := readAllFrom(newMemberInflater(bytes.NewReader(data), int64(len(data)), block))
+		if err == nil || want == nil {
+			t.Errorf("%s: error %v, a plain reader's %v; want both to fail", name, err, want)
+		}
+		if !bytes.Equal(got, wantBytes) {
+			t.Errorf("%s: %d bytes before the error, a plain reader's %d", name, len(got), len(wantBytes))
+		}
+	}
+	// A member that inflates past the block size is read as a stream too, whole.
+	big := hotspotGzip(t, plain, 2*block, nil)
+	got, err := readAllFrom(newMemberInflater(bytes.NewReader(big), int64(len(big)), block))
+	if err != nil || !bytes.Equal(got, plain) {
+		t.Errorf("members larger than the block: %d bytes, %v", len(got), err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"os"
 	"time"
 )
 
@@ -37,13 +38,19 @@ type Reader struct {
 // NewReader reads the file header from r and returns a Reader positioned at the first record.
 // A gzip-compressed stream is detected by its magic number and decompressed transparently.
 func NewReader(r io.Reader) (*Reader, error) {
+	// A file read from its start may be inflated by members, which needs their offsets.
+	if f, ok := r.(*os.File); ok {
+		if pos, err := f.Seek(0, io.SeekCurrent); err != nil || pos != 0 {
+			r = struct{ io.Reader }{f}
+		}
+	}
 	br := bufio.NewReaderSize(r, 64<<10)
 	if magic, err := br.Peek(2); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
 			return nil, &FormatError{Offset: 0, Msg: "bad gzip header: " + err.Error()}
 		}
-		rd, err := newReader(newInflateAhead(zr))
+		rd, err := newReader(gzipSource(r, zr))
 		if rd != nil {
 			rd.Gzip = true
 		}
