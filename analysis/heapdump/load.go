@@ -242,8 +242,20 @@ func (l *loader) pass1() error {
 	cur := 0
 	var last int64
 	lastSeg := int64(-1)
+	headers, fields := make([]hprof.Header, 256), make([][]byte, 256)
 	for {
-		rec, err := r.Next()
+		// Most records come straight from the reader's buffer, as in pass1Indexed. A batch lies
+		// in the segment of the record before it, so in its dump, and never starts a segment:
+		// the first record of each comes from Next.
+		n, rec, err := r.Headers(headers, fields)
+		if n > 0 {
+			if l.opt.Dump == 0 || cur == l.opt.Dump {
+				for i := range headers[:n] {
+					l.object(&headers[i], fields[i])
+				}
+			}
+			continue
+		}
 		if err == io.EOF {
 			break
 		}
