@@ -138,11 +138,12 @@ const hotspotBlockComment = "HPROF BLOCKSIZE="
 
 // memberInflater settings: how many members are inflated at once, how far past a member's start
 // the next member's header is looked for (a member of a megabyte compresses to less; where none
-// is found, members are inflated one at a time), and how large a member may inflate to.
+// is found, members are inflated one at a time), and the largest block size inflated by members
+// (HotSpot's is a megabyte; the blocks in flight take seven times the block size).
 const (
 	membersAtOnce  = 3
 	memberScan     = 4 << 20
-	maxMemberBlock = 64 << 20
+	maxMemberBlock = 8 << 20
 )
 
 // newMemberInflater inflates a gzip file of many small members, as HotSpot writes, on every core:
