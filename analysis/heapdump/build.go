@@ -355,7 +355,7 @@ func (l *loader) pass2Sequential(fl *filler) (int, error) {
 			continue
 		}
 		if fl.object(rec, &k, &mainNode) {
-			fl.fill(rec, r)
+			fl.fill(rec.Tag, rec.ID, rec.Data, rec.Offset)
 		}
 	}
 	return k, nil
@@ -391,13 +391,32 @@ func (l *loader) pass2Indexed(newFiller func() *filler) (int, error) {
 	var total atomic.Int64
 	var progressMu sync.Mutex
 	var done atomic.Int64
+	batches := make([]struct {
+		headers []hprof.Header
+		fields  [][]byte
+	}, workers)
+	for w := range batches {
+		batches[w].headers, batches[w].fields = make([]hprof.Header, 256), make([][]byte, 256)
+	}
 	err = hprof.EachSegment(f, l.idx, l.segs, workers, func(w, i int, r *hprof.Reader) error {
 		fl := fills[w]
+		headers, fields := batches[w].headers, batches[w].fields
 		k, mainNode := int(l.segFirst[i]), startMain[i]
 		k0 := k
 		r.SkipPrimitiveData = true
 		for {
-			rec, err := r.Next()
+			// Instances and primitive arrays, most of the records, come straight from the
+			// reader's buffer in batches, as in pass 1; the in-order pass takes every record from
+			// Next, and the fuzz tests hold the two to the same graph.
+			n, rec, err := r.Headers(headers, fields)
+			for i := range headers[:n] {
+				h := &headers[i]
+				fl.mainObject(&k, &mainNode)
+				fl.fill(h.Tag, h.ID, fields[i], h.Offset)
+			}
+			if n > 0 {
+				continue
+			}
 			if err == io.EOF {
 				break
 			}
@@ -405,7 +424,7 @@ func (l *loader) pass2Indexed(newFiller func() *filler) (int, error) {
 				return fmt.Errorf("%s: second pass: %w", l.path, err)
 			}
 			if fl.object(rec, &k, &mainNode) {
-				fl.fill(rec, r)
+				fl.fill(rec.Tag, rec.ID, rec.Data, rec.Offset)
 			}
 		}
 		total.Add(int64(k - k0))
@@ -453,18 +472,14 @@ func (fl *filler) object(rec *hprof.Record, k *int, mainNode *uint32) bool {
 	default:
 		return false
 	}
+	if !l.mainInOrder || rec.Tag != hprof.TagClassDump {
+		fl.mainObject(k, mainNode)
+		return true
+	}
 	*k++
 	switch {
 	case l.inv != nil:
 		fl.node = l.inv[*k]
-	case !l.mainInOrder || rec.Tag != hprof.TagClassDump:
-		// Objects other than class dumps keep their file order among themselves.
-		n := *mainNode + 1
-		for int(n) < len(d.Kind) && d.Kind[n] == KindClass {
-			n++
-		}
-		*mainNode = n
-		fl.node = n
 	default:
 		n, ok := l.classRecNode(rec.ID, d)
 		if !ok {
@@ -475,8 +490,27 @@ func (fl *filler) object(rec *hprof.Record, k *int, mainNode *uint32) bool {
 	return true
 }
 
-// fill writes the successors of the object record rec, whose node object just found.
-func (fl *filler) fill(rec *hprof.Record, r *hprof.Reader) {
+// mainObject is object for a record other than a class dump (of which the file may hold none).
+func (fl *filler) mainObject(k *int, mainNode *uint32) {
+	l, d := fl.l, fl.d
+	*k++
+	if l.inv != nil {
+		fl.node = l.inv[*k]
+		return
+	}
+	// Objects other than class dumps keep their file order among themselves.
+	n := *mainNode + 1
+	for int(n) < len(d.Kind) && d.Kind[n] == KindClass {
+		n++
+	}
+	*mainNode = n
+	fl.node = n
+}
+
+// fill writes the successors of the object record with tag tag, id id, data data (field values,
+// array elements; none is needed for a primitive array) at offset off, whose node object just
+// found.
+func (fl *filler) fill(tag hprof.Tag, id uint64, data []byte, off int64) {
 	d := fl.d
 	g := d.Graph
 	idSize := fl.idSize
@@ -489,14 +523,14 @@ func (fl *filler) fill(rec *hprof.Record, r *hprof.Reader) {
 			pos++
 		}
 	}
-	put := func(id uint64) bool {
-		if id == 0 {
+	put := func(ref uint64) bool {
+		if ref == 0 {
 			return false
 		}
-		t, ok := d.Node(id)
+		t, ok := d.Node(ref)
 		if !ok {
 			if fl.dangling++; fl.dangling == 1 {
-				fl.firstDangling = fillWarning{off: rec.Offset, msg: fmt.Sprintf("0x%x from %s at offset %d", id, rec.Tag, rec.Offset)}
+				fl.firstDangling = fillWarning{off: off, msg: fmt.Sprintf("0x%x from %s at offset %d", ref, tag, off)}
 			}
 			return false
 		}
@@ -506,36 +540,36 @@ func (fl *filler) fill(rec *hprof.Record, r *hprof.Reader) {
 		}
 		return true
 	}
-	switch rec.Tag {
+	switch tag {
 	case hprof.TagClassDump:
 		putNode(fl.classNode)
-		classEdges(fl.l.schema, fl.l.schema.Classes[rec.ID].Dump, func(_ string, id uint64) { put(id) })
+		classEdges(fl.l.schema, fl.l.schema.Classes[id].Dump, func(_ string, ref uint64) { put(ref) })
 	case hprof.TagInstanceDump:
 		ck := d.ClassOf[node]
 		isRef := d.Classes[ck].Ref != RefNone
 		for _, fr := range fl.refs[ck] {
-			if int(fr.Offset)+idSize > len(rec.Data) {
+			if int(fr.Offset)+idSize > len(data) {
 				key := "short" + d.Classes[ck].Name
 				if !fl.shortSeen[key] {
 					if fl.shortSeen == nil {
 						fl.shortSeen = map[string]bool{}
 					}
 					fl.shortSeen[key] = true
-					fl.short = append(fl.short, fillWarning{off: rec.Offset, key: key,
-						msg: fmt.Sprintf("INSTANCE DUMP at offset %d of %s has %d bytes of fields, fewer than its class layout needs", rec.Offset, d.Classes[ck].Name, len(rec.Data))})
+					fl.short = append(fl.short, fillWarning{off: off, key: key,
+						msg: fmt.Sprintf("INSTANCE DUMP at offset %d of %s has %d bytes of fields, fewer than its class layout needs", off, d.Classes[ck].Name, len(data))})
 				}
 				break
 			}
 			at := pos
-			if put(r.ReadID(rec.Data[fr.Offset:])) && isRef && fl.l.schema.FieldName(fr.NameID) == "referent" &&
+			if put(readID(data[fr.Offset:], idSize)) && isRef && fl.l.schema.FieldName(fr.NameID) == "referent" &&
 				fl.l.refClass >= 0 && fr.Declarer == d.Classes[fl.l.refClass].ID {
 				atomic.OrUint64(&d.Weak[at>>6], 1<<(at&63))
 			}
 		}
 		putNode(d.Classes[ck].Node)
 	case hprof.TagObjArrayDump:
-		for p := 0; p+idSize <= len(rec.Data); p += idSize {
-			put(r.ReadID(rec.Data[p:]))
+		for p := 0; p+idSize <= len(data); p += idSize {
+			put(readID(data[p:], idSize))
 		}
 		putNode(d.Classes[d.ClassOf[node]].Node)
 	case hprof.TagPrimArrayDump:

@@ -652,6 +652,7 @@ type Header struct {
 	Length uint32 // a primitive array's element count
 	ID     uint64
 	Class  uint64 // an instance's class id
+	Offset int64  // of the sub-record's tag byte in the stream, as Record.Offset
 }
 
 // Headers is Next in batches for such callers. It fills hs with the instance dumps and
@@ -667,6 +668,7 @@ func (r *Reader) Headers(hs []Header, fields [][]byte) (int, *Record, error) {
 	// check bounds once per record.
 	b := r.Buffered()
 	p, n := 0, 0
+	off := r.in.off
 loop:
 	for n < len(hs) && p+25 <= len(b) {
 		x := (*[25]byte)(b[p:]) // one bounds check for every field of the header
@@ -677,7 +679,7 @@ loop:
 			if end > len(b) || end < p { // end < p: overflow where int has 32 bits
 				break loop
 			}
-			*h = Header{Tag: TagInstanceDump, ID: binary.BigEndian.Uint64(x[1:]), Class: binary.BigEndian.Uint64(x[13:])}
+			*h = Header{Tag: TagInstanceDump, ID: binary.BigEndian.Uint64(x[1:]), Class: binary.BigEndian.Uint64(x[13:]), Offset: off + int64(p)}
 			if fields != nil {
 				fields[n] = b[p+25 : end]
 			}
@@ -689,7 +691,7 @@ loop:
 			if primSize[t&15] == 0 || t > 15 || end > len(b) || end < p {
 				break loop
 			}
-			*h = Header{Tag: TagPrimArrayDump, Elem: t, Length: count, ID: binary.BigEndian.Uint64(x[1:])}
+			*h = Header{Tag: TagPrimArrayDump, Elem: t, Length: count, ID: binary.BigEndian.Uint64(x[1:]), Offset: off + int64(p)}
 			p = end
 		default:
 			break loop
