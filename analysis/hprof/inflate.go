@@ -50,8 +50,7 @@ func newBlocks(n, size int) *blocks {
 // block forever.
 func (b *blocks) reader() io.Reader {
 	a := &inflateAhead{full: b.full, free: b.free, err: &b.err}
-	var once sync.Once
-	runtime.AddCleanup(a, func(done chan struct{}) { once.Do(func() { close(done) }) }, b.done)
+	runtime.AddCleanup(a, func(done chan struct{}) { close(done) }, b.done)
 	return a
 }
 

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"testing"
+	"time"
 )
 
 // Read through the inflater, a gzip stream gives the bytes read straight from it, in reads of any
@@ -160,5 +161,36 @@ func TestMemberInflaterDamage(t *testing.T) {
 	got, err := readAllFrom(newMemberInflater(bytes.NewReader(big), int64(len(big)), block))
 	if err != nil || !bytes.Equal(got, plain) {
 		t.Errorf("members larger than the block: %d bytes, %v", len(got), err)
+	}
+}
+
+// A reader dropped half-way lets its inflater go: a pass that stops early must not leave a
+// goroutine waiting for a free block for the rest of the process.
+func TestInflateAheadDroppedReaderFreesInflater(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("the inflater runs only with two cores")
+	}
+	plain := bytes.Repeat([]byte("heap dump "), (inflateBlocks+4)*inflateBlock/10)
+	var z bytes.Buffer
+	zw := gzip.NewWriter(&z)
+	zw.Write(plain)
+	zw.Close()
+	before := runtime.NumGoroutine()
+	func() {
+		zr, err := gzip.NewReader(bytes.NewReader(z.Bytes()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := newInflateAhead(zr)
+		if _, err := r.Read(make([]byte, 100)); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	for try := 0; try < 100 && runtime.NumGoroutine() > before; try++ {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		t.Errorf("%d goroutines after the reader was dropped, %d before", n, before)
 	}
 }
