@@ -223,6 +223,8 @@ func (l *loader) pass1() error {
 	if ok, err := l.pass1Indexed(); ok || err != nil {
 		return err
 	}
+	// Segments that an indexed pass read before it gave up are not this pass's.
+	l.d.segIDs, l.d.hdr = nil, nil
 	f, r, err := l.open()
 	if err != nil {
 		return err

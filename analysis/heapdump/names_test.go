@@ -4,6 +4,7 @@ import (
 	"io"
 	"math/rand"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -77,5 +78,41 @@ func TestEdgeNamesBySegmentsMatchWholeFile(t *testing.T) {
 	}
 	if !slices.Equal(bySegments, whole) {
 		t.Errorf("names by segments differ from the whole file's:\n%v\n%v", bySegments, whole)
+	}
+}
+
+// A dump cut short is read in order, after the indexed pass gives up part-way: naming references
+// must then read the file in order too, not the segments the indexed pass had noted.
+func TestEdgeNamesOfPartialDump(t *testing.T) {
+	data, err := os.ReadFile(heapdumps.Dump(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "cut.hprof")
+	if err := os.WriteFile(p, data[:len(data)*3/4], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Load(p, Options{AllowPartial: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.Partial {
+		t.Fatal("the cut dump loaded as whole")
+	}
+	g := d.Graph
+	var refs []EdgeRef
+	for v := uint32(1); v < uint32(g.N()) && len(refs) < 50; v++ {
+		if d.Kind[v] != KindClass && len(g.Successors(v)) > 0 {
+			refs = append(refs, EdgeRef{v, 0})
+		}
+	}
+	names, err := d.EdgeNames(refs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, n := range names {
+		if n == "" {
+			t.Errorf("edge %d of %s has no name", refs[i].Index, d.Describe(refs[i].From))
+		}
 	}
 }
