@@ -490,7 +490,7 @@ func (fl *filler) object(rec *hprof.Record, k *int, mainNode *uint32) bool {
 	return true
 }
 
-// mainObject is object for a record other than a class dump (of which the file may hold none).
+// mainObject is object for a record that is not a class dump: those keep their file order.
 func (fl *filler) mainObject(k *int, mainNode *uint32) {
 	l, d := fl.l, fl.d
 	*k++
