@@ -274,6 +274,13 @@ func (s *Searched) Finish() (*Tree, error) {
 				}
 			}
 			sw = min(sw, semi[label[v]])
+			if sw == 0 {
+				// Nothing is lower than the root. A class object, which every instance of its
+				// class refers to, has a list of millions, and most of its time went on
+				// evaluating them after the root had turned up: 80 of the loop's 135 ms on a
+				// 411 MB dump.
+				break
+			}
 		}
 		semi[w] = sw
 		ancestor[w] = parent[w]
