@@ -12,7 +12,10 @@ package dominators
 import (
 	"fmt"
 	"math/bits"
+	"runtime"
 	"runtime/debug"
+	"sort"
+	"sync"
 
 	"github.com/heapledger/heapledger/analysis/heapgraph"
 )
@@ -69,7 +72,7 @@ type Searched struct {
 // edges in skip, and the predecessor lists by preorder number.
 func Search(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch) *Searched {
 	s := DepthFirst(g, skip, sc)
-	s.ListPredecessors(g, skip)
+	s.ListPredecessors(g, skip, true)
 	return s
 }
 
@@ -126,9 +129,11 @@ func DepthFirst(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratc
 	return &Searched{sc: sc, n: uint32(n), r: r, parent: parent[:r], pre: pre, vertex: vertex[:r], next: next, tree: tree}
 }
 
-// ListPredecessors is the second step of Search: the predecessor lists by preorder number.
-func (s *Searched) ListPredecessors(g *heapgraph.Graph, skip heapgraph.EdgeSet) {
-	const none = heapgraph.NoNode
+// ListPredecessors is the second step of Search: the predecessor lists by preorder number. With
+// split, and two cores, each core lists the edges of half the sources, counting into an array of
+// its own: a node-sized array more, held through the step, that a caller short of memory leaves
+// out; one core then lists them all.
+func (s *Searched) ListPredecessors(g *heapgraph.Graph, skip heapgraph.EdgeSet, split bool) {
 	sc, n, r, pre, next, tree := s.sc, int(s.n), s.r, s.pre, s.next, s.tree
 	s.next, s.tree = nil, nil
 	// The semidominator loop needs neither map between nodes and preorder numbers. With a
@@ -157,26 +162,57 @@ func (s *Searched) ListPredecessors(g *heapgraph.Graph, skip heapgraph.EdgeSet) 
 	// DFS tree's edges — a node's semidominator starts at its parent anyway — and
 	// self-references and references to the root, which cannot lower a semidominator: most heap
 	// objects have one referrer, so most lists are empty. (Another edge from the parent to the
-	// same node is listed, and changes nothing.) Two cores count them and then fill
-	// them, each the lists of the nodes of one parity: both read every edge, front to back, and
-	// each list's count and cursor are touched by one core only, with plain increments. Split by
-	// the edges' sources instead, the cores shared the counts through atomic operations, which
-	// cost most where both met instances of one class, whose class object's list takes an edge
-	// from each: 214-268 ms against 189-196 ms on a 411 MB dump. The running sums make roff[t]
-	// the end of t's list; each predecessor is placed in front of those placed before it, which
-	// leaves roff[t] at the list's start with no cursor array.
+	// same node is listed, and changes nothing.) The lists are counted, then filled; the running
+	// sums make roff[t] the end of t's list, and each predecessor is placed in front of those
+	// placed before it, which leaves roff[t] at the list's start with no cursor array.
+	//
+	// Split between two cores, the edges go by their sources, and the second core's counts and
+	// cursors are an array of its own: the instances of a class all refer to its class object,
+	// whose count both cores would otherwise share. (Shared through atomic operations they cost
+	// more than one core alone; split by the lists' nodes instead, each core read every edge to
+	// find its half, and a branch on a random bit per edge cost as much as the listing: two
+	// cores so took 88-98 ms to count the lists of a 411 MB dump, one core alone 57.)
 	roff := next[:r+1]
 	clear(roff)
 	lists := predLister{g: g, skip: skip, tree: tree, pre: pre, isRoot: isRoot}
-	heapgraph.ByParity(func(part uint32) { listEdges(&lists, part, counter{roff}) })
-	for t := uint32(1); t < r; t++ {
-		roff[t] += roff[t-1]
+	var preds []uint32
+	if split && runtime.GOMAXPROCS(0) >= 2 {
+		mid := sort.Search(n, func(v int) bool { return g.Off[v] >= g.Off[n]/2 })
+		other := sc.Uint32s(int(r))
+		both(func() { listEdges(&lists, 0, mid, counter{roff}) }, func() { listEdges(&lists, mid, n, counter{other}) })
+		// The first core's share of each list comes last: its cursor starts at the list's end,
+		// the second's where the first's share begins.
+		total := uint32(0)
+		for t := range r {
+			c0 := roff[t]
+			total += c0 + other[t]
+			roff[t], other[t] = total, total-c0
+		}
+		preds = sc.Uint32s(int(total))
+		both(func() { listEdges(&lists, 0, mid, placer{roff, preds}) }, func() { listEdges(&lists, mid, n, placer{other, preds}) })
+		copy(roff, other) // the starts
+		roff[r] = total
+		sc.Release(other)
+	} else {
+		listEdges(&lists, 0, n, counter{roff})
+		for t := uint32(1); t < r; t++ {
+			roff[t] += roff[t-1]
+		}
+		roff[r] = roff[r-1]
+		preds = sc.Uint32s(int(roff[r]))
+		listEdges(&lists, 0, n, placer{roff, preds})
 	}
-	roff[r] = roff[r-1]
-	preds := sc.Uint32s(int(roff[r]))
-	heapgraph.ByParity(func(part uint32) { listEdges(&lists, part, placer{roff, preds}) })
 	sc.Release64(tree)
 	s.roff, s.preds, s.isRoot = roff, preds, isRoot
+}
+
+// both runs a and b at once, on two cores, and waits for both.
+func both(a, b func()) {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); b() }()
+	a()
+	wg.Wait()
 }
 
 // predLister holds what deciding which edges go into the predecessor lists reads.
@@ -202,26 +238,23 @@ type placer struct{ roff, preds []uint32 }
 
 func (p placer) put(t, o uint32) { p.roff[t]--; p.preds[p.roff[t]] = o }
 
-// listEdges gives sink the edges into the nodes whose lowest bit is part that the predecessor
-// lists take (see ListPredecessors), in the order of their sources.
-func listEdges[S predSink](l *predLister, part uint32, sink S) {
+// listEdges gives sink the edges from the nodes in [from, to) that the predecessor lists take
+// (see ListPredecessors), in the order of their sources.
+func listEdges[S predSink](l *predLister, from, to int, sink S) {
 	const none = heapgraph.NoNode
 	off, succ, pre, isRoot := l.g.Off, l.g.Succ, l.pre, l.isRoot
-	n := len(off) - 1
-	for v := 0; v < n; v++ {
+	for v := from; v < to; v++ {
 		o := pre[v]
 		if o == none {
 			continue
 		}
 		for e, end := off[v], off[v+1]; e < end; e++ {
 			w := succ[e]
-			if w&1 != part || l.tree.Has(e) || l.skip.Has(e) {
+			if l.tree.Has(e) || l.skip.Has(e) || isRoot[w>>6]&(1<<(w&63)) != 0 {
 				continue
 			}
-			if isRoot[w>>6]&(1<<(w&63)) == 0 {
-				if t := pre[w]; t != 0 && t != o {
-					sink.put(t, o)
-				}
+			if t := pre[w]; t != 0 && t != o {
+				sink.put(t, o)
 			}
 		}
 	}

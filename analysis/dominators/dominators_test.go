@@ -320,3 +320,40 @@ func TestSpillingScratchGivesTheSameTree(t *testing.T) {
 		}
 	}
 }
+
+// Listed by one core or split between two by the edges' sources, the predecessor lists give the
+// same tree: the split's second array of counts and cursors must place every edge in its list.
+// A hub that every node refers to (a class object) gets edges from both halves.
+func TestSplitPredecessorListsGiveTheSameTree(t *testing.T) {
+	for seed := int64(1); seed <= 60; seed++ {
+		n := 3 + int(seed*7%300)
+		g := heapgraph.Random(seed, n, 3*n, 5)
+		// Every node refers to the last one too, as instances to their class.
+		var off, succ []uint32
+		for v := 0; v < n; v++ {
+			off = append(off, uint32(len(succ)))
+			succ = append(succ, g.Successors(uint32(v))...)
+			if v > 0 {
+				succ = append(succ, uint32(n-1))
+			}
+		}
+		off = append(off, uint32(len(succ)))
+		g = &heapgraph.Graph{Off: off, Succ: succ, Size: g.Size}
+		var trees [2]*Tree
+		for i, split := range []bool{false, true} {
+			s := DepthFirst(g, nil, nil)
+			s.ListPredecessors(g, nil, split)
+			tr, err := s.Finish()
+			if err != nil {
+				t.Fatal(err)
+			}
+			trees[i] = tr
+		}
+		if !slices.Equal(trees[0].Idom, trees[1].Idom) || !slices.Equal(trees[0].Order, trees[1].Order) {
+			t.Fatalf("seed %d: split lists give idom %v, one core %v", seed, trees[1].Idom, trees[0].Idom)
+		}
+		if want := Compute(g, nil); !slices.Equal(want.Idom, trees[0].Idom) {
+			t.Fatalf("seed %d: idom %v, want %v", seed, trees[0].Idom, want.Idom)
+		}
+	}
+}

@@ -181,7 +181,8 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 	}
 	searched := dominators.DepthFirst(g, in.Weak, sc)
 	phase("dominator tree")
-	searched.ListPredecessors(g, in.Weak)
+	// Split between two cores, the predecessor lists take a word per node more.
+	searched.ListPredecessors(g, in.Weak, opt.MemoryLimit <= 0 || beside(heapgraph.Resident(), 4*int64(n)+2*int64(edges), opt.MemoryLimit))
 	if foundDone != nil {
 		<-foundDone // before the edges go out
 	}
