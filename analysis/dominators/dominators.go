@@ -15,7 +15,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sort"
-	"sync"
 
 	"github.com/heapledger/heapledger/analysis/heapgraph"
 )
@@ -179,7 +178,7 @@ func (s *Searched) ListPredecessors(g *heapgraph.Graph, skip heapgraph.EdgeSet, 
 	if split && runtime.GOMAXPROCS(0) >= 2 {
 		mid := sort.Search(n, func(v int) bool { return g.Off[v] >= g.Off[n]/2 })
 		other := sc.Uint32s(int(r))
-		both(func() { listEdges(&lists, 0, mid, counter{roff}) }, func() { listEdges(&lists, mid, n, counter{other}) })
+		heapgraph.Both(func() { listEdges(&lists, 0, mid, counter{roff}) }, func() { listEdges(&lists, mid, n, counter{other}) })
 		// The first core's share of each list comes last: its cursor starts at the list's end,
 		// the second's where the first's share begins.
 		total := uint32(0)
@@ -189,7 +188,7 @@ func (s *Searched) ListPredecessors(g *heapgraph.Graph, skip heapgraph.EdgeSet, 
 			roff[t], other[t] = total, total-c0
 		}
 		preds = sc.Uint32s(int(total))
-		both(func() { listEdges(&lists, 0, mid, placer{roff, preds}) }, func() { listEdges(&lists, mid, n, placer{other, preds}) })
+		heapgraph.Both(func() { listEdges(&lists, 0, mid, placer{roff, preds}) }, func() { listEdges(&lists, mid, n, placer{other, preds}) })
 		copy(roff, other) // the starts
 		roff[r] = total
 		sc.Release(other)
@@ -204,15 +203,6 @@ func (s *Searched) ListPredecessors(g *heapgraph.Graph, skip heapgraph.EdgeSet, 
 	}
 	sc.Release64(tree)
 	s.roff, s.preds, s.isRoot = roff, preds, isRoot
-}
-
-// both runs a and b at once, on two cores, and waits for both.
-func both(a, b func()) {
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); b() }()
-	a()
-	wg.Wait()
 }
 
 // predLister holds what deciding which edges go into the predecessor lists reads.
