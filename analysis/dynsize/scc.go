@@ -244,15 +244,30 @@ func condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count i
 			real = end - roots
 		}
 		off[c] = w
-		for _, d := range succ[start:real] {
-			if !seen.has(d) {
-				seen.set(d)
-				succ[w] = d
+		switch real - start {
+		case 0:
+		case 1: // most components are one object with one reference out, or none
+			succ[w] = succ[start]
+			w++
+		case 2:
+			a, b := succ[start], succ[start+1]
+			succ[w] = a
+			w++
+			if b != a {
+				succ[w] = b
 				w++
 			}
-		}
-		for _, d := range succ[off[c]:w] {
-			seen.clear(d)
+		default:
+			for _, d := range succ[start:real] {
+				if !seen.has(d) {
+					seen.set(d)
+					succ[w] = d
+					w++
+				}
+			}
+			for _, d := range succ[off[c]:w] {
+				seen.clear(d)
+			}
 		}
 		if c == 0 {
 			rootEdges = w
