@@ -194,3 +194,36 @@ func TestInflateAheadDroppedReaderFreesInflater(t *testing.T) {
 		t.Errorf("%d goroutines after the reader was dropped, %d before", n, before)
 	}
 }
+
+// Whatever the data, its block size and a byte changed or the file cut anywhere, inflating by
+// members gives what one gzip stream read from the start gives: the same bytes, and an error
+// exactly when it gives one.
+func FuzzMemberInflater(f *testing.F) {
+	f.Add([]byte("HPROF heap dump, heap dump, heap dump"), uint16(7), uint32(0), byte(0), uint32(0))
+	f.Add(bytes.Repeat([]byte{0x1f, 0x8b, 8, 0, 1, 2, 3}, 100), uint16(64), uint32(300), byte(0x40), uint32(0))
+	f.Fuzz(func(t *testing.T, data []byte, block uint16, at uint32, flip byte, cut uint32) {
+		if block == 0 || len(data) == 0 {
+			return
+		}
+		stored := map[int]bool{}
+		for i := 0; i*int(block) < len(data); i += 2 {
+			stored[i] = true // bytes of the data appear in the file, false headers among them
+		}
+		z := hotspotGzip(t, data, int(block), stored)
+		if n := len(z); n > 0 {
+			z[int(at)%n] ^= flip
+			z = z[:n-int(cut)%n]
+		}
+		var want []byte
+		var wantErr error
+		if zr, err := gzip.NewReader(bytes.NewReader(z)); err != nil {
+			return // no first header: NewReader would have refused the file
+		} else {
+			want, wantErr = readAllFrom(zr)
+		}
+		got, err := readAllFrom(newMemberInflater(bytes.NewReader(z), int64(len(z)), int(block)))
+		if (err == nil) != (wantErr == nil) || !bytes.Equal(got, want) {
+			t.Fatalf("by members: %d bytes, error %v; one stream: %d bytes, error %v", len(got), err, len(want), wantErr)
+		}
+	})
+}
