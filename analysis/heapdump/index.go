@@ -180,6 +180,10 @@ func (x *objectIDs) keep(kept bitset) {
 		*x = newObjectIDs(x.full[:w])
 		return
 	}
+	if kept.has(1) {
+		x.keepFirst(kept)
+		return
+	}
 	base := uint64(0)
 	var hiNode, hiVal []uint32
 	hi := uint32(0)
@@ -220,6 +224,58 @@ func (x *objectIDs) keep(kept bitset) {
 		return
 	}
 	x.index()
+}
+
+// keepFirst is keep when the first node stays, as it nearly always does (a dump drops a few
+// unreachable objects of millions): the base stays, and with it every kept node's low bits and
+// the table's slot width. The low bits move down, a word of kept nodes at a time, and the
+// table's entries and the nodes where the high bits change are renumbered by rank, without
+// reading the ids again or rebuilding the table (28-44 ms of a 411 MB dump's 90 ms of dropping).
+func (x *objectIDs) keepFirst(kept bitset) {
+	n := uint32(x.n)
+	// before[k] counts the kept nodes from node 1 up to word k.
+	before := make([]uint32, len(kept)+1)
+	for k, word := range kept {
+		if k == 0 {
+			word &^= 1 // the super root is node 0 in any case
+		}
+		before[k+1] = before[k] + uint32(bits.OnesCount64(word))
+	}
+	// renumber gives the new number of the first kept node at or after node v (from 1 on).
+	renumber := func(v uint32) uint32 {
+		if v >= n {
+			v = n
+		}
+		k := v >> 6
+		if int(k) >= len(kept) {
+			return 1 + before[len(kept)]
+		}
+		word := kept[k] & (1<<(v&63) - 1)
+		if k == 0 {
+			word &^= 1
+		}
+		return 1 + before[k] + uint32(bits.OnesCount64(word))
+	}
+	w := uint32(1)
+	for v := uint32(1); v < n; {
+		if v&63 == 0 && v+64 <= n && kept[v>>6] == ^uint64(0) {
+			w += uint32(copy(x.low[w:], x.low[v:v+64]))
+			v += 64
+			continue
+		}
+		if kept.has(v) {
+			x.low[w] = x.low[v]
+			w++
+		}
+		v++
+	}
+	for i, v := range x.hiNode {
+		x.hiNode[i] = renumber(v)
+	}
+	for b, v := range x.bucket {
+		x.bucket[b] = renumber(v)
+	}
+	x.n, x.low = int(w), x.low[:w]
 }
 
 // bitset is a fixed-size set of small integers.
