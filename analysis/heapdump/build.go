@@ -22,9 +22,16 @@ func (l *loader) prepare() {
 	d := l.d
 	n := len(l.ids)
 	minID, maxID := ^uint64(0), uint64(0)
-	for _, id := range l.ids[1:] {
-		minID = min(minID, id)
-		maxID = max(maxID, id)
+	if len(d.segIDs) > 0 {
+		// Every object lies in one of the segments that pass 1 read, each with its ids' range.
+		for _, s := range d.segIDs {
+			minID, maxID = min(minID, s.lo), max(maxID, s.hi)
+		}
+	} else {
+		for _, id := range l.ids[1:] {
+			minID = min(minID, id)
+			maxID = max(maxID, id)
+		}
 	}
 	switch l.opt.Compressed {
 	case "on", "off":
@@ -117,6 +124,12 @@ func (l *loader) prepare() {
 		g.SizeShift = uint8(bits.TrailingZeros(a))
 	}
 	l.aux = nil
+	// The id table is built on the other core meanwhile: it reads only the ids.
+	idsDone := make(chan struct{})
+	go func() {
+		d.ids = newObjectIDs(l.ids)
+		close(idsDone)
+	}()
 	refSlots := make([]uint32, len(d.Classes))
 	for k := range refSlots {
 		refSlots[k] = unresolved
@@ -156,8 +169,7 @@ func (l *loader) prepare() {
 	g.SetSize(0, 0)
 
 	d.Kind = l.kind
-	ids := l.ids
-	d.ids = newObjectIDs(ids)
+	<-idsDone
 	l.ids = nil
 
 	// Class objects: the class they represent, and their own class java.lang.Class.
