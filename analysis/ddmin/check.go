@@ -163,6 +163,10 @@ func CheckBatch(g *heapgraph.Graph) error {
 // size found by reachability.
 func CheckTopDynamic(g *heapgraph.Graph) error {
 	s := dynsize.New(g, nil)
+	// And with the bounds worked out beside the walks, as the analysis does.
+	beside := dynsize.Prepare(g, nil, nil)
+	beside.Weigh(g, nil)
+	beside.WalkAndBound()
 	var all []uint64
 	for c := 1; c < s.DAG.N(); c++ {
 		all = append(all, SlowDynamic(g, nil, s.Rep(uint32(c))))
@@ -182,6 +186,15 @@ func CheckTopDynamic(g *heapgraph.Graph) error {
 			// Equal sizes may come in either order.
 			if top[i].Dynamic != batched[i].Dynamic || SlowDynamic(g, nil, s.Rep(batched[i].Comp)) != batched[i].Dynamic {
 				return fmt.Errorf("top %d by walks %v, batched %v", k, top, batched)
+			}
+		}
+		if b := beside.Top(k); len(b) != len(top) {
+			return fmt.Errorf("top %d %v, with the bounds worked out beside the walks %v", k, top, b)
+		} else {
+			for i := range top {
+				if b[i].Dynamic != top[i].Dynamic {
+					return fmt.Errorf("top %d %v, with the bounds worked out beside the walks %v", k, top, b)
+				}
 			}
 		}
 		want := all[:min(k, len(all))]

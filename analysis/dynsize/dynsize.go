@@ -4,6 +4,8 @@ import (
 	"container/heap"
 	"fmt"
 	"math/bits"
+	"runtime"
+	"sync/atomic"
 
 	"github.com/heapledger/heapledger/analysis/dominators"
 	"github.com/heapledger/heapledger/analysis/heapgraph"
@@ -30,6 +32,7 @@ type Sizes struct {
 	reachesHub bitset   // components that reach the hub (the hub included)
 	hubDyn     uint64
 	hubReady   bool
+	bounded    bool // dyn holds Top's bounds already (WalkAndBound)
 	// seen marks what a walk has met, a bit per component; the walk unmarks what it marked
 	// (marked) when it ends. An array of epoch stamps would spare that, at four bytes per
 	// component through the phase where memory peaks.
@@ -161,10 +164,28 @@ func (s *Sizes) Weigh(g *heapgraph.Graph, sc *heapgraph.Scratch) {
 
 // Walk is the second step of Compute: the exact dynamic size of every dominating articulation
 // point, from the DAG alone.
-func (s *Sizes) Walk() {
+func (s *Sizes) Walk() { s.walkPoints(false) }
+
+// WalkAndBound is Walk that also works out the bounds Top ranks by, on another core while the
+// points are walked when there is no hub: both go down the component numbers, the bounds behind
+// the walks, since a component's bound takes the exact sizes of the points below it. (With a hub
+// the bounds need its size, known only once its turn comes; Top then works them out itself.)
+func (s *Sizes) WalkAndBound() { s.walkPoints(true) }
+
+func (s *Sizes) walkPoints(bound bool) {
 	count := s.DAG.N()
 	s.seen, s.dyn = newBitset(count), heapgraph.Make[uint64](count)
 	s.chooseHub()
+	var walked atomic.Int64 // every component from this number up is done
+	walked.Store(int64(count))
+	var bounded chan struct{}
+	if bound && s.Hub == heapgraph.NoNode && runtime.GOMAXPROCS(0) >= 2 {
+		bounded = make(chan struct{})
+		go func() {
+			defer close(bounded)
+			s.boundsBehind(&walked)
+		}()
+	}
 	// Children have larger numbers, so going down the numbers finishes every point below a
 	// point, and the hub's region, before they are needed.
 	for c := count - 1; c >= 0; c-- {
@@ -175,6 +196,31 @@ func (s *Sizes) Walk() {
 		if s.DAP.Has(uint32(c)) {
 			s.dyn[c] = s.walk(uint32(c))
 		}
+		if c&1023 == 0 {
+			walked.Store(int64(c))
+		}
+	}
+	if bounded != nil {
+		<-bounded
+		s.bounded = true
+	}
+}
+
+// boundsBehind is upperBounds without a hub, each component's bound worked out once the walks
+// are done with every component above it.
+func (s *Sizes) boundsBehind(walked *atomic.Int64) {
+	for c := s.DAG.N() - 1; c >= 0; c-- {
+		for walked.Load() > int64(c)+1 {
+			runtime.Gosched()
+		}
+		if s.DAP.Has(uint32(c)) {
+			continue // exact, from the walks
+		}
+		b := s.DAG.SizeOf(uint32(c))
+		for _, d := range s.DAG.Successors(uint32(c)) {
+			b = satAdd(b, s.dyn[d])
+		}
+		s.dyn[c] = b
 	}
 }
 
@@ -467,7 +513,10 @@ func (s *Sizes) Top(k int) []Ranked {
 	if k <= 0 || n <= 1 {
 		return nil
 	}
-	bound := s.upperBounds()
+	bound := func(c uint32) uint64 { return s.dyn[c] } // worked out beside the walks
+	if !s.bounded {
+		bound = s.upperBounds()
+	}
 	queued := newBitset(n)
 	q := &rankHeap{}
 	push := func(c uint32, parent uint64) {

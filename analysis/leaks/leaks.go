@@ -329,7 +329,7 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 		debug.FreeOSMemory()
 		compOf = func(v uint32) (uint32, error) { return comps.At(int(v)) }
 	}
-	dyn.Walk()
+	dyn.WalkAndBound()
 	size := func(v uint32) (uint64, error) {
 		c, err := compOf(v)
 		if err != nil {
