@@ -3,7 +3,10 @@ package hprof
 import (
 	"bufio"
 	"bytes"
+	"compress/flate"
 	"compress/gzip"
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"runtime"
@@ -193,9 +196,17 @@ func inflateMembers(ra io.ReaderAt, size int64, b *blocks) error {
 		<-m.done
 		pending = pending[1:]
 		if m.err != nil {
-			// Not a guess: from here the file is read as one stream, as a plain reader would.
 			drop(pending, b)
 			b.free <- m.data
+			if damaged(m.err) {
+				// Not a guess, and whole but wrong: none of its bytes are worth parsing, where
+				// one stream would hand them on before its checksum fails, and the reader would
+				// report what it made of them.
+				return fmt.Errorf("gzip member at offset %d of the compressed file is damaged: %w", m.at, m.err)
+			}
+			// Cut short, larger than its block, or no member at all: from here the file is read
+			// as one stream, which gives what a plain reader would (the part before a cut, for a
+			// partial analysis).
 			return b.pump(newGzipStream(ra, m.at, size))
 		}
 		if len(m.data) > 0 {
@@ -253,7 +264,13 @@ func (m *member) inflate(ra io.ReaderAt, size int64) {
 		// The block is full: the member must end exactly here.
 		var one [1]byte
 		if k, e := zr.Read(one[:]); k > 0 {
+			// Damage, most likely, that makes the data inflate to more: read on a little to
+			// see whether its checksum fails, which says so. A member that turns out whole is
+			// only larger than its block, and is read as part of a stream.
 			err = errMemberTooLarge
+			if _, e := io.CopyN(io.Discard, zr, memberOverrun); e != nil && e != io.EOF && damaged(e) {
+				err = e
+			}
 		} else {
 			err = e
 		}
@@ -272,6 +289,15 @@ type memberReader struct {
 }
 
 var memberReaders = sync.Pool{New: func() any { return &memberReader{br: bufio.NewReaderSize(nil, 64<<10)} }}
+
+// damaged reports whether err says a member's data is wrong, rather than cut short or too large.
+func damaged(err error) bool {
+	var corrupt flate.CorruptInputError
+	return errors.Is(err, gzip.ErrChecksum) || errors.As(err, &corrupt)
+}
+
+// memberOverrun is how far past its block a member is inflated to tell damage from size.
+const memberOverrun = 4 << 20
 
 var errMemberTooLarge = &FormatError{Msg: "gzip member inflates past its block"}
 
