@@ -535,7 +535,9 @@ func (r *Reader) errAt(off int64, rec, msg string, err error) error {
 		fe.truncated = true
 		fe.Msg += fmt.Sprintf(" (input ends at offset %d)", r.in.off+int64(r.in.end-r.in.start))
 	} else if err != nil {
-		fe.Msg += ": " + err.Error()
+		// Not the end of the input but a failure to read it (a damaged gzip member): msg,
+		// which says what the input's end would have cut short, does not apply.
+		fe.Msg = "cannot read on: " + err.Error()
 	}
 	return fe
 }
