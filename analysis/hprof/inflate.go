@@ -153,10 +153,10 @@ const (
 // is known only once it is inflated, so the members after it start where the next gzip header
 // seems to be; each guess is checked against where the member before it really ended (and by the
 // gzip checksum of the member), and a wrong guess is dropped and inflated again from the right
-// place. Whatever goes wrong with a member that is not a guess (a damaged or truncated file, a
-// member larger than block) has the rest of the file inflated as one stream from it, which gives
-// the reader the data and the error that a plain gzip reader would. ra holds the gzip file from
-// its first byte to size.
+// place. A member that is not a guess and is damaged ends the reading with an error that says
+// where; one cut short, or larger than its block, has the rest of the file inflated as one stream
+// from it, which gives the reader the data and the error that a plain gzip reader would. ra holds
+// the gzip file from its first byte to size.
 func newMemberInflater(ra io.ReaderAt, size int64, block int) io.Reader {
 	b := newBlocks(2*membersAtOnce+1, block)
 	go func() { b.finish(inflateMembers(ra, size, b)) }()
