@@ -229,10 +229,16 @@ func (s *Sizes) boundsBehind(walked *atomic.Int64) {
 // what reaches it.
 func (s *Sizes) chooseHub() {
 	n := s.DAG.N()
-	best := uint32(0)
-	for c := 1; c < n; c++ {
-		if s.DAG.SizeOf(uint32(c)) > s.DAG.SizeOf(best) || best == 0 {
-			best = uint32(c)
+	best, bestSize := uint32(0), uint64(0)
+	// Over the sizes as stored, a word per component in the DAG's units: SizeOf twice per
+	// component took 14-18 ms over the 9 million of a 411 MB dump.
+	for c, raw := range s.DAG.Size[1:n] {
+		size := uint64(raw) << s.DAG.SizeShift
+		if raw == heapgraph.BigSize {
+			size = s.DAG.SizeOf(uint32(c + 1))
+		}
+		if size > bestSize || best == 0 {
+			best, bestSize = uint32(c+1), size
 		}
 	}
 	if best == 0 || s.DAP.Has(best) {
