@@ -569,8 +569,29 @@ func dynamicSkip(g *heapgraph.Graph, weak heapgraph.EdgeSet, classObject func(ui
 // topBy returns up to k nodes with the largest values, largest first (ties to the lower node),
 // among those keep accepts, in one pass with a k-element heap.
 func topBy(val []uint64, k int, keep func(uint32) bool) []uint32 {
+	if len(val) < 1<<20 || runtime.GOMAXPROCS(0) < 2 {
+		return topIn(val, 0, len(val), k, keep)
+	}
+	// Each core ranks half the nodes; the best k of the two rankings are the best k of all.
+	var a, b []uint32
+	mid := len(val) / 2
+	heapgraph.Both(func() { a = topIn(val, 0, mid, k, keep) }, func() { b = topIn(val, mid, len(val), k, keep) })
 	h := &minHeap{val: val}
-	for v := range val {
+	out := make([]uint32, 0, min(k, len(a)+len(b)))
+	for len(out) < cap(out) {
+		if len(b) == 0 || (len(a) > 0 && h.less(b[0], a[0])) {
+			out, a = append(out, a[0]), a[1:]
+		} else {
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	return out
+}
+
+// topIn is topBy over the nodes from lo up to hi.
+func topIn(val []uint64, lo, hi, k int, keep func(uint32) bool) []uint32 {
+	h := &minHeap{val: val}
+	for v := lo; v < hi; v++ {
 		if !keep(uint32(v)) || val[v] == 0 {
 			continue
 		}

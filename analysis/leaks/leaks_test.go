@@ -1,8 +1,10 @@
 package leaks
 
 import (
+	"math/rand"
 	"reflect"
 	"slices"
+	"sort"
 	"testing"
 
 	"github.com/heapledger/heapledger/analysis/ddmin"
@@ -267,6 +269,35 @@ func TestTopBy(t *testing.T) {
 	}
 	if got := topBy(val, 0, func(uint32) bool { return true }); len(got) != 0 {
 		t.Errorf("topBy(k=0) = %v", got)
+	}
+}
+
+// Over a heap large enough to be ranked in two halves, topBy must give what sorting all gives,
+// ties (many here) to the lower node, whatever k, and however the best lie between the halves.
+func TestTopByHalves(t *testing.T) {
+	rnd := rand.New(rand.NewSource(7))
+	val := make([]uint64, 1<<21+3)
+	for i := range val {
+		val[i] = uint64(rnd.Intn(1000))
+	}
+	keep := func(v uint32) bool { return v%5 != 0 }
+	var all []uint32
+	for v := range val {
+		if keep(uint32(v)) && val[v] != 0 {
+			all = append(all, uint32(v))
+		}
+	}
+	sort.Slice(all, func(i, j int) bool {
+		a, b := all[i], all[j]
+		if val[a] != val[b] {
+			return val[a] > val[b]
+		}
+		return a < b
+	})
+	for _, k := range []int{0, 1, 7, 100, 5000} {
+		if got := topBy(val, k, keep); !slices.Equal(got, all[:k]) {
+			t.Fatalf("top %d = %v..., want %v...", k, got[:min(k, 5)], all[:min(k, 5)])
+		}
 	}
 }
 
