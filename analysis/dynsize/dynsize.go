@@ -178,12 +178,15 @@ func (s *Sizes) walkPoints(bound bool) {
 	s.chooseHub()
 	var walked atomic.Int64 // every component from this number up is done
 	walked.Store(int64(count))
+	// moved holds a word that walked has moved on, for the bounds when they have caught up: one
+	// is enough, as they read walked again on it.
+	moved := make(chan struct{}, 1)
 	var bounded chan struct{}
 	if bound && s.Hub == heapgraph.NoNode && runtime.GOMAXPROCS(0) >= 2 {
 		bounded = make(chan struct{})
 		go func() {
 			defer close(bounded)
-			s.boundsBehind(&walked)
+			s.boundsBehind(&walked, moved)
 		}()
 	}
 	// Children have larger numbers, so going down the numbers finishes every point below a
@@ -198,6 +201,10 @@ func (s *Sizes) walkPoints(bound bool) {
 		}
 		if c&1023 == 0 {
 			walked.Store(int64(c))
+			select {
+			case moved <- struct{}{}:
+			default: // a word is waiting already
+			}
 		}
 	}
 	if bounded != nil {
@@ -207,20 +214,13 @@ func (s *Sizes) walkPoints(bound bool) {
 }
 
 // boundsBehind is upperBounds without a hub, each component's bound worked out once the walks
-// are done with every component above it.
-func (s *Sizes) boundsBehind(walked *atomic.Int64) {
+// are done with every component above it; it waits for word of their progress on moved.
+func (s *Sizes) boundsBehind(walked *atomic.Int64, moved <-chan struct{}) {
 	for c := s.DAG.N() - 1; c >= 0; c-- {
 		for walked.Load() > int64(c)+1 {
-			runtime.Gosched()
+			<-moved
 		}
-		if s.DAP.Has(uint32(c)) {
-			continue // exact, from the walks
-		}
-		b := s.DAG.SizeOf(uint32(c))
-		for _, d := range s.DAG.Successors(uint32(c)) {
-			b = satAdd(b, s.dyn[d])
-		}
-		s.dyn[c] = b
+		s.boundAt(uint32(c), false)
 	}
 }
 
@@ -586,48 +586,56 @@ func (s *Sizes) Top(k int) []Ranked {
 // unused: on a heap of tens of millions of components that saves a word per component at the
 // moment memory peaks. A point's stored value is its exact size, from which its bound follows.
 func (s *Sizes) upperBounds() (bound func(c uint32) uint64) {
-	n := s.DAG.N()
 	hub := s.Hub != heapgraph.NoNode && s.hubReady
-	above := func(c uint32) bool { return hub && s.reachesHub.has(c) && c != s.Hub }
-	// stored is the bound as kept for summing: the outside part for a component above the hub.
-	stored := func(c uint32) uint64 {
-		if s.DAP.Has(c) && above(c) {
-			return s.dyn[c] - s.hubDyn // a point above the hub holds the hub's whole region
-		}
-		return s.dyn[c]
-	}
-	for c := uint32(n); c > 0; {
+	for c := uint32(s.DAG.N()); c > 0; {
 		c--
-		switch {
-		case s.DAP.Has(c):
-			// exact already
-		case c == s.Hub && hub:
-			s.dyn[c] = s.hubDyn
-		case above(c):
-			b := s.DAG.SizeOf(c)
-			for _, d := range s.DAG.Successors(c) {
-				if !s.inHub.has(d) {
-					b = satAdd(b, stored(d)) // for a d above the hub too, its outside part
-				}
-			}
-			s.dyn[c] = b
-		default:
-			b := s.DAG.SizeOf(c)
-			for _, d := range s.DAG.Successors(c) {
-				b = satAdd(b, stored(d)) // no successor is above the hub, or c would be
-			}
-			if hub && s.inHub.has(c) {
-				b = min(b, s.hubDyn)
-			}
-			s.dyn[c] = b
-		}
+		s.boundAt(c, hub)
 	}
 	return func(c uint32) uint64 {
-		if above(c) {
-			return satAdd(stored(c), s.hubDyn)
+		if s.aboveHub(c, hub) {
+			return satAdd(s.storedBound(c, hub), s.hubDyn)
 		}
 		return s.dyn[c]
 	}
+}
+
+// boundAt stores component c's bound in dyn (see upperBounds), those of the components below
+// it being stored already; hub says whether there is a hub, its size known.
+func (s *Sizes) boundAt(c uint32, hub bool) {
+	switch {
+	case s.DAP.Has(c):
+		// exact already
+	case c == s.Hub && hub:
+		s.dyn[c] = s.hubDyn
+	case s.aboveHub(c, hub):
+		b := s.DAG.SizeOf(c)
+		for _, d := range s.DAG.Successors(c) {
+			if !s.inHub.has(d) {
+				b = satAdd(b, s.storedBound(d, hub)) // for a d above the hub too, its outside part
+			}
+		}
+		s.dyn[c] = b
+	default:
+		b := s.DAG.SizeOf(c)
+		for _, d := range s.DAG.Successors(c) {
+			b = satAdd(b, s.storedBound(d, hub)) // no successor is above the hub, or c would be
+		}
+		if hub && s.inHub.has(c) {
+			b = min(b, s.hubDyn)
+		}
+		s.dyn[c] = b
+	}
+}
+
+// aboveHub reports whether component c reaches the hub without being it.
+func (s *Sizes) aboveHub(c uint32, hub bool) bool { return hub && s.reachesHub.has(c) && c != s.Hub }
+
+// storedBound is c's bound as kept for summing: the outside part for a component above the hub.
+func (s *Sizes) storedBound(c uint32, hub bool) uint64 {
+	if s.DAP.Has(c) && s.aboveHub(c, hub) {
+		return s.dyn[c] - s.hubDyn // a point above the hub holds the hub's whole region
+	}
+	return s.dyn[c]
 }
 
 // satAdd adds without wrapping around: a bound only has to be an upper bound.
