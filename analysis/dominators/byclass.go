@@ -35,7 +35,7 @@ func (t *Tree) ByClass(g *heapgraph.Graph, retained []uint64, classOf []uint32, 
 	off, kids := t.Children()
 	w := byClassWalk{g: g, retained: retained, classOf: classOf, off: off, kids: kids}
 	out := newByClass(nClasses)
-	tasks, paths := w.split(out, nClasses)
+	tasks, paths := w.split(out)
 
 	workers := min(runtime.GOMAXPROCS(0), len(tasks))
 	outs := make([][]ClassRetained, workers)
@@ -113,11 +113,10 @@ const (
 
 // split counts into out the nodes near the root that retain more than a share of the heap and
 // returns the subtrees below them as tasks, with the paths above those.
-func (w *byClassWalk) split(out []ClassRetained, nClasses int) ([]byClassTask, []pathStep) {
+func (w *byClassWalk) split(out []ClassRetained) ([]byClassTask, []pathStep) {
 	var tasks []byClassTask
 	var paths []pathStep
 	limit := w.retained[0] / splitShare
-	onPath := make([]uint32, nClasses) // for the node being split: the classes above it
 	split := 0
 	type item struct {
 		node uint32
@@ -135,24 +134,19 @@ func (w *byClassWalk) split(out []ClassRetained, nClasses int) ([]byClassTask, [
 		split++
 		path := it.path
 		if c := w.classOf[v]; c != heapgraph.NoNode {
-			for p := it.path; p >= 0; p = paths[p].up {
-				onPath[paths[p].class]++
+			above := false
+			for p := it.path; p >= 0 && !above; p = paths[p].up {
+				above = paths[p].class == c
 			}
 			o := &out[c]
 			o.Instances++
 			o.Shallow += w.g.SizeOf(v)
-			above := onPath[c] != 0
-			if !above {
-				o.Retained += w.retained[v]
-			}
-			for p := it.path; p >= 0; p = paths[p].up {
-				onPath[paths[p].class]--
-			}
 			// A walk asks only whether a class is on the path, not how often: a class already
 			// there is not added again, so a path down a chain of one class (a linked list
 			// retaining the heap) stays one step long instead of growing with the chain, and
 			// neither this split nor the tasks below it spend time quadratic in its length.
 			if !above {
+				o.Retained += w.retained[v]
 				paths = append(paths, pathStep{c, it.path})
 				path = int32(len(paths) - 1)
 			}

@@ -187,18 +187,25 @@ func TestSkipAndUnreachable(t *testing.T) {
 	}
 }
 
-// TestByClass: a list of class-1 entries each holding a class-2 object. Summing every entry's
-// retained size would count the tail once per entry; only the topmost instance counts.
-func TestByClass(t *testing.T) {
-	const entries = 10
-	g := heapgraph.ListWithData(entries)
-	tr := Compute(g, nil)
-	ret := tr.Retained(g)
-	classOf := make([]uint32, g.N())
+// listOfClasses is a list of class-1 entries each holding a class-2 object, with its tree, the
+// retained sizes and the classes.
+func listOfClasses(entries int) (g *heapgraph.Graph, tr *Tree, ret []uint64, classOf []uint32) {
+	g = heapgraph.ListWithData(entries)
+	tr = Compute(g, nil)
+	ret = tr.Retained(g)
+	classOf = make([]uint32, g.N())
 	classOf[0] = none
 	for i := 1; i < g.N(); i++ {
 		classOf[i] = uint32(2 - i%2) // entries (odd) are class 1, data (even) class 2
 	}
+	return g, tr, ret, classOf
+}
+
+// TestByClass: a list of class-1 entries each holding a class-2 object. Summing every entry's
+// retained size would count the tail once per entry; only the topmost instance counts.
+func TestByClass(t *testing.T) {
+	const entries = 10
+	g, tr, ret, classOf := listOfClasses(entries)
 	got := tr.ByClass(g, ret, classOf, 3)
 	if got[1].Instances != entries || got[1].Shallow != entries || got[1].Retained != 2*entries {
 		t.Errorf("entries class: %+v, want %d instances, shallow %d, retained %d", got[1], entries, entries, 2*entries)
@@ -216,17 +223,10 @@ func TestByClass(t *testing.T) {
 // split and every task spend time quadratic in its length.
 func TestByClassSplitPathsHoldEachClassOnce(t *testing.T) {
 	const entries = 20000
-	g := heapgraph.ListWithData(entries)
-	tr := Compute(g, nil)
-	ret := tr.Retained(g)
-	classOf := make([]uint32, g.N())
-	classOf[0] = none
-	for i := 1; i < g.N(); i++ {
-		classOf[i] = uint32(2 - i%2)
-	}
+	g, tr, ret, classOf := listOfClasses(entries)
 	off, kids := tr.Children()
 	w := byClassWalk{g: g, retained: ret, classOf: classOf, off: off, kids: kids}
-	tasks, paths := w.split(newByClass(3), 3)
+	tasks, paths := w.split(newByClass(3))
 	if len(tasks) < maxSplit/2 {
 		t.Fatalf("%d tasks: the chain was not split", len(tasks))
 	}
