@@ -20,12 +20,13 @@ func init() {
 	register(&cli.Command{
 		Name:  "heap",
 		Usage: "analyse Java heap dumps (HPROF from jcmd GC.heap_dump, jmap, dumpHeap) and class histograms",
-		Description: `Heap dumps may be plain or gzip-compressed (jcmd GC.heap_dump -gz=1); the format is
-detected from the content. A compressed dump is inflated on other cores while it is read: the
-blocks that HotSpot compresses separately (jcmd's -gz) side by side, any other gzip file as one
-stream on one core. Inflating costs more than reading: expect a histogram many times slower than
-of the plain file, and an analysis about twice as slow. Shallow sizes follow HotSpot's object
-layout: see 'heap histo --help'.`,
+		Description: `Heap dumps may be plain or gzip-compressed (jcmd GC.heap_dump -gz=1); the format is detected
+from the content. A compressed dump is inflated on other cores while it is read: the blocks that
+HotSpot compresses separately (jcmd's -gz) side by side, any other gzip file as one stream on
+one core. Inflating costs more than reading: a histogram of a compressed dump takes many times
+as long as one of the plain file, and an analysis about twice as long. A damaged block of a
+HotSpot dump is reported with its offset in the compressed file. Shallow sizes follow HotSpot's
+object layout: see 'heap histo --help'.`,
 	})
 	registerSub("heap", heapHistoCmd)
 	registerSub("heap", heapTrendCmd)

@@ -48,15 +48,15 @@ func (d *Dump) EdgeNames(edges []EdgeRef) ([]string, error) {
 	// when the load noted them, else the file from its start until all are found.
 	var segs []segmentIDs
 	for _, s := range d.segIDs {
-		if d.hdr == nil {
-			break // noted by an indexed pass that gave up (Load clears them then)
-		}
 		for id := range want {
 			if s.lo <= id && id <= s.hi {
 				segs = append(segs, s)
 				break
 			}
 		}
+	}
+	if d.hdr == nil {
+		segs = nil // noted by an indexed pass that gave up (Load clears them then)
 	}
 	var buf []byte
 	for _, s := range segs {

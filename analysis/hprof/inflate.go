@@ -299,7 +299,9 @@ func damaged(err error) bool {
 // memberOverrun is how far past its block a member is inflated to tell damage from size.
 const memberOverrun = 4 << 20
 
-var errMemberTooLarge = &FormatError{Msg: "gzip member inflates past its block"}
+// errMemberTooLarge marks a member that inflates past its block; it never reaches the reader,
+// which gets the stream read on from the member instead.
+var errMemberTooLarge = errors.New("gzip member inflates past its block")
 
 // nextMemberHeader returns the offset of the first place from from on (within memberScan) that
 // starts like a gzip member header, or -1.

@@ -181,7 +181,8 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 	}
 	searched := dominators.DepthFirst(g, in.Weak, sc)
 	phase("dominator tree")
-	// Split between two cores, the predecessor lists take a word per node more.
+	// Split between two cores, the predecessor lists take a word per node more, on top of the
+	// lists themselves (about half a word per edge).
 	searched.ListPredecessors(g, in.Weak, opt.MemoryLimit <= 0 || beside(heapgraph.Resident(), 4*int64(n)+2*int64(edges), opt.MemoryLimit))
 	if foundDone != nil {
 		<-foundDone // before the edges go out
@@ -567,7 +568,8 @@ func dynamicSkip(g *heapgraph.Graph, weak heapgraph.EdgeSet, classObject func(ui
 }
 
 // topBy returns up to k nodes with the largest values, largest first (ties to the lower node),
-// among those keep accepts, in one pass with a k-element heap.
+// among those keep accepts, in one pass with a k-element heap (on a large heap, one per half of
+// the nodes, on two cores).
 func topBy(val []uint64, k int, keep func(uint32) bool) []uint32 {
 	if len(val) < 1<<20 || runtime.GOMAXPROCS(0) < 2 {
 		return topIn(val, 0, len(val), k, keep)
