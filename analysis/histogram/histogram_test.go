@@ -1,8 +1,10 @@
 package histogram
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -379,6 +381,35 @@ func TestJcmdDumpsAndHistogram(t *testing.T) {
 		if ma[class].Instances != n || mb[class] != ma[class] || mj[class] != ma[class] {
 			t.Errorf("%s: built %d; plain dump %+v, gzip dump %+v, jcmd histogram %+v", class, n, ma[class], mb[class], mj[class])
 		}
+	}
+
+	// A byte changed inside the second block: the error says a gzip member is damaged, and where.
+	z, err := os.ReadFile(gz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The second member starts where the first ends, which only inflating the first tells.
+	br := bytes.NewReader(z)
+	bz := bufio.NewReader(br)
+	zr, err := gzip.NewReader(bz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr.Multistream(false)
+	if _, err := io.Copy(io.Discard, zr); err != nil {
+		t.Fatal(err)
+	}
+	second := len(z) - br.Len() - bz.Buffered()
+	if second+200 >= len(z) {
+		t.Fatalf("no second gzip member in jcmd's %d-byte dump", len(z))
+	}
+	z[second+100] ^= 0x55
+	bad := filepath.Join(dir, "bad.hprof.gz")
+	if err := os.WriteFile(bad, z, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Read(bad, Options{}); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("gzip member at offset %d of the compressed file is damaged", second)) {
+		t.Errorf("a damaged second block gave error %v", err)
 	}
 }
 
