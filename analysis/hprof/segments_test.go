@@ -88,9 +88,28 @@ func TestHeadersMatchNext(t *testing.T) {
 		id, class uint64
 		length    uint32
 		elem      hprof.Type
+		offset    int64
 	}
-	for _, idSize := range []int{4, 8} {
-		data := sample(idSize)
+	// The sample, and a run of instances and arrays one after the other, which batches take
+	// several at a time (each with its own offset).
+	run := func(idSize int) []byte {
+		b := hproftest.New(idSize)
+		b.LoadClass(0x20, "app/Node")
+		b.StartSegment(false)
+		b.Class(0x20, 0, "", []hproftest.Field{{Name: "next", Type: hprof.TypeObject}}, nil)
+		for i := range uint64(10) {
+			b.Instance(0x100+16*i, 0x20, 0x100+16*(i+1))
+			b.PrimArray(0x1000+64*i, hprof.TypeInt, int(i))
+		}
+		b.EndSegment()
+		return b.Bytes()
+	}
+	type input struct {
+		idSize int
+		data   []byte
+	}
+	for _, in := range []input{{4, sample(4)}, {8, sample(8)}, {4, run(4)}, {8, run(8)}} {
+		idSize, data := in.idSize, in.data
 		full, _, err := readAll(t, data)
 		if err != nil {
 			t.Fatal(err)
@@ -103,7 +122,7 @@ func TestHeadersMatchNext(t *testing.T) {
 			if rec.Tag != hprof.TagPrimArrayDump {
 				rec.Length, rec.Elem = 0, 0
 			}
-			want = append(want, head{rec.Tag, rec.ID, rec.Class, rec.Length, rec.Elem})
+			want = append(want, head{rec.Tag, rec.ID, rec.Class, rec.Length, rec.Elem, rec.Offset})
 		}
 		r, err := hprof.NewReader(bytes.NewReader(data))
 		if err != nil {
@@ -117,7 +136,7 @@ func TestHeadersMatchNext(t *testing.T) {
 		for {
 			n, rec, err := r.Headers(hs, fields)
 			for i, h := range hs[:n] {
-				got = append(got, head{h.Tag, h.ID, h.Class, h.Length, h.Elem})
+				got = append(got, head{h.Tag, h.ID, h.Class, h.Length, h.Elem, h.Offset})
 				if h.Tag == hprof.TagInstanceDump {
 					gotFields = append(gotFields, string(fields[i]))
 				}
@@ -138,7 +157,7 @@ func TestHeadersMatchNext(t *testing.T) {
 			if rec.Tag == hprof.TagInstanceDump {
 				gotFields = append(gotFields, string(rec.Data))
 			}
-			h := head{rec.Tag, rec.ID, rec.Class, rec.Length, rec.Elem}
+			h := head{rec.Tag, rec.ID, rec.Class, rec.Length, rec.Elem, rec.Offset}
 			if rec.Tag == hprof.TagPrimArrayDump {
 				h.class = 0
 			} else {
