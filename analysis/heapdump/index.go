@@ -1,6 +1,7 @@
 package heapdump
 
 import (
+	"math"
 	"math/bits"
 
 	"github.com/heapledger/heapledger/analysis/heapgraph"
@@ -10,12 +11,18 @@ import (
 //
 // Ids are addresses, so most of their bits say little: an id is kept as its offset from the
 // smallest id, whose low 32 bits take four bytes per node; the high bits, which change a few
-// times in a heap of many gigabytes, are kept as the nodes where they change. A coarse table
-// over the id range (one slot per few objects) narrows each search to a handful of
-// neighbouring nodes; a slot spans at most 2^32 ids, so the nodes in one share their high bits
-// and are told apart by their low ones. Ids spread so thinly that a slot would span more
-// (fewer than one object per gigabyte of ids: hand-made dumps) are kept whole instead.
-// Memory: about 5 bytes per node, against 9 for whole ids and 16+ for a map.
+// times in a heap of many gigabytes, are kept as the nodes where they change. Ids spread so
+// thinly that the table below would span more than 2^32 ids per slot (fewer than one object per
+// gigabyte of ids: hand-made dumps) are kept whole instead.
+//
+// Finding a node goes through one of two tables over the id range. Where the ids are unique and
+// dense enough, a bitmap with running counts (see ranks) gives a node's number as the count of
+// ids below it: one cache line read and a population count per lookup, about a quarter of the
+// time the search through the other table takes (which mispredicts its branches) on the
+// references of a real dump. Otherwise a coarse table (one slot per few objects) narrows each
+// search to a handful of neighbouring nodes; a slot spans at most 2^32 ids, so the nodes in one
+// share their high bits and are told apart by their low ones. Memory: about 5 bytes per node
+// either way, against 9 for whole ids and 16+ for a map.
 type objectIDs struct {
 	n      int      // nodes, the super root included
 	full   []uint64 // every id, when they are too sparse for the compact form; else nil
@@ -23,9 +30,30 @@ type objectIDs struct {
 	low    []uint32 // low 32 bits of id - base, per node (0 for the super root)
 	hiNode []uint32 // from node hiNode[i] on, (id - base) >> 32 is hiVal[i] (0 before hiNode[0])
 	hiVal  []uint32
+	ranks  ranks    // when set (dir != nil), find uses it and bucket is nil
 	shift  uint
 	bucket []uint32 // bucket[b] = first node whose (id-base)>>shift >= b
 }
+
+// ranks finds a node by id in a bitmap over the id range with a bit per possible id, set for
+// the ids present, and with each word of the bitmap the count of ids below it: node numbers
+// are ranks. Object ids are addresses aligned to the heap's object alignment, so the bitmap has
+// a bit per 2^shift ids (shift: the trailing zero bits that every id's offset from the smallest
+// shares). A heap's objects lie in regions with gaps between them of up to gigabytes: the
+// bitmap is cut into pages of 2^pageShift bits, and only pages holding an id have words, which
+// dir points to; the page size is the one that makes the whole smallest. On the benchmark's
+// dumps that is about a byte per node, as the coarse table takes.
+type ranks struct {
+	shift, pageShift uint
+	dir              []uint32 // per page, the index in words of its first pair; NoNode when empty
+	// words holds pairs: the number of the first node in the word (the ranks start at 1, after
+	// the super root), then the word of the bitmap. A pair shares its cache line.
+	words []uint64
+}
+
+// Ids that repeat, or whose bitmap would take more than this many bytes per node (plus a
+// little), are found through the coarse table instead.
+const ranksBytesPerNode = 4
 
 const nodesPerBucket = 4
 
@@ -44,16 +72,20 @@ func newObjectIDs(ids []uint64) objectIDs {
 	} else {
 		x.low = heapgraph.Make[uint32](n)
 		hi := uint32(0)
+		s := &survey{}
 		for i := 1; i < n; i++ {
 			key := ids[i] - x.base
+			s.add(key)
 			x.low[i] = uint32(key)
 			if h := uint32(key >> 32); h != hi {
 				x.hiNode, x.hiVal = append(x.hiNode, uint32(i)), append(x.hiVal, h)
 				hi = h
 			}
 		}
+		x.index(s)
+		return x
 	}
-	x.index()
+	x.index(nil)
 	return x
 }
 
@@ -67,13 +99,17 @@ func (x *objectIDs) shiftFor(span uint64) uint {
 	return shift
 }
 
-// index builds the lookup table over the ids held.
-func (x *objectIDs) index() {
-	x.bucket = nil
+// index builds the lookup table over the ids held: the ranks when s, the survey of the compact
+// ids, says they fit, else the coarse table.
+func (x *objectIDs) index(s *survey) {
+	x.bucket, x.ranks = nil, ranks{}
 	if x.n <= 1 {
 		return
 	}
 	span := x.at(uint32(x.n-1)) - x.base
+	if s != nil && x.indexRanks(span, s) {
+		return
+	}
 	x.shift = x.shiftFor(span)
 	nb := int(span>>x.shift) + 2
 	x.bucket = heapgraph.Make[uint32](nb)
@@ -104,6 +140,147 @@ func (x *objectIDs) index() {
 	}
 }
 
+// survey is what the ranks' layout depends on, gathered as the compact ids are made: their
+// alignment, whether any repeats, and how many pages each page size would fill. Consecutive
+// keys a < b lie in different pages of 2^p ids exactly when p < bits.Len64(a^b), so a histogram
+// of that length counts the pages of every size at once.
+type survey struct {
+	or, prev uint64
+	seen     bool
+	dup      bool
+	// run counts the pairs in a row of length last, not yet added to lens: consecutive ids
+	// mostly differ in the same bits, and adding each to its count in memory would wait on
+	// the addition before it.
+	last, run int
+	lens      [65]int
+}
+
+// add takes the next key (id less the base), in ascending order.
+func (s *survey) add(key uint64) {
+	s.or |= key
+	if s.seen {
+		s.dup = s.dup || key == s.prev
+		if l := bits.Len64(s.prev ^ key); l == s.last {
+			s.run++
+		} else {
+			s.lens[s.last] += s.run
+			s.last, s.run = l, 1
+		}
+	}
+	s.prev, s.seen = key, true
+}
+
+// done adds the last run; add must not follow.
+func (s *survey) done() {
+	s.lens[s.last] += s.run
+	s.run = 0
+}
+
+// indexRanks builds the ranks over the compact ids, whose largest offset from the base is span,
+// unless ids repeat or the bitmap would be too big; it reports whether it did.
+func (x *objectIDs) indexRanks(span uint64, s *survey) bool {
+	s.done()
+	if s.dup {
+		return false
+	}
+	shift := uint(0)
+	if s.or != 0 {
+		shift = uint(bits.TrailingZeros64(s.or))
+	}
+	slots := span >> shift // the last id's bit
+	best, bestPages, bestBytes := uint(0), uint64(0), uint64(math.MaxUint64)
+	for ps := uint(6); ps <= 40 && ps+shift < 64; ps++ {
+		pages := uint64(1) // the first id's page
+		for l := int(shift + ps + 1); l <= 64; l++ {
+			pages += uint64(s.lens[l])
+		}
+		bytes := (slots>>ps+1)*4 + pages<<(ps-6)*16
+		if bytes < bestBytes {
+			best, bestPages, bestBytes = ps, pages, bytes
+		}
+		if slots>>ps == 0 {
+			break // one page holds them all; bigger pages only add empty words
+		}
+	}
+	if bestBytes > uint64(x.n)*ranksBytesPerNode+4096 {
+		return false
+	}
+	r := ranks{shift: shift, pageShift: best}
+	dir := heapgraph.Make[uint32](int(slots>>best + 1))
+	for i := range dir {
+		dir[i] = heapgraph.NoNode
+	}
+	words := heapgraph.Make[uint64](int(bestPages << (best - 6) * 2))
+	// Each page gets its words as its first id comes; every id sets its bit. The word being
+	// filled is kept apart until the ids move past it: setting the bits in memory, each would
+	// wait for the one before it to be stored.
+	// The ids ascend, so each page's ids come together.
+	pairs, perPage, inPage := uint32(0), uint32(1)<<(best-6), uint64(1)<<(best-6)-1
+	hi, h := uint64(0), 0
+	page, first := ^uint64(0), uint64(0) // the page of the last id, and its first pair
+	at, word := uint64(1), uint64(0)      // where word goes in words, and its bits so far
+	for i := 1; i < x.n; i++ {
+		for h < len(x.hiNode) && x.hiNode[h] <= uint32(i) {
+			hi = uint64(x.hiVal[h]) << 32
+			h++
+		}
+		b := (hi | uint64(x.low[i])) >> shift
+		if pg := b >> best; pg != page {
+			page, first = pg, uint64(pairs)
+			dir[pg] = pairs
+			pairs += perPage
+		}
+		if w := 2*(first+b>>6&inPage) + 1; w != at {
+			words[at] |= word
+			at, word = w, 0
+		}
+		word |= 1 << (b & 63)
+	}
+	words[at] |= word
+	r.dir, r.words = dir, words
+	r.count()
+	x.ranks = r
+	return true
+}
+
+// pair returns the index in words of the pair holding bit b, whose page must have words.
+func (r *ranks) pair(b uint64) uint32 {
+	return 2 * (r.dir[b>>r.pageShift] + uint32(b>>6)&(1<<(r.pageShift-6)-1))
+}
+
+// count sets each pair's first node from the bits before it.
+func (r *ranks) count() {
+	rank := uint64(1)
+	for i := 0; i < len(r.words); i += 2 {
+		r.words[i] = rank
+		rank += uint64(bits.OnesCount64(r.words[i+1]))
+	}
+}
+
+// find returns the node whose id is base+key.
+func (r *ranks) find(key uint64) (uint32, bool) {
+	if key&(1<<r.shift-1) != 0 {
+		return 0, false
+	}
+	b := key >> r.shift
+	pg := b >> r.pageShift
+	if pg >= uint64(len(r.dir)) || r.dir[pg] == heapgraph.NoNode {
+		return 0, false
+	}
+	i := r.pair(b)
+	word, bit := r.words[i+1], uint64(1)<<(b&63)
+	if word&bit == 0 {
+		return 0, false
+	}
+	return uint32(r.words[i]) + uint32(bits.OnesCount64(word&(bit-1))), true
+}
+
+// drop clears the bit of base+key, for a node that is dropped; count must follow.
+func (r *ranks) drop(key uint64) {
+	b := key >> r.shift
+	r.words[r.pair(b)+1] &^= 1 << (b & 63)
+}
+
 // at returns the id of node i (0 for the super root).
 func (x *objectIDs) at(i uint32) uint64 {
 	if i == 0 {
@@ -122,10 +299,16 @@ func (x *objectIDs) at(i uint32) uint64 {
 
 // find returns the first node with id id.
 func (x *objectIDs) find(id uint64) (uint32, bool) {
-	if len(x.bucket) == 0 || id < x.base {
+	if id < x.base {
 		return 0, false
 	}
 	key := id - x.base
+	if x.ranks.dir != nil {
+		return x.ranks.find(key)
+	}
+	if len(x.bucket) == 0 {
+		return 0, false
+	}
 	k := key >> x.shift
 	if k >= uint64(len(x.bucket)-1) {
 		return 0, false
@@ -186,6 +369,7 @@ func (x *objectIDs) keep(kept bitset) {
 	}
 	base := uint64(0)
 	var hiNode, hiVal []uint32
+	s := &survey{}
 	hi := uint32(0)
 	oldHi, hk := uint64(0), 0 // the old high bits, followed along as in index
 	for v := uint32(1); v < uint32(x.n); v++ {
@@ -201,6 +385,7 @@ func (x *objectIDs) keep(kept bitset) {
 			base = id
 		}
 		key := id - base
+		s.add(key)
 		x.low[w] = uint32(key)
 		if h := uint32(key >> 32); h != hi {
 			hiNode, hiVal = append(hiNode, w), append(hiVal, h)
@@ -220,10 +405,10 @@ func (x *objectIDs) keep(kept bitset) {
 			full[i] = x.at(i)
 		}
 		*x = objectIDs{n: int(w), base: base, full: full}
-		x.index()
+		x.index(nil)
 		return
 	}
-	x.index()
+	x.index(s)
 }
 
 // keepFirst is keep when the first node stays, as it nearly always does (a dump drops a few
@@ -233,6 +418,18 @@ func (x *objectIDs) keep(kept bitset) {
 // reading the ids again or rebuilding the table (28-44 ms of a 411 MB dump's 90 ms of dropping).
 func (x *objectIDs) keepFirst(kept bitset) {
 	n := uint32(x.n)
+	if x.ranks.dir != nil {
+		// The dropped nodes' bits are cleared and the counts redone: the kept nodes' new
+		// numbers are their ranks.
+		for k, word := range kept {
+			for gone := ^word; gone != 0; gone &= gone - 1 {
+				if v := uint32(k)<<6 | uint32(bits.TrailingZeros64(gone)); v != 0 && v < n {
+					x.ranks.drop(x.at(v) - x.base)
+				}
+			}
+		}
+		x.ranks.count()
+	}
 	// before[k] counts the kept nodes from node 1 up to word k.
 	before := make([]uint32, len(kept)+1)
 	for k, word := range kept {

@@ -7,11 +7,13 @@ import (
 )
 
 // The compact ids must give back every id exactly and find every node by id — across 4 GB
-// boundaries of the id range, with duplicate ids, and in the whole-id form for sparse ids — and
-// find nothing for ids that are absent; keep must renumber them as dropUnreachable does.
+// boundaries of the id range, with duplicate ids, through the ranks and through the coarse
+// table, and in the whole-id form for sparse ids — and find nothing for ids that are absent;
+// keep must renumber them as dropUnreachable does.
 func TestObjectIDs(t *testing.T) {
 	r := rand.New(rand.NewSource(5))
-	for round := 0; round < 300; round++ {
+	byRanks := 0
+	for round := 0; round < 600; round++ {
 		n := 1 + r.Intn(200)
 		ids := []uint64{0}
 		gap := []uint64{8, 1 << 20, 1 << 31, 1 << 33, 1 << 40}[round%5]
@@ -19,13 +21,24 @@ func TestObjectIDs(t *testing.T) {
 		if round%7 == 0 {
 			id = ^uint64(0) - uint64(n)*gap // near the top of the range
 		}
+		// Ids aligned as a heap's objects are (to 8 or 16 bytes), in regions far apart.
+		align := uint64(1) << (round / 2 % 5)
+		id &^= align - 1
+		dups := round%3 == 0
 		for i := 1; i < n; i++ {
 			ids = append(ids, id)
-			if r.Intn(10) > 0 { // now and then a duplicate id
-				id += 1 + uint64(r.Int63n(int64(gap)))
+			if !dups || r.Intn(10) > 0 { // now and then a duplicate id
+				step := 1 + uint64(r.Int63n(int64(gap)))
+				if round%4 == 1 && round%7 != 0 && r.Intn(20) == 0 {
+					step += uint64(r.Int63n(1 << 30)) // the next region
+				}
+				id += (step + align - 1) &^ (align - 1)
 			}
 		}
 		x := newObjectIDs(ids)
+		if x.ranks.dir != nil {
+			byRanks++
+		}
 		for i := range ids {
 			if got := x.at(uint32(i)); got != ids[i] {
 				t.Fatalf("round %d: id of node %d = %#x, want %#x", round, i, got, ids[i])
@@ -77,5 +90,8 @@ func TestObjectIDs(t *testing.T) {
 				}
 			}
 		}
+	}
+	if byRanks < 50 {
+		t.Fatalf("only %d rounds of 600 found nodes through the ranks", byRanks)
 	}
 }

@@ -8,9 +8,9 @@ import (
 
 // parkedCols holds the columns Park moved to temporary files.
 type parkedCols struct {
-	kind        *heapgraph.Spilled[Kind]
-	low, bucket *heapgraph.Spilled[uint32]
-	full        *heapgraph.Spilled[uint64]
+	kind             *heapgraph.Spilled[Kind]
+	low, bucket, dir *heapgraph.Spilled[uint32]
+	full, words      *heapgraph.Spilled[uint64]
 }
 
 // Park moves the object ids and the node kinds to temporary files (see heapgraph.Spilled) until
@@ -33,6 +33,10 @@ func (d *Dump) Park() {
 	if x.bucket != nil {
 		p.bucket, x.bucket = heapgraph.Spill(x.bucket), nil
 	}
+	if x.ranks.dir != nil {
+		p.dir, x.ranks.dir = heapgraph.Spill(x.ranks.dir), nil
+		p.words, x.ranks.words = heapgraph.Spill(x.ranks.words), nil
+	}
 	d.parked = p
 }
 
@@ -44,30 +48,25 @@ func (d *Dump) Unpark() error {
 	}
 	d.parked = nil
 	var err error
-	u32 := func(s *heapgraph.Spilled[uint32], what string) []uint32 {
-		if s == nil || err != nil {
-			return nil
-		}
-		a, e := s.Restore(nil)
-		if e != nil {
-			err = fmt.Errorf("%s: %s: %w", d.Path, what, e)
-		}
-		return a
-	}
 	x := &d.ids
-	x.low = u32(p.low, "object ids")
-	x.bucket = u32(p.bucket, "object id index")
-	if p.full != nil && err == nil {
-		a, e := p.full.Restore(nil)
-		if e != nil {
-			err = fmt.Errorf("%s: object ids: %w", d.Path, e)
-		}
-		x.full = a
-	}
-	if err == nil {
-		if d.Kind, err = p.kind.Restore(nil); err != nil {
-			return fmt.Errorf("%s: node kinds: %w", d.Path, err)
-		}
-	}
+	x.low = restore(p.low, d.Path, "object ids", &err)
+	x.full = restore(p.full, d.Path, "object ids", &err)
+	x.bucket = restore(p.bucket, d.Path, "object id index", &err)
+	x.ranks.dir = restore(p.dir, d.Path, "object id index", &err)
+	x.ranks.words = restore(p.words, d.Path, "object id index", &err)
+	d.Kind = restore(p.kind, d.Path, "node kinds", &err)
 	return err
+}
+
+// restore reads back what s holds (nil for nil), unless *err is set already; an error it meets
+// goes in *err, naming the dump at path and what the column holds.
+func restore[T ~uint8 | ~uint32 | ~uint64](s *heapgraph.Spilled[T], path, what string, err *error) []T {
+	if s == nil || *err != nil {
+		return nil
+	}
+	a, e := s.Restore(nil)
+	if e != nil {
+		*err = fmt.Errorf("%s: %s: %w", path, what, e)
+	}
+	return a
 }

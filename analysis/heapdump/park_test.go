@@ -4,16 +4,41 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/heapledger/heapledger/analysis/hprof"
+	"github.com/heapledger/heapledger/analysis/hprof/hproftest"
 	"github.com/heapledger/heapledger/fixtures/heapdumps"
 )
 
-// Parking moves the ids and kinds to temporary files; what comes back must be what went out,
-// and the class-object test must not need them meanwhile.
+// Parking moves the ids, their index and the kinds to temporary files; what comes back must be
+// what went out, and the class-object test must not need them meanwhile. The Java fixture's ids
+// are found through ranks; a dump of a few objects gigabytes apart, through the coarse table.
 func TestParkRoundTrips(t *testing.T) {
-	d, err := Load(heapdumps.Dump(t), Options{})
-	if err != nil {
-		t.Fatal(err)
+	b := hproftest.New(8)
+	b.LoadClass(0x10, "java/lang/Object")
+	b.StartSegment(false)
+	b.Class(0x10, 0, "", nil, nil)
+	for i := uint64(1); i <= 3; i++ {
+		b.Instance(i<<33, 0x10)
+		b.Root(hprof.TagRootJNIGlobal, i<<33)
 	}
+	b.EndSegment()
+	b.EndDump()
+	for _, c := range []struct {
+		path  string
+		ranks bool
+	}{{heapdumps.Dump(t), true}, {write(t, b.Bytes()), false}} {
+		d, err := Load(c.path, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (d.ids.ranks.dir != nil) != c.ranks || (d.ids.bucket != nil) == c.ranks {
+			t.Fatalf("%s: found through ranks %v, want %v", c.path, d.ids.ranks.dir != nil, c.ranks)
+		}
+		parkRoundTrips(t, d)
+	}
+}
+
+func parkRoundTrips(t *testing.T, d *Dump) {
 	ids, kinds := d.ObjectIDs(), slices.Clone(d.Kind)
 	var names []string
 	for n := range kinds {
@@ -21,7 +46,7 @@ func TestParkRoundTrips(t *testing.T) {
 	}
 	d.Park()
 	d.Park() // a second call changes nothing
-	if d.Kind != nil || d.ids.low != nil || d.ids.full != nil {
+	if d.Kind != nil || d.ids.low != nil || d.ids.full != nil || d.ids.bucket != nil || d.ids.ranks.dir != nil || d.ids.ranks.words != nil {
 		t.Fatal("Park left the columns in memory")
 	}
 	for n, k := range kinds {
