@@ -30,7 +30,7 @@ type objectIDs struct {
 	low    []uint32 // low 32 bits of id - base, per node (0 for the super root)
 	hiNode []uint32 // from node hiNode[i] on, (id - base) >> 32 is hiVal[i] (0 before hiNode[0])
 	hiVal  []uint32
-	ranks  ranks    // when set (dir != nil), find uses it and bucket is nil
+	ranks  ranks // when set (dir != nil), find uses it and bucket is nil
 	shift  uint
 	bucket []uint32 // bucket[b] = first node whose (id-base)>>shift >= b
 }
@@ -218,7 +218,7 @@ func (x *objectIDs) indexRanks(span uint64, s *survey) bool {
 	pairs, perPage, inPage := uint32(0), uint32(1)<<(best-6), uint64(1)<<(best-6)-1
 	hi, h := uint64(0), 0
 	page, first := ^uint64(0), uint64(0) // the page of the last id, and its first pair
-	at, word := uint64(1), uint64(0)      // where word goes in words, and its bits so far
+	at, word := uint64(1), uint64(0)     // where word goes in words, and its bits so far
 	for i := 1; i < x.n; i++ {
 		for h < len(x.hiNode) && x.hiNode[h] <= uint32(i) {
 			hi = uint64(x.hiVal[h]) << 32
