@@ -120,6 +120,9 @@ dump's size.
 		// The analysis moves the columns a phase does not read to temporary files meanwhile, and
 		// the Dump must not hold them too for that to free any memory.
 		opt.Spill = true
+		// Naming the reported objects needs their ids, kinds and classes and the edge offsets,
+		// not the edges, the sizes or the weak edges: those stay out when the analysis ends.
+		opt.Leave = leaks.Columns{Sizes: true, Succ: true, Weak: true}
 		// The analysis aims to peak under the dump's size (docs/heapdump-benchmarks.md): work
 		// that could overlap on another core does so only within it. For a gzip-compressed dump
 		// that is the size it inflates to: the graph is the same as the plain file's.
@@ -138,10 +141,10 @@ dump's size.
 		if err != nil {
 			return fmt.Errorf("heap analyze: %s: %w", path, err)
 		}
-		// Naming the reported objects needs their ids, kinds and classes and the edge offsets,
-		// not the sizes or the weak edges: those go before the ids come back (phases.start gives
-		// the memory back to the system).
-		d.Graph.Size, in.Weak, in.Graph = nil, nil, nil
+		// What is left of the sizes, edges and weak edges (all of them, when nothing could be
+		// spilled) goes before the ids come back: phases.start gives the memory back to the
+		// system.
+		d.Graph.Size, d.Graph.Succ, in.Weak, in.Graph = nil, nil, nil, nil
 		opt.Phase("naming references")
 		if err := d.Unpark(); err != nil {
 			return fmt.Errorf("heap analyze: %w", err)

@@ -165,6 +165,10 @@ type Dump struct {
 	parked    *parkedCols      // what Park moved out, nil when nothing is
 	classObjs bitset           // the class objects, so that IsClassObject works while Kind is parked
 	classNode map[uint32]int32 // class-object node → index in Classes
+	// rootEdges is a copy of the super root's successors (the GC roots, in edge order), so
+	// that EdgeNames can name an edge out of it without the graph's edges, which a caller
+	// short of memory may have dropped by then.
+	rootEdges []uint32
 	schema    *hprof.Schema
 	gzip      bool
 

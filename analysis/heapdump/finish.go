@@ -51,6 +51,7 @@ func (l *loader) finish() {
 		}
 	}
 	d.ClassOf[0] = heapgraph.NoNode
+	d.rootEdges = slices.Clone(d.Graph.Successors(0))
 	d.classObjs = newBitset(len(d.Kind))
 	for i, k := range d.Kind {
 		if k == KindClass {

@@ -150,6 +150,26 @@ func TestFixtureGraph(t *testing.T) {
 	if err != nil || !strings.HasPrefix(one, "<GC root: ") {
 		t.Errorf("super root edge name %q, %v", one, err)
 	}
+
+	// Naming reads only the graph's edge offsets: with the edges, sizes and weak edges dropped,
+	// as heap analyze drops them, every edge is named as before, those out of the super root
+	// included.
+	all := slices.Clone(refs)
+	for i := range g.Successors(0) {
+		all = append(all, EdgeRef{0, i})
+	}
+	before, err := d.EdgeNames(all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Succ, g.Size, d.Weak = nil, nil, nil
+	after, err := d.EdgeNames(all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(after, before) {
+		t.Errorf("names without the edges differ:\n%v\n%v", after, before)
+	}
 }
 
 // The graph's successors of every object must be exactly the references an independent, slow

@@ -11,7 +11,8 @@ import (
 
 // EdgeNames names each requested edge (see EdgeName). Edges out of the super root and out of
 // class objects are named from memory; edges out of instances and arrays need the object's
-// record, so the file is read once for all of them.
+// record, so the file is read once for all of them. Of the graph it reads only the edge
+// offsets: a caller may have dropped the successors, the sizes and the weak edges.
 func (d *Dump) EdgeNames(edges []EdgeRef) ([]string, error) {
 	out := make([]string, len(edges))
 	want := map[uint64][]int{} // object id → positions in edges
@@ -21,7 +22,7 @@ func (d *Dump) EdgeNames(edges []EdgeRef) ([]string, error) {
 		}
 		switch d.Kind[e.From] {
 		case KindSuperRoot:
-			t := d.Graph.Successors(0)[e.Index]
+			t := d.rootEdges[e.Index]
 			var kinds []string
 			for _, r := range d.RootsOf(t) {
 				kinds = append(kinds, r.Kind.String())

@@ -358,6 +358,25 @@ func TestSpillingRunMatchesAnalyze(t *testing.T) {
 			!slices.Equal(spilling.ClassOf, classOf) || !slices.Equal(spilling.Weak, weak) {
 			t.Fatal("a column did not come back as it was")
 		}
+
+		// Asked to leave the sizes, edges and weak edges out, Run gives back only the offsets
+		// and the classes, and reports the same.
+		left := in
+		left.Graph = &heapgraph.Graph{Off: slices.Clone(off), Succ: slices.Clone(succ), Size: slices.Clone(size), SizeShift: g.SizeShift, Big: g.Big}
+		left.ClassOf, left.Weak = slices.Clone(classOf), slices.Clone(weak)
+		opt.Leave = Columns{Sizes: true, Succ: true, Weak: true}
+		if got, err = Run(&left, opt); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("run leaving columns out reported\n%+v\nwant\n%+v", got, want)
+		}
+		if !slices.Equal(left.Graph.Off, off) || !slices.Equal(left.ClassOf, classOf) {
+			t.Fatal("the offsets or the classes did not come back")
+		}
+		if left.Graph.Succ != nil || left.Graph.Size != nil || left.Weak != nil {
+			t.Fatal("a column left out came back")
+		}
 	}
 }
 
