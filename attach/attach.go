@@ -117,6 +117,9 @@ func Execute(pid int, o Options, cmd string, args ...string) (string, error) {
 
 // socketOf returns the JVM's attach socket, starting its attach listener when needed.
 func socketOf(pid int, wait time.Duration) (string, error) {
+	if err := supported(); err != nil {
+		return "", err
+	}
 	if pid <= 0 {
 		return "", fmt.Errorf("bad process ID %d", pid)
 	}
@@ -146,7 +149,7 @@ func socketOf(pid int, wait time.Duration) (string, error) {
 		return "", err
 	}
 	defer os.Remove(trigger)
-	if err := syscall.Kill(pid, syscall.SIGQUIT); err != nil {
+	if err := signalQuit(pid); err != nil {
 		return "", fmt.Errorf("signalling process %d: %v", pid, err)
 	}
 	deadline := time.Now().Add(wait)
