@@ -2,6 +2,8 @@
 
 package heapgraph
 
+import "os"
+
 // adviseHuge does nothing where transparent huge pages and populating madvise are not Linux's
 // to give.
 func adviseHuge[T ~uint8 | ~uint32 | ~uint64](a []T, fill bool) {}
@@ -13,3 +15,8 @@ func Resident() int64 { return -1 }
 
 // release leaves b as it is where there is no madvise to give its pages back with.
 func release(b []byte) {}
+
+// mapFiles maps nothing here: Map reads the files instead.
+func mapFiles(files []*os.File, part, total int) []byte { return nil }
+
+func unmap(b []byte) {}

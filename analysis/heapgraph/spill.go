@@ -16,16 +16,19 @@ import (
 // which each phase needs a few; holding all of them through every phase would put the peak
 // above the size of the dump.
 //
-// The files are read and written with plain read and write calls, never mapped: mapped pages
-// that are touched count as resident memory of the process, which is what spilling avoids. Each
-// file is unlinked as soon as it is created, so nothing is left behind however the process ends.
+// The files are written with plain write calls, and nothing of a column is mapped while it is
+// out: mapped pages that are touched count as resident memory of the process, which is what
+// spilling avoids. A column comes back read into memory (Load, Restore) or as a read-only view
+// of its files (Map) for as long as it is in use. Each file is unlinked as soon as it is
+// created, so nothing is left behind however the process ends.
 // When a file cannot be created or written (no temporary directory, a full disk), the column
 // simply stays in memory: spilling saves memory, it is never needed for a right answer.
 type Spilled[T ~uint8 | ~uint32 | ~uint64] struct {
-	files []*os.File // the column in parts of part elements, the last part shorter
-	part  int
-	n     int
-	kept  []T // the column itself when it could not be written out
+	files  []*os.File // the column in parts of part elements (whole pages), the last part shorter
+	part   int
+	n      int
+	kept   []T    // the column itself when it could not be written out
+	mapped []byte // the files' mapping, while Map's view is out (see Map)
 }
 
 // spillPart is the size from which a column is written as two files, one from each of two
@@ -46,7 +49,9 @@ func Spill[T ~uint8 | ~uint32 | ~uint64](a []T) *Spilled[T] {
 	if len(asBytes(a)) >= 2*spillPart && runtime.GOMAXPROCS(0) >= 2 {
 		parts = 2
 	}
-	s.part = (len(a) + parts - 1) / parts
+	// Parts of whole pages, so that Map can lay the files side by side in one view.
+	perPage := max(1, os.Getpagesize()/int(unsafe.Sizeof(a[0])))
+	s.part = ((len(a)+parts-1)/parts + perPage - 1) / perPage * perPage
 	files := make([]*os.File, parts)
 	written := make([]int, parts) // bytes of each part written, and given back
 	errs := make([]error, parts)
@@ -178,6 +183,34 @@ func (s *Spilled[T]) Load(dst []T) ([]T, error) {
 	return dst, nil
 }
 
+// Map is Load without a copy: the column comes back as a read-only view of its files, mapped
+// into memory, whose pages are those the page cache already holds for them. Load takes fresh
+// memory for the column, which the system must clear first (on a virtual machine that hands
+// its free pages back to its host, at a fault in the host per page), and copies the column
+// into it. The view counts as resident memory as Load's copy would, and must not be written
+// (a write faults); Unmap ends it, and must come before the column is used again otherwise.
+// Where mapping is not available, or fails, Map is Load.
+func (s *Spilled[T]) Map() ([]T, error) {
+	if s.files == nil || s.mapped != nil {
+		return s.Load(nil)
+	}
+	m := mapFiles(s.files, s.part*int(unsafe.Sizeof(*new(T))), s.n*int(unsafe.Sizeof(*new(T))))
+	if m == nil {
+		return s.Load(nil)
+	}
+	s.mapped = m
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(m))), s.n), nil
+}
+
+// Unmap ends the view Map gave, if it gave one (not a copy); the view must not be used
+// afterwards.
+func (s *Spilled[T]) Unmap() {
+	if s.mapped != nil {
+		unmap(s.mapped)
+		s.mapped = nil
+	}
+}
+
 // At reads element i without restoring the column: for the few lookups made while a column is
 // out of memory.
 func (s *Spilled[T]) At(i int) (T, error) {
@@ -195,8 +228,9 @@ func (s *Spilled[T]) At(i int) (T, error) {
 	return v, nil
 }
 
-// Close discards the column.
+// Close discards the column, ending Map's view if it is out.
 func (s *Spilled[T]) Close() {
+	s.Unmap()
 	for _, f := range s.files {
 		f.Close()
 	}

@@ -1,6 +1,7 @@
 package heapgraph
 
 import (
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -98,8 +99,54 @@ func TestSpillInTwoParts(t *testing.T) {
 			t.Fatalf("At(%d) = %d, %v; want %d", i, v, err, want[i])
 		}
 	}
+	if s.part*8%os.Getpagesize() != 0 {
+		t.Fatalf("the first part holds %d bytes, not whole pages", s.part*8)
+	}
+	mapAndCompare(t, s, want)
 	got, err := s.Restore(nil)
 	if err != nil || !slices.Equal(got, want) {
 		t.Fatalf("restored column differs (err %v)", err)
+	}
+}
+
+// Map's view of a column, in one file or two, holds what went out, and ends with Unmap; a
+// column can be viewed again, and loaded meanwhile.
+func TestSpillMap(t *testing.T) {
+	for _, n := range []int{1, 1023, 100_003, 2*spillPart/4 + 5} {
+		a := make([]uint32, n)
+		for i := range a {
+			a[i] = uint32(i*2654435761) ^ 0xdeadbeef
+		}
+		want := slices.Clone(a)
+		s := Spill(a)
+		mapAndCompare(t, s, want)
+		s.Close()
+	}
+	// A column kept in memory, its file unwritable, is its own view.
+	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
+	s := Spill([]uint64{7, 8})
+	if v, err := s.Map(); err != nil || !slices.Equal(v, []uint64{7, 8}) {
+		t.Fatalf("kept column viewed as %v, %v", v, err)
+	}
+	s.Unmap()
+}
+
+func mapAndCompare[T uint32 | uint64](t *testing.T, s *Spilled[T], want []T) {
+	t.Helper()
+	for range 2 {
+		v, err := s.Map()
+		if err != nil || !slices.Equal(v, want) {
+			t.Fatalf("view of %d elements differs (err %v)", len(want), err)
+		}
+		if runtime.GOOS == "linux" && s.files != nil && s.mapped == nil {
+			t.Fatal("the column was read, not mapped")
+		}
+		if got, err := s.Load(nil); err != nil || !slices.Equal(got, want) {
+			t.Fatalf("column loaded beside its view differs (err %v)", err)
+		}
+		s.Unmap()
+		if s.mapped != nil {
+			t.Fatal("Unmap left the view")
+		}
 	}
 }

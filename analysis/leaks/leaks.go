@@ -377,11 +377,12 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 	}
 	comp := dyn.Comp
 	if comps != nil {
-		// Naming the ranked components reads the whole column: back it comes, in the memory
-		// of the DAG, which is done with.
+		// Naming the ranked components reads the whole column: back it comes, as a view of its
+		// file (closed, with the view, as Run returns), in the memory of the DAG, which is done
+		// with.
 		dyn = nil
 		debug.FreeOSMemory()
-		if comp, err = comps.Restore(nil); err != nil {
+		if comp, err = comps.Map(); err != nil {
 			return nil, fmt.Errorf("leaks: the component of each node: %w", err)
 		}
 	}
@@ -447,19 +448,25 @@ func (p *parked) unpark(in *Input, size, classOf, edges bool) error {
 	return errors.Join(errs...)
 }
 
-// unparkBut brings back every column but those named in leave.
+// unparkBut brings back every column but those named in leave, as memory of their own.
 func (p *parked) unparkBut(in *Input, leave Columns) error {
 	g := in.Graph
 	var errs []error
-	if !leave.Sizes {
-		errs = append(errs, p.size.unpark(&g.Size, "shallow sizes"))
+	if leave.Sizes {
+		p.size.drop(&g.Size)
+	} else {
+		errs = append(errs, p.size.own(&g.Size, "shallow sizes"))
 	}
-	errs = append(errs, p.classOf.unpark(&in.ClassOf, "class of each object"), p.offs.unpark(&g.Off, "edge offsets"))
-	if !leave.Succ {
-		errs = append(errs, p.succ.unpark(&g.Succ, "edges"))
+	errs = append(errs, p.classOf.own(&in.ClassOf, "class of each object"), p.offs.own(&g.Off, "edge offsets"))
+	if leave.Succ {
+		p.succ.drop(&g.Succ)
+	} else {
+		errs = append(errs, p.succ.own(&g.Succ, "edges"))
 	}
-	if !leave.Weak {
-		errs = append(errs, p.weak.unpark((*[]uint64)(&in.Weak), "weak edges"))
+	if leave.Weak {
+		p.weak.drop((*[]uint64)(&in.Weak))
+	} else {
+		errs = append(errs, p.weak.own((*[]uint64)(&in.Weak), "weak edges"))
 	}
 	return errors.Join(errs...)
 }
@@ -475,10 +482,12 @@ func (p *parked) close() {
 
 // column is one input column and its copy in a temporary file, written the first time the
 // column goes out and kept, so that it goes out again without a second write (Run changes no
-// column).
+// column). Inside Run a column comes back as a view of its file (see heapgraph.Spilled.Map),
+// which going out again just unmaps; only what Run hands back to its caller is a copy.
 type column[T ~uint32 | ~uint64] struct {
 	file *heapgraph.Spilled[T]
 	out  bool
+	view bool // in, as a view of the file
 }
 
 func (c *column[T]) park(a *[]T) {
@@ -488,6 +497,10 @@ func (c *column[T]) park(a *[]T) {
 	if c.file == nil {
 		c.file = heapgraph.Spill(*a)
 	}
+	if c.view {
+		c.file.Unmap()
+		c.view = false
+	}
 	*a, c.out = nil, true
 }
 
@@ -495,12 +508,35 @@ func (c *column[T]) unpark(a *[]T, what string) error {
 	if !c.out {
 		return nil
 	}
+	v, err := c.file.Map()
+	if err != nil {
+		return fmt.Errorf("leaks: the %s: %w", what, err)
+	}
+	*a, c.out, c.view = v, false, true
+	return nil
+}
+
+// own brings the column back, for Run's caller, as memory of its own rather than a view of a
+// file that Run is about to close.
+func (c *column[T]) own(a *[]T, what string) error {
+	if !c.out && !c.view {
+		return nil
+	}
 	v, err := c.file.Load(nil)
 	if err != nil {
 		return fmt.Errorf("leaks: the %s: %w", what, err)
 	}
-	*a, c.out = v, false
+	c.file.Unmap()
+	*a, c.out, c.view = v, false, false
 	return nil
+}
+
+// drop leaves the column out for good: nil in the caller's hands, not a view of a closed file.
+func (c *column[T]) drop(a *[]T) {
+	if c.view {
+		c.file.Unmap()
+		*a, c.view = nil, false
+	}
 }
 
 func (c *column[T]) close() {
