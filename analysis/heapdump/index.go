@@ -194,6 +194,9 @@ func (x *objectIDs) indexRanks(span uint64, s *survey) bool {
 		for l := int(shift + ps + 1); l <= 64; l++ {
 			pages += uint64(s.lens[l])
 		}
+		if pages > math.MaxUint64>>(ps-6+5) {
+			break // bigger pages only take more words, beyond counting
+		}
 		bytes := (slots>>ps+1)*4 + pages<<(ps-6)*16
 		if bytes < bestBytes {
 			best, bestPages, bestBytes = ps, pages, bytes
