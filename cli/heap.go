@@ -25,8 +25,10 @@ from the content. A compressed dump is inflated on other cores while it is read:
 HotSpot compresses separately (jcmd's -gz) side by side, any other gzip file as one stream on
 one core. Inflating costs more than reading: a histogram of a compressed dump takes many times
 as long as one of the plain file, and an analysis about twice as long. A damaged block of a
-HotSpot dump is reported with its offset in the compressed file. Shallow sizes follow HotSpot's
-object layout: see 'heap histo --help'.`,
+HotSpot dump is reported with its offset in the compressed file, before any of its bytes are
+read. Damage in one gzip stream shows only where its data stops making sense or at its end,
+where the checksum is: the error then says that the records read before may be damaged too.
+Shallow sizes follow HotSpot's object layout: see 'heap histo --help'.`,
 	})
 	registerSub("heap", heapHistoCmd)
 	registerSub("heap", heapTrendCmd)

@@ -408,7 +408,9 @@ func TestJcmdDumpsAndHistogram(t *testing.T) {
 	if err := os.WriteFile(bad, z, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Read(bad, Options{}); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("gzip member at offset %d of the compressed file is damaged", second)) {
+	// Members are checked before their bytes are read, so nothing read before is in doubt.
+	if _, err := Read(bad, Options{}); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("gzip member at offset %d of the compressed file is damaged", second)) ||
+		strings.Contains(err.Error(), "may be wrong") {
 		t.Errorf("a damaged second block gave error %v", err)
 	}
 }

@@ -202,7 +202,7 @@ func inflateMembers(ra io.ReaderAt, size int64, b *blocks) error {
 				// Not a guess, and whole but wrong: none of its bytes are worth parsing, where
 				// one stream would hand them on before its checksum fails, and the reader would
 				// report what it made of them.
-				return fmt.Errorf("gzip member at offset %d of the compressed file is damaged: %w", m.at, m.err)
+				return &memberDamage{at: m.at, err: m.err}
 			}
 			// Cut short, larger than its block, or no member at all: from here the file is read
 			// as one stream, which gives what a plain reader would (the part before a cut, for a
@@ -291,6 +291,19 @@ type memberReader struct {
 var memberReaders = sync.Pool{New: func() any { return &memberReader{br: bufio.NewReaderSize(nil, 64<<10)} }}
 
 // damaged reports whether err says a member's data is wrong, rather than cut short or too large.
+// memberDamage is a damaged member of a file of members, found before any of its bytes were
+// handed on: what was read before it is sound.
+type memberDamage struct {
+	at  int64 // in the compressed file
+	err error
+}
+
+func (e *memberDamage) Error() string {
+	return fmt.Sprintf("gzip member at offset %d of the compressed file is damaged: %v", e.at, e.err)
+}
+
+func (e *memberDamage) Unwrap() error { return e.err }
+
 func damaged(err error) bool {
 	var corrupt flate.CorruptInputError
 	return errors.Is(err, gzip.ErrChecksum) || errors.As(err, &corrupt)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"compress/gzip"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -538,6 +539,13 @@ func (r *Reader) errAt(off int64, rec, msg string, err error) error {
 		// Not the end of the input but a failure to read it (a damaged gzip member): msg,
 		// which says what the input's end would have cut short, does not apply.
 		fe.Msg = "cannot read on: " + err.Error()
+		var member *memberDamage
+		if damaged(err) && !errors.As(err, &member) {
+			// One gzip stream is checked only at its end, or where its deflate data stops
+			// making sense: the bytes handed on before then may be damaged too, and the record
+			// this error names is only where the parser stopped, most often on such bytes.
+			fe.Msg = "the gzip data is damaged, and the records read from it before the damage showed may be wrong too (this one most likely is): " + err.Error()
+		}
 	}
 	return fe
 }

@@ -2,6 +2,7 @@ package hprof_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"io"
 	"strings"
 	"testing"
@@ -150,6 +151,23 @@ func TestCorruptLengths(t *testing.T) {
 	}
 	if _, err := hprof.NewReader(strings.NewReader("PK\x03\x04 not a dump")); err == nil {
 		t.Fatal("a zip file was accepted as HPROF")
+	}
+}
+
+// A gzip stream whose checksum fails is reported as damaged data, with the warning that the
+// records read before it may hold damaged bytes too: one stream is checked only at its end.
+func TestDamagedGzipStream(t *testing.T) {
+	var z bytes.Buffer
+	zw := gzip.NewWriter(&z)
+	zw.Write(sample(8))
+	zw.Close()
+	for name, at := range map[string]int{"checksum": z.Len() - 8, "length": z.Len() - 1} {
+		bad := bytes.Clone(z.Bytes())
+		bad[at] ^= 0x41
+		_, _, err := readAll(t, bad)
+		if err == nil || !strings.Contains(err.Error(), "the gzip data is damaged, and the records read from it before") {
+			t.Errorf("damaged %s: %v", name, err)
+		}
 	}
 }
 
