@@ -214,10 +214,9 @@ func (x *objectIDs) indexRanks(span uint64, s *survey) bool {
 		dir[i] = heapgraph.NoNode
 	}
 	words := heapgraph.Make[uint64](int(bestPages << (best - 6) * 2))
-	// Each page gets its words as its first id comes; every id sets its bit. The word being
-	// filled is kept apart until the ids move past it: setting the bits in memory, each would
-	// wait for the one before it to be stored.
-	// The ids ascend, so each page's ids come together.
+	// The ids ascend, so each page's come together: a page gets its words as its first id
+	// comes, and every id sets its bit. The word being filled is kept apart until the ids move
+	// past it: setting the bits in memory, each would wait for the one before it to be stored.
 	pairs, perPage, inPage := uint32(0), uint32(1)<<(best-6), uint64(1)<<(best-6)-1
 	hi, h := uint64(0), 0
 	page, first := ^uint64(0), uint64(0) // the page of the last id, and its first pair

@@ -187,9 +187,9 @@ func (s *Spilled[T]) Load(dst []T) ([]T, error) {
 // into memory, whose pages are those the page cache already holds for them. Load takes fresh
 // memory for the column, which the system must clear first (on a virtual machine that hands
 // its free pages back to its host, at a fault in the host per page), and copies the column
-// into it. The view counts as resident memory as Load's copy would, and must not be written
-// (a write faults); Unmap ends it, and must come before the column is used again otherwise.
-// Where mapping is not available, or fails, Map is Load.
+// into it. The view counts as resident memory as Load's copy would, must not be written (a
+// write faults), and must not be used after Unmap or Close, which end it. Where mapping is not
+// available, or fails, and for a second view while one is out, Map is Load.
 func (s *Spilled[T]) Map() ([]T, error) {
 	if s.files == nil || s.mapped != nil {
 		return s.Load(nil)
