@@ -18,7 +18,10 @@ func (l *loader) finish() {
 	n := g.N()
 	seen := newBitset(n)
 	stack := make([]uint32, 0, 1024)
-	walk := func(from uint32) (objs, bytes uint64) {
+	// reach marks what from reaches, and with sized counts it: the first walk, from the super
+	// root, needs no counts, and looking up every object's size, at random, cost building the
+	// graph of a 411 MB dump 17 of its 150 ms.
+	reach := func(from uint32, sized bool) (objs, bytes uint64) {
 		if seen.has(from) {
 			return
 		}
@@ -27,8 +30,10 @@ func (l *loader) finish() {
 		for len(stack) > 0 {
 			v := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
-			objs++
-			bytes += g.SizeOf(v)
+			if sized {
+				objs++
+				bytes += g.SizeOf(v)
+			}
 			for _, w := range g.Succ[g.Off[v]:g.Off[v+1]] {
 				if w != pad && !seen.has(w) {
 					seen.set(w)
@@ -41,7 +46,8 @@ func (l *loader) finish() {
 	// The first walk reads the edges with pass 2's pad slots still in them: dropping the
 	// unreachable objects, as dumps of live objects mostly need for a few, moves every edge
 	// anyway and takes the pads out on the way, which saves squeeze a pass over all edges.
-	walk(0)
+	reach(0, false)
+	walk := func(from uint32) (objs, bytes uint64) { return reach(from, true) }
 	if reached := seen.count(); reached < n && !(l.opt.KeepUnreachable || len(d.Roots) == 0) {
 		l.dropUnreachable(seen)
 	} else {
