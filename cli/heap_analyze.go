@@ -43,9 +43,8 @@ Memory: to keep its peak below the dump's size (for a gzip-compressed dump, the 
 to), the analysis moves the per-object columns a phase does not read to temporary files in $TMPDIR
 (or /tmp), unlinked as soon as they are made, so nothing is left behind, and maps them back
 read-only while a later phase reads them; they need disk space of the same order as the memory
-they save. When they cannot be written (no such directory, a full
-disk) the columns stay in memory, the results are the same, and a warning on stderr says how much
-stayed and why. Work that could overlap on the second core while holding more memory (the search
+they save. When they cannot be written (no such directory, a full disk) the columns stay in
+memory, the results are the same, and a warning on stderr says how much stayed and why. Work that could overlap on the second core while holding more memory (the search
 for strongly connected components, beside the dominator tree's depth-first search; the listing of
 each object's referrers, split between the cores) does so only if the process stays under the
 dump's size.

@@ -290,7 +290,6 @@ type memberReader struct {
 
 var memberReaders = sync.Pool{New: func() any { return &memberReader{br: bufio.NewReaderSize(nil, 64<<10)} }}
 
-// damaged reports whether err says a member's data is wrong, rather than cut short or too large.
 // memberDamage is a damaged member of a file of members, found before any of its bytes were
 // handed on: what was read before it is sound.
 type memberDamage struct {
@@ -304,6 +303,7 @@ func (e *memberDamage) Error() string {
 
 func (e *memberDamage) Unwrap() error { return e.err }
 
+// damaged reports whether err says a member's data is wrong, rather than cut short or too large.
 func damaged(err error) bool {
 	var corrupt flate.CorruptInputError
 	return errors.Is(err, gzip.ErrChecksum) || errors.As(err, &corrupt)
