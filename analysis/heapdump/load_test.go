@@ -1,7 +1,6 @@
 package heapdump
 
 import (
-	"io"
 	"os"
 	"reflect"
 	"runtime"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/heapledger/heapledger/analysis/histogram"
 	"github.com/heapledger/heapledger/analysis/hprof"
+	"github.com/heapledger/heapledger/analysis/hprof/hproftest"
 	"github.com/heapledger/heapledger/fixtures"
 	"github.com/heapledger/heapledger/fixtures/heapdumps"
 )
@@ -158,18 +158,7 @@ func TestFixtureGraph(t *testing.T) {
 	for i := range g.Successors(0) {
 		all = append(all, EdgeRef{0, i})
 	}
-	before, err := d.EdgeNames(all)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g.Succ, g.Size, d.Weak = nil, nil, nil
-	after, err := d.EdgeNames(all)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(after, before) {
-		t.Errorf("names without the edges differ:\n%v\n%v", after, before)
-	}
+	sameEdgeNames(t, d, all, "with and without the edges", func() { g.Succ, g.Size, d.Weak = nil, nil, nil })
 }
 
 // The graph's successors of every object must be exactly the references an independent, slow
@@ -200,14 +189,7 @@ func TestGraphMatchesSlowReading(t *testing.T) {
 	names := map[uint64]string{}
 	strs := map[uint64]string{}
 	var primClass = map[hprof.Type]uint64{}
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	hproftest.Records(t, r, func(rec *hprof.Record) {
 		switch rec.Tag {
 		case hprof.TagUTF8:
 			strs[rec.ID] = string(rec.Data)
@@ -225,7 +207,7 @@ func TestGraphMatchesSlowReading(t *testing.T) {
 		case hprof.TagPrimArrayDump:
 			objs[rec.ID] = obj{kind: rec.Tag, n: uint32(rec.Elem)}
 		}
-	}
+	})
 	for id, n := range names {
 		if len(n) == 2 && n[0] == '[' {
 			primClass[map[byte]hprof.Type{'Z': 4, 'C': 5, 'F': 6, 'D': 7, 'B': 8, 'S': 9, 'I': 10, 'J': 11}[n[1]]] = id

@@ -1,7 +1,6 @@
 package heapdump
 
 import (
-	"io"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -9,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/heapledger/heapledger/analysis/hprof"
+	"github.com/heapledger/heapledger/analysis/hprof/hproftest"
 	"github.com/heapledger/heapledger/fixtures/heapdumps"
 )
 
@@ -32,19 +32,12 @@ func TestSegmentIDRanges(t *testing.T) {
 		r := hprof.NewSegmentReader(f, d.hdr, s.seg, buf)
 		r.SkipPrimitiveData = true
 		lo, hi := ^uint64(0), uint64(0)
-		for {
-			rec, err := r.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+		hproftest.Records(t, r, func(rec *hprof.Record) {
 			switch rec.Tag {
 			case hprof.TagInstanceDump, hprof.TagObjArrayDump, hprof.TagPrimArrayDump, hprof.TagClassDump:
 				lo, hi = min(lo, rec.ID), max(hi, rec.ID)
 			}
-		}
+		})
 		if lo != s.lo || hi != s.hi {
 			t.Errorf("segment %d at offset %d: ids %#x..%#x noted, %#x..%#x in it", k, s.seg.Offset, s.lo, s.hi, lo, hi)
 		}
@@ -67,17 +60,23 @@ func TestEdgeNamesBySegmentsMatchWholeFile(t *testing.T) {
 			refs = append(refs, EdgeRef{v, rnd.Intn(n)})
 		}
 	}
-	bySegments, err := d.EdgeNames(refs)
+	sameEdgeNames(t, d, refs, "by segments and from the whole file", func() { d.segIDs = nil })
+}
+
+// sameEdgeNames checks that change, made to d between two namings of refs, changes no name.
+func sameEdgeNames(t *testing.T, d *Dump, refs []EdgeRef, what string, change func()) {
+	t.Helper()
+	before, err := d.EdgeNames(refs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.segIDs = nil
-	whole, err := d.EdgeNames(refs)
+	change()
+	after, err := d.EdgeNames(refs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(bySegments, whole) {
-		t.Errorf("names by segments differ from the whole file's:\n%v\n%v", bySegments, whole)
+	if !slices.Equal(before, after) {
+		t.Errorf("names %s differ:\n%v\n%v", what, before, after)
 	}
 }
 

@@ -2,7 +2,6 @@ package histogram
 
 import (
 	"bytes"
-	"io"
 	"math/rand/v2"
 	"reflect"
 	"testing"
@@ -33,21 +32,14 @@ func tallyOf(t *testing.T, data []byte, buf int, fast bool) (*tally, map[uint64]
 			}
 			continue
 		}
-		for {
-			rec, err := r.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+		hproftest.Records(t, r, func(rec *hprof.Record) {
 			if err := tl.add(rec); err != nil {
 				t.Fatal(err)
 			}
 			if rec.Tag == hprof.TagInstanceDump {
 				plain[rec.Class]++
 			}
-		}
+		})
 	}
 	return tl, plain
 }

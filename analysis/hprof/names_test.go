@@ -132,11 +132,7 @@ func TestNamesOfFieldsFromSkippedSymbols(t *testing.T) {
 	s, skipped := indexSkippingSymbols(t, data)
 	for _, seg := range idx.Segments {
 		r := hprof.NewSegmentReader(bytes.NewReader(data), idx, seg, make([]byte, 64))
-		for {
-			rec, err := r.Next()
-			if err != nil {
-				break
-			}
+		hproftest.Records(t, r, func(rec *hprof.Record) {
 			if rec.Tag == hprof.TagClassDump {
 				if err := all.Add(rec); err != nil {
 					t.Fatal(err)
@@ -145,7 +141,7 @@ func TestNamesOfFieldsFromSkippedSymbols(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-		}
+		})
 	}
 	all.Prune()
 	if err := s.TakeNames(bytes.NewReader(data), skipped.UTF8); err != nil {

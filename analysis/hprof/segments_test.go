@@ -42,16 +42,7 @@ func TestIndexAndSegmentReadersMatchSequential(t *testing.T) {
 			for _, seg := range idx.Segments {
 				got = append(got, hprof.Record{Tag: seg.Tag, Offset: seg.Offset, Dump: seg.Dump})
 				r := hprof.NewSegmentReader(bytes.NewReader(data), idx, seg, make([]byte, bufSize))
-				for {
-					rec, err := r.Next()
-					if err == io.EOF {
-						break
-					}
-					if err != nil {
-						t.Fatalf("segment at %d: %v", seg.Offset, err)
-					}
-					keep(rec)
-				}
+				hproftest.Records(t, r, keep)
 			}
 			// The index reports top-level records before the segments, so compare as sets by offset.
 			byOff := map[int64]hprof.Record{}

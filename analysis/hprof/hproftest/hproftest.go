@@ -4,6 +4,7 @@ package hproftest
 
 import (
 	"encoding/binary"
+	"io"
 
 	"github.com/heapledger/heapledger/analysis/hprof"
 )
@@ -235,4 +236,25 @@ func EmptyLastDump() []byte {
 	b.EndSegment()
 	b.EndDump()
 	return b.Bytes()
+}
+
+// Fataler is the part of testing.TB that Records needs.
+type Fataler interface {
+	Helper()
+	Fatalf(format string, args ...any)
+}
+
+// Records calls fn with each record r reads, to the end, failing t on a read error.
+func Records(t Fataler, r *hprof.Reader, fn func(*hprof.Record)) {
+	t.Helper()
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			t.Fatalf("reading records: %v", err)
+		}
+		fn(rec)
+	}
 }
