@@ -68,7 +68,8 @@ func CheckRetained(g *heapgraph.Graph) error {
 }
 
 // CheckByClass compares retained sizes by class with the size of the union of each class's
-// instances' retained sets, found by removal.
+// instances' retained sets, found by removal, and the instances and their shallow bytes with a
+// count over the nodes node 0 reaches.
 func CheckByClass(g *heapgraph.Graph) error {
 	const classes = 3
 	classOf := make([]uint32, g.N())
@@ -78,7 +79,17 @@ func CheckByClass(g *heapgraph.Graph) error {
 	}
 	t := dominators.Compute(g, nil)
 	fast := t.ByClass(g, t.Retained(g), classOf, classes)
+	var instances, shallow [classes]uint64
+	for v, ok := range reach(g, nil, 0, heapgraph.NoNode) {
+		if ok && v != 0 {
+			instances[classOf[v]]++
+			shallow[classOf[v]] += g.SizeOf(uint32(v))
+		}
+	}
 	for c := uint32(0); c < classes; c++ {
+		if fast[c].Instances != instances[c] || fast[c].Shallow != shallow[c] {
+			return fmt.Errorf("class %d has %d instances of %d bytes, %d of %d reachable", c, fast[c].Instances, fast[c].Shallow, instances[c], shallow[c])
+		}
 		union := map[uint32]bool{}
 		for v := 1; v < g.N(); v++ {
 			if classOf[v] == c {

@@ -2,6 +2,7 @@ package ddmin
 
 import (
 	"fmt"
+	"math/rand"
 	"slices"
 	"sort"
 	"testing"
@@ -123,4 +124,57 @@ func TestShrinkPlantedBug(t *testing.T) {
 		}
 	}
 	t.Logf("planted bug shrunk from %d to %d edges: %v (%v)", len(g.Succ), len(min.Succ), min, err)
+}
+
+// TestByClassWideRoots cross-checks retained size by class where the split into tasks hands out
+// children in ranges: a super root with more GC roots than one range holds, each the root of a
+// tree of its own with a few edges inside it, some retaining more than the share that splits; one
+// holds a chain of one class.
+func TestByClassWideRoots(t *testing.T) {
+	for seed := int64(1); seed <= 6; seed++ {
+		r := rand.New(rand.NewSource(seed))
+		const roots, chain, n = 600, 300, 1500
+		b := heapgraph.NewBuilder(n)
+		tree := make([]int, n)
+		members := make([][]uint32, roots)
+		add := func(parent, v int) {
+			tree[v] = tree[parent]
+			members[tree[v]] = append(members[tree[v]], uint32(v))
+			b.AddEdge(uint32(parent), uint32(v))
+		}
+		for v := 1; v < roots; v++ {
+			tree[v] = v
+			members[v] = []uint32{uint32(v)}
+			b.AddEdge(0, uint32(v))
+			b.SetSize(uint32(v), 1)
+		}
+		for v := roots; v < roots+chain; v++ {
+			parent := v - 1
+			if v == roots {
+				parent = 1
+			}
+			add(parent, v)
+			b.SetSize(uint32(v), 3)
+		}
+		for v := roots + chain; v < n; v++ {
+			// Most trees stay small; a few of the first roots grow large.
+			p := 1 + r.Intn(v-1)
+			if r.Intn(4) > 0 {
+				p = 1 + r.Intn(8)
+			}
+			add(p, v)
+			b.SetSize(uint32(v), uint64(1+r.Intn(7)))
+		}
+		for range n / 2 {
+			m := members[1+r.Intn(roots-1)]
+			b.AddEdge(m[r.Intn(len(m))], m[r.Intn(len(m))])
+		}
+		g, err := b.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := CheckByClass(g); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+	}
 }

@@ -33,7 +33,7 @@ type ClassRetained struct {
 // classes on its path.
 func (t *Tree) ByClass(g *heapgraph.Graph, retained []uint64, classOf []uint32, nClasses int) []ClassRetained {
 	off, kids := t.Children()
-	w := byClassWalk{g: g, retained: retained, classOf: classOf, off: off, kids: kids}
+	w := byClassWalk{g: g, retained: retained, classOf: classOf, off: off, kids: kids, limit: retained[0] / splitShare}
 	out := newByClass(nClasses)
 	tasks, paths := w.split(out)
 
@@ -46,7 +46,7 @@ func (t *Tree) ByClass(g *heapgraph.Graph, retained []uint64, classOf []uint32, 
 		go func() {
 			defer wg.Done()
 			mine, onPath := newByClass(nClasses), make([]uint32, nClasses)
-			var stack []uint64
+			var stack heapgraph.Stack[uint64]
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(tasks) {
@@ -56,7 +56,16 @@ func (t *Tree) ByClass(g *heapgraph.Graph, retained []uint64, classOf []uint32, 
 				for p := task.path; p >= 0; p = paths[p].up {
 					onPath[paths[p].class]++
 				}
-				stack = w.walk(task.node, mine, onPath, stack)
+				if task.from == task.to {
+					w.walk(task.node, mine, onPath, &stack)
+				} else {
+					for _, k := range w.kids[task.from:task.to] {
+						// A child over the share was split or is a task of its own.
+						if w.retained[k] <= w.limit {
+							w.walk(k, mine, onPath, &stack)
+						}
+					}
+				}
 				for p := task.path; p >= 0; p = paths[p].up {
 					onPath[paths[p].class]--
 				}
@@ -89,13 +98,17 @@ type byClassWalk struct {
 	retained  []uint64
 	classOf   []uint32
 	off, kids []uint32
+	limit     uint64 // the share of the heap over which a subtree is split (see split)
 }
 
-// byClassTask is a subtree to walk: its root, and the classes on the path above it, each once
-// (an index into the paths, -1 for none).
+// byClassTask is a subtree to walk, or the subtrees of some of a node's children: node's, when
+// from == to, or else those of its children kids[from:to] that retain no more than the share
+// that splits (the others are split or tasks of their own). path holds the classes above them,
+// each once (an index into the paths, -1 for none).
 type byClassTask struct {
-	node uint32
-	path int32
+	node     uint32
+	from, to uint32
+	path     int32
 }
 
 // pathStep is one class on the path above tasks, and the step above it (-1 for none).
@@ -107,16 +120,18 @@ type pathStep struct {
 // Subtrees are split while they retain more than 1/splitShare of the heap, for at most
 // maxSplit nodes: a long chain of such nodes (a linked list holding the heap) stays one task.
 const (
-	splitShare = 64
-	maxSplit   = 4096
+	splitShare    = 64
+	maxSplit      = 4096
+	splitChildren = 256
 )
 
 // split counts into out the nodes near the root that retain more than a share of the heap and
-// returns the subtrees below them as tasks, with the paths above those.
+// returns the subtrees below them as tasks, with the paths above those. The children of a split
+// node go in tasks of up to splitChildren each, not one task per child: the super root has a
+// child for every GC root, hundreds of thousands in a big heap.
 func (w *byClassWalk) split(out []ClassRetained) ([]byClassTask, []pathStep) {
 	var tasks []byClassTask
 	var paths []pathStep
-	limit := w.retained[0] / splitShare
 	split := 0
 	type item struct {
 		node uint32
@@ -127,8 +142,8 @@ func (w *byClassWalk) split(out []ClassRetained) ([]byClassTask, []pathStep) {
 		it := queue[len(queue)-1]
 		queue = queue[:len(queue)-1]
 		v := it.node
-		if v != 0 && (w.retained[v] <= limit || split >= maxSplit) {
-			tasks = append(tasks, byClassTask{v, it.path})
+		if v != 0 && split >= maxSplit {
+			tasks = append(tasks, byClassTask{node: v, path: it.path})
 			continue
 		}
 		split++
@@ -151,21 +166,28 @@ func (w *byClassWalk) split(out []ClassRetained) ([]byClassTask, []pathStep) {
 				path = int32(len(paths) - 1)
 			}
 		}
-		for _, k := range w.kids[w.off[v]:w.off[v+1]] {
-			queue = append(queue, item{k, path})
+		from, to := w.off[v], w.off[v+1]
+		for _, k := range w.kids[from:to] {
+			if w.retained[k] > w.limit {
+				queue = append(queue, item{k, path})
+			}
+		}
+		for lo := int(from); lo < int(to); lo += splitChildren {
+			tasks = append(tasks, byClassTask{node: v, from: uint32(lo), to: uint32(min(lo+splitChildren, int(to))), path: path})
 		}
 	}
 	return tasks, paths
 }
 
-// walk counts the subtree of root into out, onPath holding the classes above it; it returns the
-// stack for the next walk to reuse.
-func (w *byClassWalk) walk(root uint32, out []ClassRetained, onPath []uint32, stack []uint64) []uint64 {
+// walk counts the subtree of root into out, onPath holding the classes above it, on stack, which
+// it leaves empty for the next walk. A dominator tree can be a chain as long as the longest
+// linked list in the heap, and the stack then holds a few entries per link: in chunks (see
+// heapgraph.Stack) it leaves no garbage as it grows.
+func (w *byClassWalk) walk(root uint32, out []ClassRetained, onPath []uint32, stack *heapgraph.Stack[uint64]) {
 	const exit = 1 << 32
-	stack = append(stack[:0], uint64(root))
-	for len(stack) > 0 {
-		top := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
+	stack.Push(uint64(root))
+	for !stack.Empty() {
+		top := stack.Pop()
 		v := uint32(top)
 		c := w.classOf[v]
 		if top&exit != 0 {
@@ -180,11 +202,10 @@ func (w *byClassWalk) walk(root uint32, out []ClassRetained, onPath []uint32, st
 				o.Retained += w.retained[v]
 			}
 			onPath[c]++
-			stack = append(stack, exit|uint64(v))
+			stack.Push(exit | uint64(v))
 		}
 		for _, k := range w.kids[w.off[v]:w.off[v+1]] {
-			stack = append(stack, uint64(k))
+			stack.Push(uint64(k))
 		}
 	}
-	return stack
 }

@@ -225,7 +225,7 @@ func TestByClassSplitPathsHoldEachClassOnce(t *testing.T) {
 	const entries = 20000
 	g, tr, ret, classOf := listOfClasses(entries)
 	off, kids := tr.Children()
-	w := byClassWalk{g: g, retained: ret, classOf: classOf, off: off, kids: kids}
+	w := byClassWalk{g: g, retained: ret, classOf: classOf, off: off, kids: kids, limit: ret[0] / splitShare}
 	tasks, paths := w.split(newByClass(3))
 	if len(tasks) < maxSplit/2 {
 		t.Fatalf("%d tasks: the chain was not split", len(tasks))
