@@ -1,10 +1,10 @@
 package dynsize
 
 import (
-	"container/heap"
 	"fmt"
 	"math/bits"
 	"runtime"
+	"slices"
 	"sync/atomic"
 
 	"github.com/heapledger/heapledger/analysis/dominators"
@@ -528,10 +528,12 @@ func (s *Sizes) Top(k int) []Ranked {
 	push := func(c uint32, parent uint64) {
 		if !queued.has(c) {
 			queued.set(c)
-			heap.Push(q, rankItem{key: min(parent, bound(c)), comp: c, exact: s.exact(c)})
+			q.push(rankItem{key: min(parent, bound(c)), comp: c, exact: s.exact(c)})
 		}
 	}
-	for _, c := range s.DAG.Successors(0) {
+	roots := s.DAG.Successors(0)
+	q.grow(len(roots))
+	for _, c := range roots {
 		push(c, bound(c))
 	}
 	// A walk that grows past the budget is abandoned and its component batched with the other
@@ -543,22 +545,25 @@ func (s *Sizes) Top(k int) []Ranked {
 	}
 	var out []Ranked
 	for q.Len() > 0 && len(out) < k {
-		it := heap.Pop(q).(rankItem)
+		it := q.pop()
 		if it.exact {
 			out = append(out, Ranked{Comp: it.comp, Dynamic: it.key})
-			for _, d := range s.DAG.Successors(it.comp) {
+			// A component can have a hundred thousand successors (a big array's elements).
+			succ := s.DAG.Successors(it.comp)
+			q.grow(len(succ))
+			for _, d := range succ {
 				push(d, it.key)
 			}
 			continue
 		}
 		if size, ok := s.walkWithin(it.comp, budget); ok {
-			heap.Push(q, rankItem{key: size, comp: it.comp, exact: true})
+			q.push(rankItem{key: size, comp: it.comp, exact: true})
 			continue
 		}
 		members := []uint32{it.comp}
 		var aside []rankItem
 		for q.Len() > 0 && len(members) < BatchSize {
-			next := heap.Pop(q).(rankItem)
+			next := q.pop()
 			if next.exact {
 				aside = append(aside, next)
 			} else {
@@ -569,7 +574,7 @@ func (s *Sizes) Top(k int) []Ranked {
 			aside = append(aside, rankItem{key: size, comp: members[i], exact: true})
 		}
 		for _, a := range aside {
-			heap.Push(q, a)
+			q.push(a)
 		}
 	}
 	return out
@@ -652,26 +657,66 @@ type rankItem struct {
 	exact bool
 }
 
+// rankHeap is a binary max-heap of rankItems, written out rather than through container/heap,
+// whose interface boxes every item pushed: a hundred thousand allocations for the successors of
+// one big array.
 type rankHeap []rankItem
 
 func (h rankHeap) Len() int { return len(h) }
-func (h rankHeap) Less(i, j int) bool {
-	if h[i].key != h[j].key {
-		return h[i].key > h[j].key
+
+// before reports whether a comes out of the heap before b: the larger key first; at equal keys
+// an exact size, so a tie never forces an extra walk; then the lower component.
+func (a rankItem) before(b rankItem) bool {
+	if a.key != b.key {
+		return a.key > b.key
 	}
-	// At equal keys an exact size comes out first, so a tie never forces an extra walk.
-	if h[i].exact != h[j].exact {
-		return h[i].exact
+	if a.exact != b.exact {
+		return a.exact
 	}
-	return h[i].comp < h[j].comp
+	return a.comp < b.comp
 }
-func (h rankHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *rankHeap) Push(x any)   { *h = append(*h, x.(rankItem)) }
-func (h *rankHeap) Pop() any {
-	old := *h
-	it := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return it
+
+// grow makes room for k more items at once, instead of doubling the heap's array (and leaving
+// the old one behind) several times over while they are pushed.
+func (h *rankHeap) grow(k int) { *h = slices.Grow(*h, k) }
+
+func (h *rankHeap) push(it rankItem) {
+	*h = append(*h, it)
+	a := *h
+	i := len(a) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !a[i].before(a[p]) {
+			break
+		}
+		a[i], a[p] = a[p], a[i]
+		i = p
+	}
+}
+
+func (h *rankHeap) pop() rankItem {
+	a := *h
+	top := a[0]
+	last := len(a) - 1
+	a[0] = a[last]
+	a = a[:last]
+	for i := 0; ; {
+		l := 2*i + 1
+		if l >= len(a) {
+			break
+		}
+		m := l
+		if r := l + 1; r < len(a) && a[r].before(a[l]) {
+			m = r
+		}
+		if !a[m].before(a[i]) {
+			break
+		}
+		a[i], a[m] = a[m], a[i]
+		i = m
+	}
+	*h = a
+	return top
 }
 
 // Set is a set of components, a bit each.
