@@ -89,11 +89,19 @@ func FuzzIndexedMatchesInOrder(f *testing.F) {
 		}
 		a, errA := Load(plain, Options{})
 		b, errB := Load(zipped, Options{})
-		if errA != nil || errB != nil {
-			if (errA == nil) != (errB == nil) {
-				t.Fatalf("indexed: %v; in order: %v", errA, errB)
+		// And with the far half of the file read by a second shard (see scanPass1).
+		defaultMin := farShardMin
+		farShardMin = 1
+		c, errC := Load(plain, Options{})
+		farShardMin = defaultMin
+		if errA != nil || errB != nil || errC != nil {
+			if (errA == nil) != (errB == nil) || (errA == nil) != (errC == nil) {
+				t.Fatalf("indexed: %v; in order: %v; in two shards: %v", errA, errB, errC)
 			}
 			return
+		}
+		if !reflect.DeepEqual(a, c) {
+			t.Fatalf("indexed in two shards differs from indexed in one:\n%+v\n%+v", c, a)
 		}
 		same := func(what string, x, y any) {
 			if !reflect.DeepEqual(x, y) {

@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
+	"sync"
+	"sync/atomic"
 
 	"github.com/heapledger/heapledger/analysis/heapgraph"
 	"github.com/heapledger/heapledger/analysis/hprof"
@@ -37,13 +40,40 @@ type rawRoot struct {
 }
 
 type loader struct {
-	path   string
-	opt    Options
-	size   int64
-	schema *hprof.Schema
-	d      *Dump
+	// Pass 1's own state (see shard): a second shard reads the far half of the file beside it.
+	shard
+	opt Options
+	d   *Dump
 
-	// Per node, in file order during pass 1 (index 0 is the super root).
+	warned map[string]int
+
+	// With an indexed file (pass1Indexed): the segments of the chosen dump, and for each the
+	// object records and the non-class object records that come before it, so that pass 2 can
+	// start reading anywhere.
+	idx               *hprof.Index
+	segs              []hprof.Segment
+	segFirst, segMain []uint32
+	farRead           atomic.Int64 // bytes the far shard has read in pass 1 (see scanPass1)
+
+	inv           []uint32 // file-order record k → node, when the file is in no helpful order
+	mainInOrder   bool     // records other than class dumps are in node order (see order)
+	tooBig        bool
+	dangling      int // references to ids not in the dump
+	firstDangling string
+	refClass      int32 // index of java.lang.ref.Reference in Dump.Classes, or -1
+}
+
+// shard is what pass 1 builds from a run of consecutive records: the loader's own, and in an
+// indexed pass (pass1Indexed) a second one that reads the segments of the far half of the file
+// on another core, merged into the loader's afterwards (see mergeShard). The schema is shared:
+// schemaMu guards it while two shards run.
+type shard struct {
+	path     string
+	size     int64
+	schema   *hprof.Schema
+	schemaMu *sync.Mutex
+
+	// Per node, in file order during pass 1 (index 0 is the super root, in the loader's shard).
 	ids  []uint64
 	cls  []uint32 // class key; for class objects, the key of the class they represent
 	kind []Kind
@@ -58,29 +88,15 @@ type loader struct {
 	entries   []classEntry
 	primKey   [16]int32
 	roots     []rawRoot
-	warned    map[string]int
 
 	// The classes of the instances pass 1 met last, by a hash of their id: instances of a few
 	// classes alternate (a map's entries, their keys and values), and one remembered class
 	// left a map lookup and a layout lookup for most of them.
 	inst [64]instClass
 
-	// With an indexed file (pass1Indexed): the segments of the chosen dump, and for each the
-	// object records and the non-class object records that come before it, so that pass 2 can
-	// start reading anywhere.
-	idx               *hprof.Index
-	segs              []hprof.Segment
-	segFirst, segMain []uint32
-	mainCount         uint32
-	faulted           int               // nodes whose room pass 1 has had faulted in ahead (see faultAhead)
-	votes             hprof.LayoutVotes // for the size model (see hprof.InferModel)
-
-	inv           []uint32 // file-order record k → node, when the file is in no helpful order
-	mainInOrder   bool     // records other than class dumps are in node order (see order)
-	tooBig        bool
-	dangling      int // references to ids not in the dump
-	firstDangling string
-	refClass      int32 // index of java.lang.ref.Reference in Dump.Classes, or -1
+	mainCount uint32
+	faulted   int               // nodes whose room pass 1 has had faulted in ahead (see faultAhead)
+	votes     hprof.LayoutVotes // for the size model (see hprof.InferModel)
 }
 
 // Load reads the heap dump at path into a graph. See the package comment for the graph's shape.
@@ -94,7 +110,7 @@ func Load(path string, opt Options) (*Dump, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &loader{path: path, opt: opt, size: st.Size(), d: &Dump{Path: path}, warned: map[string]int{}}
+	l := newLoader(path, st.Size(), opt)
 	phase := func(name string) {
 		if opt.Phase != nil {
 			opt.Phase(name)
@@ -121,6 +137,10 @@ func Load(path string, opt Options) (*Dump, error) {
 	return l.d, nil
 }
 
+func newLoader(path string, size int64, opt Options) *loader {
+	return &loader{shard: shard{path: path, size: size, schemaMu: new(sync.Mutex)}, opt: opt, d: &Dump{Path: path}, warned: map[string]int{}}
+}
+
 func (l *loader) warn(key, msg string) {
 	l.warned[key]++
 	if l.warned[key] == 1 {
@@ -144,13 +164,19 @@ func (l *loader) open() (*os.File, *hprof.Reader, error) {
 }
 
 func (l *loader) progress(phase string, r *hprof.Reader, last *int64) {
+	l.progressAt(phase, r.Offset(), r.Gzip, last)
+}
+
+// progressAt reports off bytes of the file done (of an unknown total when gzip) at most every
+// 32 MB.
+func (l *loader) progressAt(phase string, off int64, gzip bool, last *int64) {
 	if l.opt.Progress == nil {
 		return
 	}
-	if off := r.Offset(); off-*last >= 32<<20 {
+	if off-*last >= 32<<20 {
 		*last = off
 		total := l.size
-		if r.Gzip {
+		if gzip {
 			total = -1
 		}
 		l.opt.Progress(phase, off, total)
@@ -176,7 +202,7 @@ func (l *loader) reset() {
 	l.schema.Reset()
 }
 
-func (l *loader) key(id uint64) uint32 {
+func (l *shard) key(id uint64) uint32 {
 	// Objects of one class tend to come in runs: skip the map when they do.
 	if id == l.lastKeyID && l.haveKey {
 		return l.lastKey
@@ -191,7 +217,7 @@ func (l *loader) key(id uint64) uint32 {
 	return k
 }
 
-func (l *loader) primClassKey(t hprof.Type) uint32 {
+func (l *shard) primClassKey(t hprof.Type) uint32 {
 	if l.primKey[t&15] < 0 {
 		l.primKey[t&15] = int32(len(l.entries))
 		l.entries = append(l.entries, classEntry{prim: t})
@@ -199,7 +225,7 @@ func (l *loader) primClassKey(t hprof.Type) uint32 {
 	return uint32(l.primKey[t&15])
 }
 
-func (l *loader) add(id uint64, cls uint32, k Kind, aux uint32, deg uint32) {
+func (l *shard) add(id uint64, cls uint32, k Kind, aux uint32, deg uint32) {
 	l.ids = append(l.ids, id)
 	l.cls = append(l.cls, cls)
 	l.kind = append(l.kind, k)
@@ -324,20 +350,25 @@ func (l *loader) pass1() error {
 }
 
 // record takes one sub-record of the chosen dump in pass 1.
-func (l *loader) record(rec *hprof.Record, r *hprof.Reader) error {
+func (l *shard) record(rec *hprof.Record, r *hprof.Reader) error {
 	idSize := r.IDSize
 	switch {
 	case rec.Tag.IsRoot():
 		l.roots = append(l.roots, rawRoot{id: rec.ID, kind: rootKinds[rec.Tag], thread: rec.Serial, frame: rec.Frame})
 	case rec.Tag == hprof.TagClassDump:
 		l.votes.Object(rec.ID)
-		if err := l.schema.Add(rec); err != nil {
+		l.schemaMu.Lock()
+		err := l.schema.Add(rec)
+		var n uint32
+		if err == nil {
+			n = 1
+			classEdges(l.schema, l.schema.Classes[rec.ID].Dump, func(string, uint64) { n++ })
+		}
+		l.schemaMu.Unlock()
+		if err != nil {
 			return fmt.Errorf("%s: %w", l.path, err)
 		}
 		l.inst = [len(l.inst)]instClass{} // a class dumped again may have changed layouts
-		cd := l.schema.Classes[rec.ID].Dump
-		n := uint32(1)
-		classEdges(l.schema, cd, func(string, uint64) { n++ })
 		l.add(rec.ID, l.key(rec.ID), KindClass, 0, n)
 	case rec.Tag == hprof.TagInstanceDump:
 		l.votes.Object(rec.ID)
@@ -423,6 +454,12 @@ var errLaterDump = errors.New("the file holds a later dump")
 // scanPass1 reads the segments of dump target as the walk over the file's index finds them
 // (hprof.ScanSegments): on a file read from disk, the walk's hops from one segment header to
 // the next would otherwise cost as long again as reading the file.
+//
+// With two cores, the segments in the far half of the file go to a second shard (see farShard),
+// read on the other core and merged in after: decoding the records was pass 1's whole cost on
+// one core. The far half starts at the first segment of the dump at or past the file's middle
+// that follows one before it, a rule that the walk, which hands the far shard its segments, and
+// the worker, which leaves them alone, apply each on its own to the segments in file order.
 func (l *loader) scanPass1(f *os.File, target int) (*hprof.Index, error) {
 	// Names do not depend on the id size; the schema learns it from the first segment. Pass 1
 	// needs no names: the walk, which runs beside it, keeps the class names it meets for after,
@@ -434,6 +471,10 @@ func (l *loader) scanPass1(f *os.File, target int) (*hprof.Index, error) {
 	l.segs, l.segFirst, l.segMain = l.segs[:0], l.segFirst[:0], l.segMain[:0]
 	l.d.segIDs = l.d.segIDs[:0]
 	started := false
+	// firstDone is closed once the near shard has read its first segment of the dump: it starts
+	// the shard (the ids' size, the columns) and reads the class dumps, which HotSpot writes
+	// first, so the far shard waits for it rather than meet instances of classes not known yet.
+	firstDone := make(chan struct{})
 	start := func(idSize int) {
 		started = true
 		l.schema.IDSize, l.d.IDSize = idSize, idSize
@@ -441,8 +482,15 @@ func (l *loader) scanPass1(f *os.File, target int) (*hprof.Index, error) {
 		l.reset()
 		l.faulted = 0
 	}
+	split := int64(0) // where the far half starts; 0: no far shard
+	if runtime.GOMAXPROCS(0) >= 2 && l.size >= farShardMin {
+		split = l.size / 2
+	}
+	var far *farShard
+	nearSeen := false // the walk has met a segment of the dump before split
 	var last int64
 	headers, fields := make([]hprof.Header, 256), make([][]byte, 256)
+	workerNearSeen := false // the same, as the worker meets the segments
 	idx, err := hprof.ScanSegments(f, l.size, hprof.ScanOptions{
 		IndexOptions: hprof.IndexOptions{
 			SkipUTF8: true,
@@ -452,9 +500,19 @@ func (l *loader) scanPass1(f *os.File, target int) (*hprof.Index, error) {
 				}
 				return nil
 			},
-			Segment: func(_ *hprof.Index, seg hprof.Segment) error {
+			Segment: func(idx *hprof.Index, seg hprof.Segment) error {
 				if l.opt.Dump == 0 && seg.Dump > target {
 					return errLaterDump
+				}
+				if seg.Dump == target && split > 0 {
+					if seg.Offset < split {
+						nearSeen = true
+					} else if nearSeen {
+						if far == nil {
+							far = l.newFarShard(f, idx, split, firstDone)
+						}
+						far.feed.add(seg)
+					}
 				}
 				return nil
 			},
@@ -464,39 +522,44 @@ func (l *loader) scanPass1(f *os.File, target int) (*hprof.Index, error) {
 		if seg.Dump != target {
 			return nil
 		}
+		if split > 0 {
+			if seg.Offset < split {
+				workerNearSeen = true
+			} else if workerNearSeen {
+				return nil // the far shard's
+			}
+		}
 		if !started {
 			start(r.IDSize)
 		}
 		l.segs = append(l.segs, seg)
 		l.segFirst = append(l.segFirst, uint32(len(l.ids)-1))
 		l.segMain = append(l.segMain, l.mainCount)
-		l.votes.Break() // segments are read in order, but the next may start another region
-		l.faultAhead()
 		r.SkipPrimitiveData = true
-		l.progress("reading objects", r, &last)
+		// The far shard's bytes count too: the halves are read at once.
+		l.progressAt("reading objects", r.Offset()+l.farRead.Load(), false, &last)
 		first := len(l.ids)
-		for {
-			// Most records come straight from the reader's buffer, without a Record.
-			n, rec, err := r.Headers(headers, fields)
-			for i := range headers[:n] {
-				l.object(&headers[i], fields[i])
-			}
-			if n > 0 {
-				continue
-			}
-			if err == io.EOF {
-				// The segment's ids are fresh in the cache: their range costs next to nothing.
-				l.d.segIDs = append(l.d.segIDs, newSegmentIDs(seg, l.ids[first:]))
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			if err := l.record(rec, r); err != nil {
-				return err
-			}
+		if err := l.readSegment(r, headers, fields); err != nil {
+			return err
 		}
+		// The segment's ids are fresh in the cache: their range costs next to nothing.
+		l.d.segIDs = append(l.d.segIDs, newSegmentIDs(seg, l.ids[first:]))
+		select {
+		case <-firstDone:
+		default:
+			close(firstDone)
+		}
+		return nil
 	})
+	if far != nil {
+		if ferr := far.wait(err != nil); err == nil {
+			err = ferr
+		}
+		if err == nil {
+			l.mergeShard(far)
+		}
+		l.farRead.Store(0)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -516,6 +579,213 @@ func (l *loader) scanPass1(f *os.File, target int) (*hprof.Index, error) {
 	return idx, nil
 }
 
+// readSegment reads the records of the segment r is over into the shard.
+func (l *shard) readSegment(r *hprof.Reader, headers []hprof.Header, fields [][]byte) error {
+	l.votes.Break() // segments are read in order, but the next may start another region
+	l.faultAhead()
+	for {
+		// Most records come straight from the reader's buffer, without a Record.
+		n, rec, err := r.Headers(headers, fields)
+		for i := range headers[:n] {
+			l.object(&headers[i], fields[i])
+		}
+		if n > 0 {
+			continue
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := l.record(rec, r); err != nil {
+			return err
+		}
+	}
+}
+
+// farShardMin is the smallest file whose far half pass 1 reads on a second core: below it the
+// second shard's set-up and merge cost about what it saves. Tests lower it to put the far shard
+// to work on small dumps.
+var farShardMin int64 = 16 << 20
+
+// farShard reads the segments of the far half of the file into a shard of its own, on a
+// goroutine of its own, as the walk finds them (see scanPass1).
+type farShard struct {
+	shard
+	feed     segmentFeed
+	segs     []hprof.Segment
+	segFirst []uint32 // as the loader's, counted from the shard's first node
+	segMain  []uint32
+	segIDs   []segmentIDs
+	read     *atomic.Int64 // bytes of segments read, for the progress shown
+	abort    chan struct{}
+	done     chan struct{}
+	err      error
+}
+
+// newFarShard starts a far shard reading f, whose walk is at idx, from split on, once
+// firstDone is closed.
+func (l *loader) newFarShard(f *os.File, idx *hprof.Index, split int64, firstDone <-chan struct{}) *farShard {
+	est := int((l.size-split)/minObjectRecord) + 2
+	fs := &farShard{
+		shard: shard{path: l.path, size: l.size, schema: l.schema, schemaMu: l.schemaMu,
+			ids: heapgraph.Reserve[uint64](est)[:0], cls: heapgraph.Reserve[uint32](est)[:0],
+			kind: heapgraph.Reserve[Kind](est)[:0], aux: heapgraph.Reserve[uint32](est)[:0],
+			deg: heapgraph.Reserve[uint32](est)[:0], keys: map[uint64]uint32{}},
+		read:  &l.farRead,
+		abort: make(chan struct{}),
+		done:  make(chan struct{}),
+	}
+	fs.feed.wake = make(chan struct{}, 1)
+	for i := range fs.primKey {
+		fs.primKey[i] = -1
+	}
+	hdr := &hprof.Index{Format: idx.Format, IDSize: idx.IDSize}
+	go func() {
+		defer close(fs.done)
+		select {
+		case <-firstDone:
+		case <-fs.abort:
+			return
+		}
+		buf := make([]byte, hprof.SegmentBuf)
+		headers, fields := make([]hprof.Header, 256), make([][]byte, 256)
+		for {
+			seg, ok := fs.feed.next(fs.abort)
+			if !ok {
+				return
+			}
+			fs.segs = append(fs.segs, seg)
+			fs.segFirst = append(fs.segFirst, uint32(len(fs.ids)))
+			fs.segMain = append(fs.segMain, fs.mainCount)
+			r := hprof.NewSegmentReader(f, hdr, seg, buf)
+			r.SkipPrimitiveData = true
+			first := len(fs.ids)
+			if err := fs.readSegment(r, headers, fields); err != nil {
+				fs.err = err
+				return
+			}
+			fs.segIDs = append(fs.segIDs, newSegmentIDs(seg, fs.ids[first:]))
+			fs.read.Add(seg.Len)
+		}
+	}()
+	return fs
+}
+
+// wait ends the far shard once the walk is done (abort: the scan failed, and its work is not
+// wanted) and returns its error.
+func (fs *farShard) wait(abort bool) error {
+	if abort {
+		close(fs.abort)
+	}
+	fs.feed.close()
+	<-fs.done
+	return fs.err
+}
+
+// mergeShard appends the far shard's nodes to the loader's, its class keys mapped to the
+// loader's: the columns come out as one shard reading every segment in order would have made
+// them, keys numbered in the order their classes were first met.
+func (l *loader) mergeShard(fs *farShard) {
+	if testMerged != nil {
+		testMerged(len(fs.segs))
+	}
+	remap := make([]uint32, len(fs.entries))
+	prim := make([]bool, len(fs.entries))
+	for _, k := range fs.primKey {
+		if k >= 0 {
+			prim[k] = true
+		}
+	}
+	// In the order the far shard numbered them, which is the order it met them.
+	for k, e := range fs.entries {
+		if prim[k] {
+			remap[k] = l.primClassKey(e.prim)
+		} else {
+			remap[k] = l.key(e.id)
+		}
+	}
+	for i, c := range fs.cls {
+		fs.cls[i] = remap[c]
+	}
+	base := uint32(len(l.ids) - 1)
+	for i := range fs.segs {
+		l.segs = append(l.segs, fs.segs[i])
+		l.segFirst = append(l.segFirst, base+fs.segFirst[i])
+		l.segMain = append(l.segMain, l.mainCount+fs.segMain[i])
+	}
+	l.d.segIDs = append(l.d.segIDs, fs.segIDs...)
+	l.ids = heapgraph.AppendReleasing(l.ids, fs.ids)
+	l.cls = heapgraph.AppendReleasing(l.cls, fs.cls)
+	l.kind = heapgraph.AppendReleasing(l.kind, fs.kind)
+	l.aux = heapgraph.AppendReleasing(l.aux, fs.aux)
+	l.deg = heapgraph.AppendReleasing(l.deg, fs.deg)
+	l.mainCount += fs.mainCount
+	l.roots = append(l.roots, fs.roots...)
+	l.votes.Add(&fs.votes)
+}
+
+// testMerged, when set, is told how many segments each far shard merged: tests check that the
+// shard they mean to exercise did run.
+var testMerged func(segs int)
+
+// segmentFeed passes segments from the walk to the far shard in order, without bound: the walk
+// must never wait for the shard, which may be waiting for the near shard, which may be waiting
+// for the walk.
+type segmentFeed struct {
+	mu     sync.Mutex
+	segs   []hprof.Segment
+	head   int
+	closed bool
+	wake   chan struct{} // holds a token while there may be news
+}
+
+func (q *segmentFeed) add(s hprof.Segment) {
+	q.mu.Lock()
+	q.segs = append(q.segs, s)
+	q.mu.Unlock()
+	q.signal()
+}
+
+func (q *segmentFeed) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	q.signal()
+}
+
+func (q *segmentFeed) signal() {
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// next returns the next segment, waiting for one; false once the feed is closed and empty, or
+// on abort.
+func (q *segmentFeed) next(abort <-chan struct{}) (hprof.Segment, bool) {
+	for {
+		q.mu.Lock()
+		if q.head < len(q.segs) {
+			s := q.segs[q.head]
+			q.head++
+			q.mu.Unlock()
+			return s, true
+		}
+		closed := q.closed
+		q.mu.Unlock()
+		if closed {
+			return hprof.Segment{}, false
+		}
+		select {
+		case <-q.wake:
+		case <-abort:
+			return hprof.Segment{}, false
+		}
+	}
+}
+
 // faultAheadNodes is how far ahead of pass 1's appends their room is faulted in: a few
 // segments' worth of nodes, and at most 11 MB of the node columns never used at the end.
 const faultAheadNodes = 1 << 19
@@ -524,7 +794,7 @@ const faultAheadNodes = 1 << 19
 // another core (heapgraph.FaultAhead): they are reserved for the largest count the file could
 // hold, which leaves them untouched until written, and on a virtual machine fresh pages cost
 // pass 1 about as much as decoding did.
-func (l *loader) faultAhead() {
+func (l *shard) faultAhead() {
 	n := len(l.ids)
 	if n+faultAheadNodes/2 < l.faulted {
 		return
@@ -540,7 +810,7 @@ func (l *loader) faultAhead() {
 
 // object takes an instance or primitive array from hprof.Reader.Headers in pass 1, as record
 // takes it from a Record.
-func (l *loader) object(h *hprof.Header, fields []byte) {
+func (l *shard) object(h *hprof.Header, fields []byte) {
 	if h.Tag == hprof.TagInstanceDump {
 		l.votes.Object(h.ID)
 		c := l.instClass(h.Class)
@@ -562,10 +832,13 @@ type instClass struct {
 
 // instClass looks up class in the cache of recent classes, asking the schema again for a class
 // whose layout was not known yet.
-func (l *loader) instClass(class uint64) *instClass {
+func (l *shard) instClass(class uint64) *instClass {
 	c := &l.inst[(class*0x9E3779B97F4A7C15)>>58]
 	if !c.set || c.id != class || !c.ok {
+		// InstanceRefs works the layout out on first use, writing to the schema.
+		l.schemaMu.Lock()
 		refs, _, ok := l.schema.InstanceRefs(class)
+		l.schemaMu.Unlock()
 		*c = instClass{id: class, key: l.key(class), refs: refs, ok: ok, set: true}
 	}
 	return c

@@ -286,9 +286,19 @@ func TestGraphMatchesSlowReading(t *testing.T) {
 	}
 }
 
-// Reading the segments on several cores (pass 2 in batches) must give exactly the dump one core
-// gives, down to class numbering, root order and warnings.
+// forceFarShard has pass 1 read the far half of any file on a second core (see scanPass1) until
+// the test ends.
+func forceFarShard(t testing.TB) {
+	old := farShardMin
+	farShardMin = 1
+	t.Cleanup(func() { farShardMin = old })
+}
+
+// Reading the segments on several cores (pass 1 in two shards, pass 2 in batches) must give
+// exactly the dump one core gives, down to class numbering, root order, warnings and the id
+// ranges of the segments.
 func TestParallelLoadMatchesOneCore(t *testing.T) {
+	forceFarShard(t)
 	dump := heapdumps.Dump(t)
 	load := func(procs int) *Dump {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
@@ -303,7 +313,8 @@ func TestParallelLoadMatchesOneCore(t *testing.T) {
 		d := load(procs)
 		if !reflect.DeepEqual(one.Graph, d.Graph) || !slices.Equal(one.ObjectIDs(), d.ObjectIDs()) || !slices.Equal(one.ClassOf, d.ClassOf) ||
 			!slices.Equal(one.Kind, d.Kind) || !reflect.DeepEqual(one.Classes, d.Classes) || !slices.Equal(one.Roots, d.Roots) ||
-			!slices.Equal(one.Weak, d.Weak) || !slices.Equal(one.Warnings, d.Warnings) || one.Unreachable != d.Unreachable {
+			!slices.Equal(one.Weak, d.Weak) || !slices.Equal(one.Warnings, d.Warnings) || one.Unreachable != d.Unreachable ||
+			!reflect.DeepEqual(one.segIDs, d.segIDs) || one.Model != d.Model {
 			t.Fatalf("%d cores: the dump differs from one core's", procs)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -171,7 +172,7 @@ func TestSeveralDumpsReadBySegments(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		l := &loader{path: p, opt: Options{Dump: c.dump}, size: st.Size(), d: &Dump{Path: p}, warned: map[string]int{}}
+		l := newLoader(p, st.Size(), Options{Dump: c.dump})
 		ok, err := l.pass1Indexed()
 		if !ok || err != nil {
 			t.Fatalf("dump %d: not read by segments (%v)", c.dump, err)
@@ -432,6 +433,117 @@ func TestManyClassesInTurns(t *testing.T) {
 		}
 		if !slices.Equal(got, want[obj(i)]) {
 			t.Fatalf("object %d (class C%d): references %x, want %x", i, (i*37)%classes, got, want[obj(i)])
+		}
+	}
+}
+
+// farHalfDump is a dump of five segments of about the same size, so that the last three lie in
+// the far half of the file that a second shard reads (see scanPass1): a class dumped only
+// there, instances of a class whose dump comes after them, a primitive array type and object
+// arrays first met there, roots, and the arrays whose address gaps choose the size model; then,
+// with another=true, a second dump after it.
+func farHalfDump(another bool) []byte {
+	b := hproftest.New(8)
+	b.LoadClass(0x10, "java/lang/Object")
+	b.LoadClass(0x20, "app/Node")
+	b.LoadClass(0x30, "app/Far")
+	b.LoadClass(0x40, "app/Late")
+	b.LoadClass(0x50, "app/Node[]")
+	node := []hproftest.Field{{Name: "next", Type: hprof.TypeObject}}
+	pad := func(id uint64) { b.PrimArray(id, hprof.TypeLong, 2000) } // 16 KB a segment
+	b.StartSegment(false)
+	b.Class(0x10, 0, "", nil, nil)
+	b.Class(0x20, 0x10, "", node, nil)
+	b.Instance(0x1000, 0x20, 0x1008)
+	b.Instance(0x1008, 0x20, 0x3000)
+	pad(0x1010)
+	b.EndSegment()
+	b.StartSegment(false)
+	b.Instance(0x2000, 0x20, 0x4000)
+	b.PrimArray(0x2008, hprof.TypeInt, 4)
+	pad(0x2010)
+	b.EndSegment()
+	b.StartSegment(false)
+	b.Class(0x30, 0x10, "", []hproftest.Field{{Name: "a", Type: hprof.TypeObject}, {Name: "b", Type: hprof.TypeObject}}, map[string]uint64{"s": 0x1000})
+	b.Instance(0x3000, 0x30, 0x2000, 0x5000)
+	b.Instance(0x3008, 0x20, 0x3000)
+	b.ObjArray(0x3010, 0x50, 0x1000, 0x3000, 0, 0x5008)
+	b.PrimArray(0x3018, hprof.TypeByte, 7)
+	b.Root(hprof.TagRootJNIGlobal, 0x3010)
+	pad(0x3020)
+	b.EndSegment()
+	b.StartSegment(false)
+	b.Instance(0x4000, 0x40, 0x3008, 0x1008)
+	b.Instance(0x4008, 0x40, 0, 0x4000)
+	b.Root(hprof.TagRootJNIGlobal, 0x4008)
+	pad(0x4010)
+	// Arrays side by side, as HotSpot lays them out with compressed references: only their
+	// address gaps, all in the far half, choose the size model.
+	m := hprof.ModelFor(8, true)
+	for i, id := 0, uint64(0x8000); i < 40; i++ {
+		n := i%8 + 1
+		b.PrimArray(id, hprof.TypeByte, n)
+		id += m.ArraySize(1, uint32(n))
+	}
+	b.EndSegment()
+	b.StartSegment(false)
+	b.Class(0x40, 0x10, "", []hproftest.Field{{Name: "x", Type: hprof.TypeObject}, {Name: "y", Type: hprof.TypeObject}}, nil)
+	b.Class(0x50, 0x10, "", nil, nil)
+	b.Instance(0x5000, 0x20, 0)
+	b.Instance(0x5008, 0x40, 0x5000, 0x1000)
+	b.Root(hprof.TagRootJNIGlobal, 0x1000)
+	pad(0x5010)
+	b.EndSegment()
+	b.EndDump()
+	if another {
+		b.OneObjectDump(0x10, 0x9000, hprof.TagRootJNIGlobal)
+	}
+	return b.Bytes()
+}
+
+// The far half of a file read by a second shard gives the dump that one shard, and the
+// sequential reading of the same file compressed, give.
+func TestFarShardMatchesOneShard(t *testing.T) {
+	for _, another := range []bool{false, true} {
+		data := farHalfDump(another)
+		p := write(t, data)
+		var z bytes.Buffer
+		w := gzip.NewWriter(&z)
+		w.Write(data)
+		w.Close()
+		pz := write(t, z.Bytes())
+		for _, dump := range []int{0, 1} {
+			opt := Options{Dump: dump}
+			one, err := Load(p, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			inOrder, err := Load(pz, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defaultMin := farShardMin
+			farShardMin = 1
+			merged := 0
+			testMerged = func(segs int) { merged += segs }
+			two, err := Load(p, opt)
+			farShardMin, testMerged = defaultMin, nil
+			if err != nil {
+				t.Fatal(err)
+			}
+			if wantFar := !another || dump == 1; wantFar != (merged > 0) {
+				t.Fatalf("another dump %v, dump %d: the far shard read %d segments", another, dump, merged)
+			}
+			if wantFar := !another || dump == 1; wantFar && !strings.Contains(two.ModelFrom, "address gaps") {
+				t.Fatalf("another dump %v, dump %d: size model %s", another, dump, two.ModelFrom)
+			}
+			if !reflect.DeepEqual(one, two) {
+				t.Errorf("another dump %v, dump %d: two shards differ from one:\n%+v\n%+v", another, dump, two, one)
+			}
+			if !reflect.DeepEqual(inOrder.Graph, two.Graph) || !slices.Equal(inOrder.ClassOf, two.ClassOf) || !reflect.DeepEqual(inOrder.Classes, two.Classes) ||
+				!slices.Equal(inOrder.ObjectIDs(), two.ObjectIDs()) || !slices.Equal(inOrder.Roots, two.Roots) {
+				t.Errorf("another dump %v, dump %d: two shards differ from the sequential reading", another, dump)
+			}
 		}
 	}
 }

@@ -1,5 +1,7 @@
 package heapgraph
 
+import "unsafe"
+
 // hugeMin is the size from which Make asks for huge pages and faults pages in ahead: below it
 // the saving is small, and a dump of a few dozen megabytes, where fixed costs leave the least
 // room, keeps 4 KB granularity.
@@ -32,4 +34,19 @@ func Reserve[T ~uint8 | ~uint32 | ~uint64](n int) []T {
 // it and knows how far it will soon get.
 func FaultAhead[T ~uint8 | ~uint32 | ~uint64](a []T, from, to int) {
 	faultAhead(a, from, min(to, cap(a)))
+}
+
+// AppendReleasing appends src to dst, giving src's memory back to the system a chunk at a time
+// as it is copied: the copy then takes the pages just given back instead of adding its size to
+// the peak. src reads as zeros afterwards and must not be used.
+func AppendReleasing[T ~uint8 | ~uint32 | ~uint64](dst, src []T) []T {
+	const chunk = 1 << 20 // bytes
+	var z T
+	step := max(1, chunk/int(unsafe.Sizeof(z)))
+	for lo := 0; lo < len(src); lo += step {
+		part := src[lo:min(lo+step, len(src))]
+		dst = append(dst, part...)
+		release(asBytes(part))
+	}
+	return dst
 }

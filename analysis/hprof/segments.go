@@ -375,7 +375,7 @@ func (q *segmentQueue) work(workers int, read func(i int, seg Segment, buf []byt
 			return
 		}
 		if buf == nil {
-			buf = make([]byte, segmentBuf)
+			buf = make([]byte, SegmentBuf)
 		}
 		for k := i; k < j; k++ {
 			q.mu.Lock()
@@ -392,10 +392,10 @@ func (q *segmentQueue) work(workers int, read func(i int, seg Segment, buf []byt
 	}
 }
 
-// segmentBuf is a worker's read buffer: small enough to stay in the core's cache (half of its
+// SegmentBuf is a worker's read buffer: small enough to stay in the core's cache (half of its
 // 512 KB L2 on the machines here) while its records are parsed, large enough that reads are
 // few. A class histogram of a 2 GB dump took about 5% more CPU with 128 KB, and more with 1 MB.
-const segmentBuf = 256 << 10
+const SegmentBuf = 256 << 10
 
 // Buffered returns the unread bytes of the current heap-dump segment that are in the reader's
 // buffer (nil outside a segment, or when ids are not 8 bytes), for a caller that decodes the

@@ -220,18 +220,24 @@ func (b *Builder) Root(tag hprof.Tag, id uint64) {
 // Bytes returns the file so far.
 func (b *Builder) Bytes() []byte { return b.out }
 
+// OneObjectDump writes a heap dump of one segment: the dump of class (a root class, no fields),
+// one instance of it at id, and a GC root of kind root on the instance.
+func (b *Builder) OneObjectDump(class, id uint64, root hprof.Tag) {
+	b.StartSegment(false)
+	b.Class(class, 0, "", nil, nil)
+	b.Instance(id, class)
+	b.Root(root, id)
+	b.EndSegment()
+	b.EndDump()
+}
+
 // EmptyLastDump is a file of two heap dumps (8-byte ids) whose second holds a segment with no
 // record: one instance of java.lang.Object, a GC root, in dump 1, nothing in dump 2. A reader
 // asked for the last dump must give the empty one, not the one before it.
 func EmptyLastDump() []byte {
 	b := New(8)
 	b.LoadClass(0x10, "java/lang/Object")
-	b.StartSegment(false)
-	b.Class(0x10, 0, "", nil, nil)
-	b.Instance(0x100, 0x10)
-	b.Root(hprof.TagRootUnknown, 0x100)
-	b.EndSegment()
-	b.EndDump()
+	b.OneObjectDump(0x10, 0x100, hprof.TagRootUnknown)
 	b.StartSegment(false)
 	b.EndSegment()
 	b.EndDump()
