@@ -358,6 +358,9 @@ func (l *loader) pass2Sequential(fl *filler) (int, error) {
 		if err == io.EOF {
 			break
 		}
+		if err != nil && !hprof.Truncated(err) && r.InSegment() && r.Dumps() != target && r.SkipSegment() == nil {
+			continue // damage in another dump, which pass 1 stepped over too
+		}
 		if err != nil {
 			// Pass 1 read the same bytes, so this is a file that changed under us.
 			return k, fmt.Errorf("%s: second pass: %w", l.path, err)

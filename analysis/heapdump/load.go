@@ -271,6 +271,12 @@ func (l *loader) pass1() error {
 	var last int64
 	lastSeg := int64(-1)
 	headers, fields := make([]hprof.Header, 256), make([][]byte, 256)
+	// Damage inside a segment of a dump other than the one read is stepped over, as reading by
+	// segments (pass1Indexed), which never looks inside such a segment, does: the same file
+	// gives the same answer plain and compressed. Reading the last dump, any dump may turn out
+	// to be it, so the damage is kept (damaged, in dump damagedDump) until a later dump starts.
+	var damaged error
+	damagedDump := 0
 	for {
 		// Most records come straight from the reader's buffer, as in pass1Indexed. A batch lies
 		// in the segment of the record before it, so in its dump, and never starts a segment:
@@ -286,6 +292,14 @@ func (l *loader) pass1() error {
 		}
 		if err == io.EOF {
 			break
+		}
+		if err != nil && !hprof.Truncated(err) && r.InSegment() && (l.opt.Dump == 0 || r.Dumps() != l.opt.Dump) {
+			if l.opt.Dump == 0 && damaged == nil {
+				damaged, damagedDump = err, r.Dumps()
+			}
+			if r.SkipSegment() == nil {
+				continue
+			}
 		}
 		if err != nil {
 			if hprof.Truncated(err) && l.opt.AllowPartial {
@@ -311,6 +325,9 @@ func (l *loader) pass1() error {
 			if l.opt.Dump == 0 {
 				l.reset()
 			}
+			if damaged != nil && damagedDump < cur {
+				damaged = nil // not the last dump's
+			}
 		}
 		if rec.Tag&hprof.SubTag == 0 {
 			if rec.Tag == hprof.TagUTF8 || rec.Tag == hprof.TagLoadClass {
@@ -331,6 +348,9 @@ func (l *loader) pass1() error {
 		if err := l.record(rec, r); err != nil {
 			return err
 		}
+	}
+	if damaged != nil {
+		return fmt.Errorf("%s: %w", l.path, damaged)
 	}
 	if l.d.Dumps == 0 {
 		l.d.Dumps = r.Dumps()

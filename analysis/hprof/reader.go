@@ -140,6 +140,11 @@ func (r *Reader) SkipSegment() error {
 	return nil
 }
 
+// InSegment reports whether the reader is inside a HEAP DUMP or HEAP DUMP SEGMENT body, whose
+// rest SkipSegment can step over: after a sub-record that does not parse, say, in a dump the
+// caller is not reading.
+func (r *Reader) InSegment() bool { return r.segEnd >= 0 && r.in.off <= r.segEnd }
+
 // CountDumps reads on to the end of the input, skipping heap-dump bodies, and returns the number
 // of heap dumps in the whole file.
 func (r *Reader) CountDumps() (int, error) {
