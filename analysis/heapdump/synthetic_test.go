@@ -25,6 +25,16 @@ func write(t *testing.T, data []byte) string {
 }
 
 // chain writes objects A..F of class Node{next}: A→B→C→B, D⇄E, F alone; roots as given.
+// writeGzip writes data gzip-compressed to a temporary file, which pass 1 reads in order.
+func writeGzip(t *testing.T, data []byte) string {
+	t.Helper()
+	var z bytes.Buffer
+	w := gzip.NewWriter(&z)
+	w.Write(data)
+	w.Close()
+	return write(t, z.Bytes())
+}
+
 func chain(b *hproftest.Builder, roots ...uint64) {
 	b.LoadClass(0x10, "java/lang/Object")
 	b.LoadClass(0x20, "app/Node")
@@ -506,12 +516,7 @@ func farHalfDump(another bool) []byte {
 func TestFarShardMatchesOneShard(t *testing.T) {
 	for _, another := range []bool{false, true} {
 		data := farHalfDump(another)
-		p := write(t, data)
-		var z bytes.Buffer
-		w := gzip.NewWriter(&z)
-		w.Write(data)
-		w.Close()
-		pz := write(t, z.Bytes())
+		p, pz := write(t, data), writeGzip(t, data)
 		for _, dump := range []int{0, 1} {
 			opt := Options{Dump: dump}
 			one, err := Load(p, opt)
@@ -561,12 +566,7 @@ func TestDamageInAnotherDump(t *testing.T) {
 		t.Fatalf("index: %v, %d segments", err, len(idx.Segments))
 	}
 	data[idx.Segments[0].Body] = 0x30 // no such sub-record
-	p := write(t, data)
-	var z bytes.Buffer
-	w := gzip.NewWriter(&z)
-	w.Write(data)
-	w.Close()
-	pz := write(t, z.Bytes())
+	p, pz := write(t, data), writeGzip(t, data)
 	for _, dump := range []int{0, 1, 2} {
 		plain, errPlain := Load(p, Options{Dump: dump})
 		zipped, errZipped := Load(pz, Options{Dump: dump})
