@@ -279,20 +279,7 @@ func TestThesisRuleSkipsObjectsHangingOffCycles(t *testing.T) {
 // by segments (indexed) or in order (gzip): not the dump before it.
 func TestEmptyLastDump(t *testing.T) {
 	data := hproftest.EmptyLastDump()
-	dir := t.TempDir()
-	plain := filepath.Join(dir, "empty-last.hprof")
-	if err := os.WriteFile(plain, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var z bytes.Buffer
-	w := gzip.NewWriter(&z)
-	w.Write(data)
-	w.Close()
-	zipped := filepath.Join(dir, "empty-last.hprof.gz")
-	if err := os.WriteFile(zipped, z.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range []string{plain, zipped} {
+	for _, p := range []string{write(t, data), writeGzip(t, data)} {
 		d, err := Load(p, Options{})
 		if err != nil {
 			t.Fatalf("%s: %v", p, err)
