@@ -202,37 +202,37 @@ func (l *loader) reset() {
 	l.schema.Reset()
 }
 
-func (l *shard) key(id uint64) uint32 {
+func (s *shard) key(id uint64) uint32 {
 	// Objects of one class tend to come in runs: skip the map when they do.
-	if id == l.lastKeyID && l.haveKey {
-		return l.lastKey
+	if id == s.lastKeyID && s.haveKey {
+		return s.lastKey
 	}
-	k, ok := l.keys[id]
+	k, ok := s.keys[id]
 	if !ok {
-		k = uint32(len(l.entries))
-		l.entries = append(l.entries, classEntry{id: id})
-		l.keys[id] = k
+		k = uint32(len(s.entries))
+		s.entries = append(s.entries, classEntry{id: id})
+		s.keys[id] = k
 	}
-	l.lastKeyID, l.lastKey, l.haveKey = id, k, true
+	s.lastKeyID, s.lastKey, s.haveKey = id, k, true
 	return k
 }
 
-func (l *shard) primClassKey(t hprof.Type) uint32 {
-	if l.primKey[t&15] < 0 {
-		l.primKey[t&15] = int32(len(l.entries))
-		l.entries = append(l.entries, classEntry{prim: t})
+func (s *shard) primClassKey(t hprof.Type) uint32 {
+	if s.primKey[t&15] < 0 {
+		s.primKey[t&15] = int32(len(s.entries))
+		s.entries = append(s.entries, classEntry{prim: t})
 	}
-	return uint32(l.primKey[t&15])
+	return uint32(s.primKey[t&15])
 }
 
-func (l *shard) add(id uint64, cls uint32, k Kind, aux uint32, deg uint32) {
-	l.ids = append(l.ids, id)
-	l.cls = append(l.cls, cls)
-	l.kind = append(l.kind, k)
-	l.aux = append(l.aux, aux)
-	l.deg = append(l.deg, deg)
+func (s *shard) add(id uint64, cls uint32, k Kind, aux uint32, deg uint32) {
+	s.ids = append(s.ids, id)
+	s.cls = append(s.cls, cls)
+	s.kind = append(s.kind, k)
+	s.aux = append(s.aux, aux)
+	s.deg = append(s.deg, deg)
 	if k != KindClass {
-		l.mainCount++
+		s.mainCount++
 	}
 }
 
@@ -370,42 +370,42 @@ func (l *loader) pass1() error {
 }
 
 // record takes one sub-record of the chosen dump in pass 1.
-func (l *shard) record(rec *hprof.Record, r *hprof.Reader) error {
+func (s *shard) record(rec *hprof.Record, r *hprof.Reader) error {
 	idSize := r.IDSize
 	switch {
 	case rec.Tag.IsRoot():
-		l.roots = append(l.roots, rawRoot{id: rec.ID, kind: rootKinds[rec.Tag], thread: rec.Serial, frame: rec.Frame})
+		s.roots = append(s.roots, rawRoot{id: rec.ID, kind: rootKinds[rec.Tag], thread: rec.Serial, frame: rec.Frame})
 	case rec.Tag == hprof.TagClassDump:
-		l.votes.Object(rec.ID)
-		l.schemaMu.Lock()
-		err := l.schema.Add(rec)
+		s.votes.Object(rec.ID)
+		s.schemaMu.Lock()
+		err := s.schema.Add(rec)
 		var n uint32
 		if err == nil {
 			n = 1
-			classEdges(l.schema, l.schema.Classes[rec.ID].Dump, func(string, uint64) { n++ })
+			classEdges(s.schema, s.schema.Classes[rec.ID].Dump, func(string, uint64) { n++ })
 		}
-		l.schemaMu.Unlock()
+		s.schemaMu.Unlock()
 		if err != nil {
-			return fmt.Errorf("%s: %w", l.path, err)
+			return fmt.Errorf("%s: %w", s.path, err)
 		}
-		l.inst = [len(l.inst)]instClass{} // a class dumped again may have changed layouts
-		l.add(rec.ID, l.key(rec.ID), KindClass, 0, n)
+		s.inst = [len(s.inst)]instClass{} // a class dumped again may have changed layouts
+		s.add(rec.ID, s.key(rec.ID), KindClass, 0, n)
 	case rec.Tag == hprof.TagInstanceDump:
-		l.votes.Object(rec.ID)
-		c := l.instClass(rec.Class)
-		l.add(rec.ID, c.key, KindInstance, 0, c.degree(rec.Data, idSize))
+		s.votes.Object(rec.ID)
+		c := s.instClass(rec.Class)
+		s.add(rec.ID, c.key, KindInstance, 0, c.degree(rec.Data, idSize))
 	case rec.Tag == hprof.TagObjArrayDump:
-		l.votes.Array(rec.ID, rec.Length, 0)
+		s.votes.Array(rec.ID, rec.Length, 0)
 		deg := uint32(1)
 		for p := 0; p+idSize <= len(rec.Data); p += idSize {
 			if r.ReadID(rec.Data[p:]) != 0 {
 				deg++
 			}
 		}
-		l.add(rec.ID, l.key(rec.Class), KindObjArray, rec.Length, deg)
+		s.add(rec.ID, s.key(rec.Class), KindObjArray, rec.Length, deg)
 	case rec.Tag == hprof.TagPrimArrayDump:
-		l.votes.Array(rec.ID, rec.Length, rec.Elem.Size(idSize))
-		l.add(rec.ID, l.primClassKey(rec.Elem), KindPrimArray, rec.Length, 1)
+		s.votes.Array(rec.ID, rec.Length, rec.Elem.Size(idSize))
+		s.add(rec.ID, s.primClassKey(rec.Elem), KindPrimArray, rec.Length, 1)
 	}
 	return nil
 }
@@ -600,14 +600,14 @@ func (l *loader) scanPass1(f *os.File, target int) (*hprof.Index, error) {
 }
 
 // readSegment reads the records of the segment r is over into the shard.
-func (l *shard) readSegment(r *hprof.Reader, headers []hprof.Header, fields [][]byte) error {
-	l.votes.Break() // segments are read in order, but the next may start another region
-	l.faultAhead()
+func (s *shard) readSegment(r *hprof.Reader, headers []hprof.Header, fields [][]byte) error {
+	s.votes.Break() // segments are read in order, but the next may start another region
+	s.faultAhead()
 	for {
 		// Most records come straight from the reader's buffer, without a Record.
 		n, rec, err := r.Headers(headers, fields)
 		for i := range headers[:n] {
-			l.object(&headers[i], fields[i])
+			s.object(&headers[i], fields[i])
 		}
 		if n > 0 {
 			continue
@@ -618,7 +618,7 @@ func (l *shard) readSegment(r *hprof.Reader, headers []hprof.Header, fields [][]
 		if err != nil {
 			return err
 		}
-		if err := l.record(rec, r); err != nil {
+		if err := s.record(rec, r); err != nil {
 			return err
 		}
 	}
@@ -814,30 +814,30 @@ const faultAheadNodes = 1 << 19
 // another core (heapgraph.FaultAhead): they are reserved for the largest count the file could
 // hold, which leaves them untouched until written, and on a virtual machine fresh pages cost
 // pass 1 about as much as decoding did.
-func (l *shard) faultAhead() {
-	n := len(l.ids)
-	if n+faultAheadNodes/2 < l.faulted {
+func (s *shard) faultAhead() {
+	n := len(s.ids)
+	if n+faultAheadNodes/2 < s.faulted {
 		return
 	}
-	from, to := l.faulted, n+faultAheadNodes
-	heapgraph.FaultAhead(l.ids, from, to)
-	heapgraph.FaultAhead(l.aux, from, to)
-	heapgraph.FaultAhead(l.cls, from, to)
-	heapgraph.FaultAhead(l.deg, from, to)
-	heapgraph.FaultAhead(l.kind, from, to)
-	l.faulted = to
+	from, to := s.faulted, n+faultAheadNodes
+	heapgraph.FaultAhead(s.ids, from, to)
+	heapgraph.FaultAhead(s.aux, from, to)
+	heapgraph.FaultAhead(s.cls, from, to)
+	heapgraph.FaultAhead(s.deg, from, to)
+	heapgraph.FaultAhead(s.kind, from, to)
+	s.faulted = to
 }
 
 // object takes an instance or primitive array from hprof.Reader.Headers in pass 1, as record
 // takes it from a Record.
-func (l *shard) object(h *hprof.Header, fields []byte) {
+func (s *shard) object(h *hprof.Header, fields []byte) {
 	if h.Tag == hprof.TagInstanceDump {
-		l.votes.Object(h.ID)
-		c := l.instClass(h.Class)
-		l.add(h.ID, c.key, KindInstance, 0, c.degree(fields, 8))
+		s.votes.Object(h.ID)
+		c := s.instClass(h.Class)
+		s.add(h.ID, c.key, KindInstance, 0, c.degree(fields, 8))
 	} else {
-		l.votes.Array(h.ID, h.Length, h.Elem.Size(8)) // Headers decodes 8-byte ids only
-		l.add(h.ID, l.primClassKey(h.Elem), KindPrimArray, h.Length, 1)
+		s.votes.Array(h.ID, h.Length, h.Elem.Size(8)) // Headers decodes 8-byte ids only
+		s.add(h.ID, s.primClassKey(h.Elem), KindPrimArray, h.Length, 1)
 	}
 }
 
@@ -852,14 +852,14 @@ type instClass struct {
 
 // instClass looks up class in the cache of recent classes, asking the schema again for a class
 // whose layout was not known yet.
-func (l *shard) instClass(class uint64) *instClass {
-	c := &l.inst[(class*0x9E3779B97F4A7C15)>>58]
+func (s *shard) instClass(class uint64) *instClass {
+	c := &s.inst[(class*0x9E3779B97F4A7C15)>>58]
 	if !c.set || c.id != class || !c.ok {
 		// InstanceRefs works the layout out on first use, writing to the schema.
-		l.schemaMu.Lock()
-		refs, _, ok := l.schema.InstanceRefs(class)
-		l.schemaMu.Unlock()
-		*c = instClass{id: class, key: l.key(class), refs: refs, ok: ok, set: true}
+		s.schemaMu.Lock()
+		refs, _, ok := s.schema.InstanceRefs(class)
+		s.schemaMu.Unlock()
+		*c = instClass{id: class, key: s.key(class), refs: refs, ok: ok, set: true}
 	}
 	return c
 }
