@@ -353,12 +353,13 @@ func (l *loader) pass2Sequential(fl *filler) (int, error) {
 	k := 0
 	var mainNode uint32
 	var last int64
+	others := hprof.OtherDumps{Want: target}
 	for k < nObj {
 		rec, err := r.Next()
 		if err == io.EOF {
 			break
 		}
-		if err != nil && !hprof.Truncated(err) && r.InSegment() && r.Dumps() != target && r.SkipSegment() == nil {
+		if err != nil && others.Skip(r, err) {
 			continue // damage in another dump, which pass 1 stepped over too
 		}
 		if err != nil {

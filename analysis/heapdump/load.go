@@ -271,12 +271,8 @@ func (l *loader) pass1() error {
 	var last int64
 	lastSeg := int64(-1)
 	headers, fields := make([]hprof.Header, 256), make([][]byte, 256)
-	// Damage inside a segment of a dump other than the one read is stepped over, as reading by
-	// segments (pass1Indexed), which never looks inside such a segment, does: the same file
-	// gives the same answer plain and compressed. Reading the last dump, any dump may turn out
-	// to be it, so the damage is kept (damaged, in dump damagedDump) until a later dump starts.
-	var damaged error
-	damagedDump := 0
+	// Damage inside a segment of another dump is stepped over, as pass1Indexed does.
+	others := hprof.OtherDumps{Want: l.opt.Dump}
 	for {
 		// Most records come straight from the reader's buffer, as in pass1Indexed. A batch lies
 		// in the segment of the record before it, so in its dump, and never starts a segment:
@@ -293,13 +289,8 @@ func (l *loader) pass1() error {
 		if err == io.EOF {
 			break
 		}
-		if err != nil && !hprof.Truncated(err) && r.InSegment() && (l.opt.Dump == 0 || r.Dumps() != l.opt.Dump) {
-			if l.opt.Dump == 0 && damaged == nil {
-				damaged, damagedDump = err, r.Dumps()
-			}
-			if r.SkipSegment() == nil {
-				continue
-			}
+		if err != nil && others.Skip(r, err) {
+			continue
 		}
 		if err != nil {
 			if hprof.Truncated(err) && l.opt.AllowPartial {
@@ -325,9 +316,7 @@ func (l *loader) pass1() error {
 			if l.opt.Dump == 0 {
 				l.reset()
 			}
-			if damaged != nil && damagedDump < cur {
-				damaged = nil // not the last dump's
-			}
+			others.Started(cur)
 		}
 		if rec.Tag&hprof.SubTag == 0 {
 			if rec.Tag == hprof.TagUTF8 || rec.Tag == hprof.TagLoadClass {
@@ -349,8 +338,8 @@ func (l *loader) pass1() error {
 			return err
 		}
 	}
-	if damaged != nil {
-		return fmt.Errorf("%s: %w", l.path, damaged)
+	if err := others.Err(); err != nil {
+		return fmt.Errorf("%s: %w", l.path, err)
 	}
 	if l.d.Dumps == 0 {
 		l.d.Dumps = r.Dumps()

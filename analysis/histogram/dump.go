@@ -215,10 +215,14 @@ func FromDump(path string, r io.Reader, opt Options) (*Histogram, error) {
 	reset()
 	var lastProgress int64
 	lastSeg := int64(-1)
+	others := hprof.OtherDumps{Want: opt.Dump}
 	for {
 		rec, err := rd.Next()
 		if err == io.EOF {
 			break
+		}
+		if err != nil && others.Skip(rd, err) {
+			continue
 		}
 		if err != nil {
 			if hprof.Truncated(err) && opt.AllowPartial {
@@ -245,6 +249,7 @@ func FromDump(path string, r io.Reader, opt Options) (*Histogram, error) {
 			if opt.Dump == 0 {
 				reset()
 			}
+			others.Started(cur)
 		}
 		if rec.Tag&hprof.SubTag == 0 {
 			if rec.Tag == hprof.TagUTF8 || rec.Tag == hprof.TagLoadClass {
@@ -267,6 +272,9 @@ func FromDump(path string, r io.Reader, opt Options) (*Histogram, error) {
 		}
 		// The rest of this segment that is buffered belongs to the same dump.
 		rd.Consume(t.records(rd.Buffered()))
+	}
+	if err := others.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	h.Dumps = rd.Dumps()
 	h.DumpIndex = opt.Dump

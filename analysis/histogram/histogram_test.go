@@ -460,3 +460,33 @@ func TestEmptyLastDump(t *testing.T) {
 		}
 	}
 }
+
+// Damage inside a segment of a dump other than the one counted does not stop the count, read by
+// segments (which never looks inside it) or in order; in the dump counted, it does.
+func TestDamageInAnotherDump(t *testing.T) {
+	for _, second := range []bool{true, false} {
+		data := hproftest.DamagedFirstDump(second)
+		p := filepath.Join(t.TempDir(), "damaged-first.hprof")
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, dump := range []int{0, 1, 2} {
+			if dump == 2 && !second {
+				continue
+			}
+			f, err := os.Open(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bySegments, err1 := FromDump(p, f, Options{Dump: dump})
+			f.Close()
+			inOrder, err2 := FromDump(p, bytes.NewReader(data), Options{Dump: dump})
+			if fails := dump == 1 || !second; (err1 != nil) != fails || (err2 != nil) != fails {
+				t.Fatalf("second dump %v, dump %d: by segments: %v; in order: %v", second, dump, err1, err2)
+			}
+			if err1 == nil && (!reflect.DeepEqual(bySegments, inOrder) || bySegments.DumpIndex != 2 || bySegments.Instances != 2) {
+				t.Errorf("dump %d: by segments %+v, in order %+v", dump, bySegments, inOrder)
+			}
+		}
+	}
+}

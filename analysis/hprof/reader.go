@@ -145,6 +145,42 @@ func (r *Reader) SkipSegment() error {
 // caller is not reading.
 func (r *Reader) InSegment() bool { return r.segEnd >= 0 && r.in.off <= r.segEnd }
 
+// OtherDumps steps over damage inside the segments of dumps other than the one a reader in
+// file order wants, as reading by segments (ScanSegments), which never looks inside those,
+// does: a file then gives the same answer plain and compressed. Wanting the last dump (Want 0),
+// any dump may turn out to be it, so damage is kept until a later dump starts, and Err returns
+// it if none did.
+type OtherDumps struct {
+	Want int // the dump wanted (1-based), 0 for the last
+	err  error
+	dump int // the dump err is in
+}
+
+// Skip takes the error r's Next returned, other than io.EOF: it reports whether the rest of
+// the damaged segment was stepped over, and the caller reads on.
+func (o *OtherDumps) Skip(r *Reader, err error) bool {
+	if Truncated(err) || !r.InSegment() || (o.Want != 0 && r.Dumps() == o.Want) {
+		return false
+	}
+	if r.SkipSegment() != nil {
+		return false
+	}
+	if o.Want == 0 && o.err == nil {
+		o.err, o.dump = err, r.Dumps()
+	}
+	return true
+}
+
+// Started says that dump has started: damage in an earlier one is not the last dump's.
+func (o *OtherDumps) Started(dump int) {
+	if o.err != nil && o.dump < dump {
+		o.err = nil
+	}
+}
+
+// Err returns the damage kept for the last dump, once the file is read to its end.
+func (o *OtherDumps) Err() error { return o.err }
+
 // CountDumps reads on to the end of the input, skipping heap-dump bodies, and returns the number
 // of heap dumps in the whole file.
 func (r *Reader) CountDumps() (int, error) {

@@ -264,3 +264,27 @@ func Records(t Fataler, r *hprof.Reader, fn func(*hprof.Record)) {
 		fn(rec)
 	}
 }
+
+// DamagedFirstDump is a file of heap dumps (8-byte ids) whose first begins with a sub-record
+// tag that does not exist, followed, with second, by one that holds one instance of
+// java.lang.Object (id 0x900, class 0x10) held by a GC root. Readers asked for the first dump,
+// or for the last when it is the first, must fail on it; asked for the second, or for the last
+// when it is the second, must read it whether they look inside the first dump's segments or not.
+func DamagedFirstDump(second bool) []byte {
+	b := New(8)
+	b.LoadClass(0x10, "java/lang/Object")
+	b.StartSegment(false)
+	b.Class(0x10, 0, "", nil, nil)
+	b.Instance(0x100, 0x10)
+	// The segment goes out now, after any names its records wrote: its first sub-record follows
+	// the 9-byte record header.
+	at := len(b.out) + 9
+	b.EndSegment()
+	b.EndDump()
+	if second {
+		b.OneObjectDump(0x10, 0x900, hprof.TagRootJNIGlobal)
+	}
+	out := b.Bytes()
+	out[at] = 0x30
+	return out
+}
