@@ -28,6 +28,8 @@ as long as one of the plain file, and an analysis about twice as long. A damaged
 HotSpot dump is reported with its offset in the compressed file, before any of its bytes are
 read. Damage in one gzip stream shows only where its data stops making sense or at its end,
 where the checksum is: the error then says that the records read before may be damaged too.
+Of a file holding several heap dumps only the one chosen (--dump; the last by default) is read:
+damage inside the records of another stops neither the reading of a plain file nor of a compressed one.
 Shallow sizes follow HotSpot's object layout: see 'heap histo --help'.`,
 	})
 	registerSub("heap", heapHistoCmd)
