@@ -50,12 +50,13 @@ connected components, beside the dominator tree's depth-first search; the listin
 object's referrers, split between the cores) does so only if the process stays under the dump's
 size.
 
---timings prints how long each phase took, wall and CPU seconds, on stderr.`,
+--timings prints how long each phase took, wall and CPU seconds, and the peak resident memory so
+far (where the system tells it), on stderr.`,
 	Flags: append(dumpFlags(),
 		&cli.Float64Flag{Name: "threshold", Value: 100 * leaks.DefaultOptions.Threshold, Usage: "percent of the heap an object must retain to be a leak suspect"},
 		&cli.IntFlag{Name: "top", Value: leaks.DefaultOptions.Top, Usage: "how many objects and classes each ranking lists"},
 		&cli.BoolFlag{Name: "keep-unreachable", Usage: "analyse objects no GC root reaches too (attached to the super root by the thesis's rule) instead of only counting them"},
-		&cli.BoolFlag{Name: "timings", Usage: "print on stderr how long each phase took (wall and CPU seconds), a line per phase"},
+		&cli.BoolFlag{Name: "timings", Usage: "print on stderr how long each phase took (wall and CPU seconds) and the peak memory so far, a line per phase"},
 	),
 	Action: func(c *cli.Context) error {
 		args, err := interspersedArgs(c, c.Command.Flags)
@@ -425,7 +426,7 @@ func (p *phases) stop() {
 		fmt.Fprintf(p.w, "analysing: %s took %.1f s\n", p.name, time.Since(p.began).Seconds())
 	}
 	if p.timings {
-		fmt.Fprintf(p.w, "timing: %-30s %8.3f s wall %8.3f s CPU\n", p.name, time.Since(p.began).Seconds(), (heapgraph.CPUTime() - p.cpu).Seconds())
+		fmt.Fprintf(p.w, "timing: %-30s %8.3f s wall %8.3f s CPU%s\n", p.name, time.Since(p.began).Seconds(), (heapgraph.CPUTime() - p.cpu).Seconds(), peakSoFar())
 	}
 	p.name, p.shown, p.timer = "", false, nil
 }
@@ -434,6 +435,17 @@ func (p *phases) stop() {
 func (p *phases) end() {
 	p.stop()
 	if p.timings && !p.wall0.IsZero() {
-		fmt.Fprintf(p.w, "timing: %-30s %8.3f s wall %8.3f s CPU\n", "total", time.Since(p.wall0).Seconds(), (heapgraph.CPUTime() - p.cpuAt0).Seconds())
+		fmt.Fprintf(p.w, "timing: %-30s %8.3f s wall %8.3f s CPU%s\n", "total", time.Since(p.wall0).Seconds(), (heapgraph.CPUTime() - p.cpuAt0).Seconds(), peakSoFar())
 	}
+}
+
+// peakSoFar is the --timings column of the peak resident memory so far, in MB of 2^20 bytes as
+// GNU time's is usually quoted, or nothing where it is not known. It only grows: the phase whose
+// line first shows the run's peak is the one that set it.
+func peakSoFar() string {
+	b := heapgraph.PeakResident()
+	if b < 0 {
+		return ""
+	}
+	return fmt.Sprintf(" %6d MB peak", b>>20)
 }

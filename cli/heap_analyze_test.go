@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -106,7 +108,8 @@ func TestHeapAnalyzeBadInput(t *testing.T) {
 	}
 }
 
-// --timings prints a line per phase, in the order they run, and a total; the report is the same.
+// --timings prints a line per phase, in the order they run, and a total, each with the peak
+// memory so far, which never falls; the report is the same.
 func TestHeapAnalyzeTimings(t *testing.T) {
 	dump := heapdumps.Dump(t)
 	plain, _, err := runCLI(t, "heap", "analyze", dump, "--json")
@@ -121,12 +124,21 @@ func TestHeapAnalyzeTimings(t *testing.T) {
 		t.Error("--timings changed the report")
 	}
 	var phases []string
+	lastPeak := 0
 	for _, line := range strings.Split(errOut, "\n") {
 		name, ok := strings.CutPrefix(line, "timing: ")
 		if !ok {
 			continue
 		}
 		f := strings.Fields(name)
+		if runtime.GOOS == "linux" {
+			// The peak is known there: "... s CPU 123 MB peak".
+			peak, err := strconv.Atoi(f[max(0, len(f)-3)])
+			if len(f) < 10 || f[len(f)-1] != "peak" || f[len(f)-2] != "MB" || err != nil || peak <= 0 || peak < lastPeak {
+				t.Fatalf("timing line %q: want the peak memory so far, no less than the line before's %d MB", line, lastPeak)
+			}
+			lastPeak, f = peak, f[:len(f)-3]
+		}
 		if len(f) < 7 || f[len(f)-1] != "CPU" || f[len(f)-4] != "wall" {
 			t.Fatalf("timing line %q: want name, wall seconds and CPU seconds", line)
 		}

@@ -139,6 +139,16 @@ func Resident() int64 {
 	return pages * int64(os.Getpagesize())
 }
 
+// PeakResident returns the most memory the process has had resident so far (bytes; the peak
+// RSS that GNU time reports), or -1 if it cannot tell.
+func PeakResident() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return -1
+	}
+	return ru.Maxrss << 10 // Linux counts it in KiB
+}
+
 // release gives the whole pages inside b back to the system (MADV_DONTNEED): they read as zero
 // afterwards, and count as resident again only when touched.
 func release(b []byte) {

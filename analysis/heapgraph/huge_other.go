@@ -13,6 +13,9 @@ func faultAhead[T ~uint8 | ~uint32 | ~uint64](a []T, from, to int) {}
 // Resident cannot tell the resident memory here.
 func Resident() int64 { return -1 }
 
+// PeakResident is not known here: it reports -1.
+func PeakResident() int64 { return -1 }
+
 // release leaves b as it is where there is no madvise to give its pages back with.
 func release(b []byte) {}
 

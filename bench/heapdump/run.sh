@@ -173,9 +173,9 @@ for size in "${SIZES[@]}"; do
     ROWS+=("| $size | $mb MB | heapledger heap analyze | $WALL | $CPU | $RSS_MB | $(ratio "$WALL" "$CAT_WALL") | $STATUS (median of $ANALYZE_RUNS) |")
     SUMMARY+=("$size, file in the page cache: full analysis $(ratio "$A_WALL" "$CAT_WALL")× the time to read the file (target ≤ 10×); peak RSS $RSS_MB MB of a $mb MB file (target ≤ file size)")
     # The phases, from --timings: where the time goes, and the floor the depth-first search sets.
-    PHASES+=("| $size | $(sed -n 's/^timing: \(.*[^ ]\) \+\([0-9.]\+\) s wall \+\([0-9.]\+\) s CPU$/\1: \2 (\3)/p' "$BENCH_DIR/err.analyze" | paste -sd ';' | sed 's/;/; /g') |")
+    PHASES+=("| $size | $(sed -n 's/^timing: \(.*[^ ]\) \+\([0-9.]\+\) s wall \+\([0-9.]\+\) s CPU \+\([0-9]\+\) MB peak$/\1: \2 (\3, \4 MB)/p' "$BENCH_DIR/err.analyze" | paste -sd ';' | sed 's/;/; /g') |")
     dfs=$(sed -n 's/^timing: depth-first search \+\([0-9.]\+\) s wall.*/\1/p' "$BENCH_DIR/err.analyze")
-    dfs_cpu=$(sed -n 's/^timing: depth-first search .* \([0-9.]\+\) s CPU$/\1/p' "$BENCH_DIR/err.analyze")
+    dfs_cpu=$(sed -n 's/^timing: depth-first search .* \([0-9.]\+\) s CPU.*$/\1/p' "$BENCH_DIR/err.analyze")
     # The search runs on one core; when the memory allows, the components for the dynamic sizes
     # are searched on the other meanwhile, which shows as CPU time well above the wall time.
     beside="alone, on one core"
@@ -278,7 +278,7 @@ mkdir -p "$ROOT/docs"
   for s in "${SUMMARY[@]}"; do echo "- $s"; done
   echo
   if [ ${#PHASES[@]} -gt 0 ]; then
-    echo "Phases of \`heap analyze\` (file in the page cache), from its \`--timings\`: wall seconds (CPU seconds)."
+    echo "Phases of \`heap analyze\` (file in the page cache), from its \`--timings\`: wall seconds (CPU seconds, peak resident memory so far)."
     echo
     echo "| dump | phases |"
     echo "|---|---|"
