@@ -29,8 +29,8 @@ HotSpot dump is reported with its offset in the compressed file, before any of i
 read. Damage in one gzip stream shows only where its data stops making sense or at its end,
 where the checksum is: the error then says that the records read before may be damaged too.
 Of a file holding several heap dumps only the one chosen (--dump; the last by default) is read:
-damage inside the records of another stops neither the reading of a plain file nor of a compressed one.
-Shallow sizes follow HotSpot's object layout: see 'heap histo --help'.`,
+damage inside the records of another stops the reading neither of a plain file nor of a
+compressed one. Shallow sizes follow HotSpot's object layout: see 'heap histo --help'.`,
 	})
 	registerSub("heap", heapHistoCmd)
 	registerSub("heap", heapTrendCmd)
