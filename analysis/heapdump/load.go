@@ -740,8 +740,8 @@ func (l *loader) mergeShard(fs *farShard) {
 var testMerged func(segs int)
 
 // segmentFeed passes segments from the walk to the far shard in order, without bound: the walk
-// must never wait for the shard, which may be waiting for the near shard, which may be waiting
-// for the walk.
+// must never wait for the shard, which may be waiting for the near shard (which may be waiting
+// for the walk), or gone after an error.
 type segmentFeed struct {
 	mu     sync.Mutex
 	segs   []hprof.Segment
