@@ -3,9 +3,7 @@ package dynsize
 import (
 	"fmt"
 	"math/bits"
-	"runtime"
 	"slices"
-	"sync/atomic"
 
 	"github.com/heapledger/heapledger/analysis/dominators"
 	"github.com/heapledger/heapledger/analysis/heapgraph"
@@ -27,6 +25,7 @@ type Sizes struct {
 	Hub uint32
 
 	dyn        []uint64 // exact dynamic size of each DAP; Top's bounds elsewhere
+	idom       []uint32 // the DAG's dominator tree, from Dominate until the points' sizes are summed
 	rootEdges  uint32   // component 0's real edges; the rest of its list only roots the DAG
 	inHub      bitset   // components the hub reaches (the hub included)
 	reachesHub bitset   // components that reach the hub (the hub included)
@@ -52,9 +51,9 @@ type Sizes struct {
 }
 
 // New condenses g (leaving out the edges in skip), finds the dominating articulation points and
-// computes their dynamic sizes. That costs time linear in the size of the graph: each component
-// is expanded by the walk of exactly one dominating articulation point, the nearest that
-// reaches it.
+// computes their dynamic sizes. That costs time linear in the size of the graph: a point's
+// dynamic size is the sum of its subtree of the DAG's dominator tree (see walkPoints), and one
+// pass sums them all.
 //
 // Heaps often have one big strongly connected component that a great many objects reach (a
 // thread group with its threads, a graph of objects with back references) but that is no
@@ -108,7 +107,18 @@ type Found struct {
 // beside other work that reads the same graph (it only reads g and skip). Its node-sized array
 // comes from sc, which must then not be in use elsewhere meanwhile (nil allocates it).
 func Search(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch) *Found {
-	comp, count, entered := components(g, skip, sc)
+	return SearchWithin(g, skip, sc, 0)
+}
+
+// SearchWithin is Search for a caller with little memory to spare: it gives up, returning nil,
+// once the search's stacks would take more than stackBytes (0: no limit), which a graph's
+// shape alone decides (12 bytes per node on the deepest path, and 4 per node of the largest
+// component). The rest of what it takes is known in advance: a word and a bit per node.
+func SearchWithin(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch, stackBytes int64) *Found {
+	comp, count, entered := components(g, skip, sc, stackBytes)
+	if comp == nil && g.N() > 0 {
+		return nil
+	}
 	return &Found{comp: comp, count: count, entered: entered}
 }
 
@@ -137,14 +147,14 @@ func CondensedFrom(g *heapgraph.Graph, skip heapgraph.EdgeSet, f *Found, sc *hea
 }
 
 // Dominate is the second step of Prepare: the DAG's dominator tree and its dominating
-// articulation points.
+// articulation points. The immediate dominators stay, a word per component, for Walk.
 func (s *Sizes) Dominate(sc *heapgraph.Scratch) {
 	idom, err := dominators.DAGWith(s.DAG, sc)
 	if err != nil {
 		panic(err) // Condense numbers components topologically; a backward edge is a bug here
 	}
 	s.DAP = dominatingArticulationPoints(s.DAG, idom, sc)
-	sc.Release(idom)
+	s.idom = idom
 }
 
 // Compute finishes what Prepare began on the same graph: the components' sizes and the exact
@@ -163,65 +173,51 @@ func (s *Sizes) Weigh(g *heapgraph.Graph, sc *heapgraph.Scratch) {
 }
 
 // Walk is the second step of Compute: the exact dynamic size of every dominating articulation
-// point, from the DAG alone.
+// point, from the DAG and its dominator tree alone.
 func (s *Sizes) Walk() { s.walkPoints(false) }
 
-// WalkAndBound is Walk that also works out the bounds Top ranks by, on another core while the
-// points are walked when there is no hub: both go down the component numbers, the bounds behind
-// the walks, since a component's bound takes the exact sizes of the points below it. (With a hub
-// the bounds need its size, known only once its turn comes; Top then works them out itself.)
+// WalkAndBound is Walk that also works out the bounds Top ranks by, in the same pass when there
+// is no hub. (With a hub the bounds of the components in its region need its size, known only
+// once the pass reaches it; Top then works them out itself.)
 func (s *Sizes) WalkAndBound() { s.walkPoints(true) }
 
+// walkPoints needs no walk for a dominating articulation point: everything it reaches it
+// dominates, and everything it dominates it reaches (a path from the root to a component
+// dominated by c passes c, and goes on from c), so its dynamic size is the sum of its subtree
+// of the DAG's dominator tree. Going down the component numbers, which puts every subtree's
+// components before its top (idom[c] < c), one pass sums every subtree: each component adds
+// its sum to its immediate dominator's. Only the hub, which is no point, and the root, whose
+// dynamic size leaves out the components only its rooting edges reach, are walked.
 func (s *Sizes) walkPoints(bound bool) {
 	count := s.DAG.N()
 	s.seen, s.dyn = newBitset(count), heapgraph.Make[uint64](count)
 	s.chooseHub()
-	var walked atomic.Int64 // every component from this number up is done
-	walked.Store(int64(count))
-	// moved holds a word that walked has moved on, for the bounds when they have caught up: one
-	// is enough, as they read walked again on it.
-	moved := make(chan struct{}, 1)
-	var bounded chan struct{}
-	if bound && s.Hub == heapgraph.NoNode && runtime.GOMAXPROCS(0) >= 2 {
-		bounded = make(chan struct{})
-		go func() {
-			defer close(bounded)
-			s.boundsBehind(&walked, moved)
-		}()
-	}
-	// Children have larger numbers, so going down the numbers finishes every point below a
-	// point, and the hub's region, before they are needed.
-	for c := count - 1; c >= 0; c-- {
-		if uint32(c) == s.Hub {
+	idom := s.idom
+	s.idom = nil
+	// Without a hub every bound is known once the components below are: the same pass works
+	// them out. dyn holds, for a component not yet reached, the sum of its subtree so far.
+	bound = bound && s.Hub == heapgraph.NoNode
+	for c := count - 1; c > 0; c-- {
+		sum := s.dyn[c] + s.DAG.SizeOf(uint32(c))
+		s.dyn[idom[c]] += sum
+		switch {
+		case s.DAP.Has(uint32(c)):
+			s.dyn[c] = sum
+		case uint32(c) == s.Hub:
 			s.hubDyn = s.walk(s.Hub)
 			s.hubReady = true
-		}
-		if s.DAP.Has(uint32(c)) {
-			s.dyn[c] = s.walk(uint32(c))
-		}
-		if c&1023 == 0 {
-			walked.Store(int64(c))
-			select {
-			case moved <- struct{}{}:
-			default: // a word is waiting already
-			}
+		case bound:
+			s.boundAt(uint32(c), false)
 		}
 	}
-	if bounded != nil {
-		<-bounded
-		s.bounded = true
+	switch {
+	case count == 0:
+	case s.DAP.Has(0):
+		s.dyn[0] = s.walk(0)
+	case bound:
+		s.boundAt(0, false)
 	}
-}
-
-// boundsBehind is upperBounds without a hub, each component's bound worked out once the walks
-// are done with every component above it; it waits for word of their progress on moved.
-func (s *Sizes) boundsBehind(walked *atomic.Int64, moved <-chan struct{}) {
-	for c := s.DAG.N() - 1; c >= 0; c-- {
-		for walked.Load() > int64(c)+1 {
-			<-moved
-		}
-		s.boundAt(uint32(c), false)
-	}
+	s.bounded = bound
 }
 
 // chooseHub picks the component with the most shallow bytes, when it is not the root and not a

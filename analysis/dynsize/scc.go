@@ -12,6 +12,7 @@ package dynsize
 import (
 	"fmt"
 	"math/bits"
+	"unsafe"
 
 	"github.com/heapledger/heapledger/analysis/heapgraph"
 )
@@ -27,7 +28,7 @@ import (
 // holds a value counting down from the top of the uint32 range, which every open lowlink is below.
 // Node 0 is searched from last, so that its component completes last and is numbered 0.
 func Components(g *heapgraph.Graph, skip heapgraph.EdgeSet) (comp []uint32, count int) {
-	comp, count, _ = components(g, skip, nil)
+	comp, count, _ = components(g, skip, nil, 0)
 	return comp, count
 }
 
@@ -35,7 +36,10 @@ func Components(g *heapgraph.Graph, skip heapgraph.EdgeSet) (comp []uint32, coun
 // from another component leads to: the search meets each such edge once, as an edge into a
 // component already complete or as the tree edge above a component's root, which spares
 // Condense a pass over all edges to find the components that have predecessors.
-func components(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch) (comp []uint32, count int, entered heapgraph.EdgeSet) {
+//
+// With stackBytes > 0 the search gives up, returning a nil comp, as soon as its two stacks would
+// hold more than that many bytes (12 per open node, 4 per node waiting for its component).
+func components(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch, stackBytes int64) (comp []uint32, count int, entered heapgraph.EdgeSet) {
 	n := g.N()
 	entered = heapgraph.NewEdgeSet(n)
 	r := sc.Uint32s(n) // 0: not visited yet
@@ -43,18 +47,25 @@ func components(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratc
 		v, e uint32
 		root bool
 	}
-	var frames []frame
-	var done []uint32 // visited nodes whose component is not complete yet (Tarjan's stack)
+	// Chunked stacks: grown by append, the stacks of a search a hundred thousand objects deep
+	// left about twice their final size in garbage, while the dominators' search, beside this
+	// one, held its own arrays: on the smallest benchmark dump that took the peak over the file's
+	// size.
+	var frames heapgraph.Stack[frame]
+	var done heapgraph.Stack[uint32] // visited nodes whose component is not complete yet (Tarjan's stack)
+	over := func() bool {
+		return stackBytes > 0 && int64(frames.Len())*int64(unsafe.Sizeof(frame{}))+int64(done.Len())*4 > stackBytes
+	}
 	next := uint32(1) // next DFS index
 	completed := uint32(0)
 	finished := func(k uint32) uint32 { return heapgraph.NoNode - 1 - k }
 
-	search := func(s uint32) {
+	search := func(s uint32) bool {
 		r[s] = next
 		next++
-		frames = append(frames, frame{v: s, e: g.Off[s], root: true})
-		for len(frames) > 0 {
-			f := &frames[len(frames)-1]
+		frames.Push(frame{v: s, e: g.Off[s], root: true})
+		for !frames.Empty() {
+			f := frames.Top()
 			if f.e < g.Off[f.v+1] {
 				e := f.e
 				f.e++
@@ -65,7 +76,10 @@ func components(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratc
 				if r[w] == 0 {
 					r[w] = next
 					next++
-					frames = append(frames, frame{v: w, e: g.Off[w], root: true})
+					frames.Push(frame{v: w, e: g.Off[w], root: true})
+					if over() {
+						return false
+					}
 				} else if r[w] > finished(completed) {
 					// w's component is complete, so it is not f.v's.
 					entered.Add(w)
@@ -76,35 +90,39 @@ func components(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratc
 				continue
 			}
 			v, root := f.v, f.root
-			frames = frames[:len(frames)-1]
+			frames.Pop()
 			if root {
 				id := finished(completed)
-				for len(done) > 0 && r[v] <= r[done[len(done)-1]] {
-					r[done[len(done)-1]] = id
-					done = done[:len(done)-1]
+				for !done.Empty() && r[v] <= r[*done.Top()] {
+					r[done.Pop()] = id
 				}
 				r[v] = id
 				completed++
-				if len(frames) > 0 {
+				if !frames.Empty() {
 					entered.Add(v) // the tree edge into v's component comes from outside it
 				}
 			} else {
-				done = append(done, v)
+				done.Push(v)
+				if over() {
+					return false
+				}
 			}
-			if len(frames) > 0 {
-				if p := &frames[len(frames)-1]; r[v] < r[p.v] {
+			if !frames.Empty() {
+				if p := frames.Top(); r[v] < r[p.v] {
 					r[p.v] = r[v]
 					p.root = false
 				}
 			}
 		}
+		return true
 	}
-	for v := 1; v < n; v++ {
-		if r[v] == 0 {
-			search(uint32(v))
+	for v := 1; v <= n; v++ {
+		s := uint32(v % n) // node 0 last
+		if r[s] == 0 && !search(s) {
+			sc.Release(r)
+			return nil, 0, nil
 		}
 	}
-	search(0)
 	// Completion order runs from sinks to node 0's component; reverse it for a topological order.
 	for i, x := range r {
 		r[i] = completed - 1 - (heapgraph.NoNode - 1 - x)

@@ -17,7 +17,7 @@ func TestEnteredMarksMatchFullPass(t *testing.T) {
 		if seed%2 == 0 {
 			skip = everyNth(g, 0, 3)
 		}
-		comp, count, entered := components(g, skip, nil)
+		comp, count, entered := components(g, skip, nil, 0)
 		want, wantRoot := condense(g, skip, comp, count, nil, nil)
 		got, gotRoot := condense(g, skip, comp, count, entered, nil)
 		if !reflect.DeepEqual(want, got) || wantRoot != gotRoot {
@@ -38,7 +38,7 @@ func TestCondenseMatchesDefinition(t *testing.T) {
 		if seed%3 == 0 {
 			skip = everyNth(g, 1, 4)
 		}
-		comp, count, entered := components(g, skip, nil)
+		comp, count, entered := components(g, skip, nil, 0)
 		lists := make([][]uint32, count)
 		sizes := make([]uint64, count)
 		hasPred := make([]bool, count)
@@ -93,4 +93,38 @@ func everyNth(g *heapgraph.Graph, first, step uint32) heapgraph.EdgeSet {
 		skip.Add(e)
 	}
 	return skip
+}
+
+// A search within a stack budget finds what an unlimited one finds when the budget holds its
+// stacks, and gives up when it does not: on a doubly linked list, whose search goes one entry
+// deeper per entry (a frame each) and keeps every entry waiting for the list's one component.
+func TestSearchWithinBudget(t *testing.T) {
+	const entries = 30000
+	g := heapgraph.DoublyLinkedList(entries)
+	want := Search(g, nil, nil)
+	// The deepest path: the head, every entry and the last entry's data object (node 0 is
+	// searched last, the data objects are leaves). Entries wait on the second stack only as the
+	// first comes down, a frame (12 bytes) for each entry that waits (4).
+	need := int64(entries+2) * 12
+	for _, tc := range []struct {
+		budget int64
+		found  bool
+	}{{0, true}, {need, true}, {need + 1, true}, {need - 1, false}, {entries * 12, false}, {4096, false}} {
+		got := SearchWithin(g, nil, nil, tc.budget)
+		if (got != nil) != tc.found {
+			t.Fatalf("budget %d: found %v, want %v", tc.budget, got != nil, tc.found)
+		}
+		if got != nil && !reflect.DeepEqual(got, want) {
+			t.Fatalf("budget %d: the search within it found other components", tc.budget)
+		}
+	}
+	// A random graph's search within a budget is the unlimited one's, whatever gives up or not.
+	for seed := int64(1); seed <= 200; seed++ {
+		n := 2 + int(seed%60)
+		g := heapgraph.Random(seed, n, int(seed%4+1)*n, 9)
+		want := Search(g, nil, nil)
+		if got := SearchWithin(g, nil, nil, int64(seed%7)*16); got != nil && !reflect.DeepEqual(got, want) {
+			t.Fatalf("seed %d: the search within a budget found other components", seed)
+		}
+	}
 }

@@ -177,25 +177,45 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 	// dominators' depth-first search does, which has one core to itself: the components are
 	// found on the other meanwhile, if the memory allows, and wait, a word per node, for their
 	// phase. Both searches' arrays come on top of what is resident now: four words per node and
-	// a bit per edge for the depth-first search, a word, the stack (a few words per node on a
-	// long chain) and two bits per edge for the other. Measured, the two added 21 to 25 bytes
-	// per node to the peak on the benchmark's dumps; the estimate leaves a margin.
+	// a bit per edge for the depth-first search; a word and a bit per node and a bit per edge
+	// for the other, and its stacks, whose size the graph's shape decides (a frame per node on
+	// the deepest path). Under a memory limit the search gets what the limit leaves for its
+	// stacks and gives up if it needs more; it then runs in its own phase.
 	var skip heapgraph.EdgeSet
 	var found *dynsize.Found
 	var foundDone chan struct{}
-	if runtime.GOMAXPROCS(0) >= 2 && (opt.MemoryLimit <= 0 || beside(heapgraph.Resident(), 28*int64(n)+int64(edges)/4, opt.MemoryLimit)) {
+	stackRoom, limited := int64(0), opt.MemoryLimit > 0
+	if limited {
+		if r := resident(); r >= 0 {
+			stackRoom = opt.MemoryLimit - r - (20*int64(n) + int64(n)/8 + int64(edges)/4)
+		}
+	}
+	if runtime.GOMAXPROCS(0) >= 2 && (!limited || stackRoom >= minStackRoom) {
 		foundDone = make(chan struct{})
 		go func() {
 			defer close(foundDone)
 			skip = dynamicSkip(g, in.Weak, in.ClassObject)
-			found = dynsize.Search(g, skip, nil)
+			found = dynsize.SearchWithin(g, skip, nil, stackRoom)
+			if besideDone != nil {
+				besideDone(found != nil)
+			}
 		}()
 	}
 	searched := dominators.DepthFirst(g, in.Weak, sc)
 	phase("dominator tree")
 	// Split between two cores, the predecessor lists take a word per node more, on top of the
-	// lists themselves (about half a word per edge).
-	searched.ListPredecessors(g, in.Weak, opt.MemoryLimit <= 0 || beside(heapgraph.Resident(), 4*int64(n)+2*int64(edges), opt.MemoryLimit))
+	// lists themselves (about half a word per edge; unsplit, about what the preorder array
+	// they replace gave back). The components' search, if it is still running, may yet fill the
+	// room it was left for its stacks.
+	now := resident()
+	if foundDone != nil && now >= 0 {
+		select {
+		case <-foundDone:
+		default:
+			now += stackRoom
+		}
+	}
+	searched.ListPredecessors(g, in.Weak, !limited || beside(now, 4*int64(n)+2*int64(edges), opt.MemoryLimit))
 	if foundDone != nil {
 		<-foundDone // before the edges go out
 	}
@@ -324,7 +344,8 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 	cols.park(in, false, false, true)
 	dyn.Dominate(sc)
 	// The arrays of the component DAG's dominator tree that the sizes will not take go back to
-	// the system as the next phase starts, instead of staying resident through it.
+	// the system as the next phase starts, instead of staying resident through it (the
+	// immediate dominators stay, with dyn, until the points' sizes are summed).
 	sc.Trim(dynsize.ComputeArrays)
 	phase("dynamic sizes")
 	if err := cols.unpark(in, true, false, false); err != nil {
@@ -392,6 +413,18 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 	}
 	return rep, nil
 }
+
+// resident is heapgraph.Resident, which tests replace to choose the room that a memory limit
+// leaves.
+var resident = heapgraph.Resident
+
+// besideDone, set in tests, learns whether the components' search beside the depth-first search
+// found them or gave up.
+var besideDone func(found bool)
+
+// minStackRoom is the least room for its stacks that the components' search beside the
+// depth-first search is started with: a search that is given less gives up on most graphs.
+const minStackRoom = 1 << 20
 
 // beside reports whether work needing more bytes may run beside the rest, with resident bytes
 // now resident (-1: unknown), under limit.

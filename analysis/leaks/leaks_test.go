@@ -3,6 +3,7 @@ package leaks
 import (
 	"math/rand"
 	"reflect"
+	"runtime"
 	"slices"
 	"sort"
 	"testing"
@@ -388,6 +389,57 @@ func TestBeside(t *testing.T) {
 	}{{100, 50, 200, true}, {100, 100, 200, true}, {150, 51, 200, false}, {-1, 1, 200, false}} {
 		if got := beside(c.resident, c.more, c.limit); got != c.want {
 			t.Errorf("beside(%d, %d, %d) = %v", c.resident, c.more, c.limit, got)
+		}
+	}
+}
+
+// Under a memory limit the components' search beside the depth-first search gets what the limit
+// leaves for its stacks: on a chain, a frame per object, it finds the components when they fit
+// and gives up when they do not, and either way the report is Analyze's. Without the room for a
+// megabyte of stacks it does not start.
+func TestComponentsBesideWithinLimit(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("the search runs beside the other only with two cores")
+	}
+	const fixed = 100 << 20 // what resident reports here
+	defer func(r func() int64) { resident, besideDone = r, nil }(resident)
+	resident = func() int64 { return fixed }
+	for _, tc := range []struct {
+		objects int
+		room    int64 // for the stacks
+		want    string
+	}{
+		{50_000, 2 << 20, "found"},    // 50,000 frames: 600 KB
+		{300_000, 2 << 20, "gave up"}, // 3.6 MB
+		{300_000, 4 << 20, "found"},
+		{50_000, minStackRoom - 1, "not started"},
+	} {
+		edges := make([][2]uint32, tc.objects)
+		for i := range edges {
+			edges[i] = [2]uint32{uint32(i), uint32(i + 1)}
+		}
+		g, err := heapgraph.FromEdges(tc.objects+1, edges...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := Input{Graph: g}
+		want := Analyze(in, DefaultOptions)
+		n, e := int64(g.N()), int64(len(g.Succ))
+		opt := DefaultOptions
+		opt.MemoryLimit = fixed + 20*n + n/8 + e/4 + tc.room
+		got := "not started"
+		besideDone = func(found bool) {
+			got = map[bool]string{true: "found", false: "gave up"}[found]
+		}
+		rep, err := Run(&in, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != tc.want {
+			t.Errorf("%d objects, %d bytes for the stacks: the search beside %s, want %s", tc.objects, tc.room, got, tc.want)
+		}
+		if !reflect.DeepEqual(rep, want) {
+			t.Errorf("%d objects, %d bytes for the stacks: the report differs from Analyze's", tc.objects, tc.room)
 		}
 	}
 }
