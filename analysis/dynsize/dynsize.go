@@ -734,7 +734,7 @@ func (s Set) Count() int {
 // the component list and live while memory peaks.
 type bitset []uint64
 
-func newBitset(n int) bitset       { return make(bitset, (n+63)/64) }
+func newBitset(n int) bitset       { return heapgraph.Make[uint64]((n + 63) / 64) }
 func (b bitset) set(c uint32)      { b[c>>6] |= 1 << (c & 63) }
 func (b bitset) has(c uint32) bool { return b[c>>6]&(1<<(c&63)) != 0 }
 func (b bitset) clear(c uint32)    { b[c>>6] &^= 1 << (c & 63) }

@@ -18,8 +18,32 @@ const hugeMin = 32 << 20
 func Make[T ~uint8 | ~uint32 | ~uint64](n int) []T {
 	a := make([]T, n)
 	adviseHuge(a, true)
+	writePages(a)
 	return a
 }
+
+// writePages writes a zero into every page of a smaller array (below hugeMin), faulting in the
+// fresh ones. Many phases read an element before they write it (a visit mark, a running sum): a
+// fresh page first read is mapped to the system's shared zero page, and the write that follows
+// faults a second time and flushes that mapping from every core the process runs on, an
+// interrupt to the other core that a virtual machine makes costly. The search for components,
+// beside the depth-first search, spent 4% of the small benchmark dump's CPU time there.
+// (A large array's pages are faulted in ahead by the background goroutine; reads that overtake
+// it take the zero page too, but a huge page at a time.)
+func writePages[T ~uint8 | ~uint32 | ~uint64](a []T) {
+	var z T
+	size := uintptr(len(a)) * unsafe.Sizeof(z)
+	if size >= hugeMin || size < 2*pageSize {
+		return
+	}
+	step := pageSize / int(unsafe.Sizeof(z))
+	for i := 0; i < len(a); i += step {
+		a[i] = 0
+	}
+}
+
+// pageSize is the smallest page size of the systems Go runs on.
+const pageSize = 4096
 
 // Reserve is Make for room that will be filled only in part, such as capacity set aside for
 // appends: its pages are not faulted in ahead, so what is never written never becomes resident.
