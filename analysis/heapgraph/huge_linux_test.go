@@ -152,3 +152,24 @@ func TestSpillGivesMemoryBack(t *testing.T) {
 		t.Errorf("At(last) = %d, %v", v, err)
 	}
 }
+
+// A smaller array from Make has every page written (and so in memory) when Make returns, so
+// that a caller reading an element before writing it faults once, not twice; one from Reserve
+// does not.
+func TestMakeWritesSmallArraysPages(t *testing.T) {
+	debug.FreeOSMemory() // freed memory would come back cleared by the allocator, so resident
+	made := Make[uint64](4 << 20 / 8)
+	if got, want := resident(t, made), len(made)*8/4096; got < want {
+		t.Errorf("%d of the 4 MB array's %d pages resident after Make", got, want)
+	}
+	for _, v := range made {
+		if v != 0 {
+			t.Fatal("Make's array is not zero")
+		}
+	}
+	debug.FreeOSMemory()
+	reserved := Reserve[uint64](4 << 20 / 8)
+	if got := resident(t, reserved); got > 1 {
+		t.Errorf("%d pages of the 4 MB array from Reserve resident", got)
+	}
+}
