@@ -131,7 +131,7 @@ far (where the system tells it), on stderr.`,
 		}
 		in := &leaks.Input{
 			Graph: d.Graph, Weak: heapgraph.EdgeSet(d.Weak), ClassOf: d.ClassOf, NumClasses: len(d.Classes),
-			ClassObject: d.IsClassObject,
+			ClassObjects: d.ClassObjects(),
 		}
 		d.Weak, d.ClassOf = nil, nil
 		phases.begin("setting columns aside", true)

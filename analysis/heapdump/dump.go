@@ -191,6 +191,10 @@ func (d *Dump) IsClassObject(n uint32) bool {
 	return int(n>>6) < len(d.classObjs) && d.classObjs.has(n)
 }
 
+// ClassObjects returns the class objects as a bit per node, as IsClassObject asks them, for a
+// caller that asks for millions of nodes. It is the Dump's own set, to be read, not changed.
+func (d *Dump) ClassObjects() heapgraph.EdgeSet { return heapgraph.EdgeSet(d.classObjs) }
+
 // Node returns the node of the object with HPROF id id.
 func (d *Dump) Node(id uint64) (uint32, bool) { return d.ids.find(id) }
 

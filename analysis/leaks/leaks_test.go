@@ -55,8 +55,9 @@ func plantedLeak(t *testing.T) (Input, map[string]uint32) {
 	for e := g.Off[5]; e < g.Off[6]; e++ {
 		weak.Add(e)
 	}
-	in := Input{Graph: g, Weak: weak, ClassOf: classOf, NumClasses: 7,
-		ClassObject: func(v uint32) bool { return v == 1 }}
+	classes := heapgraph.NewEdgeSet(g.N())
+	classes.Add(1)
+	in := Input{Graph: g, Weak: weak, ClassOf: classOf, NumClasses: 7, ClassObjects: classes}
 	return in, map[string]uint32{"class": 1, "map": 2, "table": 3, "thread": 4, "weakref": 5}
 }
 
@@ -441,5 +442,41 @@ func TestComponentsBesideWithinLimit(t *testing.T) {
 		if !reflect.DeepEqual(rep, want) {
 			t.Errorf("%d objects, %d bytes for the stacks: the report differs from Analyze's", tc.objects, tc.room)
 		}
+	}
+}
+
+// Dynamic sizes leave out references into class objects, but for the super root's: an instance
+// reaches its class, and through the class its statics, without them counting in its dynamic
+// size; the class, a GC root, still has its own.
+func TestDynamicSizesSkipClassObjects(t *testing.T) {
+	// 0 → class 1 (a GC root) → static 4; 0 → thread 2 → instance 3 → its class 1.
+	b := heapgraph.NewBuilder(5)
+	for v, size := range []uint64{0, 100, 40, 24, 1000} {
+		b.SetSize(uint32(v), size)
+	}
+	for _, e := range [][2]uint32{{0, 1}, {0, 2}, {1, 4}, {2, 3}, {3, 1}} {
+		b.AddEdge(e[0], e[1])
+	}
+	g, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	classes := heapgraph.NewEdgeSet(g.N())
+	classes.Add(1)
+	dynamic := func(rep *Report) map[uint32]uint64 {
+		m := map[uint32]uint64{}
+		for _, c := range rep.TopDynamic {
+			m[c.Node] = c.Dynamic
+		}
+		return m
+	}
+	got := dynamic(Analyze(Input{Graph: g, ClassObjects: classes}, DefaultOptions))
+	if want := map[uint32]uint64{1: 1100, 2: 64, 3: 24, 4: 1000}; !reflect.DeepEqual(got, want) {
+		t.Errorf("dynamic sizes %v, want %v", got, want)
+	}
+	// Without class objects the thread and the instance reach the class's statics.
+	got = dynamic(Analyze(Input{Graph: g}, DefaultOptions))
+	if want := map[uint32]uint64{1: 1100, 2: 1164, 3: 1124, 4: 1000}; !reflect.DeepEqual(got, want) {
+		t.Errorf("without class objects: dynamic sizes %v, want %v", got, want)
 	}
 }

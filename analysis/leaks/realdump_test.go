@@ -21,8 +21,14 @@ func TestRealDump(t *testing.T) {
 		t.Fatal(err)
 	}
 	g, weak := d.Graph, heapgraph.EdgeSet(d.Weak)
-	in := Input{Graph: g, Weak: weak, ClassOf: d.ClassOf, NumClasses: len(d.Classes),
-		ClassObject: func(n uint32) bool { return d.Kind[n] == heapdump.KindClass }}
+	// The class objects from the kinds, not from the Dump's own set, which the CLI passes.
+	classes := heapgraph.NewEdgeSet(g.N())
+	for v, k := range d.Kind {
+		if k == heapdump.KindClass {
+			classes.Add(uint32(v))
+		}
+	}
+	in := Input{Graph: g, Weak: weak, ClassOf: d.ClassOf, NumClasses: len(d.Classes), ClassObjects: classes}
 	rep := Analyze(in, DefaultOptions)
 
 	tree := dominators.Compute(g, weak)
@@ -45,7 +51,7 @@ func TestRealDump(t *testing.T) {
 		if o.Retained != ret[o.Node] {
 			t.Errorf("report says %s retains %d, dominator tree %d", d.Describe(o.Node), o.Retained, ret[o.Node])
 		}
-		if slow := ddmin.SlowDynamic(g, dynamicSkip(g, weak, in.ClassObject), o.Node); o.Dynamic != slow {
+		if slow := ddmin.SlowDynamic(g, dynamicSkip(g, weak, in.ClassObjects), o.Node); o.Dynamic != slow {
 			t.Errorf("%s: dynamic size %d, by reachability %d", d.Describe(o.Node), o.Dynamic, slow)
 		}
 	}
@@ -79,13 +85,13 @@ func TestRealDumpSpilling(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Analyze(Input{Graph: d.Graph, Weak: heapgraph.EdgeSet(d.Weak), ClassOf: d.ClassOf,
-		NumClasses: len(d.Classes), ClassObject: d.IsClassObject}, DefaultOptions)
+		NumClasses: len(d.Classes), ClassObjects: d.ClassObjects()}, DefaultOptions)
 	names := map[uint32]string{}
 	for _, o := range want.TopRetained {
 		names[o.Node] = d.Describe(o.Node)
 	}
 	in := &Input{Graph: d.Graph, Weak: heapgraph.EdgeSet(d.Weak), ClassOf: d.ClassOf,
-		NumClasses: len(d.Classes), ClassObject: d.IsClassObject}
+		NumClasses: len(d.Classes), ClassObjects: d.ClassObjects()}
 	d.Weak, d.ClassOf = nil, nil
 	d.Park()
 	opt := DefaultOptions
