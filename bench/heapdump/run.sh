@@ -11,7 +11,7 @@
 # VISUALVM_TIMEOUT (seconds per VisualVM run, default 1800; VISUALVM_TIMEOUT_small etc. per size), VISUALVM_XMX (default 8g),
 # SKIP_VISUALVM=1 to leave the peer out, RUNS (rounds of cat and histogram with the file in the page cache,
 # alternating, median reported; default 5), ANALYZE_RUNS (runs of the full analysis per condition, median
-# wall and CPU and the highest peak RSS reported; default 3), COLD=0 to leave out the cold-cache rows (the
+# wall and CPU, the range of wall times and the highest peak RSS reported; default 5), COLD=0 to leave out the cold-cache rows (the
 # dump evicted from the page cache before each contender, so that it is read from disk).
 # Needs: go, javac/java, GNU time (/usr/bin/time), the Debian package visualvm
 # (scripts/install-deps.sh installs them).
@@ -85,9 +85,11 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b > 0) printf "%.1f", a/b; else pr
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { printf "%s", (NR % 2) ? v[(NR + 1) / 2] : sprintf("%.3f", (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 
 RUNS=${RUNS:-5}
-# This machine's speed drifts by a third within minutes (its host's other work): one run of the
-# analysis said more about the moment than about the program.
-ANALYZE_RUNS=${ANALYZE_RUNS:-3}
+# This machine's speed drifts by a third within minutes (its host's other work, and how much of
+# the memory a run touches the host has to back afresh): one run of the analysis said more about
+# the moment than about the program, and the median of three still moved by a third from one
+# bench run to the next. The rows give the median of five and the range.
+ANALYZE_RUNS=${ANALYZE_RUNS:-5}
 # Cold rows: the dump's pages are evicted from the page cache before each contender, so that each
 # reads the file from disk, as when a dump has just been copied in from the machine that wrote it.
 # Only the dump's: emptying the whole cache (drop_caches) would also make our static binary load
@@ -123,6 +125,7 @@ analyses() {
   done
   WALL=$(median "${w[@]}"); CPU=$(median "${c[@]}"); STATUS=$st
   RSS_MB=$(printf '%s\n' "${r[@]}" | sort -g | tail -1)
+  RANGE="$(printf '%s\n' "${w[@]}" | sort -g | head -1)–$(printf '%s\n' "${w[@]}" | sort -g | tail -1) s"
 }
 
 # cold NAME CMD... — warm with the dump evicted from the page cache before each contender; fails
@@ -170,7 +173,7 @@ for size in "${SIZES[@]}"; do
   A_WALL=""
   if [ $HAVE_ANALYZE = 1 ]; then
     analyses 0 "$HL" heap analyze --timings "$dump"; A_WALL=$WALL
-    ROWS+=("| $size | $mb MB | heapledger heap analyze | $WALL | $CPU | $RSS_MB | $(ratio "$WALL" "$CAT_WALL") | $STATUS (median of $ANALYZE_RUNS) |")
+    ROWS+=("| $size | $mb MB | heapledger heap analyze | $WALL | $CPU | $RSS_MB | $(ratio "$WALL" "$CAT_WALL") | $STATUS (median of $ANALYZE_RUNS, $RANGE) |")
     SUMMARY+=("$size, file in the page cache: full analysis $(ratio "$A_WALL" "$CAT_WALL")× the time to read the file (target ≤ 10×); peak RSS $RSS_MB MB of a $mb MB file (target ≤ file size)")
     # The phases, from --timings: where the time goes, and the floor the depth-first search sets.
     PHASES+=("| $size | $(sed -n 's/^timing: \(.*[^ ]\) \+\([0-9.]\+\) s wall \+\([0-9.]\+\) s CPU \+\([0-9]\+\) MB peak$/\1: \2 (\3, \4 MB)/p' "$BENCH_DIR/err.analyze" | paste -sd ';' | sed 's/;/; /g') |")
@@ -193,7 +196,7 @@ for size in "${SIZES[@]}"; do
     SUMMARY+=("$size, file read from disk: histogram $(ratio "$WALL" "$CCAT")× the time to read the file (target ≤ 2×)")
     if [ $HAVE_ANALYZE = 1 ]; then
       analyses 1 "$HL" heap analyze "$dump"
-      ROWS+=("| $size | $mb MB | heapledger heap analyze (cold cache) | $WALL | $CPU | $RSS_MB | $(ratio "$WALL" "$CCAT") | $STATUS (median of $ANALYZE_RUNS) |")
+      ROWS+=("| $size | $mb MB | heapledger heap analyze (cold cache) | $WALL | $CPU | $RSS_MB | $(ratio "$WALL" "$CCAT") | $STATUS (median of $ANALYZE_RUNS, $RANGE) |")
       SUMMARY+=("$size, file read from disk: full analysis $(ratio "$WALL" "$CCAT")× the time to read the file (target ≤ 10×); peak RSS $RSS_MB MB")
     fi
     cat "$dump" >/dev/null # back in the page cache for the peer
@@ -261,7 +264,7 @@ mkdir -p "$ROOT/docs"
   echo
   echo "Two conditions. **Page cache**: the file is in memory, where cat only copies it (several GB/s); cat and the"
   echo "histogram alternate for $RUNS rounds and the medians are reported; the analysis runs $ANALYZE_RUNS times, median wall"
-  echo "and CPU time and the highest peak RSS reported, its phases those of the last run. **Cold cache** (rows"
+  echo "and CPU time, the range of wall times and the highest peak RSS reported, its phases those of the last run. **Cold cache** (rows"
   echo "marked so): the dump's pages are evicted from the page cache before each contender (\`dd iflag=nocache\`, checked"
   echo "with fincore), so each reads the file from disk, as when a dump has just been copied in; cat and the histogram"
   echo "alternate for $RUNS rounds again, the analysis runs $ANALYZE_RUNS times. Only the dump is evicted: emptying the whole cache would"
@@ -317,8 +320,10 @@ mkdir -p "$ROOT/docs"
   echo "  second core counting into an array of its own (a class object's list takes an edge from every instance of its"
   echo "  class, and a count shared between cores cost more than one core alone); the condensed DAG's edge lists by the"
   echo "  parity of their components; retained size by class by subtrees of the dominator tree; the top objects by"
-  echo "  retained size by halves. Two memory-bound searches at once run each slower than alone on this VM (on the small"
-  echo "  dump 25 and 32 ms, against 21 and 22). A semidominator"
+  echo "  retained size by halves. Arrays are written a page at a time as they are made: a fresh page first read maps the"
+  echo "  system's zero page, and the write after it faults again and flushes that mapping from every core the process"
+  echo "  runs on, an interrupt that a virtual machine makes costly; the components' search beside the depth-first search"
+  echo "  so spent 4% of the small dump's CPU time, and ran a third slower than alone. A semidominator"
   echo "  search stops at the root, which spares most of a class object's list. The references on the paths reported are"
   echo "  named by reading again only the segments whose id range holds their objects. The phase table above"
   echo "  (\`--timings\`) shows where the time goes. Besides the work itself, two costs of this virtual machine weigh:"
