@@ -353,19 +353,12 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 		return nil, err
 	}
 	dyn.Weigh(g, sc)
-	// The walks and the ranking read the component DAG alone, and add about three words per
-	// component to what is resident (the dynamic sizes, a batch's marks). Where that could set
-	// a new peak, the shallow sizes and the node → component column wait outside meanwhile, the
-	// column read back a node at a time for the few objects ranked; elsewhere moving them out
-	// would only cost time (the files' fresh page cache, the view to map back).
-	components := int64(dyn.DAG.N())
-	aside := opt.Spill && !belowPeak(12*components+components/4)
-	if aside {
-		cols.park(in, true, false, false)
-	}
+	// The walks read the component DAG alone: the shallow sizes and the node → component column
+	// wait outside meanwhile, the column read back a node at a time for the few objects ranked.
+	cols.park(in, true, false, false)
 	compOf := func(v uint32) (uint32, error) { return dyn.Comp[v], nil }
 	var comps *heapgraph.Spilled[uint32]
-	if aside {
+	if opt.Spill {
 		comps, dyn.Comp = heapgraph.Spill(dyn.Comp), nil
 		defer comps.Close()
 		debug.FreeOSMemory()
@@ -425,16 +418,6 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 // resident is heapgraph.Resident, which tests replace to choose the room that a memory limit
 // leaves.
 var resident = heapgraph.Resident
-
-// peakResident is heapgraph.PeakResident, which tests replace.
-var peakResident = heapgraph.PeakResident
-
-// belowPeak reports whether more bytes on top of what is resident now stay below the peak the
-// process has reached already, so that holding them costs no memory the run did not take anyway.
-func belowPeak(more int64) bool {
-	r, p := resident(), peakResident()
-	return r >= 0 && p >= 0 && r+more <= p
-}
 
 // besideDone, set in tests, learns whether the components' search beside the depth-first search
 // found them or gave up.
