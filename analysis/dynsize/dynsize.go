@@ -107,15 +107,15 @@ type Found struct {
 // beside other work that reads the same graph (it only reads g and skip). Its node-sized array
 // comes from sc, which must then not be in use elsewhere meanwhile (nil allocates it).
 func Search(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch) *Found {
-	return SearchWithin(g, skip, sc, 0)
+	return SearchWithin(g, skip, sc, nil)
 }
 
 // SearchWithin is Search for a caller with little memory to spare: it gives up, returning nil,
-// once the search's stacks would take more than stackBytes (0: no limit), which a graph's
+// once the search's stacks would take more than room allows (nil: no limit), which a graph's
 // shape alone decides (12 bytes per node on the deepest path, and 4 per node of the largest
 // component). The rest of what it takes is known in advance: a word and a bit per node.
-func SearchWithin(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch, stackBytes int64) *Found {
-	comp, count, entered := components(g, skip, sc, stackBytes)
+func SearchWithin(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch, room *StackRoom) *Found {
+	comp, count, entered := components(g, skip, sc, room)
 	if comp == nil && g.N() > 0 {
 		return nil
 	}

@@ -12,6 +12,7 @@ package dynsize
 import (
 	"fmt"
 	"math/bits"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/heapledger/heapledger/analysis/heapgraph"
@@ -28,7 +29,7 @@ import (
 // holds a value counting down from the top of the uint32 range, which every open lowlink is below.
 // Node 0 is searched from last, so that its component completes last and is numbered 0.
 func Components(g *heapgraph.Graph, skip heapgraph.EdgeSet) (comp []uint32, count int) {
-	comp, count, _ = components(g, skip, nil, 0)
+	comp, count, _ = components(g, skip, nil, nil)
 	return comp, count
 }
 
@@ -37,9 +38,9 @@ func Components(g *heapgraph.Graph, skip heapgraph.EdgeSet) (comp []uint32, coun
 // component already complete or as the tree edge above a component's root, which spares
 // Condense a pass over all edges to find the components that have predecessors.
 //
-// With stackBytes > 0 the search gives up, returning a nil comp, as soon as its two stacks would
-// hold more than that many bytes (12 per open node, 4 per node waiting for its component).
-func components(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch, stackBytes int64) (comp []uint32, count int, entered heapgraph.EdgeSet) {
+// With a room, the search gives up, returning a nil comp, as soon as its two stacks would hold
+// more than the room allows (12 bytes per open node, 4 per node waiting for its component).
+func components(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch, room *StackRoom) (comp []uint32, count int, entered heapgraph.EdgeSet) {
 	n := g.N()
 	entered = heapgraph.NewEdgeSet(n)
 	r := sc.Uint32s(n) // 0: not visited yet
@@ -53,8 +54,20 @@ func components(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratc
 	// size.
 	var frames heapgraph.Stack[frame]
 	var done heapgraph.Stack[uint32] // visited nodes whose component is not complete yet (Tarjan's stack)
+	// The room is read, and what the stacks hold told, every stackCheck pushes: often enough
+	// for a caller lowering it (StackRoom.Hold) to count on it, rarely enough to cost nothing.
+	limit, pushes := room.limitNow(), 0
 	over := func() bool {
-		return stackBytes > 0 && int64(frames.Len())*int64(unsafe.Sizeof(frame{}))+int64(done.Len())*4 > stackBytes
+		if room == nil {
+			return false
+		}
+		held := int64(frames.Len())*int64(unsafe.Sizeof(frame{})) + int64(done.Len())*4
+		if pushes++; pushes == stackCheck {
+			pushes = 0
+			room.held.Store(held)
+			limit = room.limitNow()
+		}
+		return limit > 0 && held > limit
 	}
 	next := uint32(1) // next DFS index
 	completed := uint32(0)
@@ -128,6 +141,47 @@ func components(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratc
 		r[i] = completed - 1 - (heapgraph.NoNode - 1 - x)
 	}
 	return r, int(completed), entered
+}
+
+// StackRoom is the memory a search's stacks may take (SearchWithin). Another goroutine may lower
+// it while the search runs (Hold); the search then gives up if its stacks pass the new limit.
+type StackRoom struct {
+	limit atomic.Int64 // bytes; 0: no limit
+	held  atomic.Int64 // what the stacks held when the search last looked
+}
+
+// stackCheck is how many pushes apart the search reads its room: its stacks grow by at most
+// 12 bytes a push, so a lowered room is seen within 3 KB.
+const stackCheck = 256
+
+// NewStackRoom returns a room of bytes (0: no limit).
+func NewStackRoom(bytes int64) *StackRoom {
+	r := &StackRoom{}
+	r.limit.Store(bytes)
+	return r
+}
+
+// Hold lowers the room, if it is larger, to what the stacks held when the search last looked
+// and more bytes beyond, and returns how many bytes beyond that the stacks may still take. A
+// caller that must count what a running search may yet take calls it, and counts that.
+func (r *StackRoom) Hold(more int64) int64 {
+	for {
+		old, held := r.limit.Load(), r.held.Load()
+		want := held + more + stackCheck*12 // what the search may push before it looks again
+		if old > 0 && old <= want {
+			return max(0, old-held)
+		}
+		if r.limit.CompareAndSwap(old, want) {
+			return want - held
+		}
+	}
+}
+
+func (r *StackRoom) limitNow() int64 {
+	if r == nil {
+		return 0
+	}
+	return r.limit.Load()
 }
 
 // Condense builds the component DAG: node c is component c, its size is the sum of its members'

@@ -2,6 +2,7 @@ package dynsize
 
 import (
 	"reflect"
+	"runtime"
 	"testing"
 
 	"github.com/heapledger/heapledger/analysis/heapgraph"
@@ -17,7 +18,7 @@ func TestEnteredMarksMatchFullPass(t *testing.T) {
 		if seed%2 == 0 {
 			skip = everyNth(g, 0, 3)
 		}
-		comp, count, entered := components(g, skip, nil, 0)
+		comp, count, entered := components(g, skip, nil, nil)
 		want, wantRoot := condense(g, skip, comp, count, nil, nil)
 		got, gotRoot := condense(g, skip, comp, count, entered, nil)
 		if !reflect.DeepEqual(want, got) || wantRoot != gotRoot {
@@ -38,7 +39,7 @@ func TestCondenseMatchesDefinition(t *testing.T) {
 		if seed%3 == 0 {
 			skip = everyNth(g, 1, 4)
 		}
-		comp, count, entered := components(g, skip, nil, 0)
+		comp, count, entered := components(g, skip, nil, nil)
 		lists := make([][]uint32, count)
 		sizes := make([]uint64, count)
 		hasPred := make([]bool, count)
@@ -110,7 +111,7 @@ func TestSearchWithinBudget(t *testing.T) {
 		budget int64
 		found  bool
 	}{{0, true}, {need, true}, {need + 1, true}, {need - 1, false}, {entries * 12, false}, {4096, false}} {
-		got := SearchWithin(g, nil, nil, tc.budget)
+		got := SearchWithin(g, nil, nil, NewStackRoom(tc.budget))
 		if (got != nil) != tc.found {
 			t.Fatalf("budget %d: found %v, want %v", tc.budget, got != nil, tc.found)
 		}
@@ -123,8 +124,66 @@ func TestSearchWithinBudget(t *testing.T) {
 		n := 2 + int(seed%60)
 		g := heapgraph.Random(seed, n, int(seed%4+1)*n, 9)
 		want := Search(g, nil, nil)
-		if got := SearchWithin(g, nil, nil, int64(seed%7)*16); got != nil && !reflect.DeepEqual(got, want) {
+		if got := SearchWithin(g, nil, nil, NewStackRoom(int64(seed%7)*16)); got != nil && !reflect.DeepEqual(got, want) {
 			t.Fatalf("seed %d: the search within a budget found other components", seed)
 		}
+	}
+}
+
+// A room lowered by Hold holds what the stacks held and the bytes asked for (and what the search
+// may push before it looks again): the search then finds the components if they fit, and gives
+// up if they do not.
+func TestStackRoomHold(t *testing.T) {
+	const entries = 30000
+	g := heapgraph.DoublyLinkedList(entries)
+	need := int64(entries+2) * 12
+	for _, tc := range []struct {
+		room, more int64
+		found      bool
+	}{
+		{1 << 30, need, true},
+		{1 << 30, need / 2, false},
+		{0, need, true}, // no limit: Hold sets one
+		{0, 4096, false},
+		{need / 2, need, false}, // Hold never raises a room
+	} {
+		room := NewStackRoom(tc.room)
+		extra := room.Hold(tc.more)
+		if want := min(tc.more+stackCheck*12, max(tc.room, 0)); tc.room > 0 && extra != want || tc.room == 0 && extra != tc.more+stackCheck*12 {
+			t.Errorf("room %d, Hold(%d) = %d", tc.room, tc.more, extra)
+		}
+		if got := SearchWithin(g, nil, nil, room); (got != nil) != tc.found {
+			t.Errorf("room %d, Hold(%d): found %v, want %v", tc.room, tc.more, got != nil, tc.found)
+		}
+	}
+}
+
+// A room lowered while the search runs stops it: on a chain of a million objects, whose stacks
+// grow by a frame per object, the room is lowered once the stacks hold 64 KB.
+func TestStackRoomHoldWhileSearching(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("lowers the room from another goroutine while the search runs")
+	}
+	const objects = 1_000_000
+	edges := make([][2]uint32, objects)
+	for i := range edges {
+		edges[i] = [2]uint32{uint32(i), uint32(i + 1)}
+	}
+	g, err := heapgraph.FromEdges(objects+1, edges...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	room := NewStackRoom(1 << 30)
+	held := make(chan int64)
+	go func() {
+		for room.held.Load() < 64<<10 {
+		}
+		held <- room.Hold(4096)
+	}()
+	if SearchWithin(g, nil, nil, room) != nil {
+		t.Error("the search went on past a room lowered to 64 KB and 4 KB more")
+	}
+	if extra := <-held; extra != 4096+stackCheck*12 {
+		t.Errorf("Hold gave %d bytes beyond what the stacks held, want %d", extra, 4096+stackCheck*12)
 	}
 }

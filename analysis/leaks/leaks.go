@@ -191,12 +191,16 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 			stackRoom = opt.MemoryLimit - r - (20*int64(n) + int64(n)/8 + int64(edges)/4)
 		}
 	}
+	var room *dynsize.StackRoom
+	if limited {
+		room = dynsize.NewStackRoom(stackRoom)
+	}
 	if runtime.GOMAXPROCS(0) >= 2 && (!limited || stackRoom >= minStackRoom) {
 		foundDone = make(chan struct{})
 		go func() {
 			defer close(foundDone)
 			skip = dynamicSkip(g, in.Weak, in.ClassObjects)
-			found = dynsize.SearchWithin(g, skip, nil, stackRoom)
+			found = dynsize.SearchWithin(g, skip, nil, room)
 			if besideDone != nil {
 				besideDone(found != nil)
 			}
@@ -206,14 +210,17 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 	phase("dominator tree")
 	// Split between two cores, the predecessor lists take a word per node more, on top of the
 	// lists themselves (about half a word per edge; unsplit, about what the preorder array
-	// they replace gave back). The components' search, if it is still running, may yet fill the
-	// room it was left for its stacks.
+	// they replace gave back). The components' search, if it is still running, is held from
+	// here to what its stacks hold and searchSlack more, which is counted; past that it gives
+	// up, to run in its own phase. (Counting all the room it was left kept the lists from
+	// being split on the medium and large dumps, where the search ends a little after the
+	// depth-first search with a megabyte or two of stacks.)
 	now := resident()
-	if foundDone != nil && now >= 0 {
+	if foundDone != nil && now >= 0 && room != nil {
 		select {
 		case <-foundDone:
 		default:
-			now += stackRoom
+			now += room.Hold(searchSlack)
 		}
 	}
 	searched.ListPredecessors(g, in.Weak, !limited || beside(now, 4*int64(n)+2*int64(edges), opt.MemoryLimit))
@@ -422,6 +429,10 @@ var resident = heapgraph.Resident
 // besideDone, set in tests, learns whether the components' search beside the depth-first search
 // found them or gave up.
 var besideDone func(found bool)
+
+// searchSlack is how much more than its stacks hold a components' search still running when the
+// predecessor lists are made may take.
+const searchSlack = 16 << 20
 
 // minStackRoom is the least room for its stacks that the components' search beside the
 // depth-first search is started with: a search that is given less gives up on most graphs.
