@@ -111,7 +111,8 @@ func Search(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch) *
 }
 
 // SearchWithin is Search for a caller with little memory to spare: it gives up, returning nil,
-// once the search's stacks would take more than room allows (nil: no limit), which a graph's
+// once the search's stacks take more than room allows (nil: no limit; they may pass it by
+// stackCheck frames before the search sees it), which a graph's
 // shape alone decides (12 bytes per node on the deepest path, and 4 per node of the largest
 // component). The rest of what it takes is known in advance: a word and a bit per node.
 func SearchWithin(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch, room *StackRoom) *Found {

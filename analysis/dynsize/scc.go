@@ -38,8 +38,9 @@ func Components(g *heapgraph.Graph, skip heapgraph.EdgeSet) (comp []uint32, coun
 // component already complete or as the tree edge above a component's root, which spares
 // Condense a pass over all edges to find the components that have predecessors.
 //
-// With a room, the search gives up, returning a nil comp, as soon as its two stacks would hold
-// more than the room allows (12 bytes per open node, 4 per node waiting for its component).
+// With a room, the search gives up, returning a nil comp, once its two stacks hold more than the
+// room allows (12 bytes per open node, 4 per node waiting for its component), which it sees
+// within stackCheck pushes.
 func components(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch, room *StackRoom) (comp []uint32, count int, entered heapgraph.EdgeSet) {
 	n := g.N()
 	entered = heapgraph.NewEdgeSet(n)
@@ -54,19 +55,15 @@ func components(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratc
 	// size.
 	var frames heapgraph.Stack[frame]
 	var done heapgraph.Stack[uint32] // visited nodes whose component is not complete yet (Tarjan's stack)
-	// The room is read, and what the stacks hold told, every stackCheck pushes: often enough
-	// for a caller lowering it (StackRoom.Hold) to count on it, rarely enough to cost nothing.
-	limit, pushes := room.limitNow(), 0
+	// The stacks are weighed against the room, and what they hold told, every stackCheck
+	// pushes: often enough for a caller lowering the room (StackRoom.Hold) to count on it, and
+	// for the stacks to pass it by no more than stackCheck frames; rarely enough to cost
+	// nothing (a call per push was 2-3 ms on the small benchmark dump).
+	pushes := 0
 	over := func() bool {
-		if room == nil {
-			return false
-		}
 		held := int64(frames.Len())*int64(unsafe.Sizeof(frame{})) + int64(done.Len())*4
-		if pushes++; pushes == stackCheck {
-			pushes = 0
-			room.held.Store(held)
-			limit = room.limitNow()
-		}
+		room.held.Store(held)
+		limit := room.limitNow()
 		return limit > 0 && held > limit
 	}
 	next := uint32(1) // next DFS index
@@ -90,8 +87,10 @@ func components(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratc
 					r[w] = next
 					next++
 					frames.Push(frame{v: w, e: g.Off[w], root: true})
-					if over() {
-						return false
+					if pushes++; pushes == stackCheck {
+						if pushes = 0; room != nil && over() {
+							return false
+						}
 					}
 				} else if r[w] > finished(completed) {
 					// w's component is complete, so it is not f.v's.
@@ -116,8 +115,10 @@ func components(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratc
 				}
 			} else {
 				done.Push(v)
-				if over() {
-					return false
+				if pushes++; pushes == stackCheck {
+					if pushes = 0; room != nil && over() {
+						return false
+					}
 				}
 			}
 			if !frames.Empty() {
@@ -150,9 +151,12 @@ type StackRoom struct {
 	held  atomic.Int64 // what the stacks held when the search last looked
 }
 
-// stackCheck is how many pushes apart the search reads its room: its stacks grow by at most
-// 12 bytes a push, so a lowered room is seen within 3 KB.
+// stackCheck is how many pushes apart the search weighs its stacks against its room: they grow
+// by at most 12 bytes a push, so they pass the room by 3 KB at most.
 const stackCheck = 256
+
+// holdSlack is what Hold adds to the bytes asked for: see there.
+const holdSlack = 2 * stackCheck * 12
 
 // NewStackRoom returns a room of bytes (0: no limit).
 func NewStackRoom(bytes int64) *StackRoom {
@@ -167,7 +171,9 @@ func NewStackRoom(bytes int64) *StackRoom {
 func (r *StackRoom) Hold(more int64) int64 {
 	for {
 		old, held := r.limit.Load(), r.held.Load()
-		want := held + more + stackCheck*12 // what the search may push before it looks again
+		// held may be stackCheck pushes old, and the stacks may pass the limit by as many more
+		// before the search sees it.
+		want := held + more + holdSlack
 		if old > 0 && old <= want {
 			return max(0, old-held)
 		}

@@ -110,7 +110,7 @@ func TestSearchWithinBudget(t *testing.T) {
 	for _, tc := range []struct {
 		budget int64
 		found  bool
-	}{{0, true}, {need, true}, {need + 1, true}, {need - 1, false}, {entries * 12, false}, {4096, false}} {
+	}{{0, true}, {need, true}, {need + 1, true}, {need - stackCheck*12 - 1, false}, {entries * 10, false}, {4096, false}} {
 		got := SearchWithin(g, nil, nil, NewStackRoom(tc.budget))
 		if (got != nil) != tc.found {
 			t.Fatalf("budget %d: found %v, want %v", tc.budget, got != nil, tc.found)
@@ -149,7 +149,7 @@ func TestStackRoomHold(t *testing.T) {
 	} {
 		room := NewStackRoom(tc.room)
 		extra := room.Hold(tc.more)
-		if want := min(tc.more+stackCheck*12, max(tc.room, 0)); tc.room > 0 && extra != want || tc.room == 0 && extra != tc.more+stackCheck*12 {
+		if want := min(tc.more+holdSlack, max(tc.room, 0)); tc.room > 0 && extra != want || tc.room == 0 && extra != tc.more+holdSlack {
 			t.Errorf("room %d, Hold(%d) = %d", tc.room, tc.more, extra)
 		}
 		if got := SearchWithin(g, nil, nil, room); (got != nil) != tc.found {
@@ -183,7 +183,7 @@ func TestStackRoomHoldWhileSearching(t *testing.T) {
 	if SearchWithin(g, nil, nil, room) != nil {
 		t.Error("the search went on past a room lowered to 64 KB and 4 KB more")
 	}
-	if extra := <-held; extra != 4096+stackCheck*12 {
-		t.Errorf("Hold gave %d bytes beyond what the stacks held, want %d", extra, 4096+stackCheck*12)
+	if extra := <-held; extra != 4096+holdSlack {
+		t.Errorf("Hold gave %d bytes beyond what the stacks held, want %d", extra, 4096+holdSlack)
 	}
 }
