@@ -90,10 +90,9 @@ func FuzzIndexedMatchesInOrder(f *testing.F) {
 		a, errA := Load(plain, Options{})
 		b, errB := Load(zipped, Options{})
 		// And with the far half of the file read by a second shard (see scanPass1).
-		defaultMin := farShardMin
-		farShardMin = 1
+		undo := farShardForced()
 		c, errC := Load(plain, Options{})
-		farShardMin = defaultMin
+		undo()
 		if errA != nil || errB != nil || errC != nil {
 			if (errA == nil) != (errB == nil) || (errA == nil) != (errC == nil) {
 				t.Fatalf("indexed: %v; in order: %v; in two shards: %v", errA, errB, errC)

@@ -286,12 +286,18 @@ func TestGraphMatchesSlowReading(t *testing.T) {
 	}
 }
 
-// forceFarShard has pass 1 read the far half of any file on a second core (see scanPass1) until
-// the test ends.
+// forceFarShard has pass 1 read the far half of any file on a second core (see scanPass1),
+// whether the page cache holds it or not, until the test ends.
 func forceFarShard(t testing.TB) {
-	old := farShardMin
+	t.Cleanup(farShardForced())
+}
+
+// farShardForced is forceFarShard for code outside a test's end; it returns what undoes it.
+func farShardForced() (undo func()) {
+	oldMin, oldCached := farShardMin, fileCached
 	farShardMin = 1
-	t.Cleanup(func() { farShardMin = old })
+	fileCached = func(*os.File, int64) bool { return true }
+	return func() { farShardMin, fileCached = oldMin, oldCached }
 }
 
 // Reading the segments on several cores (pass 1 in two shards, pass 2 in batches) must give

@@ -192,3 +192,29 @@ func mapFiles(files []*os.File, part, total int) []byte {
 }
 
 func unmap(b []byte) { _ = syscall.Munmap(b) }
+
+// Cached reports whether the system's page cache holds at least half of the pages of bytes
+// [off, off+n) of f, and false when it cannot tell. It maps the range and asks mincore, which
+// reads no data.
+func Cached(f *os.File, off, n int64) bool {
+	page := int64(os.Getpagesize())
+	start := off &^ (page - 1)
+	n += off - start
+	if n <= 0 || start < 0 {
+		return false
+	}
+	b, err := syscall.Mmap(int(f.Fd()), start, int(n), syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		return false
+	}
+	defer syscall.Munmap(b)
+	vec := make([]byte, (n+page-1)/page)
+	if _, _, e := syscall.Syscall(syscall.SYS_MINCORE, uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)), uintptr(unsafe.Pointer(unsafe.SliceData(vec)))); e != 0 {
+		return false
+	}
+	in := 0
+	for _, v := range vec {
+		in += int(v & 1)
+	}
+	return 2*in >= len(vec)
+}

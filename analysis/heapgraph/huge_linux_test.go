@@ -3,6 +3,7 @@
 package heapgraph
 
 import (
+	"os"
 	"runtime"
 	"runtime/debug"
 	"syscall"
@@ -171,5 +172,39 @@ func TestMakeWritesSmallArraysPages(t *testing.T) {
 	reserved := Reserve[uint64](4 << 20 / 8)
 	if got := resident(t, reserved); got > 1 {
 		t.Errorf("%d pages of the 4 MB array from Reserve resident", got)
+	}
+}
+
+// Cached sees a file just written as in the page cache, and the same file evicted from it as
+// not.
+func TestCached(t *testing.T) {
+	f, err := os.CreateTemp(t.TempDir(), "cached")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write(make([]byte, 8<<20)); err != nil {
+		t.Fatal(err)
+	}
+	if !Cached(f, 4<<20, 4<<20) {
+		t.Error("a file just written is not cached")
+	}
+	if Cached(f, 0, 0) || Cached(f, -1, 10) {
+		t.Error("an empty or negative range is cached")
+	}
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	const dontNeed = 4 // POSIX_FADV_DONTNEED
+	if _, _, e := syscall.Syscall6(syscall.SYS_FADVISE64, f.Fd(), 0, 0, dontNeed, 0, 0); e != 0 {
+		t.Skipf("fadvise: %v", e)
+	}
+	var fs syscall.Statfs_t
+	if err := syscall.Fstatfs(int(f.Fd()), &fs); err != nil || fs.Type == 0x01021994 {
+		// A file system in memory (tmpfs) keeps its pages: nothing to tell there.
+		t.Skip("the temporary directory is in memory")
+	}
+	if Cached(f, 4<<20, 4<<20) {
+		t.Error("a file evicted from the page cache is still cached")
 	}
 }
