@@ -201,6 +201,11 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 			defer close(foundDone)
 			skip = dynamicSkip(g, in.Weak, in.ClassObjects)
 			found = dynsize.SearchWithin(g, skip, nil, room)
+			if found == nil {
+				// Memory is short: the set of edges skipped is not kept through the peak either;
+				// the components' phase works it out again.
+				skip = nil
+			}
 			if besideDone != nil {
 				besideDone(found != nil)
 			}
