@@ -194,27 +194,40 @@ func mapFiles(files []*os.File, part, total int) []byte {
 func unmap(b []byte) { _ = syscall.Munmap(b) }
 
 // Cached reports whether the system's page cache holds at least half of the pages of bytes
-// [off, off+n) of f, and false when it cannot tell. It maps the range and asks mincore, which
-// reads no data.
+// [off, off+n) of f. It maps the range and asks mincore, which reads no data. Where it cannot
+// tell (an empty range, a file that cannot be mapped) it reports true: callers then do what
+// suits a file read from memory, as they did before they could ask.
 func Cached(f *os.File, off, n int64) bool {
 	page := int64(os.Getpagesize())
 	start := off &^ (page - 1)
 	n += off - start
 	if n <= 0 || start < 0 {
-		return false
+		return true
 	}
 	b, err := syscall.Mmap(int(f.Fd()), start, int(n), syscall.PROT_READ, syscall.MAP_SHARED)
 	if err != nil {
-		return false
+		return true
 	}
 	defer syscall.Munmap(b)
+	in, pages, err := residentPages(unsafe.Pointer(unsafe.SliceData(b)), uintptr(len(b)))
+	return err != nil || 2*in >= pages
+}
+
+// residentPages counts the pages of the n bytes from p (widened to whole pages) that are in
+// memory: for a file's mapping, those the page cache holds.
+func residentPages(p unsafe.Pointer, n uintptr) (in, pages int, err error) {
+	page := uintptr(os.Getpagesize())
+	start := uintptr(p) &^ (page - 1)
+	n += uintptr(p) - start
 	vec := make([]byte, (n+page-1)/page)
-	if _, _, e := syscall.Syscall(syscall.SYS_MINCORE, uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)), uintptr(unsafe.Pointer(unsafe.SliceData(vec)))); e != 0 {
-		return false
+	if len(vec) == 0 {
+		return 0, 0, nil
 	}
-	in := 0
+	if _, _, e := syscall.Syscall(syscall.SYS_MINCORE, start, n, uintptr(unsafe.Pointer(unsafe.SliceData(vec)))); e != 0 {
+		return 0, len(vec), e
+	}
 	for _, v := range vec {
 		in += int(v & 1)
 	}
-	return 2*in >= len(vec)
+	return in, len(vec), nil
 }

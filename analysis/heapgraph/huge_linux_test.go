@@ -15,18 +15,10 @@ import (
 // resident counts the pages of a that are in memory.
 func resident(t *testing.T, a []uint64) int {
 	t.Helper()
-	size := uintptr(len(a)) * 8
-	start := uintptr(unsafe.Pointer(unsafe.SliceData(a)))
-	aligned := start &^ 4095
-	vec := make([]byte, (size+start-aligned+4095)/4096)
-	_, _, e := syscall.Syscall(syscall.SYS_MINCORE, aligned, size+start-aligned, uintptr(unsafe.Pointer(&vec[0])))
+	n, _, err := residentPages(unsafe.Pointer(unsafe.SliceData(a)), uintptr(len(a))*8)
 	runtime.KeepAlive(a)
-	if e != 0 {
-		t.Skipf("mincore: %v", e)
-	}
-	n := 0
-	for _, v := range vec {
-		n += int(v & 1)
+	if err != nil {
+		t.Skipf("mincore: %v", err)
 	}
 	return n
 }
@@ -189,8 +181,8 @@ func TestCached(t *testing.T) {
 	if !Cached(f, 4<<20, 4<<20) {
 		t.Error("a file just written is not cached")
 	}
-	if Cached(f, 0, 0) || Cached(f, -1, 10) {
-		t.Error("an empty or negative range is cached")
+	if !Cached(f, 0, 0) || !Cached(f, -1, 10) {
+		t.Error("an empty or negative range, which cannot tell, is not reported cached")
 	}
 	if err := f.Sync(); err != nil {
 		t.Fatal(err)

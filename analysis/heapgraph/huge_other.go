@@ -19,8 +19,8 @@ func PeakResident() int64 { return -1 }
 // release leaves b as it is where there is no madvise to give its pages back with.
 func release(b []byte) {}
 
-// Cached cannot tell here whether the page cache holds a file's pages: it reports true, which
-// leaves the callers to what suits a file read from memory.
+// Cached cannot tell here whether the page cache holds a file's pages: it reports true, as the
+// Linux one does where it cannot tell.
 func Cached(f *os.File, off, n int64) bool { return true }
 
 // mapFiles maps nothing here: Map reads the files instead.
