@@ -86,10 +86,20 @@ far (where the system tells it), on stderr.`,
 		kept0, keptBytes0, _ := heapgraph.SpillFailures()
 		phases := newPhases(stderr, c.Bool("progress"), c.Bool("timings"))
 		defer phases.end()
+		// Building the graph runs mostly on one core; the other meanwhile makes the first
+		// phase's arrays and faults their pages in, if the memory the file's size allows for
+		// leaves room for them (for a gzip dump, the compressed size: all that is known then).
+		var ahead *leaks.Ahead
+		building := func(nodes int) {
+			st, err := os.Stat(path)
+			if r := heapgraph.Resident(); err == nil && r >= 0 {
+				ahead = leaks.MakeAhead(nodes, st.Size()-r)
+			}
+		}
 		d, err := heapdump.Load(path, heapdump.Options{
 			Dump: c.Int("dump"), Compressed: c.String("compressed"), KeepUnreachable: c.Bool("keep-unreachable"),
-			AllowPartial: c.Bool("partial"),
-			Progress:     func(phase string, done, total int64) { p.update(phase+" "+path, done, total) },
+			AllowPartial: c.Bool("partial"), Building: building,
+			Progress: func(phase string, done, total int64) { p.update(phase+" "+path, done, total) },
 			Phase: func(name string) {
 				// The passes over the file show their bytes; the steps after them show as phases.
 				pass := strings.HasPrefix(name, "reading ")
@@ -117,6 +127,7 @@ far (where the system tells it), on stderr.`,
 		opt.Threshold = th / 100
 		opt.Top = c.Int("top")
 		opt.Phase = phases.start
+		opt.Ahead = ahead
 		// The analysis moves the columns a phase does not read to temporary files meanwhile, and
 		// the Dump must not hold them too for that to free any memory.
 		opt.Spill = true

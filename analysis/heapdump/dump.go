@@ -128,6 +128,11 @@ type Options struct {
 	// Phase, if set, is called as each step of loading begins: "reading objects", "reading
 	// references", "building the graph".
 	Phase func(name string)
+	// Building, if set, is called as building the graph begins, with its number of nodes so
+	// far (the super root and any unreachable objects included, so no fewer than the graph
+	// will have). That step runs mostly on one core: a caller can use the others meanwhile
+	// (see leaks.MakeAhead).
+	Building func(nodes int)
 }
 
 // Dump is a loaded heap dump. All per-node slices are indexed by node (0 = super root).

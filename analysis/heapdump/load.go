@@ -132,6 +132,9 @@ func Load(path string, opt Options) (*Dump, error) {
 		return nil, err
 	}
 	phase("building the graph")
+	if opt.Building != nil {
+		opt.Building(l.d.Graph.N())
+	}
 	l.finish()
 	l.d.schema = l.schema
 	return l.d, nil

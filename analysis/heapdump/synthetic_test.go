@@ -97,9 +97,14 @@ func TestUnreachableDroppedOrKept(t *testing.T) {
 	b := hproftest.New(8)
 	chain(b, 0x100, 0x20)
 	p := write(t, b.Bytes())
-	d, err := Load(p, Options{})
+	var building []int
+	d, err := Load(p, Options{Building: func(nodes int) { building = append(building, nodes) }})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Building is told the nodes before the unreachable ones go: the super root and 8 objects.
+	if !slices.Equal(building, []int{9}) {
+		t.Errorf("Building called with %v, want once with 9 nodes", building)
 	}
 	// A, B, C and both classes are reachable; D, E, F are not.
 	if got := idsOf(d, allNodes(d)); !slices.Equal(got, []uint64{0x10, 0x20, 0x100, 0x108, 0x110}) {

@@ -102,6 +102,31 @@ func faultIn() {
 	}
 }
 
+// Populate faults in the pages of a, a huge page at a time, adding the bytes done to done as it
+// goes. It changes nothing a holds, so the array may be in use meanwhile. It reports false,
+// stopping there, where the system cannot (no MADV_POPULATE_WRITE before Linux 5.14; other
+// systems).
+func Populate[T ~uint8 | ~uint32 | ~uint64](a []T, done *atomic.Int64) bool {
+	var z T
+	size := uintptr(cap(a)) * unsafe.Sizeof(z)
+	if size == 0 || faulter.off.Load() {
+		return size == 0
+	}
+	p := unsafe.Pointer(unsafe.SliceData(a[:cap(a)]))
+	for off := uintptr(0); off < size; off += hugePage {
+		n := min(hugePage, size-off)
+		if err := populate(unsafe.Add(p, off), n); err != nil {
+			if err == syscall.EINVAL {
+				faulter.off.Store(true)
+			}
+			return false
+		}
+		done.Add(int64(n))
+	}
+	runtime.KeepAlive(a)
+	return true
+}
+
 // populate faults in the pages of n bytes from p. The range is widened to whole pages: faulting
 // in a neighbour's share of a page changes nothing it holds.
 func populate(p unsafe.Pointer, n uintptr) error {

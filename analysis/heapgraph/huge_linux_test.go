@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -64,6 +65,38 @@ func TestMakeFaultsPagesInAhead(t *testing.T) {
 		t.Errorf("FaultAhead: %d pages resident outside the range", got)
 	}
 	runtime.KeepAlive(reserved)
+}
+
+// Populate makes every page of an array from Reserve resident, counting the bytes, and leaves
+// what the array holds as it was.
+func TestPopulate(t *testing.T) {
+	debug.FreeOSMemory()
+	for _, n := range []int{3 << 10, hugeMin / 8 * 2} { // 4 KB pages, and huge ones
+		a := Reserve[uint64](n)
+		a[7] = 42 // written while the rest is not resident
+		var done atomic.Int64
+		if !Populate(a, &done) {
+			t.Skip("the kernel has no MADV_POPULATE_WRITE")
+		}
+		if got, want := done.Load(), int64(n*8); got != want {
+			t.Errorf("Populate of %d bytes counted %d", want, got)
+		}
+		if got, pages := resident(t, a), n*8/4096; got < pages {
+			t.Errorf("Populate: %d of %d pages resident", got, pages)
+		}
+		for i, v := range a {
+			if v != 0 && !(i == 7 && v == 42) {
+				t.Fatalf("Populate changed element %d to %d", i, v)
+			}
+		}
+		if a[7] != 42 {
+			t.Fatalf("Populate changed element 7 to %d", a[7])
+		}
+	}
+	var done atomic.Int64
+	if !Populate([]uint32(nil), &done) || done.Load() != 0 {
+		t.Error("Populate of nothing must succeed and count nothing")
+	}
 }
 
 // Resident counts the pages the process has touched: 64 MB more once they are written.

@@ -2,13 +2,19 @@
 
 package heapgraph
 
-import "os"
+import (
+	"os"
+	"sync/atomic"
+)
 
 // adviseHuge does nothing where transparent huge pages and populating madvise are not Linux's
 // to give.
 func adviseHuge[T ~uint8 | ~uint32 | ~uint64](a []T, fill bool) {}
 
 func faultAhead[T ~uint8 | ~uint32 | ~uint64](a []T, from, to int) {}
+
+// Populate cannot fault pages in ahead here: it reports false.
+func Populate[T ~uint8 | ~uint32 | ~uint64](a []T, done *atomic.Int64) bool { return cap(a) == 0 }
 
 // Resident cannot tell the resident memory here.
 func Resident() int64 { return -1 }

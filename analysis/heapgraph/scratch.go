@@ -12,12 +12,19 @@ import (
 // costs more than the phase's own work. A nil *Scratch allocates and forgets, as make does.
 // A Scratch is not safe for concurrent use.
 type Scratch struct {
-	free   [][]uint32
-	free64 [][]uint64
+	free   []held[uint32]
+	free64 []held[uint64]
 	// Spill lets the phases move arrays they will need again, but not for a while, to temporary
 	// files (see Spilled) instead of keeping them resident. Such a phase can then fail with an
 	// error, if a file cannot be read back.
 	Spill bool
+}
+
+// held is an array a Scratch holds for reuse.
+type held[T uint32 | uint64] struct {
+	a []T
+	// zero: the array has not been written since it was made, and needs no clearing.
+	zero bool
 }
 
 // Spills reports whether the phases may spill arrays to temporary files.
@@ -44,37 +51,73 @@ func (s *Scratch) Uint64s(n int) []uint64 {
 // 256 KB are left to the garbage collector.
 func (s *Scratch) Release(bufs ...[]uint32) {
 	if s != nil {
-		keep(&s.free, bufs, 64<<10)
+		keep(&s.free, bufs, 64<<10, false)
 	}
 }
 
 // Release64 is Release for arrays of 64-bit words.
 func (s *Scratch) Release64(bufs ...[]uint64) {
 	if s != nil {
-		keep(&s.free64, bufs, 32<<10)
+		keep(&s.free64, bufs, 32<<10, false)
 	}
 }
 
-func take[T uint32 | uint64](free *[][]T, n int) []T {
+// Give hands over arrays fresh from Make, never written, for the phases to take: made ahead of
+// their phase, while other work runs, their pages are faulted in by then, and being zero they
+// are not cleared again when taken.
+func (s *Scratch) Give(bufs ...[]uint32) {
+	if s != nil {
+		keep(&s.free, bufs, 0, true)
+	}
+}
+
+// MoveTo hands every array s holds over to t, as they are.
+func (s *Scratch) MoveTo(t *Scratch) {
+	if s == nil || t == nil {
+		return
+	}
+	t.free, t.free64 = append(t.free, s.free...), append(t.free64, s.free64...)
+	s.free, s.free64 = nil, nil
+}
+
+// Held returns the bytes of the arrays the Scratch holds.
+func (s *Scratch) Held() int64 {
+	if s == nil {
+		return 0
+	}
+	var b int64
+	for _, h := range s.free {
+		b += 4 * int64(cap(h.a))
+	}
+	for _, h := range s.free64 {
+		b += 8 * int64(cap(h.a))
+	}
+	return b
+}
+
+func take[T uint32 | uint64](free *[]held[T], n int) []T {
 	best := -1
-	for i, b := range *free {
-		if cap(b) >= n && (best < 0 || cap(b) < cap((*free)[best])) {
+	for i, h := range *free {
+		if cap(h.a) >= n && (best < 0 || cap(h.a) < cap((*free)[best].a)) {
 			best = i
 		}
 	}
 	if best < 0 {
 		return Make[T](n)
 	}
-	b := (*free)[best][:n]
+	h := (*free)[best]
 	*free = slices.Delete(*free, best, best+1)
-	clear(b)
+	b := h.a[:n]
+	if !h.zero {
+		clear(b)
+	}
 	return b
 }
 
-func keep[T uint32 | uint64](free *[][]T, bufs [][]T, minLen int) {
+func keep[T uint32 | uint64](free *[]held[T], bufs [][]T, minLen int, zero bool) {
 	for _, b := range bufs {
 		if cap(b) >= minLen {
-			*free = append(*free, b)
+			*free = append(*free, held[T]{b, zero})
 		}
 	}
 }
@@ -85,7 +128,7 @@ func (s *Scratch) Trim(k int) {
 	if s == nil || len(s.free) <= k {
 		return
 	}
-	slices.SortFunc(s.free, func(a, b []uint32) int { return cmp.Compare(cap(b), cap(a)) })
+	slices.SortFunc(s.free, func(a, b held[uint32]) int { return cmp.Compare(cap(b.a), cap(a.a)) })
 	clear(s.free[k:])
 	s.free = s.free[:k]
 }

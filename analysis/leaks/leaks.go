@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sort"
+	"sync/atomic"
 
 	"github.com/heapledger/heapledger/analysis/dominators"
 	"github.com/heapledger/heapledger/analysis/dynsize"
@@ -56,6 +57,8 @@ type Options struct {
 	// that could run beside other work on another core, holding more memory meanwhile, does so
 	// only if that leaves the process under it (see Run).
 	MemoryLimit int64
+	// Ahead, if set, holds arrays made for Run's first phase ahead of it (see MakeAhead).
+	Ahead *Ahead
 	// Leave names input columns that Run, with Spill, need not bring back from their temporary
 	// files when it returns, for a caller that will not read them: they may be nil in in then.
 	// Reading them back takes time and fresh memory for nothing (a fifth of the edges' and
@@ -178,17 +181,33 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 	// dominators' depth-first search does, which has one core to itself: the components are
 	// found on the other meanwhile, if the memory allows, and wait, a word per node, for their
 	// phase. Both searches' arrays come on top of what is resident now: four words per node and
-	// a bit per edge for the depth-first search; a word and a bit per node and a bit per edge
-	// for the other, and its stacks, whose size the graph's shape decides (a frame per node on
-	// the deepest path). Under a memory limit the search gets what the limit leaves for its
-	// stacks and gives up if it needs more; it then runs in its own phase.
+	// a bit per edge for the depth-first search (three arrays, and its stack of open nodes, a
+	// word per node at worst); a word and a bit per node and a bit per edge for the other, and
+	// its stacks, whose size the graph's shape decides (a frame per node on the deepest path).
+	// Arrays made ahead (Options.Ahead) are resident already, as far as their pages are in.
+	// Under a memory limit the search gets what the limit leaves for its stacks and gives up if
+	// it needs more; it then runs in its own phase.
 	var skip heapgraph.EdgeSet
 	var found *dynsize.Found
 	var foundDone chan struct{}
+	// Arrays made ahead go to the searches that take them: each search's first arrays.
+	var searchSc *heapgraph.Scratch
+	faulted := int64(0) // bytes of them resident already, counted in resident()
+	if a := opt.Ahead; a != nil {
+		arrays := a.take(n)
+		if len(arrays) > 0 {
+			faulted = a.faulted.Load()
+		}
+		sc.Give(arrays[:min(len(arrays), dfsArrays)]...)
+		if len(arrays) > dfsArrays {
+			searchSc = &heapgraph.Scratch{}
+			searchSc.Give(arrays[dfsArrays:]...)
+		}
+	}
 	stackRoom, limited := int64(0), opt.MemoryLimit > 0
 	if limited {
 		if r := resident(); r >= 0 {
-			stackRoom = opt.MemoryLimit - r - (20*int64(n) + int64(n)/8 + int64(edges)/4)
+			stackRoom = opt.MemoryLimit - r - (20*int64(n) + int64(n)/8 + int64(edges)/4) + faulted
 		}
 	}
 	var room *dynsize.StackRoom
@@ -200,7 +219,7 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 		go func() {
 			defer close(foundDone)
 			skip = dynamicSkip(g, in.Weak, in.ClassObjects)
-			found = dynsize.SearchWithin(g, skip, nil, room)
+			found = dynsize.SearchWithin(g, skip, searchSc, room)
 			if found == nil {
 				// Memory is short: the set of edges skipped is not kept through the peak either;
 				// the components' phase works it out again.
@@ -210,6 +229,10 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 				besideDone(found != nil)
 			}
 		}()
+	}
+	if foundDone == nil && searchSc != nil {
+		// Not searched beside: its array waits for the components' phase.
+		searchSc.MoveTo(sc)
 	}
 	searched := dominators.DepthFirst(g, in.Weak, sc)
 	phase("dominator tree")
@@ -425,6 +448,72 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 		rep.TopDynamic = append(rep.TopDynamic, Component{Node: reps[i], Members: members[i], Dynamic: r.Dynamic})
 	}
 	return rep, nil
+}
+
+// Ahead is arrays made for Run ahead of it, by MakeAhead.
+type Ahead struct {
+	made    chan struct{} // closed once arrays are made (their pages may still be coming in)
+	nodes   int
+	arrays  [][]uint32   // the depth-first search's first, then the components' search's
+	faulted atomic.Int64 // bytes of them faulted in so far
+}
+
+// dfsArrays is how many node-sized arrays the depth-first search takes (see dominators).
+const dfsArrays = 3
+
+// aheadArrays is how many arrays MakeAhead makes at most: the depth-first search's and the
+// components' search's one.
+const aheadArrays = dfsArrays + 1
+
+// MakeAhead starts making the node-sized arrays that Run's two searches take first, for a graph
+// of up to nodes nodes, as many as fit in room bytes of memory once work holding up to
+// aheadSlack(nodes) more is done, and has their pages faulted in, on a goroutine of its own. It
+// is for a caller with work to do before Run that leaves a core idle (building the graph): the
+// searches then start on memory already in place instead of faulting it in as they go, which
+// on a virtual machine whose host backs fresh memory anew costs seconds on a dump of tens of
+// millions of objects. It returns nil when nothing fits, or there is one core only. Run must
+// be given the result (Options.Ahead) for a graph of no more than nodes nodes.
+func MakeAhead(nodes int, room int64) *Ahead {
+	if runtime.GOMAXPROCS(0) < 2 || nodes <= 0 {
+		return nil
+	}
+	per := 4 * int64(nodes+1)
+	k := min(int64(aheadArrays), (room-aheadSlack(nodes))/per)
+	if k < 1 {
+		return nil
+	}
+	a := &Ahead{made: make(chan struct{}), nodes: nodes}
+	go func() {
+		arrays := make([][]uint32, k)
+		for i := range arrays {
+			arrays[i] = heapgraph.Reserve[uint32](nodes + 1)
+		}
+		a.arrays = arrays
+		close(a.made)
+		for _, b := range arrays {
+			if !heapgraph.Populate(b, &a.faulted) {
+				return
+			}
+		}
+	}()
+	return a
+}
+
+// aheadSlack is what building a graph of nodes nodes may take beyond what is resident when it
+// starts: its marks and counts over the nodes (under a byte per node on the benchmark's dumps)
+// with room to spare.
+func aheadSlack(nodes int) int64 { return 4*int64(nodes) + 16<<20 }
+
+// take waits for the arrays and returns those that fit a graph of n nodes; the others are
+// dropped (a caller's mistake: they would be held for nothing).
+func (a *Ahead) take(n int) [][]uint32 {
+	<-a.made
+	arrays := a.arrays
+	a.arrays = nil
+	if n > a.nodes {
+		return nil
+	}
+	return arrays
 }
 
 // resident is heapgraph.Resident, which tests replace to choose the room that a memory limit

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"testing"
+	"time"
 
 	"github.com/heapledger/heapledger/analysis/ddmin"
 	"github.com/heapledger/heapledger/analysis/heapgraph"
@@ -478,5 +479,106 @@ func TestDynamicSizesSkipClassObjects(t *testing.T) {
 	got = dynamic(Analyze(Input{Graph: g}, DefaultOptions))
 	if want := map[uint32]uint64{1: 1100, 2: 1164, 3: 1124, 4: 1000}; !reflect.DeepEqual(got, want) {
 		t.Errorf("without class objects: dynamic sizes %v, want %v", got, want)
+	}
+}
+
+// MakeAhead makes as many of the searches' arrays as fit in the room it is given beyond what
+// building the graph may take, up to the four the searches take first, and none when not one
+// fits.
+func TestMakeAheadFitsTheRoom(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("arrays are made ahead only with a core to spare")
+	}
+	const nodes = 10_000
+	per := int64(4 * (nodes + 1))
+	for _, tc := range []struct {
+		room int64
+		want int
+	}{
+		{aheadSlack(nodes) + per - 1, 0},
+		{aheadSlack(nodes) + per, 1},
+		{aheadSlack(nodes) + 3*per + per/2, 3},
+		{aheadSlack(nodes) + 10*per, aheadArrays},
+		{-1, 0},
+	} {
+		a := MakeAhead(nodes, tc.room)
+		got := 0
+		if a != nil {
+			got = len(a.take(nodes))
+		}
+		if got != tc.want {
+			t.Errorf("room %d: %d arrays made, want %d", tc.room, got, tc.want)
+		}
+	}
+	if MakeAhead(0, 1<<40) != nil {
+		t.Error("arrays made for a graph of no nodes")
+	}
+}
+
+// Arrays made ahead go to the searches, and what of them is resident already counts as such:
+// under a memory limit that leaves the components' search too little room for its stacks unless
+// the arrays made ahead are counted as resident, it runs beside the depth-first search only
+// with them. Arrays made for a smaller graph are not used. The report is Analyze's either way.
+func TestRunTakesArraysMadeAhead(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("arrays are made ahead only with a core to spare")
+	}
+	const fixed = 100 << 20 // what resident reports here, the arrays made ahead included
+	defer func(r func() int64) { resident, besideDone = r, nil }(resident)
+	resident = func() int64 { return fixed }
+	const objects = 200_000 // a list: 3.2 MB of stacks for the components' search, and of arrays made ahead
+	edges := make([][2]uint32, objects)
+	for i := range edges {
+		edges[i] = [2]uint32{uint32(i), uint32(i + 1)}
+	}
+	g, err := heapgraph.FromEdges(objects+1, edges...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := Input{Graph: g}
+	want := Analyze(in, DefaultOptions)
+	n, e := int64(g.N()), int64(len(g.Succ))
+	for _, tc := range []struct {
+		name  string
+		nodes int // the arrays made ahead are for this many nodes
+		want  string
+	}{
+		{"no arrays made ahead", 0, "not started"},
+		{"arrays made ahead", g.N(), "found"},
+		{"arrays made for a smaller graph", g.N() - 1, "not started"},
+	} {
+		opt := DefaultOptions
+		// The four arrays' bytes short of what the search needs beside the depth-first
+		// search's: they are counted in resident, and with them the room is 4 MB; without,
+		// under the megabyte the search is started with.
+		opt.MemoryLimit = fixed + 20*n + n/8 + e/4 + 4<<20 - aheadArrays*4*(n+1)
+		var a *Ahead
+		if tc.nodes > 0 {
+			if a = MakeAhead(tc.nodes, 1<<40); a == nil {
+				t.Fatal("no arrays made ahead with all the room in the world")
+			}
+			<-a.made
+			for deadline := time.Now().Add(10 * time.Second); a.faulted.Load() < int64(len(a.arrays))*4*int64(tc.nodes+1); {
+				if time.Now().After(deadline) {
+					t.Skip("the arrays' pages did not come in (no MADV_POPULATE_WRITE?)")
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}
+		opt.Ahead = a
+		got := "not started"
+		besideDone = func(found bool) {
+			got = map[bool]string{true: "found", false: "gave up"}[found]
+		}
+		rep, err := Run(&in, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != tc.want {
+			t.Errorf("%s: the search beside %s, want %s", tc.name, got, tc.want)
+		}
+		if !reflect.DeepEqual(rep, want) {
+			t.Errorf("%s: the report differs from Analyze's", tc.name)
+		}
 	}
 }
