@@ -74,16 +74,22 @@ func components(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratc
 		r[s] = next
 		next++
 		frames.Push(frame{v: s, e: g.Off[s], root: true})
+	frames:
 		for !frames.Empty() {
 			f := frames.Top()
-			if f.e < g.Off[f.v+1] {
-				e := f.e
-				f.e++
+			// The node's edges in one loop, its frame's fields in registers, until one leads
+			// to a node not visited yet.
+			v, e, end, low, root := f.v, f.e, g.Off[f.v+1], r[f.v], f.root
+			for e < end {
 				if skip.Has(e) {
+					e++
 					continue
 				}
 				w := g.Succ[e]
-				if r[w] == 0 {
+				e++
+				if rw := r[w]; rw == 0 {
+					f.e, f.root = e, root
+					r[v] = low
 					r[w] = next
 					next++
 					frames.Push(frame{v: w, e: g.Off[w], root: true})
@@ -92,16 +98,15 @@ func components(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratc
 							return false
 						}
 					}
-				} else if r[w] > finished(completed) {
-					// w's component is complete, so it is not f.v's.
+					continue frames
+				} else if rw > finished(completed) {
+					// w's component is complete, so it is not v's.
 					entered.Add(w)
-				} else if r[w] < r[f.v] {
-					r[f.v] = r[w]
-					f.root = false
+				} else if rw < low {
+					low, root = rw, false
 				}
-				continue
 			}
-			v, root := f.v, f.root
+			r[v] = low
 			frames.Pop()
 			if root {
 				id := finished(completed)

@@ -187,3 +187,16 @@ func TestStackRoomHoldWhileSearching(t *testing.T) {
 		t.Errorf("Hold gave %d bytes beyond what the stacks held, want %d", extra, 4096+holdSlack)
 	}
 }
+
+// BenchmarkComponents measures the components' search alone (which runs beside the dominators'
+// depth-first search) on graphs of 3 million nodes.
+func BenchmarkComponents(b *testing.B) {
+	for _, c := range heapgraph.BenchGraphs(3_000_000) {
+		b.Run(c.Name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				components(c.Graph, nil, nil, nil)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(c.Graph.N()), "ns/node")
+		})
+	}
+}
