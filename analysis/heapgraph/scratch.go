@@ -62,9 +62,9 @@ func (s *Scratch) Release64(bufs ...[]uint64) {
 	}
 }
 
-// Give hands over arrays fresh from Make, never written, for the phases to take: made ahead of
-// their phase, while other work runs, their pages are faulted in by then, and being zero they
-// are not cleared again when taken.
+// Give hands over arrays fresh from Make or Reserve, never written, for the phases to take:
+// made ahead of their phase, while other work runs, their pages are faulted in by then, and
+// being zero they are not cleared again when taken.
 func (s *Scratch) Give(bufs ...[]uint32) {
 	if s != nil {
 		keep(&s.free, bufs, 0, true)

@@ -456,13 +456,14 @@ type Ahead struct {
 	nodes   int
 	arrays  [][]uint32   // the depth-first search's first, then the components' search's
 	faulted atomic.Int64 // bytes of them faulted in so far
+	dropped atomic.Bool  // set when Run does not use them: no more pages come in
 }
 
 // dfsArrays is how many node-sized arrays the depth-first search takes (see dominators).
 const dfsArrays = 3
 
 // aheadArrays is how many arrays MakeAhead makes at most: the depth-first search's and the
-// components' search's one.
+// components' search's first.
 const aheadArrays = dfsArrays + 1
 
 // MakeAhead starts making the node-sized arrays that Run's two searches take first, for a graph
@@ -491,7 +492,7 @@ func MakeAhead(nodes int, room int64) *Ahead {
 		a.arrays = arrays
 		close(a.made)
 		for _, b := range arrays {
-			if !heapgraph.Populate(b, &a.faulted) {
+			if a.dropped.Load() || !heapgraph.Populate(b, &a.faulted) {
 				return
 			}
 		}
@@ -504,13 +505,14 @@ func MakeAhead(nodes int, room int64) *Ahead {
 // with room to spare.
 func aheadSlack(nodes int) int64 { return 4*int64(nodes) + 16<<20 }
 
-// take waits for the arrays and returns those that fit a graph of n nodes; the others are
-// dropped (a caller's mistake: they would be held for nothing).
+// take waits for the arrays and returns them if they fit a graph of n nodes. Arrays too short
+// (a caller's mistake) are dropped, and the pages of no other array come in.
 func (a *Ahead) take(n int) [][]uint32 {
 	<-a.made
 	arrays := a.arrays
 	a.arrays = nil
 	if n > a.nodes {
+		a.dropped.Store(true)
 		return nil
 	}
 	return arrays
