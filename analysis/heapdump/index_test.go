@@ -57,6 +57,20 @@ func TestObjectIDs(t *testing.T) {
 				}
 			}
 		}
+		// With the low bits dropped, the ranks alone give every id back.
+		if x.ranks.dir != nil {
+			y := x
+			y.ranks.pages = nil
+			y.dropLow()
+			if y.low != nil {
+				t.Fatalf("round %d: dropLow kept the low bits", round)
+			}
+			for i := range ids {
+				if got := y.at(uint32(i)); got != ids[i] {
+					t.Fatalf("round %d: with the low bits dropped, id of node %d = %#x, want %#x", round, i, got, ids[i])
+				}
+			}
+		}
 		kept := newBitset(len(ids))
 		want := []uint64{0}
 		var dropped []uint64
@@ -73,9 +87,14 @@ func TestObjectIDs(t *testing.T) {
 		if x.n != len(want) {
 			t.Fatalf("round %d: %d nodes kept, want %d", round, x.n, len(want))
 		}
+		y := x
+		y.dropLow()
 		for i := range want {
 			if got := x.at(uint32(i)); got != want[i] {
 				t.Fatalf("round %d: after keep, id of node %d = %#x, want %#x", round, i, got, want[i])
+			}
+			if got := y.at(uint32(i)); got != want[i] {
+				t.Fatalf("round %d: after keep, with the low bits dropped, id of node %d = %#x, want %#x", round, i, got, want[i])
 			}
 			if i > 0 {
 				if got, ok := x.find(want[i]); !ok || x.at(got) != want[i] {

@@ -27,6 +27,8 @@ func (d *Dump) Park() {
 	if x.full != nil {
 		p.full, x.full = heapgraph.Spill(x.full), nil
 	}
+	// Where the ranks find the nodes, the low bits are not needed again (see dropLow).
+	x.dropLow()
 	if x.low != nil {
 		p.low, x.low = heapgraph.Spill(x.low), nil
 	}

@@ -60,6 +60,10 @@ func parkRoundTrips(t *testing.T, d *Dump) {
 	if !slices.Equal(d.ObjectIDs(), ids) || !slices.Equal(d.Kind, kinds) {
 		t.Fatal("ids or kinds came back changed")
 	}
+	// Found through the ranks, the nodes' ids come from them: the low bits stay out.
+	if d.ids.ranks.dir != nil && d.ids.low != nil {
+		t.Fatal("the low bits came back, where the ranks give the ids")
+	}
 	for n, want := range names {
 		if got := d.Describe(uint32(n)); got != want {
 			t.Fatalf("node %d is %q after Unpark, was %q", n, got, want)
