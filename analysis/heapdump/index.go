@@ -70,27 +70,43 @@ func newObjectIDs(ids []uint64) objectIDs {
 		return x
 	}
 	x.base = ids[1]
-	if x.shiftFor(ids[n-1]-x.base) > 32 {
+	span := ids[n-1] - x.base
+	if x.shiftFor(span) > 32 {
 		x.full = heapgraph.Make[uint64](n)
 		copy(x.full[1:], ids[1:])
-	} else {
-		x.low = heapgraph.Make[uint32](n)
-		hi := uint32(0)
-		s := &survey{}
-		for i := 1; i < n; i++ {
-			key := ids[i] - x.base
-			s.add(key)
-			x.low[i] = uint32(key)
-			if h := uint32(key >> 32); h != hi {
-				x.hiNode, x.hiVal = append(x.hiNode, uint32(i)), append(x.hiVal, h)
-				hi = h
-			}
-		}
-		x.index(s)
+		x.index(nil)
 		return x
 	}
+	// Where the ranks can find the nodes, they are built from the ids, and the ids' offsets
+	// are never kept: a node's id is where its bit is (see dropLow). That spares 4 bytes per
+	// object of fresh memory while the references are read, where loading peaks.
+	s := &survey{}
+	for _, id := range ids[1:] {
+		s.add(id - x.base)
+	}
+	if x.indexRanks(span, s, ids) {
+		x.ranks.listPages()
+		return x
+	}
+	x.setLow(func(i int) uint64 { return ids[i] - x.base })
 	x.index(nil)
 	return x
+}
+
+// setLow makes the low bits of the keys key(1), key(2), ... (ascending), and the nodes where
+// their high bits change.
+func (x *objectIDs) setLow(key func(i int) uint64) {
+	x.low = heapgraph.Make[uint32](x.n)
+	x.hiNode, x.hiVal = nil, nil
+	hi := uint32(0)
+	for i := 1; i < x.n; i++ {
+		k := key(i)
+		x.low[i] = uint32(k)
+		if h := uint32(k >> 32); h != hi {
+			x.hiNode, x.hiVal = append(x.hiNode, uint32(i)), append(x.hiVal, h)
+			hi = h
+		}
+	}
 }
 
 // shiftFor is the table's slot width for ids spanning span: one slot per nodesPerBucket nodes.
@@ -111,7 +127,7 @@ func (x *objectIDs) index(s *survey) {
 		return
 	}
 	span := x.at(uint32(x.n-1)) - x.base
-	if s != nil && x.indexRanks(span, s) {
+	if s != nil && x.indexRanks(span, s, nil) {
 		return
 	}
 	x.shift = x.shiftFor(span)
@@ -180,9 +196,10 @@ func (s *survey) done() {
 	s.run = 0
 }
 
-// indexRanks builds the ranks over the compact ids, whose largest offset from the base is span,
-// unless ids repeat or the bitmap would be too big; it reports whether it did.
-func (x *objectIDs) indexRanks(span uint64, s *survey) bool {
+// indexRanks builds the ranks over the compact ids (or over ids, when given), whose largest
+// offset from the base is span, unless ids repeat or the bitmap would be too big; it reports
+// whether it did.
+func (x *objectIDs) indexRanks(span uint64, s *survey, ids []uint64) bool {
 	s.done()
 	if s.dup {
 		return false
@@ -226,11 +243,17 @@ func (x *objectIDs) indexRanks(span uint64, s *survey) bool {
 	page, first := ^uint64(0), uint64(0) // the page of the last id, and its first pair
 	at, word := uint64(1), uint64(0)     // where word goes in words, and its bits so far
 	for i := 1; i < x.n; i++ {
-		for h < len(x.hiNode) && x.hiNode[h] <= uint32(i) {
-			hi = uint64(x.hiVal[h]) << 32
-			h++
+		var key uint64
+		if ids != nil {
+			key = ids[i] - x.base
+		} else {
+			for h < len(x.hiNode) && x.hiNode[h] <= uint32(i) {
+				hi = uint64(x.hiVal[h]) << 32
+				h++
+			}
+			key = hi | uint64(x.low[i])
 		}
-		b := (hi | uint64(x.low[i])) >> shift
+		b := key >> shift
 		if pg := b >> best; pg != page {
 			page, first = pg, uint64(pairs)
 			dir[pg] = pairs
@@ -313,14 +336,16 @@ func (r *ranks) drop(key uint64) {
 
 // dropLow lets the low bits go where the ranks find the nodes: a node's id is then where its bit
 // is (ranks.bit), found in a logarithmic number of steps rather than read, which suits the few
-// objects a report names. That saves 4 bytes per object from Park on (a column written to a
-// temporary file, then read back whole, on every analysis). keep must not follow.
+// objects a report names. newObjectIDs makes no low bits where the ranks find the nodes; keep,
+// when the first node goes, makes them again to rebuild from, and Park drops them.
 func (x *objectIDs) dropLow() {
-	if x.ranks.dir == nil || x.low == nil {
+	if x.ranks.dir == nil {
 		return
 	}
 	x.low, x.hiNode, x.hiVal = nil, nil, nil
-	x.ranks.listPages()
+	if x.ranks.pages == nil {
+		x.ranks.listPages()
+	}
 }
 
 // at returns the id of node i (0 for the super root).
@@ -412,6 +437,11 @@ func (x *objectIDs) keep(kept bitset) {
 		x.keepFirst(kept)
 		return
 	}
+	if x.low == nil {
+		// Rebuilt from the ids below, which the ranks alone hold.
+		r := x.ranks
+		x.setLow(func(i int) uint64 { return r.bit(uint32(i)) << r.shift })
+	}
 	base := uint64(0)
 	var hiNode, hiVal []uint32
 	s := &survey{}
@@ -465,15 +495,21 @@ func (x *objectIDs) keepFirst(kept bitset) {
 	n := uint32(x.n)
 	if x.ranks.dir != nil {
 		// The dropped nodes' bits are cleared and the counts redone: the kept nodes' new
-		// numbers are their ranks.
-		for k, word := range kept {
-			for gone := ^word; gone != 0; gone &= gone - 1 {
-				if v := uint32(k)<<6 | uint32(bits.TrailingZeros64(gone)); v != 0 && v < n {
+		// numbers are their ranks. From the last down, as without the low bits a node's id is
+		// found by counting the bits below its own, which clearing a higher one leaves as they
+		// were.
+		for k := len(kept) - 1; k >= 0; k-- {
+			for gone := ^kept[k]; gone != 0; gone &^= 1 << (63 - bits.LeadingZeros64(gone)) {
+				if v := uint32(k)<<6 | uint32(63-bits.LeadingZeros64(gone)); v != 0 && v < n {
 					x.ranks.drop(x.at(v) - x.base)
 				}
 			}
 		}
 		x.ranks.count()
+		if x.low == nil {
+			x.n = int(1 + kept.count() - int(kept[0]&1))
+			return
+		}
 	}
 	// before[k] counts the kept nodes from node 1 up to word k.
 	before := make([]uint32, len(kept)+1)
