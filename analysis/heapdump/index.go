@@ -93,8 +93,8 @@ func newObjectIDs(ids []uint64) objectIDs {
 	return x
 }
 
-// setLow makes the low bits of the keys key(1), key(2), ... (ascending), and the nodes where
-// their high bits change.
+// setLow makes the low bits of the keys key(1), key(2), ... (ascending; key is called once for
+// each, in that order), and the nodes where their high bits change.
 func (x *objectIDs) setLow(key func(i int) uint64) {
 	x.low = heapgraph.Make[uint32](x.n)
 	x.hiNode, x.hiVal = nil, nil
@@ -310,6 +310,52 @@ func (r *ranks) bit(i uint32) uint64 {
 	return uint64(r.pages[p/perPage])<<r.pageShift | uint64(p%perPage)<<6 | uint64(bits.TrailingZeros64(word))
 }
 
+// eachBit calls fn with every node from 1 on, in order, and its bit; fn may clear the bit of
+// the node it is given (the pair's word is read before fn is called for its bits).
+func (r *ranks) eachBit(fn func(node uint32, b uint64)) {
+	if r.pages == nil {
+		r.listPages()
+	}
+	perPage := 1 << (r.pageShift - 6)
+	for p := 0; p < len(r.words)/2; p++ {
+		node, word := uint32(r.words[2*p]), r.words[2*p+1]
+		at := uint64(r.pages[p/perPage])<<r.pageShift | uint64(p%perPage)<<6
+		for ; word != 0; word &= word - 1 {
+			fn(node, at|uint64(bits.TrailingZeros64(word)))
+			node++
+		}
+	}
+}
+
+// bitCursor goes through the nodes' bits in order (ranks.bits).
+type bitCursor struct {
+	r       *ranks
+	p       int    // the pair being read
+	word    uint64 // its bits not yet given
+	at      uint64 // the bit of its word's first position
+	perPage int
+}
+
+// bits returns a cursor before node 1's bit.
+func (r *ranks) bits() *bitCursor {
+	if r.pages == nil {
+		r.listPages()
+	}
+	return &bitCursor{r: r, p: -1, perPage: 1 << (r.pageShift - 6)}
+}
+
+// next returns the next node's bit; there must be one.
+func (c *bitCursor) next() uint64 {
+	for c.word == 0 {
+		c.p++
+		c.word = c.r.words[2*c.p+1]
+		c.at = uint64(c.r.pages[c.p/c.perPage])<<c.r.pageShift | uint64(c.p%c.perPage)<<6
+	}
+	b := c.at | uint64(bits.TrailingZeros64(c.word))
+	c.word &= c.word - 1
+	return b
+}
+
 // find returns the node whose id is base+key.
 func (r *ranks) find(key uint64) (uint32, bool) {
 	if key&(1<<r.shift-1) != 0 {
@@ -438,9 +484,9 @@ func (x *objectIDs) keep(kept bitset) {
 		return
 	}
 	if x.low == nil {
-		// Rebuilt from the ids below, which the ranks alone hold.
-		r := x.ranks
-		x.setLow(func(i int) uint64 { return r.bit(uint32(i)) << r.shift })
+		// Rebuilt from the ids below, which the ranks alone hold: their bits, in order.
+		c := x.ranks.bits()
+		x.setLow(func(int) uint64 { return c.next() << x.ranks.shift })
 	}
 	base := uint64(0)
 	var hiNode, hiVal []uint32
@@ -495,15 +541,24 @@ func (x *objectIDs) keepFirst(kept bitset) {
 	n := uint32(x.n)
 	if x.ranks.dir != nil {
 		// The dropped nodes' bits are cleared and the counts redone: the kept nodes' new
-		// numbers are their ranks. From the last down, as without the low bits a node's id is
-		// found by counting the bits below its own, which clearing a higher one leaves as they
-		// were.
-		for k := len(kept) - 1; k >= 0; k-- {
-			for gone := ^kept[k]; gone != 0; gone &^= 1 << (63 - bits.LeadingZeros64(gone)) {
-				if v := uint32(k)<<6 | uint32(63-bits.LeadingZeros64(gone)); v != 0 && v < n {
-					x.ranks.drop(x.at(v) - x.base)
+		// numbers are their ranks. A few dropped nodes are looked up one by one, from the last
+		// down (without the low bits a node's id is found by counting the bits below its own,
+		// which clearing a higher one leaves as they were); many, in one pass over the bits.
+		dropped := int(n) - kept.count()
+		if x.low != nil || dropped*64 < int(n) {
+			for k := len(kept) - 1; k >= 0; k-- {
+				for gone := ^kept[k]; gone != 0; gone &^= 1 << (63 - bits.LeadingZeros64(gone)) {
+					if v := uint32(k)<<6 | uint32(63-bits.LeadingZeros64(gone)); v != 0 && v < n {
+						x.ranks.drop(x.at(v) - x.base)
+					}
 				}
 			}
+		} else {
+			x.ranks.eachBit(func(v uint32, b uint64) {
+				if !kept.has(v) {
+					x.ranks.drop(b << x.ranks.shift)
+				}
+			})
 		}
 		x.ranks.count()
 		if x.low == nil {
