@@ -165,14 +165,7 @@ func TestStackRoomHoldWhileSearching(t *testing.T) {
 		t.Skip("lowers the room from another goroutine while the search runs")
 	}
 	const objects = 1_000_000
-	edges := make([][2]uint32, objects)
-	for i := range edges {
-		edges[i] = [2]uint32{uint32(i), uint32(i + 1)}
-	}
-	g, err := heapgraph.FromEdges(objects+1, edges...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := heapgraph.Chain(objects)
 	room := NewStackRoom(1 << 30)
 	held := make(chan int64)
 	go func() {

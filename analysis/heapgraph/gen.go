@@ -40,6 +40,17 @@ func ListWithData(entries int) *Graph {
 	return mustBuild(b)
 }
 
+// Chain is the deepest graph of n objects: the super root → 1 → 2 → … → n, each object its own
+// component and the only one it dominates directly; a search keeps a frame per object on its path.
+func Chain(n int) *Graph {
+	b := NewBuilder(n + 1)
+	for i := 0; i < n; i++ {
+		b.SetSize(uint32(i+1), 1)
+		b.AddEdge(uint32(i), uint32(i+1))
+	}
+	return mustBuild(b)
+}
+
 // DoublyLinkedList is java.util.LinkedList in miniature: a list head (node 1) pointing to the first
 // and last entry, entries 2..n+1 linked both ways, and each entry holding its own data object
 // (n+2..2n+1). It is one big strongly connected component and the shape that makes

@@ -416,34 +416,35 @@ func TestComponentsBesideWithinLimit(t *testing.T) {
 		{300_000, 4 << 20, "found"},
 		{50_000, minStackRoom - 1, "not started"},
 	} {
-		edges := make([][2]uint32, tc.objects)
-		for i := range edges {
-			edges[i] = [2]uint32{uint32(i), uint32(i + 1)}
-		}
-		g, err := heapgraph.FromEdges(tc.objects+1, edges...)
-		if err != nil {
-			t.Fatal(err)
-		}
+		g := heapgraph.Chain(tc.objects)
 		in := Input{Graph: g}
 		want := Analyze(in, DefaultOptions)
 		n, e := int64(g.N()), int64(len(g.Succ))
 		opt := DefaultOptions
 		opt.MemoryLimit = fixed + 20*n + n/8 + e/4 + tc.room
-		got := "not started"
-		besideDone = func(found bool) {
-			got = map[bool]string{true: "found", false: "gave up"}[found]
-		}
-		rep, err := Run(&in, opt)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got, same := runBeside(t, in, opt, want)
 		if got != tc.want {
 			t.Errorf("%d objects, %d bytes for the stacks: the search beside %s, want %s", tc.objects, tc.room, got, tc.want)
 		}
-		if !reflect.DeepEqual(rep, want) {
+		if !same {
 			t.Errorf("%d objects, %d bytes for the stacks: the report differs from Analyze's", tc.objects, tc.room)
 		}
 	}
+}
+
+// runBeside runs Run on in with opt and tells what became of the components' search beside the
+// depth-first search ("found", "gave up" or "not started"), and whether the report is want.
+func runBeside(t *testing.T, in Input, opt Options, want *Report) (beside string, same bool) {
+	t.Helper()
+	beside = "not started"
+	besideDone = func(found bool) {
+		beside = map[bool]string{true: "found", false: "gave up"}[found]
+	}
+	rep, err := Run(&in, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return beside, reflect.DeepEqual(rep, want)
 }
 
 // Dynamic sizes leave out references into class objects, but for the super root's: an instance
@@ -527,14 +528,7 @@ func TestRunTakesArraysMadeAhead(t *testing.T) {
 	defer func(r func() int64) { resident, besideDone = r, nil }(resident)
 	resident = func() int64 { return fixed }
 	const objects = 200_000 // a list: 3.2 MB of stacks for the components' search, and of arrays made ahead
-	edges := make([][2]uint32, objects)
-	for i := range edges {
-		edges[i] = [2]uint32{uint32(i), uint32(i + 1)}
-	}
-	g, err := heapgraph.FromEdges(objects+1, edges...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := heapgraph.Chain(objects)
 	in := Input{Graph: g}
 	want := Analyze(in, DefaultOptions)
 	n, e := int64(g.N()), int64(len(g.Succ))
@@ -566,18 +560,11 @@ func TestRunTakesArraysMadeAhead(t *testing.T) {
 			}
 		}
 		opt.Ahead = a
-		got := "not started"
-		besideDone = func(found bool) {
-			got = map[bool]string{true: "found", false: "gave up"}[found]
-		}
-		rep, err := Run(&in, opt)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got, same := runBeside(t, in, opt, want)
 		if got != tc.want {
 			t.Errorf("%s: the search beside %s, want %s", tc.name, got, tc.want)
 		}
-		if !reflect.DeepEqual(rep, want) {
+		if !same {
 			t.Errorf("%s: the report differs from Analyze's", tc.name)
 		}
 	}
