@@ -92,9 +92,6 @@ func faultIn() {
 			}
 			err := populate(unsafe.Add(unsafe.Pointer(p), off), min(hugePage, job.to-off))
 			runtime.KeepAlive(p)
-			if err == syscall.EINVAL { // no such advice before Linux 5.14
-				faulter.off.Store(true)
-			}
 			if err != nil {
 				break
 			}
@@ -115,10 +112,7 @@ func Populate[T ~uint8 | ~uint32 | ~uint64](a []T, done *atomic.Int64) bool {
 	p := unsafe.Pointer(unsafe.SliceData(a[:cap(a)]))
 	for off := uintptr(0); off < size; off += hugePage {
 		n := min(hugePage, size-off)
-		if err := populate(unsafe.Add(p, off), n); err != nil {
-			if err == syscall.EINVAL {
-				faulter.off.Store(true)
-			}
+		if populate(unsafe.Add(p, off), n) != nil {
 			return false
 		}
 		done.Add(int64(n))
@@ -128,7 +122,8 @@ func Populate[T ~uint8 | ~uint32 | ~uint64](a []T, done *atomic.Int64) bool {
 }
 
 // populate faults in the pages of n bytes from p. The range is widened to whole pages: faulting
-// in a neighbour's share of a page changes nothing it holds.
+// in a neighbour's share of a page changes nothing it holds. A kernel without the advice turns
+// the faulter, and Populate, off.
 func populate(p unsafe.Pointer, n uintptr) error {
 	const page = 4096
 	start := uintptr(p) &^ (page - 1)
@@ -137,6 +132,9 @@ func populate(p unsafe.Pointer, n uintptr) error {
 		_, _, e := syscall.Syscall(syscall.SYS_MADVISE, start, n, madvPopulateWrite)
 		if (e == syscall.EINTR || e == syscall.EAGAIN) && try < 100 { // a signal, a page briefly locked
 			continue
+		}
+		if e == syscall.EINVAL { // no such advice before Linux 5.14: no one asks again
+			faulter.off.Store(true)
 		}
 		if e != 0 {
 			return e

@@ -80,21 +80,6 @@ func (s *Scratch) MoveTo(t *Scratch) {
 	s.free, s.free64 = nil, nil
 }
 
-// Held returns the bytes of the arrays the Scratch holds.
-func (s *Scratch) Held() int64 {
-	if s == nil {
-		return 0
-	}
-	var b int64
-	for _, h := range s.free {
-		b += 4 * int64(cap(h.a))
-	}
-	for _, h := range s.free64 {
-		b += 8 * int64(cap(h.a))
-	}
-	return b
-}
-
 func take[T uint32 | uint64](free *[]held[T], n int) []T {
 	best := -1
 	for i, h := range *free {
