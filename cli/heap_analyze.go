@@ -86,14 +86,19 @@ far (where the system tells it), on stderr.`,
 		kept0, keptBytes0, _ := heapgraph.SpillFailures()
 		phases := newPhases(stderr, c.Bool("progress"), c.Bool("timings"))
 		defer phases.end()
+		// The analysis aims to peak under the dump's size (docs/heapdump-benchmarks.md): work
+		// that could overlap on another core does so only within it.
+		size := int64(-1)
+		if st, err := os.Stat(path); err == nil {
+			size = st.Size()
+		}
 		// Building the graph runs mostly on one core; the other meanwhile makes the first
 		// phase's arrays and faults their pages in, if the memory the file's size allows for
 		// leaves room for them (for a gzip dump, the compressed size: all that is known then).
 		var ahead *leaks.Ahead
 		building := func(nodes int) {
-			st, err := os.Stat(path)
-			if r := heapgraph.Resident(); err == nil && r >= 0 {
-				ahead = leaks.MakeAhead(nodes, st.Size()-r)
+			if r := heapgraph.Resident(); size >= 0 && r >= 0 {
+				ahead = makeAhead(nodes, size-r)
 			}
 		}
 		d, err := heapdump.Load(path, heapdump.Options{
@@ -134,11 +139,10 @@ far (where the system tells it), on stderr.`,
 		// Naming the reported objects needs their ids, kinds and classes and the edge offsets,
 		// not the edges, the sizes or the weak edges: those stay out when the analysis ends.
 		opt.Leave = leaks.Columns{Sizes: true, Succ: true, Weak: true}
-		// The analysis aims to peak under the dump's size (docs/heapdump-benchmarks.md): work
-		// that could overlap on another core does so only within it. For a gzip-compressed dump
-		// that is the size it inflates to: the graph is the same as the plain file's.
-		if st, err := os.Stat(path); err == nil {
-			opt.MemoryLimit = max(st.Size(), d.Bytes)
+		// For a gzip-compressed dump the limit is the size it inflates to: the graph is the same
+		// as the plain file's.
+		if size >= 0 {
+			opt.MemoryLimit = max(size, d.Bytes)
 		}
 		in := &leaks.Input{
 			Graph: d.Graph, Weak: heapgraph.EdgeSet(d.Weak), ClassOf: d.ClassOf, NumClasses: len(d.Classes),
@@ -377,6 +381,10 @@ type phases struct {
 	wall0    time.Time
 	cpuAt0   time.Duration
 }
+
+// makeAhead is leaks.MakeAhead, which tests replace to see that building the graph asks for the
+// analysis's arrays, with the room they choose.
+var makeAhead = leaks.MakeAhead
 
 // phaseShownAfter is how long a phase runs before --progress shows it (0: at once, for tests).
 var phaseShownAfter = time.Second

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heapledger/heapledger/analysis/leaks"
 	"github.com/heapledger/heapledger/fixtures/heapdumps"
 )
 
@@ -150,6 +151,42 @@ func TestHeapAnalyzeTimings(t *testing.T) {
 		"writing the report", "total"}
 	if strings.Join(phases, ", ") != strings.Join(want, ", ") {
 		t.Errorf("phases timed:\n%s\nwant\n%s", strings.Join(phases, ", "), strings.Join(want, ", "))
+	}
+}
+
+// Building the graph asks for the analysis's first arrays to be made ahead, with the room the
+// file's size leaves; given all the room there is (the fixture is smaller than the program
+// itself), the analysis takes them and reports the same.
+func TestHeapAnalyzeMakesArraysAhead(t *testing.T) {
+	dump := heapdumps.Dump(t)
+	plain, _, err := runCLI(t, "heap", "analyze", dump, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func(m func(int, int64) *leaks.Ahead) { makeAhead = m }(makeAhead)
+	var asked []int
+	var made *leaks.Ahead
+	makeAhead = func(nodes int, room int64) *leaks.Ahead {
+		asked = append(asked, nodes)
+		made = leaks.MakeAhead(nodes, 1<<40)
+		return made
+	}
+	out, _, err := runCLI(t, "heap", "analyze", dump, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v analysisView
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatal(err)
+	}
+	if len(asked) != 1 || asked[0] <= v.Objects {
+		t.Fatalf("arrays asked for %v nodes, want once for more than the %d objects (the super root too)", asked, v.Objects)
+	}
+	if made == nil && runtime.GOMAXPROCS(0) >= 2 {
+		t.Fatal("no arrays made with all the room there is")
+	}
+	if out != plain {
+		t.Error("the arrays made ahead changed the report")
 	}
 }
 
