@@ -45,10 +45,11 @@ to), the analysis moves the per-object columns a phase does not read to temporar
 read-only while a later phase reads them; they need disk space of the same order as the memory
 they save. When they cannot be written (no such directory, a full disk) the columns stay in
 memory, the results are the same, and a warning on stderr says how much stayed and why. Work
-that could overlap on the second core while holding more memory (the search for strongly
-connected components, beside the dominator tree's depth-first search; the listing of each
-object's referrers, split between the cores) does so only if the process stays under the dump's
-size.
+that could overlap on the second core while holding more memory (making the two searches'
+first arrays while the graph is built; the search for strongly connected components, beside the
+dominator tree's depth-first search; the listing of each object's referrers, split between the
+cores) does so only if the process stays under the dump's size (for a gzip dump, the arrays made
+while the graph is built count against its compressed size).
 
 --timings prints how long each phase took, wall and CPU seconds, and the peak resident memory so
 far (where the system tells it), on stderr.`,
