@@ -63,6 +63,9 @@ func components(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratc
 	over := func() bool {
 		held := int64(frames.Len())*int64(unsafe.Sizeof(frame{})) + int64(done.Len())*4
 		room.held.Store(held)
+		if stacksWeighed != nil {
+			stacksWeighed(held)
+		}
 		limit := room.limitNow()
 		return limit > 0 && held > limit
 	}
@@ -155,6 +158,10 @@ type StackRoom struct {
 	limit atomic.Int64 // bytes; 0: no limit
 	held  atomic.Int64 // what the stacks held when the search last looked
 }
+
+// stacksWeighed, set in tests, is called with what the stacks hold each time the search weighs
+// them, before it reads its room.
+var stacksWeighed func(held int64)
 
 // stackCheck is how many pushes apart the search weighs its stacks against its room: they grow
 // by at most 12 bytes a push, so they pass the room by 3 KB at most.
