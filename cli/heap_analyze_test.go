@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heapledger/heapledger/analysis/heapgraph"
 	"github.com/heapledger/heapledger/analysis/leaks"
 	"github.com/heapledger/heapledger/fixtures/heapdumps"
 )
@@ -187,6 +188,40 @@ func TestHeapAnalyzeMakesArraysAhead(t *testing.T) {
 	}
 	if out != plain {
 		t.Error("the arrays made ahead changed the report")
+	}
+}
+
+// The analysis gives the dump's page cache as the graph is built, and stops giving at its end;
+// not with --keep-page-cache. The report is the same either way.
+func TestHeapAnalyzeGivesPageCache(t *testing.T) {
+	dump := heapdumps.Dump(t)
+	defer func(g func(string) (func(), error)) { giveCache = g }(giveCache)
+	var given []string
+	stopped := 0
+	giveCache = func(path string) (func(), error) {
+		given = append(given, path)
+		stop, err := heapgraph.GiveCache(path)
+		if err != nil {
+			return nil, err
+		}
+		return func() { stopped++; stop() }, nil
+	}
+	kept, _, err := runCLI(t, "heap", "analyze", dump, "--json", "--keep-page-cache")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(given) != 0 {
+		t.Fatalf("--keep-page-cache gave the page cache of %v", given)
+	}
+	out, _, err := runCLI(t, "heap", "analyze", dump, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(given) != 1 || given[0] != dump || stopped != 1 {
+		t.Fatalf("page cache given for %v and stopped %d times, want once for %s, stopped once", given, stopped, dump)
+	}
+	if out != kept {
+		t.Error("giving the page cache changed the report")
 	}
 }
 

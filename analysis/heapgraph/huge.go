@@ -16,6 +16,8 @@ const hugeMin = 32 << 20
 // that most phases, serial, leave idle. Both are only requests: where the kernel has nothing to
 // give, or refuses, nothing changes.
 func Make[T ~uint8 | ~uint32 | ~uint64](n int) []T {
+	var z T
+	donate(int64(n) * int64(unsafe.Sizeof(z))) // see GiveCache
 	a := make([]T, n)
 	adviseHuge(a, true)
 	writePages(a)

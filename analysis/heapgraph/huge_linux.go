@@ -44,6 +44,7 @@ func faultAhead[T ~uint8 | ~uint32 | ~uint64](a []T, from, to int) {
 		return
 	}
 	a = a[:cap(a)]
+	donate(int64(to-from) * int64(unsafe.Sizeof(z)))
 	prefault((*byte)(unsafe.Pointer(unsafe.SliceData(a))), uintptr(from)*unsafe.Sizeof(z), uintptr(to)*unsafe.Sizeof(z))
 }
 
@@ -112,6 +113,7 @@ func Populate[T ~uint8 | ~uint32 | ~uint64](a []T, done *atomic.Int64) bool {
 	p := unsafe.Pointer(unsafe.SliceData(a[:cap(a)]))
 	for off := uintptr(0); off < size; off += hugePage {
 		n := min(hugePage, size-off)
+		donate(int64(n))
 		if populate(unsafe.Add(p, off), n) != nil {
 			return false
 		}
@@ -184,6 +186,14 @@ func release(b []byte) {
 	if hi > lo {
 		_ = syscall.Madvise(b[lo-start:hi-start], syscall.MADV_DONTNEED)
 	}
+}
+
+// dropCache drops the page cache's clean pages of bytes [off, off+n) of f
+// (POSIX_FADV_DONTNEED). It is only advice: a file system that keeps its pages in memory
+// (tmpfs) keeps them.
+func dropCache(f *os.File, off, n int64) {
+	const dontNeed = 4
+	_, _, _ = syscall.Syscall6(syscall.SYS_FADVISE64, f.Fd(), uintptr(off), uintptr(n), dontNeed, 0, 0)
 }
 
 // mapFiles maps files side by side, read-only, into one view of total bytes: file i at i*part

@@ -233,3 +233,81 @@ func TestCached(t *testing.T) {
 		t.Error("a file evicted from the page cache is still cached")
 	}
 }
+
+// GiveCache drops the given file's page cache from its end down, as much as each array made
+// takes, and nothing once stopped.
+func TestGiveCache(t *testing.T) {
+	path := t.TempDir() + "/dump"
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	const mb = 1 << 20
+	if _, err := f.Write(make([]byte, 12*mb)); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Sync(); err != nil { // dirty pages are not dropped
+		t.Fatal(err)
+	}
+	var fs syscall.Statfs_t
+	if err := syscall.Fstatfs(int(f.Fd()), &fs); err != nil || fs.Type == 0x01021994 {
+		t.Skip("the temporary directory is in memory (tmpfs), which keeps its pages")
+	}
+	cached := func(i int) bool { return Cached(f, int64(i)*4*mb, 4*mb) }
+	if !cached(0) || !cached(1) || !cached(2) {
+		t.Fatal("a file just written and synced is not in the page cache")
+	}
+	stop, err := GiveCache(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	given := CacheGiven()
+	Make[uint8](donateMin - 1) // too small to give for
+	Make[uint64](4 * mb / 8)
+	if !cached(0) || !cached(1) || cached(2) {
+		t.Errorf("after a 4 MB array, cached by 4 MB part: %v %v %v, want the last part dropped", cached(0), cached(1), cached(2))
+	}
+	if got := CacheGiven() - given; got != 4*mb {
+		t.Errorf("%d bytes given for a 4 MB array", got)
+	}
+	a := Reserve[uint32](hugeMin / 4) // large enough to be faulted in ahead
+	FaultAhead(a, 0, mb)              // the pages of 4 MB more
+	if !cached(0) || cached(1) {
+		t.Errorf("after 4 MB faulted ahead, cached by part: %v %v, want the middle part dropped too", cached(0), cached(1))
+	}
+	stop()
+	Make[uint64](4 * mb / 8)
+	if !cached(0) {
+		t.Error("an array made after stop dropped the file's cache")
+	}
+	if _, err := GiveCache(path + ".missing"); err == nil {
+		t.Error("a missing file gave no error")
+	}
+}
+
+// Populate gives the cache for the pages it faults in, and giving stops at the file's start.
+func TestGiveCachePopulateAndEnd(t *testing.T) {
+	path := t.TempDir() + "/dump"
+	if err := os.WriteFile(path, make([]byte, 6<<20), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stop, err := GiveCache(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	given := CacheGiven()
+	var done atomic.Int64
+	if !Populate(Reserve[uint64](4<<20/8), &done) {
+		t.Skip("the system cannot populate pages")
+	}
+	Make[uint64](4 << 20 / 8)
+	if got := CacheGiven() - given; got != 6<<20 {
+		t.Errorf("%d bytes given for 8 MB of arrays from a 6 MB file, want the file's 6 MB", got)
+	}
+	Make[uint64](4 << 20 / 8)
+	if got := CacheGiven() - given; got != 6<<20 {
+		t.Errorf("%d bytes given after the whole file was", got)
+	}
+}
