@@ -258,6 +258,8 @@ func TestGiveCache(t *testing.T) {
 	if !cached(0) || !cached(1) || !cached(2) {
 		t.Fatal("a file just written and synced is not in the page cache")
 	}
+	defer func(b int64) { givingBatch = b }(givingBatch)
+	givingBatch = 0 // an array's size at a time
 	stop, err := GiveCache(path)
 	if err != nil {
 		t.Fatal(err)
@@ -292,6 +294,8 @@ func TestGiveCachePopulateAndEnd(t *testing.T) {
 	if err := os.WriteFile(path, make([]byte, 6<<20), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	defer func(b int64) { givingBatch = b }(givingBatch)
+	givingBatch = 0
 	stop, err := GiveCache(path)
 	if err != nil {
 		t.Fatal(err)
@@ -309,5 +313,30 @@ func TestGiveCachePopulateAndEnd(t *testing.T) {
 	Make[uint64](4 << 20 / 8)
 	if got := CacheGiven() - given; got != 6<<20 {
 		t.Errorf("%d bytes given after the whole file was", got)
+	}
+}
+
+// The cache goes a batch at a time: arrays take what the last batch left before another is
+// dropped, and an array larger than the rest of a batch and another drops what it lacks.
+func TestGiveCacheInBatches(t *testing.T) {
+	path := t.TempDir() + "/dump"
+	if err := os.WriteFile(path, make([]byte, 64<<20), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	defer func(b int64) { givingBatch = b }(givingBatch)
+	givingBatch = 8 << 20
+	stop, err := GiveCache(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	given := CacheGiven()
+	for i, c := range []struct {
+		make, given int64 // MB
+	}{{3, 8}, {3, 8}, {3, 16}, {1, 16}, {20, 30}, {6, 38}, {2, 38}, {1, 46}} {
+		Make[uint8](int(c.make << 20))
+		if got := (CacheGiven() - given) >> 20; got != c.given {
+			t.Errorf("after array %d (%d MB): %d MB given, want %d", i, c.make, got, c.given)
+		}
 	}
 }
