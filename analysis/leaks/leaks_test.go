@@ -383,6 +383,30 @@ func TestSpillingRunMatchesAnalyze(t *testing.T) {
 	}
 }
 
+// A column let go (forget) is one its caller left out: its file closes while it is out, and a
+// column still wanted, or in, keeps its own.
+func TestForgetLetsGoOnlyColumnsLeftOut(t *testing.T) {
+	g := heapgraph.Chain(1000)
+	in := &Input{Graph: g, Weak: heapgraph.NewEdgeSet(len(g.Succ))}
+	off := slices.Clone(g.Off)
+	cols := &parked{on: true}
+	defer cols.close()
+	cols.park(in, false, false, true)
+	cols.forget(Columns{Sizes: true, Succ: true})
+	if cols.succ.file != nil || cols.weak.file == nil || cols.offs.file == nil {
+		t.Fatal("forget closed other files than the out columns left out")
+	}
+	if cols.size.file != nil || g.Size == nil {
+		t.Fatal("forget touched the sizes, which were in")
+	}
+	if err := cols.unpark(in, false, false, true); err == nil {
+		t.Error("edges let go came back without an error")
+	}
+	if !slices.Equal(g.Off, off) {
+		t.Error("the edge offsets, still wanted, did not come back")
+	}
+}
+
 // Work runs beside other work only when the process is known to stay under the limit with it.
 func TestBeside(t *testing.T) {
 	for _, c := range []struct {
