@@ -1,6 +1,7 @@
 package heapgraph
 
 import (
+	"fmt"
 	"os"
 	"sync"
 )
@@ -44,9 +45,15 @@ const donateMin = 64 << 10
 // file, from its end down, are dropped from the page cache, until the whole file is or stop is
 // called. Only clean pages are dropped, so nothing the file holds changes; a later read of a
 // dropped part reads it from disk again. From its end down, so that a file partly dropped does
-// not look cached to a reader that asks at its end (see Cached). It fails only if the file
-// cannot be opened; where the system cannot drop pages, giving does nothing.
+// not look cached to a reader that asks at its end (see Cached). It fails if the file cannot
+// be opened or is no regular file (a pipe, which opening could block on, has no page cache to
+// give); where the system cannot drop pages, giving does nothing.
 func GiveCache(path string) (stop func(), err error) {
+	if st, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("heapgraph: %s: not a regular file, no page cache to give", path)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err

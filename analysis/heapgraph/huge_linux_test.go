@@ -286,6 +286,9 @@ func TestGiveCache(t *testing.T) {
 	if _, err := GiveCache(path + ".missing"); err == nil {
 		t.Error("a missing file gave no error")
 	}
+	if _, err := GiveCache(t.TempDir()); err == nil {
+		t.Error("a directory gave no error")
+	}
 }
 
 // Populate gives the cache for the pages it faults in, and giving stops at the file's start.
