@@ -98,9 +98,8 @@ func Condensed(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch
 
 // Found is what Search found: the strongly connected components of a graph, for CondensedFrom.
 type Found struct {
-	comp    []uint32
-	count   int
-	entered heapgraph.EdgeSet
+	comp  []uint32
+	count int
 }
 
 // Search is the part of Condensed that finds the components, apart so that a caller can run it
@@ -114,28 +113,32 @@ func Search(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch) *
 // once the search's stacks take more than room allows (nil: no limit; they may pass it by
 // stackCheck frames before the search sees it), which a graph's
 // shape alone decides (12 bytes per node on the deepest path, and 4 per node of the largest
-// component). The rest of what it takes is known in advance: a word and a bit per node.
+// component). The rest of what it takes is known in advance: a word per node.
 func SearchWithin(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch, room *StackRoom) *Found {
-	comp, count, entered := components(g, skip, sc, room)
+	comp, count := components(g, skip, sc, room)
 	if comp == nil && g.N() > 0 {
 		return nil
 	}
-	return &Found{comp: comp, count: count, entered: entered}
+	return &Found{comp: comp, count: count}
 }
 
 // CondensedFrom is Condensed with the components already found by Search on the same g and
 // skip; f must not be used afterwards.
 func CondensedFrom(g *heapgraph.Graph, skip heapgraph.EdgeSet, f *Found, sc *heapgraph.Scratch) *Sizes {
-	comp, count, entered := f.comp, f.count, f.entered
+	comp, count := f.comp, f.count
 	*f = Found{}
 	s := &Sizes{Comp: comp, Hub: heapgraph.NoNode}
 	// Component sizes in nodes are counted now, while little else is held, rather than kept
 	// per component through the walks: only the statistics and the few ranked components
-	// (Members) need them.
+	// (Members) need them. Each core counts the components of one parity.
 	members := sc.Uint32s(count)
-	for _, c := range comp {
-		members[c]++
-	}
+	heapgraph.ByParity(func(part uint32) {
+		for _, c := range comp {
+			if c&1 == part {
+				members[c]++
+			}
+		}
+	})
 	for _, m := range members {
 		if m > 1 {
 			s.BigComponents++
@@ -143,7 +146,7 @@ func CondensedFrom(g *heapgraph.Graph, skip heapgraph.EdgeSet, f *Found, sc *hea
 		s.LargestComp = max(s.LargestComp, m)
 	}
 	sc.Release(members)
-	s.DAG, s.rootEdges = condense(g, skip, comp, count, entered, sc)
+	s.DAG, s.rootEdges = condense(g, skip, comp, count, sc)
 	return s
 }
 

@@ -11,7 +11,6 @@ package dynsize
 
 import (
 	"fmt"
-	"math/bits"
 	"sync/atomic"
 	"unsafe"
 
@@ -29,21 +28,14 @@ import (
 // holds a value counting down from the top of the uint32 range, which every open lowlink is below.
 // Node 0 is searched from last, so that its component completes last and is numbered 0.
 func Components(g *heapgraph.Graph, skip heapgraph.EdgeSet) (comp []uint32, count int) {
-	comp, count, _ = components(g, skip, nil, nil)
-	return comp, count
+	return components(g, skip, nil, nil)
 }
 
-// components is Components that also marks, in entered, every node that an edge (outside skip)
-// from another component leads to: the search meets each such edge once, as an edge into a
-// component already complete or as the tree edge above a component's root, which spares
-// Condense a pass over all edges to find the components that have predecessors.
-//
-// With a room, the search gives up, returning a nil comp, once its two stacks hold more than the
-// room allows (12 bytes per open node, 4 per node waiting for its component), which it sees
-// within stackCheck pushes.
-func components(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch, room *StackRoom) (comp []uint32, count int, entered heapgraph.EdgeSet) {
+// components is Components taking its array from sc. With a room, the search gives up,
+// returning a nil comp, once its two stacks hold more than the room allows (12 bytes per open
+// node, 4 per node waiting for its component), which it sees within stackCheck pushes.
+func components(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch, room *StackRoom) (comp []uint32, count int) {
 	n := g.N()
-	entered = heapgraph.NewEdgeSet(n)
 	r := sc.Uint32s(n) // 0: not visited yet
 	type frame struct {
 		v, e uint32
@@ -102,10 +94,8 @@ func components(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratc
 						}
 					}
 					continue frames
-				} else if rw > finished(completed) {
-					// w's component is complete, so it is not v's.
-					entered.Add(w)
 				} else if rw < low {
+					// (A w whose component is complete holds a value above every open lowlink.)
 					low, root = rw, false
 				}
 			}
@@ -118,9 +108,6 @@ func components(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratc
 				}
 				r[v] = id
 				completed++
-				if !frames.Empty() {
-					entered.Add(v) // the tree edge into v's component comes from outside it
-				}
 			} else {
 				done.Push(v)
 				if pushes++; pushes == stackCheck {
@@ -142,14 +129,14 @@ func components(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratc
 		s := uint32(v % n) // node 0 last
 		if r[s] == 0 && !search(s) {
 			sc.Release(r)
-			return nil, 0, nil
+			return nil, 0
 		}
 	}
 	// Completion order runs from sinks to node 0's component; reverse it for a topological order.
 	for i, x := range r {
 		r[i] = completed - 1 - (heapgraph.NoNode - 1 - x)
 	}
-	return r, int(completed), entered
+	return r, int(completed)
 }
 
 // StackRoom is the memory a search's stacks may take (SearchWithin). Another goroutine may lower
@@ -209,7 +196,7 @@ func (r *StackRoom) limitNow() int64 {
 // the DAG's root reaches everything and dominance in it is defined for every component; these
 // come after component 0's real edges, of which there are rootEdges.
 func Condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count int) (dag *heapgraph.Graph, rootEdges uint32) {
-	dag, rootEdges = condense(g, skip, comp, count, nil, nil)
+	dag, rootEdges = condense(g, skip, comp, count, nil)
 	componentSizes(g, dag, comp, nil)
 	return dag, rootEdges
 }
@@ -231,33 +218,40 @@ func componentSizes(g, dag *heapgraph.Graph, comp []uint32, sc *heapgraph.Scratc
 }
 
 // condense is Condense without the sizes (NewWith sums them only once the DAG's dominators are
-// gone, to keep them out of that phase's peak), with the nodes entered from other components
-// already known (see components), or nil to find them here.
+// gone, to keep them out of that phase's peak).
 //
 // A component's edges are those of its members in node order, each target kept where it first
 // appears. They are laid out without grouping the nodes by component, which would take two
 // node-sized arrays at the moment memory peaks: a first pass counts the edges that leave each
-// component, duplicates included; a second pass, over the nodes from the last, drops each edge
-// in front of those already placed for its component, so every list comes out in node order;
-// then duplicates are squeezed out list by list.
-func condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count int, entered heapgraph.EdgeSet, sc *heapgraph.Scratch) (dag *heapgraph.Graph, rootEdges uint32) {
-	// hasPred is needed before component 0's edges are laid out, so it takes a pass of its own
-	// unless the component search marked the nodes entered from outside.
-	hasPred := newBitset(count)
-	if entered != nil {
-		for w, word := range entered {
-			for ; word != 0; word &= word - 1 {
-				hasPred.set(comp[w<<6|bits.TrailingZeros64(word)])
+// component, duplicates included, and marks the components they enter; a second pass, over the
+// nodes from the last, drops each edge in front of those already placed for its component, so
+// every list comes out in node order; then duplicates are squeezed out list by list.
+func condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count int, sc *heapgraph.Scratch) (dag *heapgraph.Graph, rootEdges uint32) {
+	// off[c] counts the edges leaving c, then becomes the end of c's range (for component 0,
+	// the end of its real edges; its root edges follow them). The components with predecessors
+	// are marked on the way, each core in a bit set of its own, as both mark components of
+	// either parity. (The search for the components once marked them as it met their edges, at
+	// a random write per edge on the core beside the dominators' search: this pass reads every
+	// edge anyway, on two cores.)
+	off := sc.Uint32s(count + 1)
+	entered := [2]bitset{newBitset(count), newBitset(count)}
+	heapgraph.ByParity(func(part uint32) { // by the components' parity
+		mine := entered[part]
+		for v, c := range comp {
+			if c&1 != part {
+				continue
 			}
-		}
-	} else {
-		for v := range comp {
 			for e := g.Off[v]; e < g.Off[v+1]; e++ {
-				if d := comp[g.Succ[e]]; !skip.Has(e) && d != comp[v] {
-					hasPred.set(d)
+				if d := comp[g.Succ[e]]; !skip.Has(e) && d != c {
+					off[c]++
+					mine.set(d)
 				}
 			}
 		}
+	})
+	hasPred := entered[0]
+	for i, w := range entered[1] {
+		hasPred[i] |= w
 	}
 	roots := uint32(0) // components the root gets an edge to for want of a predecessor
 	for d := 1; d < count; d++ {
@@ -265,21 +259,6 @@ func condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count i
 			roots++
 		}
 	}
-	// off[c] counts the edges leaving c, then becomes the end of c's range (for component 0,
-	// the end of its real edges; its root edges follow them).
-	off := sc.Uint32s(count + 1)
-	heapgraph.ByParity(func(part uint32) { // by the components' parity
-		for v, c := range comp {
-			if c&1 != part {
-				continue
-			}
-			for e := g.Off[v]; e < g.Off[v+1]; e++ {
-				if !skip.Has(e) && comp[g.Succ[e]] != c {
-					off[c]++
-				}
-			}
-		}
-	})
 	var total uint64
 	for c := 0; c < count; c++ {
 		k := uint64(off[c])

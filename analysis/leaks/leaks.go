@@ -182,7 +182,7 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 	// found on the other meanwhile, if the memory allows, and wait, a word per node, for their
 	// phase. Both searches' arrays come on top of what is resident now: four words per node and
 	// a bit per edge for the depth-first search (three arrays, and its stack of open nodes, a
-	// word per node at worst); a word and a bit per node and a bit per edge for the other, and
+	// word per node at worst); a word per node and a bit per edge for the other, and
 	// its stacks, whose size the graph's shape decides (a frame per node on the deepest path).
 	// Arrays made ahead (Options.Ahead) are resident already, as far as their pages are in.
 	// Under a memory limit the search gets what the limit leaves for its stacks and gives up if
@@ -207,7 +207,7 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 	stackRoom, limited := int64(0), opt.MemoryLimit > 0
 	if limited {
 		if r := resident(); r >= 0 {
-			stackRoom = opt.MemoryLimit - r - (20*int64(n) + int64(n)/8 + int64(edges)/4) + faulted
+			stackRoom = opt.MemoryLimit - r - (20*int64(n) + int64(edges)/4) + faulted
 		}
 	}
 	var room *dynsize.StackRoom

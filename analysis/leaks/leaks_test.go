@@ -445,7 +445,7 @@ func TestComponentsBesideWithinLimit(t *testing.T) {
 		want := Analyze(in, DefaultOptions)
 		n, e := int64(g.N()), int64(len(g.Succ))
 		opt := DefaultOptions
-		opt.MemoryLimit = fixed + 20*n + n/8 + e/4 + tc.room
+		opt.MemoryLimit = fixed + 20*n + e/4 + tc.room
 		got, same := runBeside(t, in, opt, want)
 		if got != tc.want {
 			t.Errorf("%d objects, %d bytes for the stacks: the search beside %s, want %s", tc.objects, tc.room, got, tc.want)
@@ -569,7 +569,7 @@ func TestRunTakesArraysMadeAhead(t *testing.T) {
 		// The four arrays' bytes short of what the search needs beside the depth-first
 		// search's: they are counted in resident, and with them the room is 4 MB; without,
 		// under the megabyte the search is started with.
-		opt.MemoryLimit = fixed + 20*n + n/8 + e/4 + 4<<20 - aheadArrays*4*(n+1)
+		opt.MemoryLimit = fixed + 20*n + e/4 + 4<<20 - aheadArrays*4*(n+1)
 		var a *Ahead
 		if tc.nodes > 0 {
 			if a = MakeAhead(tc.nodes, 1<<40); a == nil {
