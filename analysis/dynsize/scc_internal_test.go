@@ -173,3 +173,29 @@ func BenchmarkComponents(b *testing.B) {
 		})
 	}
 }
+
+// Component sizes past what a 32-bit count of size units holds go to the DAG's map of big sizes,
+// and sum exactly.
+func TestComponentSizesPastBigSize(t *testing.T) {
+	for seed := int64(1); seed <= 40; seed++ {
+		n := 50 + int(seed*13%400)
+		g := heapgraph.Random(seed, n, 3*n, 9)
+		for v := 1; v < n; v += 3 {
+			g.SetSize(uint32(v), uint64(heapgraph.BigSize)<<g.SizeShift/2+uint64(v)<<g.SizeShift) // two make a big sum
+		}
+		for v := 2; v < n; v += 7 {
+			g.SetSize(uint32(v), 1<<40+uint64(v)) // big on its own, and not in whole units
+		}
+		comp, count := components(g, nil, nil, nil)
+		want := make([]uint64, count)
+		for v, c := range comp {
+			want[c] += g.SizeOf(uint32(v))
+		}
+		dag, _ := Condense(g, nil, comp, count)
+		for c := range count {
+			if got := dag.SizeOf(uint32(c)); got != want[c] {
+				t.Fatalf("seed %d: component %d has size %d, want %d", seed, c, got, want[c])
+			}
+		}
+	}
+}
