@@ -230,9 +230,8 @@ func condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count i
 	// off[c] counts the edges leaving c, then becomes the end of c's range (for component 0,
 	// the end of its real edges; its root edges follow them). The components with predecessors
 	// are marked on the way, each core in a bit set of its own, as both mark components of
-	// either parity. (The search for the components once marked them as it met their edges, at
-	// a random write per edge on the core beside the dominators' search: this pass reads every
-	// edge anyway, on two cores.)
+	// either parity: this pass reads every edge anyway, on two cores, where marking them in the
+	// components' search cost a random write per edge on the core beside the dominators' search.
 	off := sc.Uint32s(count + 1)
 	entered := [2]bitset{newBitset(count), newBitset(count)}
 	heapgraph.ByParity(func(part uint32) { // by the components' parity
@@ -242,7 +241,10 @@ func condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count i
 				continue
 			}
 			for e := g.Off[v]; e < g.Off[v+1]; e++ {
-				if d := comp[g.Succ[e]]; !skip.Has(e) && d != c {
+				if skip.Has(e) {
+					continue // every instance's edge to its class, among others
+				}
+				if d := comp[g.Succ[e]]; d != c {
 					off[c]++
 					mine.set(d)
 				}
