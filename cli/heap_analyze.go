@@ -54,11 +54,11 @@ while the graph is built count against its compressed size).
 Page cache: once the dump has been read for the last time (all but the few records of the
 objects the report names), its pages are dropped from the system's page cache as the analysis
 needs memory, from the file's end down, 128 MB at a time: the analysis takes the pages just freed
-instead of fresh ones. On a virtual machine that hands the memory its guest leaves free
-back to the host, a fresh page costs 25 to 50 times as much as one just freed, and on a dump of
-2 GB this took about a fifth off the analysis. The file is not changed; the next program to read it reads
-the dropped part from disk. --keep-page-cache leaves the page cache alone, for a dump about to be
-analysed again.
+instead of fresh ones. On a virtual machine that hands the memory its guest leaves free back to
+the host, a fresh page costs 25 to 50 times as much as one just freed, and on a dump of 2 GB
+this took about a fifth off an analysis started on a machine at rest. The file is not changed;
+the next program to read it reads the dropped part from disk. --keep-page-cache leaves the page
+cache alone, for a dump about to be analysed again.
 
 --timings prints how long each phase took, wall and CPU seconds, and the peak resident memory so
 far (where the system tells it), on stderr.`,
@@ -112,6 +112,8 @@ far (where the system tells it), on stderr.`,
 		building := func(nodes int) {
 			// The file has been read for the last time: its page cache is the memory the
 			// arrays made from here on take (see Page cache in the help).
+			// Giving is an optimisation: a file whose cache cannot be given is analysed all the
+			// same.
 			if !c.Bool("keep-page-cache") {
 				if stop, err := giveCache(path); err == nil {
 					stopGiving = stop

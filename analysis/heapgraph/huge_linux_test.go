@@ -264,13 +264,13 @@ func TestGiveCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	given := CacheGiven()
+	given := cacheGiven()
 	Make[uint8](donateMin - 1) // too small to give for
 	Make[uint64](4 * mb / 8)
 	if !cached(0) || !cached(1) || cached(2) {
 		t.Errorf("after a 4 MB array, cached by 4 MB part: %v %v %v, want the last part dropped", cached(0), cached(1), cached(2))
 	}
-	if got := CacheGiven() - given; got != 4*mb {
+	if got := cacheGiven() - given; got != 4*mb {
 		t.Errorf("%d bytes given for a 4 MB array", got)
 	}
 	a := Reserve[uint32](hugeMin / 4) // large enough to be faulted in ahead
@@ -304,17 +304,17 @@ func TestGiveCachePopulateAndEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stop()
-	given := CacheGiven()
+	given := cacheGiven()
 	var done atomic.Int64
 	if !Populate(Reserve[uint64](4<<20/8), &done) {
 		t.Skip("the system cannot populate pages")
 	}
 	Make[uint64](4 << 20 / 8)
-	if got := CacheGiven() - given; got != 6<<20 {
+	if got := cacheGiven() - given; got != 6<<20 {
 		t.Errorf("%d bytes given for 8 MB of arrays from a 6 MB file, want the file's 6 MB", got)
 	}
 	Make[uint64](4 << 20 / 8)
-	if got := CacheGiven() - given; got != 6<<20 {
+	if got := cacheGiven() - given; got != 6<<20 {
 		t.Errorf("%d bytes given after the whole file was", got)
 	}
 }
@@ -333,12 +333,12 @@ func TestGiveCacheInBatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stop()
-	given := CacheGiven()
+	given := cacheGiven()
 	for i, c := range []struct {
 		make, given int64 // MB
 	}{{3, 8}, {3, 8}, {3, 16}, {1, 16}, {20, 30}, {6, 38}, {2, 38}, {1, 46}} {
 		Make[uint8](int(c.make << 20))
-		if got := (CacheGiven() - given) >> 20; got != c.given {
+		if got := (cacheGiven() - given) >> 20; got != c.given {
 			t.Errorf("after array %d (%d MB): %d MB given, want %d", i, c.make, got, c.given)
 		}
 	}

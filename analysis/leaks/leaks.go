@@ -62,7 +62,8 @@ type Options struct {
 	// Leave names input columns that Run, with Spill, need not bring back from their temporary
 	// files when it returns, for a caller that will not read them: they may be nil in in then.
 	// Reading them back takes time and fresh memory for nothing (a fifth of the edges' and
-	// sizes' bytes of a dump, at the end of its analysis).
+	// sizes' bytes of a dump, at the end of its analysis). Their files go as soon as Run has
+	// read them for the last time.
 	Leave Columns
 }
 
@@ -616,9 +617,9 @@ func (p *parked) unparkBut(in *Input, leave Columns) error {
 }
 
 // forget discards the files of the columns in leave that are out, which the caller must know Run
-// reads no more and does not hand back (Options.Leave). The page cache that held one is freed at once, in one
-// piece, for the next arrays to take (see heapgraph.GiveCache), rather than when Run returns.
-// The edges of the large benchmark dump take 400 MB there.
+// reads no more and does not hand back (Options.Leave). The page cache that held one is freed at
+// once, in one piece, for the next arrays to take (see heapgraph.GiveCache), rather than when Run
+// returns. The edges of the large benchmark dump take 400 MB there.
 func (p *parked) forget(leave Columns) {
 	if leave.Sizes {
 		p.size.forget()
