@@ -97,13 +97,8 @@ ANALYZE_RUNS=${ANALYZE_RUNS:-5}
 # itself from disk, while cat's code shares libc with every running process and stays in memory.
 COLD=${COLD:-1}
 drop() { dd if="$1" iflag=nocache count=0 status=none; }
-# At rest (REST=0 leaves the rows out): the dump evicted, then PAUSE seconds before each contender,
-# cat and the analysis alternating. This VM hands the memory its guest leaves free back to the host
-# within about two seconds, and a page taken after that the host must back afresh (1.3-2.4 ms per
-# MB, against 0.05 for a page freed a moment before). Right after an eviction, cat's page cache
-# takes the pages the eviction just freed, and an analysis run right after another takes what that
-# one freed: the cold rows above measure that. After a pause every contender starts as on a machine
-# at rest, as when a dump is analysed a while after it was copied in.
+# At rest: the dump evicted, then PAUSE seconds before each contender (why: the doc's prose on the
+# two conditions, below).
 REST=${REST:-1}
 PAUSE=${PAUSE:-3}
 resident_kb() { fincore -b -n -o RES "$1" 2>/dev/null | awk '{ printf "%d", $1 / 1024 }'; }
@@ -393,8 +388,11 @@ mkdir -p "$ROOT/docs"
   echo "  made whole free huge pages: the system time after pass 2 on the large dump was 3.6-4.1 s so, against 1.1-1.8 s"
   echo "  128 MB at a time.) Read from disk, in alternated runs, the large dump's analysis took 8.05-8.16 s, against"
   echo "  9.6-12.6 s with \`--keep-page-cache\`, its system time 1.3-1.7 s against 5.3-9.5 s; the medium dump's 1.55-1.89 s"
-  echo "  against 1.77-2.25 s. The file is no different afterwards, but the next program to read it reads the dropped part"
-  echo "  from disk."
+  echo "  against 1.77-2.25 s. After a pause of 3 s, as on a machine at rest, the large dump's took 8.9-12.5 s against"
+  echo "  12.2-13.8 s. Analysed back to back after an eviction, as in the cold rows, it gains nothing: the run before has"
+  echo "  used the memory the eviction would otherwise free for the next one (blocks of four runs of the large dump:"
+  echo "  medians 10.1 and 10.1 s against 9.8 and 8.8 s). The file is no different afterwards, but the next program to read"
+  echo "  it reads the dropped part from disk."
   echo "- The full analysis stays far from 10× the time of reading a file in the page cache. The depth-first search, which"
   echo "  every dominator algorithm in use starts from and which runs on one core, is alone a large part of that budget"
   echo "  (see the summary), and pass 2, which reads the file again and resolves every reference to a node, takes about"
