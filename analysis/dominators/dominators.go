@@ -117,8 +117,19 @@ func DepthFirst(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratc
 			pre[w] = k
 			vertex = append(vertex, w)
 			parent[k] = cur
-			next.Push(g.Off[w])
-			cur = k
+			// w's edges up to the first that leads somewhere new are passed over now: a node
+			// whose edges all lead to nodes visited already (an array of primitives, an object
+			// whose references point back, or only to its class) is done without a frame.
+			we, wend := g.Off[w], g.Off[w+1]
+			for ; we < wend; we++ {
+				if !skip.Has(we) && pre[g.Succ[we]] == none {
+					break
+				}
+			}
+			if we < wend {
+				next.Push(we)
+				cur = k
+			}
 			continue
 		}
 		next.Pop()

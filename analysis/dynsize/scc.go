@@ -83,11 +83,24 @@ func components(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratc
 				w := g.Succ[e]
 				e++
 				if rw := r[w]; rw == 0 {
+					// w's edges up to the first that leads to a node not visited yet or still open
+					// are passed over now: they cannot lower its lowlink (a complete component's
+					// value is above it). A node whose edges all do so is a component of its own,
+					// complete at once, numbered as its frame's push and pop would number it.
+					we, wend := g.Off[w], g.Off[w+1]
+					for we < wend && (skip.Has(we) || r[g.Succ[we]] > next) {
+						we++
+					}
+					if we == wend {
+						r[w] = finished(completed)
+						completed++
+						continue
+					}
 					f.e, f.root = e, root
 					r[v] = low
 					r[w] = next
 					next++
-					frames.Push(frame{v: w, e: g.Off[w], root: true})
+					frames.Push(frame{v: w, e: we, root: true})
 					if pushes++; pushes == stackCheck {
 						if pushes = 0; room != nil && over() {
 							return false
