@@ -205,7 +205,20 @@ func (w *byClassWalk) walk(root uint32, out []ClassRetained, onPath []uint32, st
 			stack.Push(exit | uint64(v))
 		}
 		for _, k := range w.kids[w.off[v]:w.off[v+1]] {
-			stack.Push(uint64(k))
+			if w.off[k] < w.off[k+1] {
+				stack.Push(uint64(k))
+				continue
+			}
+			// Most of a dominator tree is leaves: one is counted here, with the classes on the
+			// path down to it as they are, rather than pushed and popped with its exit mark.
+			if c := w.classOf[k]; c != heapgraph.NoNode {
+				o := &out[c]
+				o.Instances++
+				o.Shallow += w.g.SizeOf(k)
+				if onPath[c] == 0 {
+					o.Retained += w.retained[k]
+				}
+			}
 		}
 	}
 }

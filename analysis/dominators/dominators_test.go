@@ -257,7 +257,8 @@ func TestChildren(t *testing.T) {
 }
 
 // On random graphs every child list holds exactly the nodes with that immediate dominator, in
-// preorder, and grouping by class gives the same after ReleaseNodes as before it.
+// preorder, grouping by class matches its definition, and gives the same after ReleaseNodes as
+// before it.
 func TestChildrenAndReleaseNodes(t *testing.T) {
 	for seed := int64(1); seed <= 200; seed++ {
 		n := 2 + int(seed%60)
@@ -285,14 +286,24 @@ func TestChildrenAndReleaseNodes(t *testing.T) {
 		}
 		ret := tr.Retained(g)
 		before := tr.ByClass(g, ret, classOf, 3)
-		var instances, shallow [3]uint64
+		// A class retains what its topmost instances do: those with no dominator of their class.
+		var instances, shallow, retained [3]uint64
 		for _, v := range tr.Order[1:] {
-			instances[classOf[v]]++
-			shallow[classOf[v]] += g.SizeOf(v)
+			c := classOf[v]
+			instances[c]++
+			shallow[c] += g.SizeOf(v)
+			top := true
+			for d := tr.Idom[v]; d != 0; d = tr.Idom[d] {
+				top = top && classOf[d] != c
+			}
+			if top {
+				retained[c] += ret[v]
+			}
 		}
 		for c, r := range before {
-			if r.Instances != instances[c] || r.Shallow != shallow[c] {
-				t.Fatalf("seed %d: class %d has %d instances of %d bytes, want %d of %d", seed, c, r.Instances, r.Shallow, instances[c], shallow[c])
+			if r.Instances != instances[c] || r.Shallow != shallow[c] || r.Retained != retained[c] {
+				t.Fatalf("seed %d: class %d has %d instances of %d bytes retaining %d, want %d of %d retaining %d",
+					seed, c, r.Instances, r.Shallow, r.Retained, instances[c], shallow[c], retained[c])
 			}
 		}
 		tr.ReleaseNodes()
