@@ -128,25 +128,9 @@ func CondensedFrom(g *heapgraph.Graph, skip heapgraph.EdgeSet, f *Found, sc *hea
 	comp, count := f.comp, f.count
 	*f = Found{}
 	s := &Sizes{Comp: comp, Hub: heapgraph.NoNode}
-	// Component sizes in nodes are counted now, while little else is held, rather than kept
-	// per component through the walks: only the statistics and the few ranked components
-	// (Members) need them. Each core counts the components of one parity.
-	members := sc.Uint32s(count)
-	heapgraph.ByParity(func(part uint32) {
-		for _, c := range comp {
-			if c&1 == part {
-				members[c]++
-			}
-		}
-	})
-	for _, m := range members {
-		if m > 1 {
-			s.BigComponents++
-		}
-		s.LargestComp = max(s.LargestComp, m)
-	}
-	sc.Release(members)
-	s.DAG, s.rootEdges = condense(g, skip, comp, count, sc)
+	// Component sizes in nodes are counted as the DAG is made, rather than kept per component
+	// through the walks: only the statistics and the few ranked components (Members) need them.
+	s.DAG, s.rootEdges = condense(g, skip, comp, count, sc, s)
 	return s
 }
 

@@ -47,9 +47,24 @@ func TestCondenseMatchesDefinition(t *testing.T) {
 				lists[0] = append(lists[0], uint32(d))
 			}
 		}
-		dag, root := condense(g, skip, comp, count, nil)
+		var s Sizes
+		dag, root := condense(g, skip, comp, count, nil, &s)
 		if dag.N() != count || root != wantRoot {
 			t.Fatalf("seed %d: %d components with %d root edges, want %d with %d", seed, dag.N(), root, count, wantRoot)
+		}
+		members := make([]uint32, count)
+		for _, c := range comp {
+			members[c]++
+		}
+		big, largest := 0, uint32(0)
+		for _, m := range members {
+			if m > 1 {
+				big++
+			}
+			largest = max(largest, m)
+		}
+		if s.BigComponents != big || s.LargestComp != largest {
+			t.Fatalf("seed %d: %d components of more than one, the largest of %d; want %d, %d", seed, s.BigComponents, s.LargestComp, big, largest)
 		}
 		for c := 0; c < count; c++ {
 			if got := dag.Successors(uint32(c)); !reflect.DeepEqual(append([]uint32{}, got...), append([]uint32{}, lists[c]...)) {
