@@ -188,7 +188,13 @@ func (s *Searched) ListPredecessors(g *heapgraph.Graph, skip heapgraph.EdgeSet, 
 	// The offsets take the memory the preorder just gave back, when it went out; n+1 elements,
 	// as Finish hands them on to the tree's node-indexed result.
 	roff := sc.Uint32s(n + 1)[:r+1]
-	lists := predLister{g: g, skip: skip, tree: tree, pre: pre, isRoot: isRoot}
+	// The edges the lists leave out for what they are (the tree's, and those skipped) go into
+	// one bit set, the tree's: the lists then pass over them a word at a time, and test each
+	// edge left once. Nearly half the edges are the tree's.
+	for i, w := range skip[:min(len(skip), len(tree))] {
+		tree[i] |= w
+	}
+	lists := predLister{g: g, passed: tree, pre: pre, isRoot: isRoot}
 	var preds []uint32
 	if split && runtime.GOMAXPROCS(0) >= 2 {
 		mid := sort.Search(n, func(v int) bool { return g.Off[v] >= g.Off[n]/2 })
@@ -222,10 +228,10 @@ func (s *Searched) ListPredecessors(g *heapgraph.Graph, skip heapgraph.EdgeSet, 
 
 // predLister holds what deciding which edges go into the predecessor lists reads.
 type predLister struct {
-	g          *heapgraph.Graph
-	skip, tree heapgraph.EdgeSet
-	pre        []uint32
-	isRoot     []uint64
+	g      *heapgraph.Graph
+	passed heapgraph.EdgeSet // the DFS tree's edges and the skipped ones
+	pre    []uint32
+	isRoot []uint64
 }
 
 // predSink takes the listed edges as (t, o): an edge from the node of preorder number o into t's
@@ -247,15 +253,34 @@ func (p placer) put(t, o uint32) { p.roff[t]--; p.preds[p.roff[t]] = o }
 // (see ListPredecessors), in the order of their sources.
 func listEdges[S predSink](l *predLister, from, to int, sink S) {
 	const none = heapgraph.NoNode
-	off, succ, pre, isRoot := l.g.Off, l.g.Succ, l.pre, l.isRoot
-	for v := from; v < to; v++ {
-		o := pre[v]
-		if o == none {
-			continue
+	off, succ, pre, isRoot, passed := l.g.Off, l.g.Succ, l.pre, l.isRoot, l.passed
+	lo, hi := off[from], off[to]
+	if lo == hi {
+		return
+	}
+	// The edges are visited in order, a word of the passed set at a time; the source follows,
+	// from node to node.
+	v := from
+	end, o := off[v+1], pre[v]
+	for k := lo >> 6; k <= (hi-1)>>6; k++ {
+		word := ^passed[k]
+		if k == lo>>6 {
+			word &= ^uint64(0) << (lo & 63)
 		}
-		for e, end := off[v], off[v+1]; e < end; e++ {
+		if k == (hi-1)>>6 {
+			word &= ^uint64(0) >> (63 - (hi-1)&63)
+		}
+		for ; word != 0; word &= word - 1 {
+			e := k<<6 | uint32(bits.TrailingZeros64(word))
+			for e >= end {
+				v++
+				end, o = off[v+1], pre[v]
+			}
+			if o == none {
+				continue
+			}
 			w := succ[e]
-			if l.tree.Has(e) || l.skip.Has(e) || isRoot[w>>6]&(1<<(w&63)) != 0 {
+			if isRoot[w>>6]&(1<<(w&63)) != 0 {
 				continue
 			}
 			if t := pre[w]; t != 0 && t != o {
