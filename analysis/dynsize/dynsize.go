@@ -31,6 +31,7 @@ type Sizes struct {
 	reachesHub bitset   // components that reach the hub (the hub included)
 	hubDyn     uint64
 	hubReady   bool
+	hubPicked  bool // pickHub has run
 	bounded    bool // dyn holds Top's bounds already (WalkAndBound)
 	// seen marks what a walk has met, a bit per component; the walk unmarks what it marked
 	// (marked) when it ends. An array of epoch stamps would spare that, at four bytes per
@@ -160,6 +161,23 @@ func (s *Sizes) Weigh(g *heapgraph.Graph, sc *heapgraph.Scratch) {
 	componentSizes(g, s.DAG, s.Comp, sc)
 }
 
+// DominateAndWeigh is Dominate and Weigh at once, for a caller with the memory to hold both
+// steps' arrays, and g's sizes, together: on another core, the components' sizes are summed into
+// size (a zeroed array of a word per component) and the hub is chosen, while the DAG's dominator
+// tree and its points are worked out. The two touch different fields of the DAG (its edges, and
+// its sizes).
+func (s *Sizes) DominateAndWeigh(g *heapgraph.Graph, sc *heapgraph.Scratch, size []uint32) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sumSizes(g, s.DAG, s.Comp, size)
+		s.pickHub(false) // the points are being worked out meanwhile
+	}()
+	s.Dominate(sc)
+	<-done
+	s.dropHubAtPoint()
+}
+
 // Walk is the second step of Compute: the exact dynamic size of every dominating articulation
 // point, from the DAG and its dominator tree alone.
 func (s *Sizes) Walk() { s.walkPoints(false) }
@@ -179,7 +197,9 @@ func (s *Sizes) WalkAndBound() { s.walkPoints(true) }
 func (s *Sizes) walkPoints(bound bool) {
 	count := s.DAG.N()
 	s.seen, s.dyn = newBitset(count), heapgraph.Make[uint64](count)
-	s.chooseHub()
+	if !s.hubPicked {
+		s.pickHub(true)
+	}
 	idom := s.idom
 	s.idom = nil
 	// Without a hub every bound is known once the components below are: the same pass works
@@ -208,10 +228,12 @@ func (s *Sizes) walkPoints(bound bool) {
 	s.bounded = bound
 }
 
-// chooseHub picks the component with the most shallow bytes, when it is not the root and not a
+// pickHub picks the component with the most shallow bytes, when it is not the root and not a
 // dominating articulation point (which walks shortcut already), and marks what it reaches and
-// what reaches it.
-func (s *Sizes) chooseHub() {
+// what reaches it. Without points it picks without asking whether the component is one, for
+// a caller working the points out meanwhile, which then calls dropHubAtPoint.
+func (s *Sizes) pickHub(points bool) {
+	s.hubPicked = true
 	n := s.DAG.N()
 	best, bestSize := uint32(0), uint64(0)
 	// Over the sizes as stored, a word per component in the DAG's units: SizeOf twice per
@@ -225,7 +247,7 @@ func (s *Sizes) chooseHub() {
 			best, bestSize = uint32(c+1), size
 		}
 	}
-	if best == 0 || s.DAP.Has(best) {
+	if best == 0 || points && s.DAP.Has(best) {
 		return
 	}
 	s.Hub = best
@@ -251,6 +273,14 @@ func (s *Sizes) chooseHub() {
 		if r {
 			s.reachesHub.set(uint32(c))
 		}
+	}
+}
+
+// dropHubAtPoint undoes pickHub's choice when the component picked is a dominating
+// articulation point.
+func (s *Sizes) dropHubAtPoint() {
+	if s.Hub != heapgraph.NoNode && s.DAP.Has(s.Hub) {
+		s.Hub, s.inHub, s.reachesHub = heapgraph.NoNode, nil, nil
 	}
 }
 

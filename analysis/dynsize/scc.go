@@ -217,7 +217,12 @@ func Condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count i
 // componentSizes sets the DAG's sizes: each component's the sum of its members' shallow sizes,
 // in g's units.
 func componentSizes(g, dag *heapgraph.Graph, comp []uint32, sc *heapgraph.Scratch) {
-	dag.Size, dag.SizeShift, dag.Big = sc.Uint32s(dag.N()), g.SizeShift, nil
+	sumSizes(g, dag, comp, sc.Uint32s(dag.N()))
+}
+
+// sumSizes is componentSizes into size, a zeroed array of a word per component.
+func sumSizes(g, dag *heapgraph.Graph, comp []uint32, size []uint32) {
+	dag.Size, dag.SizeShift, dag.Big = size, g.SizeShift, nil
 	for v, c := range comp {
 		if s := g.Size[v]; s != heapgraph.BigSize {
 			// The common case inline: a sum that stays below BigSize units.

@@ -381,16 +381,35 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 	// caller does not want back are read no more: their files go now (see forget).
 	cols.park(in, false, false, true)
 	cols.forget(Columns{Succ: opt.Leave.Succ, Weak: opt.Leave.Weak})
-	dyn.Dominate(sc)
+	// The components' sizes are summed, and the hub chosen, on the other core while the DAG's
+	// dominator tree is worked out on one, if the memory allows: the shallow sizes back in, a
+	// word per node, and the components' sizes, a word per component, beside that step's four
+	// arrays.
+	weighed := false
+	if count := dyn.DAG.N(); runtime.GOMAXPROCS(0) >= 2 && (!limited || beside(resident(), 4*int64(n)+5*int64(count), opt.MemoryLimit)) {
+		if err := cols.unpark(in, true, false, false); err != nil {
+			return nil, err
+		}
+		dyn.DominateAndWeigh(g, sc, heapgraph.Make[uint32](count))
+		weighed = true
+	} else {
+		dyn.Dominate(sc)
+	}
 	// The arrays of the component DAG's dominator tree that the sizes will not take go back to
 	// the system as the next phase starts, instead of staying resident through it (the
 	// immediate dominators stay, with dyn, until the points' sizes are summed).
-	sc.Trim(dynsize.ComputeArrays)
-	phase("dynamic sizes")
-	if err := cols.unpark(in, true, false, false); err != nil {
-		return nil, err
+	if weighed {
+		sc.Trim(0)
+	} else {
+		sc.Trim(dynsize.ComputeArrays)
 	}
-	dyn.Weigh(g, sc)
+	phase("dynamic sizes")
+	if !weighed {
+		if err := cols.unpark(in, true, false, false); err != nil {
+			return nil, err
+		}
+		dyn.Weigh(g, sc)
+	}
 	// The walks read the component DAG alone: the shallow sizes and the node → component column
 	// wait outside meanwhile, the column read back a node at a time for the few objects ranked.
 	cols.park(in, true, false, false)
