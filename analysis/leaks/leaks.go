@@ -257,9 +257,17 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 		<-foundDone // before the edges go out
 	}
 	// The rest of the tree, the retained sizes and the tree's child lists need no edges until
-	// the paths are searched.
-	cols.park(in, false, false, true)
+	// the paths are searched. They go out on the other core while the rest of the tree, which
+	// reads none of the input and runs on one core, is worked out: writing them out takes as long
+	// as a third of that (edges are a third of the tree's arrays) and needs no memory, and what
+	// the tree takes now the last step gave back.
+	parkedEdges := make(chan struct{})
+	go func() {
+		defer close(parkedEdges)
+		cols.park(in, false, false, true)
+	}()
 	tree, err := searched.Finish()
+	<-parkedEdges
 	if err != nil {
 		return nil, err
 	}
@@ -416,13 +424,25 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 	cols.forget(Columns{Sizes: opt.Leave.Sizes})
 	compOf := func(v uint32) (uint32, error) { return dyn.Comp[v], nil }
 	var comps *heapgraph.Spilled[uint32]
+	// The column goes out on the other core while the walks, on one, sum the points' sizes.
+	spilled := make(chan struct{})
 	if opt.Spill {
-		comps, dyn.Comp = heapgraph.Spill(dyn.Comp), nil
-		defer comps.Close()
-		debug.FreeOSMemory()
+		comp := dyn.Comp
+		dyn.Comp = nil
+		go func() {
+			defer close(spilled)
+			comps = heapgraph.Spill(comp)
+			debug.FreeOSMemory()
+		}()
 		compOf = func(v uint32) (uint32, error) { return comps.At(int(v)) }
+	} else {
+		close(spilled)
 	}
 	dyn.WalkAndBound()
+	<-spilled
+	if comps != nil {
+		defer comps.Close()
+	}
 	size := func(v uint32) (uint64, error) {
 		c, err := compOf(v)
 		if err != nil {
