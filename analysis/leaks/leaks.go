@@ -252,7 +252,12 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 			now += room.Hold(searchSlack)
 		}
 	}
-	searched.ListPredecessors(g, in.Weak, !limited || beside(now, 4*int64(n)+2*int64(edges), opt.MemoryLimit))
+	// The preorder stays in, rather than go out to a file and back, where a word per node more
+	// leaves the lists, split, under the limit: with no limit known it goes out.
+	more := 4*int64(n) + 2*int64(edges)
+	split := !limited || beside(now, more, opt.MemoryLimit)
+	keep := limited && beside(now, more+4*int64(n), opt.MemoryLimit)
+	searched.ListPredecessorsKeeping(g, in.Weak, split, keep)
 	if foundDone != nil {
 		<-foundDone // before the edges go out
 	}

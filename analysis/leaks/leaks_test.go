@@ -339,7 +339,9 @@ func TestSpillingRunMatchesAnalyze(t *testing.T) {
 	}
 	weak := heapgraph.NewEdgeSet(len(g.Succ))
 	weak.Add(1) // 1 → 2: 2 and 3 are held only weakly
-	for i, in := range []Input{leak, {Graph: g, Weak: weak}, leak, {Graph: g, Weak: weak}} {
+	// Without a limit, under one that leaves no room (nothing beside), and under one that leaves
+	// all the room (the preorder kept in memory).
+	for i, in := range []Input{leak, {Graph: g, Weak: weak}, leak, {Graph: g, Weak: weak}, leak, {Graph: g, Weak: weak}} {
 		want := Analyze(in, DefaultOptions)
 		g := in.Graph
 		off, succ, size := slices.Clone(g.Off), slices.Clone(g.Succ), slices.Clone(g.Size)
@@ -347,8 +349,11 @@ func TestSpillingRunMatchesAnalyze(t *testing.T) {
 		spilling := in
 		opt := DefaultOptions
 		opt.Spill = true
-		if i >= 2 {
+		switch i / 2 {
+		case 1:
 			opt.MemoryLimit = 1
+		case 2:
+			opt.MemoryLimit = 1 << 40
 		}
 		got, err := Run(&spilling, opt)
 		if err != nil {
