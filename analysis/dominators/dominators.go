@@ -446,8 +446,11 @@ func (t *Tree) children() (off, kids []uint32) {
 	// the children from the last in preorder, each in front of those placed before it, leaves
 	// every list in preorder and off[d] at its start, with no cursor array.
 	off = t.sc.Uint32s(n + 1)
-	for _, v := range t.Order[1:] {
-		off[t.Idom[v]]++
+	// Counted in node order, the immediate dominators read in a stream rather than at random.
+	for _, d := range t.Idom {
+		if d != heapgraph.NoNode {
+			off[d]++
+		}
 	}
 	for i := 1; i < n; i++ {
 		off[i] += off[i-1]
