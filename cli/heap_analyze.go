@@ -48,8 +48,10 @@ memory, the results are the same, and a warning on stderr says how much stayed a
 that could overlap on the second core while holding more memory (making the two searches'
 first arrays while the graph is built; the search for strongly connected components, beside the
 dominator tree's depth-first search; the listing of each object's referrers, split between the
-cores) does so only if the process stays under the dump's size (for a gzip dump, the arrays made
-while the graph is built count against its compressed size).
+cores; summing the components' sizes beside the component graph's dominator tree), and the
+depth-first search's order, kept in memory rather than in a temporary file, do so only if the
+process stays under the dump's size (for a gzip dump, the arrays made while the graph is built
+count against its compressed size).
 
 Page cache: once the dump has been read for the last time (all but the few records of the
 objects the report names), its pages are dropped from the system's page cache as the analysis
