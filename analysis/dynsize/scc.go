@@ -292,11 +292,14 @@ func condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count i
 	for i, w := range entered[1] {
 		hasPred[i] |= w
 	}
-	roots := uint32(0) // components the root gets an edge to for want of a predecessor
-	for d := 1; d < count; d++ {
-		if !hasPred.has(uint32(d)) {
-			roots++
+	// The components the root gets an edge to for want of a predecessor, counted a word at a time.
+	roots := uint32(0)
+	if count > 0 {
+		entered := uint32(Set(hasPred).Count())
+		if hasPred.has(0) {
+			entered--
 		}
+		roots = uint32(count-1) - entered
 	}
 	var total uint64
 	for c := 0; c < count; c++ {
