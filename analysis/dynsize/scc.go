@@ -11,6 +11,9 @@ package dynsize
 
 import (
 	"fmt"
+	"math/bits"
+	"runtime"
+	"sort"
 	"sync/atomic"
 	"unsafe"
 
@@ -334,56 +337,83 @@ func condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count i
 		}
 	})
 	// off[c] is now the start of c's range; the root edges go in the slots left at the end of
-	// component 0's. Then duplicates are squeezed out in place, component by component; a
-	// list's targets are unmarked again once it is done.
+	// component 0's, found a word of the entered set at a time. Then duplicates are squeezed out
+	// in place, component by component; a list's targets are unmarked again once it is done.
 	if count > 0 {
 		at := off[1] - roots
-		for d := 1; d < count; d++ {
-			if !hasPred.has(uint32(d)) {
-				succ[at] = uint32(d)
-				at++
+		for k, word := range hasPred {
+			for free := ^word; free != 0; free &= free - 1 {
+				if d := k<<6 | bits.TrailingZeros64(free); d > 0 && d < count {
+					succ[at] = uint32(d)
+					at++
+				}
 			}
 		}
 	}
-	seen := hasPred // done with
-	clear(seen)
-	w := uint32(0)
-	for c := 0; c < count; c++ {
-		start, end := off[c], off[c+1]
-		real := end
-		if c == 0 {
-			real = end - roots
-		}
-		off[c] = w
-		switch real - start {
-		case 0:
-		case 1: // most components are one object with one reference out, or none
-			succ[w] = succ[start]
-			w++
-		case 2:
-			a, b := succ[start], succ[start+1]
-			succ[w] = a
-			w++
-			if b != a {
-				succ[w] = b
-				w++
+	clear(hasPred) // done with: the first half's marks
+	// The squeeze runs on two cores, each over the components of about half the edges, each
+	// writing its lists down from its first component's start; the second half's then move down
+	// behind the first's in one copy.
+	mid := count
+	if runtime.GOMAXPROCS(0) >= 2 && count > 1 {
+		mid = max(1, sort.Search(count, func(c int) bool { return uint64(off[c]) >= total/2 }))
+	}
+	var w, w2 uint32
+	start2 := off[mid] // the second half's start, read before either half moves any offset
+	squeeze := func(lo, hi int, limit uint32, seen bitset) uint32 {
+		w := off[lo]
+		for c := lo; c < hi; c++ {
+			start, end := off[c], limit
+			if c+1 < hi {
+				end = off[c+1]
 			}
-		default:
-			for _, d := range succ[start:real] {
-				if !seen.has(d) {
-					seen.set(d)
-					succ[w] = d
+			real := end
+			if c == 0 {
+				real = end - roots
+			}
+			off[c] = w
+			switch real - start {
+			case 0:
+			case 1: // most components are one object with one reference out, or none
+				succ[w] = succ[start]
+				w++
+			case 2:
+				a, b := succ[start], succ[start+1]
+				succ[w] = a
+				w++
+				if b != a {
+					succ[w] = b
 					w++
 				}
+			default:
+				for _, d := range succ[start:real] {
+					if !seen.has(d) {
+						seen.set(d)
+						succ[w] = d
+						w++
+					}
+				}
+				for _, d := range succ[off[c]:w] {
+					seen.clear(d)
+				}
 			}
-			for _, d := range succ[off[c]:w] {
-				seen.clear(d)
+			if c == 0 {
+				rootEdges = w
+				w += uint32(copy(succ[w:], succ[real:end]))
 			}
 		}
-		if c == 0 {
-			rootEdges = w
-			w += uint32(copy(succ[w:], succ[real:end]))
+		return w
+	}
+	if mid < count {
+		heapgraph.Both(func() { w = squeeze(0, mid, start2, hasPred) },
+			func() { w2 = squeeze(mid, count, off[count], newBitset(count)) })
+		shift := start2 - w
+		w += uint32(copy(succ[w:], succ[start2:w2]))
+		for c := mid; c < count; c++ {
+			off[c] -= shift
 		}
+	} else {
+		w = squeeze(0, count, off[count], hasPred)
 	}
 	off[count] = w
 	return &heapgraph.Graph{Off: off, Succ: succ[:w:w]}, rootEdges
