@@ -58,16 +58,33 @@ func (l *loader) finish() {
 	}
 	d.ClassOf[0] = heapgraph.NoNode
 	d.rootEdges = slices.Clone(d.Graph.Successors(0))
+	// The class objects, and the classes' totals, on two cores: each core sums half the nodes
+	// into totals of its own (taking 15-20 ms on one core on the 411 MB dump).
 	d.classObjs = newBitset(len(d.Kind))
-	for i, k := range d.Kind {
-		if k == KindClass {
-			d.classObjs.set(uint32(i))
+	half := len(d.ClassOf) / 2
+	type total struct{ instances, bytes uint64 }
+	other := make([]total, len(d.Classes))
+	heapgraph.Both(func() {
+		for i, k := range d.Kind {
+			if k == KindClass {
+				d.classObjs.set(uint32(i))
+			}
 		}
-	}
-	for i := 1; i < len(d.ClassOf); i++ {
-		c := &d.Classes[d.ClassOf[i]]
-		c.Instances++
-		c.Bytes += d.Graph.SizeOf(uint32(i))
+		for i := 1; i < half; i++ {
+			c := &d.Classes[d.ClassOf[i]]
+			c.Instances++
+			c.Bytes += d.Graph.SizeOf(uint32(i))
+		}
+	}, func() {
+		for i := max(1, half); i < len(d.ClassOf); i++ {
+			t := &other[d.ClassOf[i]]
+			t.instances++
+			t.bytes += d.Graph.SizeOf(uint32(i))
+		}
+	})
+	for k, t := range other {
+		d.Classes[k].Instances += t.instances
+		d.Classes[k].Bytes += t.bytes
 	}
 }
 
@@ -245,10 +262,12 @@ func (l *loader) dropUnreachable(seen bitset) {
 		return rank[v>>6] + uint32(bits.OnesCount64(seen[v>>6]&(1<<(v&63)-1)))
 	}
 	next := rank[len(seen)]
-	for v := 0; v < n; v++ {
-		if !seen.has(uint32(v)) {
-			d.Unreachable.Objects++
-			d.Unreachable.Bytes += g.SizeOf(uint32(v))
+	for k, word := range seen {
+		for gone := ^word; gone != 0; gone &= gone - 1 {
+			if v := k<<6 | bits.TrailingZeros64(gone); v < n {
+				d.Unreachable.Objects++
+				d.Unreachable.Bytes += g.SizeOf(uint32(v))
+			}
 		}
 	}
 	// The targets are renumbered first, on every core, which also finds the pad slots: a kept
@@ -297,31 +316,32 @@ func (l *loader) dropUnreachable(seen bitset) {
 	for _, e := range p {
 		gaps = appendSpan(gaps, e, e+1)
 	}
-	w, weak := removeEdges(g, d.Weak, gaps)
-	// Each kept node's list starts where it did, less the edges taken out before it.
-	before, nv := gapsBefore{gaps: gaps}, 0
-	for v := 0; v < n; v++ {
-		if v&63 == 0 && v+64 <= n && seen[v>>6] == ^uint64(0) {
-			// A word of kept nodes: their columns move down as blocks.
-			for i := range 64 {
-				g.Off[nv+i] = g.Off[v+i] - before.at(g.Off[v+i])
+	// Three independent moves, on two cores: the edges between the gaps (and their weak bits),
+	// the offsets, each less the edges taken out before it, and the other columns. The kept
+	// nodes come in runs between the dropped ones, each moved as a block (the columns after the
+	// offsets took 13 ms of the 411 MB dump's 70 ms of dropping, on one core).
+	var w uint32
+	var weak heapgraph.EdgeSet
+	heapgraph.Both(func() {
+		w, weak = removeEdges(g, d.Weak, gaps)
+		nv := 0
+		keptRuns(seen, n, func(a, b int) {
+			if nv != a {
+				copy(d.ClassOf[nv:], d.ClassOf[a:b])
+				copy(d.Kind[nv:], d.Kind[a:b])
+				copy(g.Size[nv:], g.Size[a:b])
 			}
-			copy(d.ClassOf[nv:], d.ClassOf[v:v+64])
-			copy(d.Kind[nv:], d.Kind[v:v+64])
-			copy(g.Size[nv:], g.Size[v:v+64])
-			nv += 64
-			v += 63
-			continue
-		}
-		if !seen.has(uint32(v)) {
-			continue
-		}
-		g.Off[nv] = g.Off[v] - before.at(g.Off[v])
-		d.ClassOf[nv] = d.ClassOf[v]
-		d.Kind[nv] = d.Kind[v]
-		g.Size[nv] = g.Size[v]
-		nv++
-	}
+			nv += b - a
+		})
+	}, func() {
+		before, nv := gapsBefore{gaps: gaps}, 0
+		keptRuns(seen, n, func(a, b int) {
+			for _, off := range g.Off[a:b] {
+				g.Off[nv] = off - before.at(off)
+				nv++
+			}
+		})
+	})
 	g.Off[next] = w
 	g.Off = g.Off[:next+1]
 	g.Succ = g.Succ[:w]
@@ -436,4 +456,36 @@ func onCycles(g *heapgraph.Graph, seen bitset) bitset {
 		}
 	}
 	return out
+}
+
+// keptRuns calls fn for each run [a, b) of nodes below n whose bits are set in seen, in order.
+func keptRuns(seen bitset, n int, fn func(a, b int)) {
+	for v := 0; v < n; {
+		k := v >> 6
+		// The first kept node from v on, then the first dropped one after it.
+		word := seen[k] &^ (1<<(v&63) - 1)
+		for word == 0 {
+			if k++; k<<6 >= n {
+				return
+			}
+			word = seen[k]
+		}
+		a := k<<6 | bits.TrailingZeros64(word)
+		if a >= n {
+			return
+		}
+		word = ^seen[k] &^ (1<<(a&63) - 1)
+		for word == 0 {
+			if k++; k<<6 >= n {
+				break
+			}
+			word = ^seen[k]
+		}
+		b := min(n, k<<6|bits.TrailingZeros64(word))
+		if word == 0 {
+			b = n
+		}
+		fn(a, b)
+		v = b
+	}
 }

@@ -84,3 +84,47 @@ func TestSqueezeListsOfPadsOnly(t *testing.T) {
 		t.Errorf("weak bits %b, want 110", w)
 	}
 }
+
+// TestKeptRuns checks the runs of kept nodes against a walk over every bit, on bit sets with
+// runs that start and end at and across word boundaries.
+func TestKeptRuns(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for trial := 0; trial < 2000; trial++ {
+		n := rng.IntN(300)
+		seen := newBitset(n)
+		p := rng.Float64()
+		for v := 0; v < n; v++ {
+			if rng.Float64() < p {
+				seen.set(uint32(v))
+			}
+		}
+		if trial%7 == 0 { // whole words kept
+			for k := range seen {
+				seen[k] = ^uint64(0)
+			}
+			if n%64 != 0 && len(seen) > 0 {
+				seen[len(seen)-1] = 1<<(n%64) - 1
+			}
+		}
+		var want [][2]int
+		for v := 0; v < n; v++ {
+			if seen.has(uint32(v)) {
+				if len(want) > 0 && want[len(want)-1][1] == v {
+					want[len(want)-1][1] = v + 1
+				} else {
+					want = append(want, [2]int{v, v + 1})
+				}
+			}
+		}
+		var got [][2]int
+		keptRuns(seen, n, func(a, b int) { got = append(got, [2]int{a, b}) })
+		if len(got) != len(want) {
+			t.Fatalf("n=%d: runs %v, want %v", n, got, want)
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("n=%d: runs %v, want %v", n, got, want)
+			}
+		}
+	}
+}
