@@ -19,21 +19,37 @@ func (l *loader) order() {
 		l.mainInOrder = true
 		return
 	}
-	var few []uint32
-	sorted := true
-	var last uint64
-	started := false
-	for i := 1; i < n; i++ {
-		if l.kind[i] == KindClass {
-			few = append(few, uint32(i))
-			continue
-		}
-		if started && l.ids[i] < last {
-			sorted = false
-			break
-		}
-		last, started = l.ids[i], true
+	// The class records are found, and the others checked to ascend, in two halves on two cores
+	// (on one, 10 ms of the 411 MB dump's 26 ms of ordering).
+	type scan struct {
+		few         []uint32
+		sorted      bool
+		first, last uint64 // the half's first and last non-class ids
+		started     bool
 	}
+	scanFrom := func(lo, hi int) (sc scan) {
+		sc.sorted = true
+		for i := lo; i < hi; i++ {
+			if l.kind[i] == KindClass {
+				sc.few = append(sc.few, uint32(i))
+				continue
+			}
+			if sc.started && l.ids[i] < sc.last {
+				sc.sorted = false
+				break
+			}
+			if !sc.started {
+				sc.first = l.ids[i]
+			}
+			sc.last, sc.started = l.ids[i], true
+		}
+		return sc
+	}
+	mid := max(1, n/2)
+	var a, b scan
+	heapgraph.Both(func() { a = scanFrom(1, mid) }, func() { b = scanFrom(mid, n) })
+	few := append(a.few, b.few...)
+	sorted := a.sorted && b.sorted && (!a.started || !b.started || a.last <= b.first)
 	if sorted && len(few) <= n/4 {
 		l.mergeClasses(few)
 		l.mainInOrder = true
@@ -64,6 +80,12 @@ func (l *loader) mergeClasses(few []uint32) {
 		saved[j] = rec{l.ids[i], l.cls[i], l.aux[i], l.deg[i]}
 	}
 	slices.SortFunc(saved, func(a, b rec) int { return cmp.Compare(a.id, b.id) })
+	if int(few[len(few)-1]) == len(few) && mergeLeadingOn {
+		l.mergeLeading(len(few), func(j int) (uint64, uint32, uint32, uint32) {
+			return saved[j].id, saved[j].cls, saved[j].aux, saved[j].deg
+		})
+		return
+	}
 	// The rest slides down over the class records, a run between two of them at a time (few
 	// ascends); then, last class first, the records with greater ids move up above each and
 	// it takes the slot below them. Whole runs move as blocks: a record at a time, the two
@@ -94,6 +116,58 @@ func (l *loader) mergeClasses(few []uint32) {
 		k--
 		l.ids[k], l.cls[k], l.kind[k], l.aux[k], l.deg[k] = s.id, s.cls, KindClass, s.aux, s.deg
 	}
+}
+
+// mergeLeadingOn lets tests hold mergeLeading to the general merge.
+var mergeLeadingOn = true
+
+// mergeLeading is mergeClasses for k class records that lead the file (positions 1 to k, as
+// HotSpot writes them), class(j) giving the j-th in ascending id order. In one pass from the
+// front, each record moves once, to where it ends: the runs of other records between two
+// classes' places move down as blocks, each class taking its slot behind them. A record is
+// written no further on than it was read from, so nothing unread is overwritten. The ids move on
+// one core, the other columns on the other, the classes' places found first.
+func (l *loader) mergeLeading(k int, class func(j int) (id uint64, cls, aux, deg uint32)) {
+	n := len(l.ids)
+	rest := l.ids[k+1:]
+	// at[j]: how many other records go before class j, those with ids up to its own.
+	at := make([]int, k)
+	for j := range k {
+		id, _, _, _ := class(j)
+		at[j], _ = slices.BinarySearchFunc(rest, id, func(x, target uint64) int {
+			if x <= target {
+				return -1
+			}
+			return 1
+		})
+	}
+	// Both walks go the same way: runs of other records, each followed by a class.
+	walk := func(move func(dst, from, to int), put func(p, j int)) {
+		p, r := 1, k+1
+		for j := range k {
+			end := k + 1 + at[j]
+			move(p, r, end)
+			p += end - r
+			r = end
+			put(p, j)
+			p++
+		}
+		move(p, r, n)
+	}
+	heapgraph.Both(func() {
+		walk(func(dst, from, to int) { copy(l.ids[dst:], l.ids[from:to]) },
+			func(p, j int) { l.ids[p], _, _, _ = class(j) })
+	}, func() {
+		walk(func(dst, from, to int) {
+			copy(l.cls[dst:], l.cls[from:to])
+			copy(l.kind[dst:], l.kind[from:to])
+			copy(l.aux[dst:], l.aux[from:to])
+			copy(l.deg[dst:], l.deg[from:to])
+		}, func(p, j int) {
+			_, l.cls[p], l.aux[p], l.deg[p] = class(j)
+			l.kind[p] = KindClass
+		})
+	})
 }
 
 // moveNodes moves the records [from, to) of every per-node array to start at dst (the ranges
