@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sort"
+	"sync/atomic"
 
 	"github.com/heapledger/heapledger/analysis/heapgraph"
 )
@@ -205,9 +206,33 @@ func (s *Searched) ListPredecessorsKeeping(g *heapgraph.Graph, skip heapgraph.Ed
 	lists := predLister{g: g, passed: tree, pre: pre, isRoot: isRoot}
 	var preds []uint32
 	if split && runtime.GOMAXPROCS(0) >= 2 {
-		mid := sort.Search(n, func(v int) bool { return g.Off[v] >= g.Off[n]/2 })
+		// The sources go in runs of about equal numbers of edges, taken by the cores as they
+		// come free: halves left the second core twice the first's work on the 411 MB benchmark
+		// dump (17 and 34 ms of counting, 25 and 52 of placing), with as many edges listed in
+		// each; the cost per edge is the cache's. Each core places the runs it counted.
+		const runs = 32
+		bounds := make([]int, runs+1)
+		for i := range bounds {
+			bounds[i] = sort.Search(n, func(v int) bool { return uint64(g.Off[v])*runs >= uint64(g.Off[n])*uint64(i) })
+		}
+		bounds[runs] = n
+		var mine [runs]bool // the runs the first core took
+		var next atomic.Int32
 		other := sc.Uint32s(int(r))
-		heapgraph.Both(func() { listEdges(&lists, 0, mid, counter{roff}) }, func() { listEdges(&lists, mid, n, counter{other}) })
+		take := func(first bool, count counter) {
+			for i := int(next.Add(1) - 1); i < runs; i = int(next.Add(1) - 1) {
+				mine[i] = first
+				listEdges(&lists, bounds[i], bounds[i+1], count)
+			}
+		}
+		heapgraph.Both(func() { take(true, counter{roff}) }, func() { take(false, counter{other}) })
+		place := func(first bool, p placer) {
+			for i := range runs {
+				if mine[i] == first {
+					listEdges(&lists, bounds[i], bounds[i+1], p)
+				}
+			}
+		}
 		// The first core's share of each list comes last: its cursor starts at the list's end,
 		// the second's where the first's share begins.
 		total := uint32(0)
@@ -217,7 +242,7 @@ func (s *Searched) ListPredecessorsKeeping(g *heapgraph.Graph, skip heapgraph.Ed
 			roff[t], other[t] = total, total-c0
 		}
 		preds = sc.Uint32s(int(total))
-		heapgraph.Both(func() { listEdges(&lists, 0, mid, placer{roff, preds}) }, func() { listEdges(&lists, mid, n, placer{other, preds}) })
+		heapgraph.Both(func() { place(true, placer{roff, preds}) }, func() { place(false, placer{other, preds}) })
 		copy(roff, other) // the starts
 		roff[r] = total
 		sc.Release(other)
