@@ -174,10 +174,14 @@ func CheckBatch(g *heapgraph.Graph) error {
 // size found by reachability.
 func CheckTopDynamic(g *heapgraph.Graph) error {
 	s := dynsize.New(g, nil)
-	// And with the bounds worked out beside the walks, as the analysis does.
-	beside := dynsize.Prepare(g, nil, nil)
-	beside.Weigh(g, nil)
-	beside.WalkAndBound()
+	// And with the bounds worked out beside the walks, as the analysis does: once with the
+	// points known before the walks, once with them worked out beside (DominateAndWeigh).
+	known := dynsize.Prepare(g, nil, nil)
+	known.Weigh(g, nil)
+	known.WalkAndBound(nil)
+	beside := dynsize.Condensed(g, nil, nil)
+	beside.DominateAndWeigh(g, nil, make([]uint32, beside.DAG.N()), true)
+	beside.WalkAndBound(nil)
 	var all []uint64
 	for c := 1; c < s.DAG.N(); c++ {
 		all = append(all, SlowDynamic(g, nil, s.Rep(uint32(c))))
@@ -199,14 +203,19 @@ func CheckTopDynamic(g *heapgraph.Graph) error {
 				return fmt.Errorf("top %d by walks %v, batched %v", k, top, batched)
 			}
 		}
-		if b := beside.Top(k); len(b) != len(top) {
-			return fmt.Errorf("top %d %v, with the bounds worked out beside the walks %v", k, top, b)
-		} else {
-			for i := range top {
-				if b[i].Dynamic != top[i].Dynamic {
-					return fmt.Errorf("top %d %v, with the bounds worked out beside the walks %v", k, top, b)
+		for _, b := range []*dynsize.Sizes{known, beside} {
+			if b := b.Top(k); len(b) != len(top) {
+				return fmt.Errorf("top %d %v, with the bounds worked out beside the walks %v", k, top, b)
+			} else {
+				for i := range top {
+					if b[i].Dynamic != top[i].Dynamic {
+						return fmt.Errorf("top %d %v, with the bounds worked out beside the walks %v", k, top, b)
+					}
 				}
 			}
+		}
+		if known.DAP.Count() != beside.DAP.Count() || known.Hub != beside.Hub {
+			return fmt.Errorf("points beside the walks: %d points, hub %d; worked out before: %d, hub %d", beside.DAP.Count(), beside.Hub, known.DAP.Count(), known.Hub)
 		}
 		want := all[:min(k, len(all))]
 		if len(top) != len(want) {

@@ -1,6 +1,7 @@
 package dynsize
 
 import (
+	"math/rand"
 	"reflect"
 	"testing"
 
@@ -213,4 +214,100 @@ func TestComponentSizesPastBigSize(t *testing.T) {
 			}
 		}
 	}
+}
+
+// The points worked out beside the walks, a block at a time, must leave the walks as the points
+// worked out first do: the same points, hub, exact sizes and ranking. Blocks of 64 components
+// put the walks' waiting to work on graphs of a few thousand.
+func TestPointsBesideWalks(t *testing.T) {
+	defer func(b int) { pointsBlock = b }(pointsBlock)
+	pointsBlock = 64
+	hubs, pointHubs := 0, 0
+	for seed := int64(1); seed <= 60; seed++ {
+		g := heapLike(seed, 2000+int(seed*97%6000))
+		var skip heapgraph.EdgeSet
+		if seed%4 == 0 {
+			skip = everyNth(g, 1, 5)
+		}
+		known := Prepare(g, skip, nil)
+		known.Weigh(g, nil)
+		known.WalkAndBound(nil)
+		beside := Condensed(g, skip, nil)
+		if seed/2%2 == 0 { // points started by DominateAndWeigh, or by WalkAndBound
+			beside.DominateAndWeigh(g, nil, make([]uint32, beside.DAG.N()), true)
+		} else {
+			beside.DominateAndWeigh(g, nil, make([]uint32, beside.DAG.N()), false)
+			if beside.DAP != nil {
+				t.Fatalf("seed %d: DominateAndWeigh worked the points out itself", seed)
+			}
+		}
+		beside.WalkAndBound(nil)
+		if !reflect.DeepEqual(known.DAP, beside.DAP) || known.Hub != beside.Hub {
+			t.Fatalf("seed %d: points beside the walks differ (hub %d, want %d)", seed, beside.Hub, known.Hub)
+		}
+		for c := uint32(0); c < uint32(known.DAG.N()); c++ {
+			if known.DAP.Has(c) && known.Component(c) != beside.Component(c) {
+				t.Fatalf("seed %d: point %d: %d beside the walks, %d after", seed, c, beside.Component(c), known.Component(c))
+			}
+		}
+		if a, b := known.Top(20), beside.Top(20); !reflect.DeepEqual(a, b) {
+			t.Fatalf("seed %d: top %v beside the walks, %v after", seed, b, a)
+		}
+		if known.DAG.N() < 8*pointsBlock {
+			t.Fatalf("seed %d: %d components, too few for the walks to wait on the points", seed, known.DAG.N())
+		}
+		if known.Hub != heapgraph.NoNode {
+			hubs++
+		} else if known.hubPicked {
+			pointHubs++
+		}
+	}
+	// Both ways a hub can go: kept, and dropped as a point once the points are known.
+	if hubs == 0 || pointHubs == 0 {
+		t.Fatalf("%d graphs kept their hub, %d dropped it as a point: want some of each", hubs, pointHubs)
+	}
+}
+
+// heapLike is a random graph shaped like a heap: mostly references to objects made later (a
+// DAG of many components), a few back references making small cycles, many GC roots, and one
+// object far bigger than the rest, the hub's likely home.
+func heapLike(seed int64, n int) *heapgraph.Graph {
+	r := rand.New(rand.NewSource(seed))
+	b := heapgraph.NewBuilder(n)
+	// The big object, and on even seeds the only way to a chain of objects at the end, which
+	// makes it a dominating articulation point.
+	big, private := uint32(1+r.Intn(n-10)), seed%2 == 0
+	last := n - 5 // the chain's first object
+	for v := 1; v < n; v++ {
+		b.SetSize(uint32(v), uint64(1+r.Intn(9)))
+		if r.Intn(40) == 0 && v < last {
+			b.AddEdge(0, uint32(v))
+		}
+		if v >= last {
+			if v+1 < n {
+				b.AddEdge(uint32(v), uint32(v+1))
+			}
+			continue
+		}
+		if private && uint32(v) == big {
+			b.AddEdge(uint32(v), uint32(last))
+			continue
+		}
+		for range 1 + r.Intn(3) {
+			if w := v + 1 + r.Intn(60); w < last {
+				b.AddEdge(uint32(v), uint32(w))
+			}
+		}
+		if r.Intn(20) == 0 && v > 10 {
+			b.AddEdge(uint32(v), uint32(v-1-r.Intn(10)))
+		}
+	}
+	b.AddEdge(0, 1)
+	b.AddEdge(0, big)
+	b.SetSize(big, 100000)
+	g, err := b.Build()
+	if err != nil {
+		panic(err)
+	}
+	return g
 }

@@ -414,12 +414,18 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 	// dominator tree is worked out on one, if the memory allows: the shallow sizes back in, a
 	// word per node, and the components' sizes, a word per component, beside that step's four
 	// arrays.
+	// The points are then worked out on the core the tree leaves free, through the walks of the
+	// next phase, which wait on them, if a word per component more fits beside those: on top of
+	// what the walks take, their sizes and marks, whose memory the shallow sizes and the
+	// component column give back (see below).
 	weighed := false
+	var points <-chan struct{}
 	if count := dyn.DAG.N(); runtime.GOMAXPROCS(0) >= 2 && (!limited || beside(resident(), 4*int64(n)+5*int64(count), opt.MemoryLimit)) {
 		if err := cols.unpark(in, true, false, false); err != nil {
 			return nil, err
 		}
-		dyn.DominateAndWeigh(g, sc, heapgraph.Make[uint32](count))
+		pointsBeside := !limited || beside(resident(), 4*int64(n)+9*int64(count), opt.MemoryLimit)
+		points = dyn.DominateAndWeigh(g, sc, heapgraph.Make[uint32](count), pointsBeside)
 		weighed = true
 	} else {
 		dyn.Dominate(sc)
@@ -444,14 +450,21 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 	cols.park(in, true, false, false)
 	cols.forget(Columns{Sizes: opt.Leave.Sizes})
 	compOf := func(v uint32) (uint32, error) { return dyn.Comp[v], nil }
+	if weighed && points == nil {
+		dyn.Points(sc)
+	}
 	var comps *heapgraph.Spilled[uint32]
-	// The column goes out on the other core while the walks, on one, sum the points' sizes.
+	// The column goes out on the other core while the walks, on one, sum the points' sizes:
+	// after the points, which the walks wait on.
 	spilled := make(chan struct{})
 	if opt.Spill {
 		comp := dyn.Comp
 		dyn.Comp = nil
 		go func() {
 			defer close(spilled)
+			if points != nil {
+				<-points
+			}
 			comps = heapgraph.Spill(comp)
 			debug.FreeOSMemory()
 		}()
@@ -459,7 +472,7 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 	} else {
 		close(spilled)
 	}
-	dyn.WalkAndBound()
+	dyn.WalkAndBound(sc)
 	<-spilled
 	if comps != nil {
 		defer comps.Close()
