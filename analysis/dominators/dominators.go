@@ -411,13 +411,22 @@ func (s *Searched) Finish() (*Tree, error) {
 	} else {
 		sc.Release(parent)
 	}
-	// The node-indexed result takes the predecessor offsets' array.
+	// The node-indexed result takes the predecessor offsets' array: filled in two halves of the
+	// preorder on two cores (the preorder writes each node once), where one took 10 ms of the
+	// 411 MB benchmark dump's 85 ms of finishing, the other core then idle.
 	byNode := roff[:s.n]
 	for i := range byNode {
 		byNode[i] = none
 	}
-	for o := uint32(1); o < r; o++ {
-		byNode[order[o]] = order[idom[o]]
+	fill := func(from, to uint32) {
+		for o := from; o < to; o++ {
+			byNode[order[o]] = order[idom[o]]
+		}
+	}
+	if mid := r / 2; runtime.GOMAXPROCS(0) >= 2 && r >= 1<<16 {
+		heapgraph.Both(func() { fill(1, mid) }, func() { fill(mid, r) })
+	} else {
+		fill(1, r)
 	}
 	sc.Release(idom)
 	*s = Searched{}

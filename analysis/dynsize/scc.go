@@ -238,6 +238,39 @@ func sumSizes(g, dag *heapgraph.Graph, comp []uint32, size []uint32) {
 	}
 }
 
+// prefixSums turns counts into running sums in place and returns the total, on two cores for a
+// long array: each half summed on its own, then the second half raised by the first's total.
+// It panics when the sums pass what a 32-bit offset holds.
+func prefixSums(a []uint32) uint64 {
+	sum := func(part []uint32) uint64 {
+		var total uint64
+		for i, k := range part {
+			total += uint64(k)
+			part[i] = uint32(total) // checked once summed: the total only grows
+		}
+		return total
+	}
+	check := func(total uint64) {
+		if total > uint64(heapgraph.NoNode) {
+			panic(fmt.Sprintf("dynsize: more than 2^32 edges between components (%d)", total))
+		}
+	}
+	mid := len(a) / 2
+	if len(a) < 1<<16 || runtime.GOMAXPROCS(0) < 2 {
+		total := sum(a)
+		check(total)
+		return total
+	}
+	var first, second uint64
+	heapgraph.Both(func() { first = sum(a[:mid]) }, func() { second = sum(a[mid:]) })
+	check(first + second)
+	lift := uint32(first)
+	for i := range a[mid:] {
+		a[mid+i] += lift
+	}
+	return first + second
+}
+
 // condense is Condense without the sizes (NewWith sums them only once the DAG's dominators are
 // gone, to keep them out of that phase's peak).
 //
@@ -262,6 +295,8 @@ func condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count i
 		members = sc.Uint32s(count)
 	}
 	entered := [2]bitset{newBitset(count), newBitset(count)}
+	var big [2]int
+	var largest [2]uint32
 	heapgraph.ByParity(func(part uint32) { // by the components' parity
 		mine := entered[part]
 		for v, c := range comp {
@@ -281,14 +316,20 @@ func condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count i
 				}
 			}
 		}
+		// This parity's counts are whole now: their statistics on this core too.
+		if members != nil {
+			for c := int(part); c < count; c += 2 {
+				m := members[c]
+				if m > 1 {
+					big[part]++
+				}
+				largest[part] = max(largest[part], m)
+			}
+		}
 	})
 	if s != nil {
-		for _, m := range members {
-			if m > 1 {
-				s.BigComponents++
-			}
-			s.LargestComp = max(s.LargestComp, m)
-		}
+		s.BigComponents += big[0] + big[1]
+		s.LargestComp = max(s.LargestComp, largest[0], largest[1])
 		sc.Release(members)
 	}
 	hasPred := entered[0]
@@ -304,18 +345,10 @@ func condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count i
 		}
 		roots = uint32(count-1) - entered
 	}
-	var total uint64
-	for c := 0; c < count; c++ {
-		k := uint64(off[c])
-		if c == 0 {
-			k += uint64(roots)
-		}
-		total += k
-		if total > uint64(heapgraph.NoNode) {
-			panic(fmt.Sprintf("dynsize: more than 2^32 edges between components (%d at component %d)", total, c))
-		}
-		off[c] = uint32(total)
+	if count > 0 {
+		off[0] += roots // component 0's list holds its rooting edges too
 	}
+	total := prefixSums(off[:count])
 	if count > 0 {
 		off[0] -= roots
 	}
