@@ -48,7 +48,8 @@ memory, the results are the same, and a warning on stderr says how much stayed a
 that could overlap on the second core while holding more memory (making the two searches'
 first arrays while the graph is built; the search for strongly connected components, beside the
 dominator tree's depth-first search; the listing of each object's referrers, split between the
-cores; summing the components' sizes beside the component graph's dominator tree), and the
+cores; summing the components' sizes beside the component graph's dominator tree; working out
+its dominating articulation points beside the walks that size them), and the
 depth-first search's order, kept in memory rather than in a temporary file, do so only if the
 process stays under the dump's size (for a gzip dump, the arrays made while the graph is built
 count against its compressed size).
