@@ -169,10 +169,8 @@ func (l *loader) prepare() {
 	g.SetSize(0, 0)
 
 	d.Kind = l.kind
-	<-idsDone
-	l.ids = nil
-
-	// Class objects: the class they represent, and their own class java.lang.Class.
+	// Class objects: the class they represent, and their own class java.lang.Class. This needs
+	// no ids: it is done while the id table may still be in the making.
 	d.classNode = map[uint32]int32{}
 	for i := 1; i < n; i++ {
 		if l.kind[i] == KindClass {
@@ -183,6 +181,8 @@ func (l *loader) prepare() {
 		}
 	}
 	d.ClassOf = l.cls
+	<-idsDone
+	l.ids = nil
 
 	// GC roots: every record is kept; the super root points at each rooted object once.
 	missing := 0
