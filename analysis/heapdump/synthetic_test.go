@@ -597,3 +597,65 @@ func TestFarShardOnlyFromPageCache(t *testing.T) {
 		t.Error("the dump read in two shards differs from the one read in one")
 	}
 }
+
+// A dump of more objects than the steps that split their work between two cores take on one:
+// a list of 70,000 nodes, the class dumps first (as HotSpot writes them), and unreachable
+// objects among the list's, must load into the list, every edge leading to the next node.
+func TestLongListLoads(t *testing.T) {
+	const n = 70_000
+	b := hproftest.New(8)
+	b.LoadClass(0x10, "java/lang/Object")
+	b.LoadClass(0x20, "app/Node")
+	b.StartSegment(false)
+	b.Class(0x10, 0, "", nil, nil)
+	b.Class(0x20, 0x10, "", []hproftest.Field{{Name: "next", Type: hprof.TypeObject}}, nil)
+	id := func(i int) uint64 { return 0x1000 + 16*uint64(i) }
+	for i := range n {
+		next := uint64(0)
+		if i+1 < n {
+			next = id(i + 1)
+		}
+		b.Instance(id(i), 0x20, next)
+		if i%9999 == 0 {
+			b.Instance(id(i)+8, 0x20, id(i)) // unreachable, between two of the list's
+		}
+	}
+	b.Root(hprof.TagRootJNIGlobal, id(0))
+	b.Root(hprof.TagRootStickyClass, 0x20)
+	b.EndSegment()
+	b.EndDump()
+	d, err := Load(write(t, b.Bytes()), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Unreachable.Objects != 8 {
+		t.Errorf("%d unreachable objects, want 8", d.Unreachable.Objects)
+	}
+	cls, _ := d.Node(0x20)
+	for i := range n {
+		v, ok := d.Node(id(i))
+		if !ok {
+			t.Fatalf("node %d (id %x) not found", i, id(i))
+		}
+		want := []uint32{cls}
+		if i+1 < n {
+			w, _ := d.Node(id(i + 1))
+			want = []uint32{w, cls}
+		}
+		if got := d.Graph.Successors(v); !slices.Equal(got, want) {
+			t.Fatalf("node %d: successors %v, want %v", i, got, want)
+		}
+	}
+	if c := d.Classes[d.ClassOf[mustNode(t, d, id(5))]]; c.Instances != n || c.Name != "app.Node" {
+		t.Errorf("class %s: %d instances, want app.Node with %d", c.Name, c.Instances, n)
+	}
+}
+
+func mustNode(t *testing.T, d *Dump, id uint64) uint32 {
+	t.Helper()
+	v, ok := d.Node(id)
+	if !ok {
+		t.Fatalf("no node with id %x", id)
+	}
+	return v
+}
