@@ -182,9 +182,9 @@ far (where the system tells it), on stderr.`,
 			return fmt.Errorf("heap analyze: %s: %w", path, err)
 		}
 		// What is left of the sizes, edges and weak edges (all of them, when nothing could be
-		// spilled) goes before the ids come back: phases.start gives the memory back to the
-		// system.
+		// spilled) goes back to the system before the ids come back.
 		d.Graph.Size, d.Graph.Succ, in.Weak, in.Graph = nil, nil, nil, nil
+		debug.FreeOSMemory()
 		opt.Phase("naming references")
 		if err := d.Unpark(); err != nil {
 			return fmt.Errorf("heap analyze: %w", err)
@@ -422,12 +422,9 @@ func newPhases(w io.Writer, progress, timings bool) *phases {
 	return &phases{w: w, progress: progress || isTerminal(w), timings: timings}
 }
 
-// start ends the current phase and begins the named one. Between phases it also hands the
-// memory the last phase freed back to the system, so that the peak of a later phase does not
-// stack on garbage of an earlier one.
+// start ends the current phase and begins the named one. (The analysis gives the memory a
+// phase frees back to the system itself, where there is some: see leaks.Options.Phase.)
 func (p *phases) start(name string) {
-	p.stop()
-	debug.FreeOSMemory()
 	p.begin(name, true)
 }
 
