@@ -251,10 +251,12 @@ func (s *Sizes) walkPoints(bound bool, ready func(c int)) {
 	}
 	idom := s.idom
 	s.idom = nil
+	// Whether the hub is a point decides whether the pass bounds: a hub picked before the points
+	// were known (DominateAndWeigh) is dropped if it is one.
 	if ready != nil && s.Hub != heapgraph.NoNode {
-		ready(int(s.Hub)) // whether the hub is a point decides whether the pass bounds
-		s.dropHubAtPoint()
+		ready(int(s.Hub))
 	}
+	s.dropHubAtPoint()
 	// Without a hub every bound is known once the components below are: the same pass works
 	// them out. dyn holds, for a component not yet reached, the sum of its subtree so far.
 	bound = bound && s.Hub == heapgraph.NoNode

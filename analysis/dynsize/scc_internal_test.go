@@ -3,6 +3,7 @@ package dynsize
 import (
 	"math/rand"
 	"reflect"
+	"runtime"
 	"testing"
 
 	"github.com/heapledger/heapledger/analysis/heapgraph"
@@ -222,6 +223,15 @@ func TestComponentSizesPastBigSize(t *testing.T) {
 func TestPointsBesideWalks(t *testing.T) {
 	defer func(b int) { pointsBlock = b }(pointsBlock)
 	pointsBlock = 64
+	// On one core the points are worked out at once, before the hub is picked.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, procs := range []int{1, 2} {
+		runtime.GOMAXPROCS(procs)
+		pointsBesideWalks(t)
+	}
+}
+
+func pointsBesideWalks(t *testing.T) {
 	hubs, pointHubs := 0, 0
 	for seed := int64(1); seed <= 60; seed++ {
 		g := heapLike(seed, 2000+int(seed*97%6000))
