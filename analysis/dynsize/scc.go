@@ -238,39 +238,6 @@ func sumSizes(g, dag *heapgraph.Graph, comp []uint32, size []uint32) {
 	}
 }
 
-// prefixSums turns counts into running sums in place and returns the total, on two cores for a
-// long array: each half summed on its own, then the second half raised by the first's total.
-// It panics when the sums pass what a 32-bit offset holds.
-func prefixSums(a []uint32) uint64 {
-	sum := func(part []uint32) uint64 {
-		var total uint64
-		for i, k := range part {
-			total += uint64(k)
-			part[i] = uint32(total) // checked once summed: the total only grows
-		}
-		return total
-	}
-	check := func(total uint64) {
-		if total > uint64(heapgraph.NoNode) {
-			panic(fmt.Sprintf("dynsize: more than 2^32 edges between components (%d)", total))
-		}
-	}
-	mid := len(a) / 2
-	if len(a) < 1<<16 || runtime.GOMAXPROCS(0) < 2 {
-		total := sum(a)
-		check(total)
-		return total
-	}
-	var first, second uint64
-	heapgraph.Both(func() { first = sum(a[:mid]) }, func() { second = sum(a[mid:]) })
-	check(first + second)
-	lift := uint32(first)
-	for i := range a[mid:] {
-		a[mid+i] += lift
-	}
-	return first + second
-}
-
 // condense is Condense without the sizes (NewWith sums them only once the DAG's dominators are
 // gone, to keep them out of that phase's peak).
 //
@@ -348,7 +315,10 @@ func condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count i
 	if count > 0 {
 		off[0] += roots // component 0's list holds its rooting edges too
 	}
-	total := prefixSums(off[:count])
+	total := heapgraph.RunningSums(off[:count], false)
+	if total > uint64(heapgraph.NoNode) {
+		panic(fmt.Sprintf("dynsize: more than 2^32 edges between components (%d)", total))
+	}
 	if count > 0 {
 		off[0] -= roots
 	}

@@ -321,23 +321,3 @@ func heapLike(seed int64, n int) *heapgraph.Graph {
 	}
 	return g
 }
-
-// prefixSums on two cores must give the running sums one pass gives.
-func TestPrefixSums(t *testing.T) {
-	r := rand.New(rand.NewSource(3))
-	for _, n := range []int{0, 1, 5, 1 << 16, 1<<16 + 1, 200_001} {
-		a := make([]uint32, n)
-		for i := range a {
-			a[i] = uint32(r.Intn(50))
-		}
-		want := make([]uint32, n)
-		var total uint64
-		for i, k := range a {
-			total += uint64(k)
-			want[i] = uint32(total)
-		}
-		if got := prefixSums(a); got != total || !reflect.DeepEqual(a, want) {
-			t.Fatalf("n=%d: total %d, want %d; sums differ: %v", n, got, total, !reflect.DeepEqual(a, want))
-		}
-	}
-}

@@ -206,28 +206,9 @@ func (l *loader) prepare() {
 	}
 	l.deg[0] = uint32(len(rootNodes))
 
-	// Prefix sums turn the degrees into CSR offsets in place: for many nodes, each half of them
-	// on a core of its own, the second half raised by the first's total after.
+	// Running sums turn the degrees into CSR offsets in place, on two cores for many nodes.
 	l.deg = append(l.deg, 0)
-	sums := func(deg []uint32) (total uint64) {
-		for i, dg := range deg {
-			deg[i] = uint32(total) // checked once summed: the total only grows
-			total += uint64(dg)
-		}
-		return total
-	}
-	var total uint64
-	if mid := n / 2; n >= 1<<16 && runtime.GOMAXPROCS(0) >= 2 {
-		var first, second uint64
-		heapgraph.Both(func() { first = sums(l.deg[:mid]) }, func() { second = sums(l.deg[mid:n]) })
-		if total = first + second; total < uint64(pad) {
-			for i := range l.deg[mid:n] {
-				l.deg[mid+i] += uint32(first)
-			}
-		}
-	} else {
-		total = sums(l.deg[:n])
-	}
+	total := heapgraph.RunningSums(l.deg[:n], true)
 	if total >= uint64(pad) {
 		l.tooBig = true
 		return

@@ -481,10 +481,7 @@ func keptRuns(seen bitset, n int, fn func(a, b int)) {
 			}
 			word = ^seen[k]
 		}
-		b := min(n, k<<6|bits.TrailingZeros64(word))
-		if word == 0 {
-			b = n
-		}
+		b := min(n, k<<6|bits.TrailingZeros64(word)) // n when the words ran out (word 0)
 		fn(a, b)
 		v = b
 	}
