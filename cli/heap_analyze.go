@@ -88,7 +88,8 @@ far (where the system tells it), on stderr.`,
 			return fmt.Errorf("heap analyze: --top %d: want 0 or more", c.Int("top"))
 		}
 		// The collector keeps Go's default pace (GOGC=100): the big arrays become garbage between
-		// phases, where each phase starts by collecting and handing the memory back, so a lower
+		// phases, where a phase that follows a drop of them starts by collecting and handing the
+		// memory back, so a lower
 		// GOGC no longer lowers the peak. It only made the collector run more often on the big
 		// arrays each phase allocates, stopping every goroutine to scan its stack each time: at
 		// 20%, 51 collections on the 47 MB dump, and 7% of its CPU samples were the collector
