@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -165,6 +164,9 @@ far (where the system tells it), on stderr.`,
 		// Naming the reported objects needs their ids, kinds and classes and the edge offsets,
 		// not the edges, the sizes or the weak edges: those stay out when the analysis ends.
 		opt.Leave = leaks.Columns{Sizes: true, Succ: true, Weak: true}
+		// Those come back as views of their files, whose pages the few lookups read in, rather
+		// than as copies in fresh memory.
+		opt.Views = true
 		// For a gzip-compressed dump the limit is the size it inflates to: the graph is the same
 		// as the plain file's.
 		if size >= 0 {
@@ -182,12 +184,11 @@ far (where the system tells it), on stderr.`,
 		if err != nil {
 			return fmt.Errorf("heap analyze: %s: %w", path, err)
 		}
-		// What is left of the sizes, edges and weak edges (all of them, when nothing could be
-		// spilled) goes back to the system before the ids come back.
+		// The ids come back as views too: nothing needs the memory the analysis leaves behind,
+		// which goes back to the system as the command ends.
 		d.Graph.Size, d.Graph.Succ, in.Weak, in.Graph = nil, nil, nil, nil
-		debug.FreeOSMemory()
 		opt.Phase("naming references")
-		if err := d.Unpark(); err != nil {
+		if err := d.UnparkViews(); err != nil {
 			return fmt.Errorf("heap analyze: %w", err)
 		}
 		v, err := newAnalysisView(d, rep, opt)

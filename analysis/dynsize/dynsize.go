@@ -573,6 +573,18 @@ func (s *Sizes) Batch(cs []uint32) []uint64 {
 	return sums
 }
 
+// Release gives the memory of the DAG and of the walks' arrays back to the system at once
+// (heapgraph.Release), for a caller done with everything but Comp, which stays: the Sizes must
+// not be used afterwards but for it.
+func (s *Sizes) Release() {
+	if s.DAG != nil {
+		heapgraph.Release(s.DAG.Off, s.DAG.Succ, s.DAG.Size)
+	}
+	heapgraph.Release(s.idom, s.marked, s.masks, s.stack, s.boundary)
+	heapgraph.Release(s.dyn, s.DAP, s.inHub, s.reachesHub, s.seen)
+	*s = Sizes{Comp: s.Comp}
+}
+
 // Rep returns the lowest node of component c.
 func (s *Sizes) Rep(c uint32) uint32 {
 	rep, _ := s.Describe([]uint32{c})
@@ -587,32 +599,53 @@ func (s *Sizes) Describe(cs []uint32) (rep, members []uint32) { return Describe(
 // Describe is Sizes.Describe over a node → component column, for a caller that has let the
 // Sizes go.
 func Describe(comp, cs []uint32) (rep, members []uint32) {
-	rep, members = make([]uint32, len(cs)), make([]uint32, len(cs))
-	at := make(map[uint32][]int, len(cs))
+	d := NewDescriber(cs)
+	d.Add(0, comp)
+	return d.Result()
+}
+
+// Describer is Describe taking the node → component column a part at a time, in order, for a
+// column read back from a file.
+type Describer struct {
+	at map[uint32][]int
 	// A bit per component up to the largest asked for sifts the nodes, so that the map is
 	// consulted for the few that belong to one of cs, not for every node of the heap.
-	var want bitset
+	want         bitset
+	rep, members []uint32
+}
+
+// NewDescriber starts describing the components cs.
+func NewDescriber(cs []uint32) *Describer {
+	d := &Describer{at: make(map[uint32][]int, len(cs)), rep: make([]uint32, len(cs)), members: make([]uint32, len(cs))}
 	for i, c := range cs {
-		at[c] = append(at[c], i)
-		rep[i] = heapgraph.NoNode
-		if int(c>>6) >= len(want) {
-			want = append(want, make(bitset, int(c>>6)+1-len(want))...)
+		d.at[c] = append(d.at[c], i)
+		d.rep[i] = heapgraph.NoNode
+		if int(c>>6) >= len(d.want) {
+			d.want = append(d.want, make(bitset, int(c>>6)+1-len(d.want))...)
 		}
-		want.set(c)
+		d.want.set(c)
 	}
+	return d
+}
+
+// Add takes the components of nodes lo, lo+1, ...: comp, the column's part from lo on, follows
+// the parts added before.
+func (d *Describer) Add(lo int, comp []uint32) {
 	for v, c := range comp {
-		if int(c>>6) >= len(want) || !want.has(c) {
+		if int(c>>6) >= len(d.want) || !d.want.has(c) {
 			continue
 		}
-		for _, i := range at[c] {
-			if members[i] == 0 {
-				rep[i] = uint32(v)
+		for _, i := range d.at[c] {
+			if d.members[i] == 0 {
+				d.rep[i] = uint32(lo + v)
 			}
-			members[i]++
+			d.members[i]++
 		}
 	}
-	return rep, members
 }
+
+// Result returns for each component asked for its lowest node and its number of nodes.
+func (d *Describer) Result() (rep, members []uint32) { return d.rep, d.members }
 
 // unmark clears the marks of the walk that ends.
 func (s *Sizes) unmark() {

@@ -262,3 +262,42 @@ func TestSkipEdges(t *testing.T) {
 		t.Errorf("node 3, reached only through a skipped edge, has dynamic size %d, want its own 1", got)
 	}
 }
+
+// A Describer fed the component column in parts, of any sizes, names each component asked for
+// (some twice, some with no nodes, one beyond every node's) by its lowest node and counts its
+// nodes, as counting over the whole column does.
+func TestDescriberInParts(t *testing.T) {
+	const n = 5000
+	comp := make([]uint32, n)
+	x := uint32(12345)
+	for i := range comp {
+		x = x*1664525 + 1013904223
+		comp[i] = x >> 22 % 700 // 700 components, a few nodes each
+	}
+	cs := []uint32{0, 3, 3, 699, 650, 10_000, 1 << 20}
+	want := make(map[uint32][2]uint32) // component → lowest node, nodes
+	for v := n - 1; v >= 0; v-- {
+		w := want[comp[v]]
+		want[comp[v]] = [2]uint32{uint32(v), w[1] + 1}
+	}
+	for _, part := range []int{1, 7, 64, 999, n} {
+		d := dynsize.NewDescriber(cs)
+		for lo := 0; lo < n; lo += part {
+			d.Add(lo, comp[lo:min(lo+part, n)])
+		}
+		rep, members := d.Result()
+		for i, c := range cs {
+			w, ok := want[c]
+			if !ok {
+				w = [2]uint32{heapgraph.NoNode, 0}
+			}
+			if rep[i] != w[0] || members[i] != w[1] {
+				t.Fatalf("parts of %d: component %d named %d with %d nodes, want %d with %d", part, c, rep[i], members[i], w[0], w[1])
+			}
+		}
+	}
+	rep, members := dynsize.Describe(comp, cs)
+	if w := want[699]; rep[3] != w[0] || members[3] != w[1] {
+		t.Fatalf("Describe: component 699 named %d with %d nodes, want %d with %d", rep[3], members[3], w[0], w[1])
+	}
+}

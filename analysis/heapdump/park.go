@@ -43,7 +43,15 @@ func (d *Dump) Park() {
 }
 
 // Unpark brings back what Park moved out.
-func (d *Dump) Unpark() error {
+func (d *Dump) Unpark() error { return d.unpark(false) }
+
+// UnparkViews is Unpark for a caller that names a few objects and ends, such as a command
+// printing a report: the columns come back as read-only views of their files, never unmapped
+// (heapgraph.Spilled.View), whose pages are read in only as the lookups need them. The Dump must
+// not be changed afterwards.
+func (d *Dump) UnparkViews() error { return d.unpark(true) }
+
+func (d *Dump) unpark(view bool) error {
 	p := d.parked
 	if p == nil {
 		return nil
@@ -51,22 +59,26 @@ func (d *Dump) Unpark() error {
 	d.parked = nil
 	var err error
 	x := &d.ids
-	x.low = restore(p.low, d.Path, "object ids", &err)
-	x.full = restore(p.full, d.Path, "object ids", &err)
-	x.bucket = restore(p.bucket, d.Path, "object id index", &err)
-	x.ranks.dir = restore(p.dir, d.Path, "object id index", &err)
-	x.ranks.words = restore(p.words, d.Path, "object id index", &err)
-	d.Kind = restore(p.kind, d.Path, "node kinds", &err)
+	x.low = restore(p.low, d.Path, "object ids", view, &err)
+	x.full = restore(p.full, d.Path, "object ids", view, &err)
+	x.bucket = restore(p.bucket, d.Path, "object id index", view, &err)
+	x.ranks.dir = restore(p.dir, d.Path, "object id index", view, &err)
+	x.ranks.words = restore(p.words, d.Path, "object id index", view, &err)
+	d.Kind = restore(p.kind, d.Path, "node kinds", view, &err)
 	return err
 }
 
-// restore reads back what s holds (nil for nil), unless *err is set already; an error it meets
-// goes in *err, naming the dump at path and what the column holds.
-func restore[T ~uint8 | ~uint32 | ~uint64](s *heapgraph.Spilled[T], path, what string, err *error) []T {
+// restore reads back what s holds (nil for nil), or views it, unless *err is set already; an
+// error it meets goes in *err, naming the dump at path and what the column holds.
+func restore[T ~uint8 | ~uint32 | ~uint64](s *heapgraph.Spilled[T], path, what string, view bool, err *error) []T {
 	if s == nil || *err != nil {
 		return nil
 	}
-	a, e := s.Restore(nil)
+	restore := s.Restore
+	if view {
+		restore = func([]T) ([]T, error) { return s.View() }
+	}
+	a, e := restore(nil)
 	if e != nil {
 		*err = fmt.Errorf("%s: %s: %w", path, what, e)
 	}

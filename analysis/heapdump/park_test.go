@@ -27,18 +27,25 @@ func TestParkRoundTrips(t *testing.T) {
 		path  string
 		ranks bool
 	}{{heapdumps.Dump(t), true}, {write(t, b.Bytes()), false}} {
-		d, err := Load(c.path, Options{})
-		if err != nil {
-			t.Fatal(err)
+		for _, views := range []bool{false, true} {
+			d, err := Load(c.path, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (d.ids.ranks.dir != nil) != c.ranks || (d.ids.bucket != nil) == c.ranks {
+				t.Fatalf("%s: found through ranks %v, want %v", c.path, d.ids.ranks.dir != nil, c.ranks)
+			}
+			parkRoundTrips(t, d, views)
 		}
-		if (d.ids.ranks.dir != nil) != c.ranks || (d.ids.bucket != nil) == c.ranks {
-			t.Fatalf("%s: found through ranks %v, want %v", c.path, d.ids.ranks.dir != nil, c.ranks)
-		}
-		parkRoundTrips(t, d)
 	}
 }
 
-func parkRoundTrips(t *testing.T, d *Dump) {
+// parkRoundTrips parks d and brings it back, as views of the files with views.
+func parkRoundTrips(t *testing.T, d *Dump, views bool) {
+	unpark := d.Unpark
+	if views {
+		unpark = d.UnparkViews
+	}
 	ids, kinds := d.ObjectIDs(), slices.Clone(d.Kind)
 	var names []string
 	for n := range kinds {
@@ -54,7 +61,7 @@ func parkRoundTrips(t *testing.T, d *Dump) {
 			t.Fatalf("IsClassObject(%d) = %v while parked, kind %v", n, d.IsClassObject(uint32(n)), k)
 		}
 	}
-	if err := d.Unpark(); err != nil {
+	if err := unpark(); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(d.ObjectIDs(), ids) || !slices.Equal(d.Kind, kinds) {
@@ -74,7 +81,7 @@ func parkRoundTrips(t *testing.T, d *Dump) {
 			}
 		}
 	}
-	if err := d.Unpark(); err != nil {
+	if err := unpark(); err != nil {
 		t.Fatalf("a second Unpark: %v", err)
 	}
 }

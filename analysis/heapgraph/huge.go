@@ -62,6 +62,16 @@ func FaultAhead[T ~uint8 | ~uint32 | ~uint64](a []T, from, to int) {
 	faultAhead(a, from, min(to, cap(a)))
 }
 
+// Release gives the pages of arrays the caller is done with back to the system at once, where a
+// collection would take them only once nothing refers to them, and at a collection's cost: for
+// a structure dropped as a whole at the end of its use. The arrays read as zeros afterwards and
+// must not be used; the garbage collector takes them as it would have.
+func Release[T ~uint8 | ~uint32 | ~uint64](arrays ...[]T) {
+	for _, a := range arrays {
+		release(asBytes(a[:cap(a)]))
+	}
+}
+
 // AppendReleasing appends src to dst, giving src's memory back to the system a chunk at a time
 // as it is copied: the copy then takes the pages just given back instead of adding its size to
 // the peak. src reads as zeros afterwards and must not be used.

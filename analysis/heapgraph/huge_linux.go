@@ -197,9 +197,9 @@ func dropCache(f *os.File, off, n int64) {
 }
 
 // mapFiles maps files side by side, read-only, into one view of total bytes: file i at i*part
-// bytes (a multiple of the page size). It returns nil when the system refuses; the caller then
-// reads the files instead.
-func mapFiles(files []*os.File, part, total int) []byte {
+// bytes (a multiple of the page size), its page tables made at once when populate is set. It
+// returns nil when the system refuses; the caller then reads the files instead.
+func mapFiles(files []*os.File, part, total int, populate bool) []byte {
 	if total == 0 {
 		return nil
 	}
@@ -212,14 +212,23 @@ func mapFiles(files []*os.File, part, total int) []byte {
 	for i, f := range files {
 		off := i * part
 		n := min(part, total-off)
-		// MAP_POPULATE makes the page tables at once, from pages the page cache holds: the
-		// phases read a column all over.
+		// MAP_POPULATE makes the page tables at once, from pages the page cache holds, for phases
+		// that read a column all over.
+		flags := syscall.MAP_SHARED | syscall.MAP_FIXED
+		if populate {
+			flags |= syscall.MAP_POPULATE
+		}
 		_, _, errno := syscall.Syscall6(syscall.SYS_MMAP, base+uintptr(off), uintptr(n), syscall.PROT_READ,
-			syscall.MAP_SHARED|syscall.MAP_FIXED|syscall.MAP_POPULATE, f.Fd(), 0)
+			uintptr(flags), f.Fd(), 0)
 		if errno != 0 {
 			_ = syscall.Munmap(region)
 			return nil
 		}
+	}
+	if !populate {
+		// A view read here and there: a page read maps that page alone, not the 16 around it
+		// that the system maps by default, each of which counts as resident memory.
+		_ = syscall.Madvise(region, syscall.MADV_RANDOM)
 	}
 	return region
 }

@@ -343,3 +343,34 @@ func TestGiveCacheInBatches(t *testing.T) {
 		}
 	}
 }
+
+// Release gives an array's whole pages back at once: they leave memory and read as zeros. A
+// Scratch's Free does that to every array it holds, and forgets them.
+func TestReleaseGivesPagesBack(t *testing.T) {
+	a := make([]uint64, 64<<10) // 512 KB
+	for i := range a {
+		a[i] = uint64(i) | 1
+	}
+	if resident(t, a) == 0 {
+		t.Fatal("a written array is not resident")
+	}
+	Release(a[:10]) // the whole capacity goes, not only the slice's length
+	if n := resident(t, a); n > 1 {
+		t.Fatalf("%d pages of a released array still resident", n)
+	}
+	for i, v := range a {
+		if v != 0 {
+			t.Fatalf("element %d reads %d after Release", i, v)
+		}
+	}
+	var s Scratch
+	b := make([]uint64, 64<<10)
+	for i := range b {
+		b[i] = 1
+	}
+	s.Release64(b)
+	s.Free()
+	if len(s.free64) != 0 || resident(t, b) > 1 {
+		t.Fatalf("Free kept %d arrays, %d pages of them resident", len(s.free64), resident(t, b))
+	}
+}

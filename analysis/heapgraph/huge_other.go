@@ -33,6 +33,6 @@ func Cached(f *os.File, off, n int64) bool { return true }
 func dropCache(f *os.File, off, n int64) {}
 
 // mapFiles maps nothing here: Map reads the files instead.
-func mapFiles(files []*os.File, part, total int) []byte { return nil }
+func mapFiles(files []*os.File, part, total int, populate bool) []byte { return nil }
 
 func unmap(b []byte) {}

@@ -118,6 +118,21 @@ func (s *Scratch) Trim(k int) {
 	s.free = s.free[:k]
 }
 
+// Free gives the memory of every array it holds back to the system at once (see Release) and
+// forgets them.
+func (s *Scratch) Free() {
+	if s == nil {
+		return
+	}
+	for _, h := range s.free {
+		Release(h.a)
+	}
+	for _, h := range s.free64 {
+		Release(h.a)
+	}
+	s.Drop()
+}
+
 // Drop forgets every array it holds, for the garbage collector to take.
 func (s *Scratch) Drop() {
 	if s != nil {

@@ -9,11 +9,17 @@ import (
 	"testing"
 )
 
-func TestSpillRoundTrips(t *testing.T) {
-	a := make([]uint32, 100_003)
+// scrambled is a column of n elements that differ from their neighbours.
+func scrambled(n int) []uint32 {
+	a := make([]uint32, n)
 	for i := range a {
 		a[i] = uint32(i*2654435761) ^ 0xdeadbeef
 	}
+	return a
+}
+
+func TestSpillRoundTrips(t *testing.T) {
+	a := scrambled(100_003)
 	want := slices.Clone(a)
 	s := Spill(a)
 	if s.files == nil {
@@ -113,10 +119,7 @@ func TestSpillInTwoParts(t *testing.T) {
 // column can be viewed again, and loaded meanwhile.
 func TestSpillMap(t *testing.T) {
 	for _, n := range []int{1, 1023, 100_003, 2*spillPart/4 + 5} {
-		a := make([]uint32, n)
-		for i := range a {
-			a[i] = uint32(i*2654435761) ^ 0xdeadbeef
-		}
+		a := scrambled(n)
 		want := slices.Clone(a)
 		s := Spill(a)
 		mapAndCompare(t, s, want)
@@ -148,5 +151,70 @@ func mapAndCompare[T uint32 | uint64](t *testing.T, s *Spilled[T], want []T) {
 		if s.mapped != nil {
 			t.Fatal("Unmap left the view")
 		}
+	}
+}
+
+// View hands a column back for good: it holds what went out, one file or two, and stays valid
+// after the Spilled has let its files go; a kept column is its own view.
+func TestSpillView(t *testing.T) {
+	for _, n := range []int{1, 1023, 100_003, 2*spillPart/4 + 5} {
+		a := scrambled(n)
+		want := slices.Clone(a)
+		s := Spill(a)
+		clear(a)
+		v, err := s.View()
+		if err != nil || !slices.Equal(v, want) {
+			t.Fatalf("view of %d elements differs (err %v)", n, err)
+		}
+		if s.files != nil || s.n != 0 {
+			t.Fatalf("the Spilled still holds its files after View")
+		}
+		s.Close() // nothing left to close: the view stays
+		runtime.GC()
+		if !slices.Equal(v, want) {
+			t.Fatalf("view of %d elements changed once the Spilled was closed", n)
+		}
+		if runtime.GOOS == "linux" && len(v) > 0 && &v[0] == &a[0] {
+			t.Fatal("the view is the spilled array itself")
+		}
+	}
+	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
+	kept := []uint64{7, 8}
+	if v, err := Spill(kept).View(); err != nil || &v[0] != &kept[0] {
+		t.Fatalf("kept column viewed as %v, %v; want the column itself", v, err)
+	}
+}
+
+// Scan hands the column over in parts of the buffer's size, never across the two files, with
+// the index of each part's first element; the parts make up the column.
+func TestSpillScan(t *testing.T) {
+	for _, n := range []int{0, 1, 4095, 4096, 4097, 100_003, 2*spillPart/4 + 5} {
+		a := scrambled(n)
+		want := slices.Clone(a)
+		s := Spill(a)
+		for _, size := range []int{0, 1000, 4096} {
+			var got []uint32
+			err := s.Scan(make([]uint32, size), func(lo int, part []uint32) {
+				if lo != len(got) {
+					t.Fatalf("n %d, buffer %d: a part at %d after %d elements", n, size, lo, len(got))
+				}
+				if size > 0 && len(part) > size || len(part) == 0 && n > 0 {
+					t.Fatalf("n %d, buffer %d: a part of %d elements", n, size, len(part))
+				}
+				if s.part > 0 && lo/s.part != (lo+len(part)-1)/s.part {
+					t.Fatalf("n %d: the part at %d (%d elements) spans two files of %d", n, lo, len(part), s.part)
+				}
+				got = append(got, part...)
+			})
+			if err != nil || !slices.Equal(got, want) {
+				t.Fatalf("n %d, buffer %d: scanned %d elements, differing (err %v)", n, size, len(got), err)
+			}
+		}
+		s.Close()
+	}
+	s := Spill([]uint32{1, 2, 3})
+	s.files[0].Close() // reading back fails
+	if err := s.Scan(nil, func(int, []uint32) {}); err == nil {
+		t.Fatal("Scan of a column whose file cannot be read succeeded")
 	}
 }

@@ -368,22 +368,25 @@ func TestSpillingRunMatchesAnalyze(t *testing.T) {
 		}
 
 		// Asked to leave the sizes, edges and weak edges out, Run gives back only the offsets
-		// and the classes, and reports the same.
-		left := in
-		left.Graph = &heapgraph.Graph{Off: slices.Clone(off), Succ: slices.Clone(succ), Size: slices.Clone(size), SizeShift: g.SizeShift, Big: g.Big}
-		left.ClassOf, left.Weak = slices.Clone(classOf), slices.Clone(weak)
+		// and the classes, copies or (Views) views of their files, and reports the same.
 		opt.Leave = Columns{Sizes: true, Succ: true, Weak: true}
-		if got, err = Run(&left, opt); err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("run leaving columns out reported\n%+v\nwant\n%+v", got, want)
-		}
-		if !slices.Equal(left.Graph.Off, off) || !slices.Equal(left.ClassOf, classOf) {
-			t.Fatal("the offsets or the classes did not come back")
-		}
-		if left.Graph.Succ != nil || left.Graph.Size != nil || left.Weak != nil {
-			t.Fatal("a column left out came back")
+		for _, views := range []bool{false, true} {
+			left := in
+			left.Graph = &heapgraph.Graph{Off: slices.Clone(off), Succ: slices.Clone(succ), Size: slices.Clone(size), SizeShift: g.SizeShift, Big: g.Big}
+			left.ClassOf, left.Weak = slices.Clone(classOf), slices.Clone(weak)
+			opt.Views = views
+			if got, err = Run(&left, opt); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("run leaving columns out (views %v) reported\n%+v\nwant\n%+v", views, got, want)
+			}
+			if !slices.Equal(left.Graph.Off, off) || !slices.Equal(left.ClassOf, classOf) {
+				t.Fatalf("the offsets or the classes did not come back (views %v)", views)
+			}
+			if left.Graph.Succ != nil || left.Graph.Size != nil || left.Weak != nil {
+				t.Fatal("a column left out came back")
+			}
 		}
 	}
 }
