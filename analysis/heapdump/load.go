@@ -96,6 +96,7 @@ type shard struct {
 
 	mainCount uint32
 	faulted   int               // nodes whose room pass 1 has had faulted in ahead (see faultAhead)
+	window    int               // how far ahead of the appends (0: not at all)
 	votes     hprof.LayoutVotes // for the size model (see hprof.InferModel)
 }
 
@@ -483,6 +484,14 @@ func (l *loader) scanPass1(f *os.File, target int) (*hprof.Index, error) {
 	l.segs, l.segFirst, l.segMain = l.segs[:0], l.segFirst[:0], l.segMain[:0]
 	l.d.segIDs = l.d.segIDs[:0]
 	started := false
+	// With the file in the page cache, the far half of it read on the second core shortens pass 1
+	// by a third. Read from disk, two streams at once made pass 1 of the small benchmark dump
+	// take 39-59 ms against 32-38 ms with one: the disk, not the parsing, sets the pace there. The
+	// file's last pages, which this run has not read yet, tell which it is.
+	split := int64(0) // where the far half starts; 0: no far shard
+	if runtime.GOMAXPROCS(0) >= 2 && l.size >= farShardMin && fileCached(f, l.size) {
+		split = l.size / 2
+	}
 	// firstDone is closed once the near shard has read its first segment of the dump: it starts
 	// the shard (the ids' size, the columns) and reads the class dumps, which HotSpot writes
 	// first, so the far shard waits for it rather than meet instances of classes not known yet.
@@ -492,15 +501,7 @@ func (l *loader) scanPass1(f *os.File, target int) (*hprof.Index, error) {
 		l.schema.IDSize, l.d.IDSize = idSize, idSize
 		l.reserve(l.size)
 		l.reset()
-		l.faulted = 0
-	}
-	// With the file in the page cache, the far half of it read on the second core shortens pass 1
-	// by a third. Read from disk, two streams at once made pass 1 of the small benchmark dump
-	// take 39-59 ms against 32-38 ms with one: the disk, not the parsing, sets the pace there. The
-	// file's last pages, which this run has not read yet, tell which it is.
-	split := int64(0) // where the far half starts; 0: no far shard
-	if runtime.GOMAXPROCS(0) >= 2 && l.size >= farShardMin && fileCached(f, l.size) {
-		split = l.size / 2
+		l.faulted, l.window = 0, faultWindow(l.ids, split == 0)
 	}
 	var far *farShard
 	nearSeen := false // the walk has met a segment of the dump before split
@@ -575,6 +576,14 @@ func (l *loader) scanPass1(f *os.File, target int) (*hprof.Index, error) {
 			l.mergeShard(far)
 		}
 		l.farRead.Store(0)
+	}
+	if l.window > 0 {
+		// The room faulted in past the last node goes back: it would stay resident, unused,
+		// through the analysis (up to the window's 1.3 MB on a small dump, 11 MB on a large).
+		heapgraph.FaultsDone()
+		heapgraph.Release(l.ids[len(l.ids):])
+		heapgraph.Release(l.deg[len(l.deg):], l.aux[len(l.aux):], l.cls[len(l.cls):])
+		heapgraph.Release(l.kind[len(l.kind):])
 	}
 	if err != nil {
 		return nil, err
@@ -660,6 +669,7 @@ func (l *loader) newFarShard(f *os.File, idx *hprof.Index, split int64, firstDon
 		abort: make(chan struct{}),
 		done:  make(chan struct{}),
 	}
+	fs.window = faultWindow(fs.ids, false)
 	fs.feed.wake = make(chan struct{}, 1)
 	for i := range fs.primKey {
 		fs.primKey[i] = -1
@@ -809,20 +819,37 @@ func (q *segmentFeed) next(abort <-chan struct{}) (hprof.Segment, bool) {
 	}
 }
 
-// faultAheadNodes is how far ahead of pass 1's appends their room is faulted in: a few
-// segments' worth of nodes, and at most 11 MB of the node columns never used at the end.
+// faultAheadNodes is how far ahead of pass 1's appends their room is faulted in where it takes
+// huge pages: a few segments' worth of nodes (11 MB of the node columns).
 const faultAheadNodes = 1 << 19
+
+// smallFaultAheadNodes is the same for columns of 4 KB pages, faulted in ahead only while the
+// other core has nothing else to do (one shard): 1.3 MB of them, some segments' worth.
+const smallFaultAheadNodes = 1 << 16
+
+// faultWindow is how far ahead of pass 1's appends the room of columns like ids is faulted in
+// (see faultAhead), for a shard that reads alone or beside another.
+func faultWindow(ids []uint64, alone bool) int {
+	switch {
+	case heapgraph.HugeArray(int64(cap(ids)) * 8):
+		return faultAheadNodes
+	case alone && runtime.GOMAXPROCS(0) >= 2:
+		return smallFaultAheadNodes
+	}
+	return 0
+}
 
 // faultAhead has the pages of the node columns that pass 1 will soon append to faulted in on
 // another core (heapgraph.FaultAhead): they are reserved for the largest count the file could
 // hold, which leaves them untouched until written, and on a virtual machine fresh pages cost
-// pass 1 about as much as decoding did.
+// pass 1 about as much as decoding did (a 4 KB page 1.3 µs: a third of pass 1 on the small
+// benchmark dump, read from disk on one core).
 func (s *shard) faultAhead() {
 	n := len(s.ids)
-	if n+faultAheadNodes/2 < s.faulted {
+	if s.window == 0 || n+s.window/2 < s.faulted {
 		return
 	}
-	from, to := s.faulted, n+faultAheadNodes
+	from, to := s.faulted, n+s.window
 	heapgraph.FaultAhead(s.ids, from, to)
 	heapgraph.FaultAhead(s.aux, from, to)
 	heapgraph.FaultAhead(s.cls, from, to)

@@ -7,6 +7,10 @@ import "unsafe"
 // room, keeps 4 KB granularity.
 const hugeMin = 32 << 20
 
+// HugeArray reports whether an array of so many bytes is one that Make asks huge pages for and
+// faults in ahead.
+func HugeArray(bytes int64) bool { return bytes >= hugeMin }
+
 // Make returns a zeroed slice of n elements, like make. A large one (hugeMin bytes and more) is
 // asked to be backed by transparent huge pages where the system leaves that to the program (the
 // "madvise" setting), and its pages are faulted in from its start on by a background goroutine
@@ -57,10 +61,16 @@ func Reserve[T ~uint8 | ~uint32 | ~uint64](n int) []T {
 
 // FaultAhead has the pages of elements [from, to) of an array from Reserve (to at most its
 // capacity) faulted in on the goroutine that Make's arrays are, for a caller that appends to
-// it and knows how far it will soon get.
+// it and knows how far it will soon get. Unlike Make it does so for an array of any size: the
+// caller knows whether another core is free for it.
 func FaultAhead[T ~uint8 | ~uint32 | ~uint64](a []T, from, to int) {
 	faultAhead(a, from, min(to, cap(a)))
 }
+
+// FaultsDone waits until the pages asked for so far (FaultAhead, Make) are in, or given up on:
+// afterwards no page of theirs comes in behind the caller's back, and pages it gives back
+// (Release) stay out.
+func FaultsDone() { faultsDone() }
 
 // Release gives the pages of arrays the caller is done with back to the system at once, where a
 // collection would take them only once nothing refers to them, and at a collection's cost: for

@@ -40,7 +40,7 @@ func adviseHuge[T ~uint8 | ~uint32 | ~uint64](a []T, fill bool) {
 
 func faultAhead[T ~uint8 | ~uint32 | ~uint64](a []T, from, to int) {
 	var z T
-	if uintptr(cap(a))*unsafe.Sizeof(z) < hugeMin || from >= to {
+	if from >= to {
 		return
 	}
 	a = a[:cap(a)]
@@ -63,7 +63,8 @@ var faulter struct {
 
 type faultJob struct {
 	p        weak.Pointer[byte]
-	from, to uintptr // bytes from p
+	from, to uintptr      // bytes from p
+	done     chan struct{} // when not nil, a marker: closed once the jobs before it are done
 }
 
 // prefault queues the bytes [from, to) of the array at p for the faulter.
@@ -72,18 +73,35 @@ func prefault(p *byte, from, to uintptr) {
 	if faulter.off.Load() || runtime.GOMAXPROCS(0) < 2 {
 		return
 	}
-	faulter.once.Do(func() {
-		faulter.queue = make(chan faultJob, 256)
-		go faultIn()
-	})
+	faulter.once.Do(startFaulter)
 	select {
-	case faulter.queue <- faultJob{weak.Make(p), from, to}:
+	case faulter.queue <- faultJob{p: weak.Make(p), from: from, to: to}:
 	default: // the caller faults the pages in itself, as it would without the faulter
 	}
 }
 
+// faultsDone queues a marker behind the jobs queued so far and waits for the faulter to reach it.
+func faultsDone() {
+	if runtime.GOMAXPROCS(0) < 2 {
+		return // no faulter: prefault queues nothing
+	}
+	faulter.once.Do(startFaulter)
+	done := make(chan struct{})
+	faulter.queue <- faultJob{done: done}
+	<-done
+}
+
+func startFaulter() {
+	faulter.queue = make(chan faultJob, 256)
+	go faultIn()
+}
+
 func faultIn() {
 	for job := range faulter.queue {
+		if job.done != nil {
+			close(job.done)
+			continue
+		}
 		// A huge page at a time, so that the caller, writing from the start too, soon finds its
 		// pages ready, and a dropped array is noticed.
 		for off := job.from; off < job.to; off += hugePage {

@@ -374,3 +374,26 @@ func TestReleaseGivesPagesBack(t *testing.T) {
 		t.Fatalf("Free kept %d arrays, %d pages of them resident", len(s.free64), resident(t, b))
 	}
 }
+
+// FaultAhead faults in the pages asked for, of an array of any size, on the faulter; once
+// FaultsDone returns they are in, and no page beyond them comes in.
+func TestFaultAheadThenFaultsDone(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("the faulter works only with two cores or more")
+	}
+	debug.FreeOSMemory()
+	a := Reserve[uint64](1 << 20)[:0] // 8 MB of 4 KB pages
+	FaultAhead(a, 0, 64<<10)          // the first 512 KB
+	FaultsDone()
+	if faulter.off.Load() {
+		t.Skip("no madvise to populate with")
+	}
+	in := resident(t, a[:cap(a)])
+	if in < 128 || in > 130 {
+		t.Fatalf("%d pages resident after FaultsDone, want the 128 asked for", in)
+	}
+	Release(a[32<<10 : 64<<10])
+	if in := resident(t, a[:cap(a)]); in < 64 || in > 66 {
+		t.Fatalf("%d pages resident after the second half was released, want 64", in)
+	}
+}

@@ -13,6 +13,8 @@ func adviseHuge[T ~uint8 | ~uint32 | ~uint64](a []T, fill bool) {}
 
 func faultAhead[T ~uint8 | ~uint32 | ~uint64](a []T, from, to int) {}
 
+func faultsDone() {}
+
 // Populate cannot fault pages in ahead here: it reports false.
 func Populate[T ~uint8 | ~uint32 | ~uint64](a []T, done *atomic.Int64) bool { return cap(a) == 0 }
 
