@@ -63,7 +63,7 @@ var faulter struct {
 
 type faultJob struct {
 	p        weak.Pointer[byte]
-	from, to uintptr      // bytes from p
+	from, to uintptr       // bytes from p
 	done     chan struct{} // when not nil, a marker: closed once the jobs before it are done
 }
 
