@@ -54,6 +54,7 @@ type loader struct {
 	segs              []hprof.Segment
 	segFirst, segMain []uint32
 	farRead           atomic.Int64 // bytes the far shard has read in pass 1 (see scanPass1)
+	reserved          bool         // the columns have been reserved before (see reserve)
 
 	inv           []uint32 // file-order record k → node, when the file is in no helpful order
 	mainInOrder   bool     // records other than class dumps are in node order (see order)
@@ -413,9 +414,14 @@ const gzipRatio = 8
 func (l *loader) reserve(size int64) {
 	// The reservations are several times what a dump fills, which costs nothing only while
 	// their pages are never touched. An allocation that lands on memory the program used and
-	// freed before (the symbol table's garbage) is cleared in full, touching every page; memory
-	// given back to the system first is known to be zero and is not.
-	debug.FreeOSMemory()
+	// freed before (the symbol table's garbage, the columns of a pass that gave up) is cleared
+	// in full, touching every page; memory given back to the system first is known to be zero
+	// and is not. The first reservation follows little but the walk's buffers: the collection
+	// took 1-5 ms there and changed nothing.
+	if l.reserved {
+		debug.FreeOSMemory()
+	}
+	l.reserved = true
 	est := int(size/minObjectRecord) + 2
 	l.ids = heapgraph.Reserve[uint64](est)[:0]
 	l.aux = heapgraph.Reserve[uint32](est)[:0]

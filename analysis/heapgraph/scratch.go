@@ -107,13 +107,17 @@ func keep[T uint32 | uint64](free *[]held[T], bufs [][]T, minLen int, zero bool)
 	}
 }
 
-// Trim keeps the k largest arrays and forgets the rest, so that arrays the next phase will not
-// use do not stay resident while it runs.
+// Trim keeps the k largest arrays and gives the memory of the rest back to the system at once
+// (see Release), so that arrays the next phase will not use do not stay resident while it runs,
+// nor wait for a collection to go.
 func (s *Scratch) Trim(k int) {
 	if s == nil || len(s.free) <= k {
 		return
 	}
 	slices.SortFunc(s.free, func(a, b held[uint32]) int { return cmp.Compare(cap(b.a), cap(a.a)) })
+	for _, h := range s.free[k:] {
+		Release(h.a)
+	}
 	clear(s.free[k:])
 	s.free = s.free[:k]
 }

@@ -310,8 +310,11 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 	}
 	// The child lists take two of the arrays the tree's computation left; the others would sit
 	// idle, resident, through the retained-size phases, which is where memory would then peak.
+	// Trim gives them back to the system itself: no collection is needed (one here, and before
+	// the suspects and the components, freed nothing more: 0.4-0.6 ms each on the small
+	// benchmark dump).
 	sc.Trim(2)
-	freeing("retained sizes")
+	phase("retained sizes")
 	// The dominator tree's child lists are built on the other core meanwhile; nothing else
 	// touches the tree's scratch arrays until they are done.
 	childrenDone := make(chan struct{})
@@ -330,7 +333,7 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 	tree.ReleaseNodes()
 	sc.Trim(0)
 
-	freeing("leak suspects")
+	phase("leak suspects")
 	if err := cols.unpark(in, false, true, false); err != nil {
 		return nil, err
 	}
@@ -386,12 +389,12 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 	}
 	// Neither the retained sizes nor the tree are needed again; the rest of the analysis reads
 	// the edges, and the sizes only once the components are condensed.
+	heapgraph.Release(ret)
 	ret = nil
 	tree.Release()
 	off, kids = nil, nil
 	sc.Trim(2)
 	cols.park(in, true, true, false)
-	debug.FreeOSMemory()
 	if err := cols.unpark(in, false, false, true); err != nil {
 		return nil, err
 	}
