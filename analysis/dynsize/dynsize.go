@@ -687,17 +687,31 @@ func (s *Sizes) Top(k int) []Ranked {
 	}
 	queued := newBitset(n)
 	q := &rankHeap{}
-	push := func(c uint32, parent uint64) {
-		if !queued.has(c) {
+	// pushAll queues the components cs not queued yet, each keyed by its bound capped by parent.
+	// Many at once (a big array's hundred thousand elements) are appended and the heap made
+	// again in one pass, rather than pushed one by one: 1.8 of Top's 6.6 ms on the small
+	// benchmark dump went into those pushes. The order items leave the heap in is the same
+	// either way: no two items compare equal.
+	pushAll := func(cs []uint32, parent func(c uint32) uint64) {
+		bulk := len(cs) >= 64 && len(cs) >= q.Len()/8
+		q.grow(len(cs))
+		for _, c := range cs {
+			if queued.has(c) {
+				continue
+			}
 			queued.set(c)
-			q.push(rankItem{key: min(parent, bound(c)), comp: c, exact: s.exact(c)})
+			it := rankItem{key: min(parent(c), bound(c)), comp: c, exact: s.exact(c)}
+			if bulk {
+				*q = append(*q, it)
+			} else {
+				q.push(it)
+			}
+		}
+		if bulk {
+			q.heapify()
 		}
 	}
-	roots := s.DAG.Successors(0)
-	q.grow(len(roots))
-	for _, c := range roots {
-		push(c, bound(c))
-	}
+	pushAll(s.DAG.Successors(0), bound)
 	// A walk that grows past the budget is abandoned and its component batched with the other
 	// inexact components at the top of the queue: a few long walks (the objects near the roots
 	// of a big heap all reach most of it) then cost one pass over the DAG together.
@@ -711,11 +725,7 @@ func (s *Sizes) Top(k int) []Ranked {
 		if it.exact {
 			out = append(out, Ranked{Comp: it.comp, Dynamic: it.key})
 			// A component can have a hundred thousand successors (a big array's elements).
-			succ := s.DAG.Successors(it.comp)
-			q.grow(len(succ))
-			for _, d := range succ {
-				push(d, it.key)
-			}
+			pushAll(s.DAG.Successors(it.comp), func(uint32) uint64 { return it.key })
 			continue
 		}
 		if size, ok := s.walkWithin(it.comp, budget); ok {
@@ -862,23 +872,35 @@ func (h *rankHeap) pop() rankItem {
 	last := len(a) - 1
 	a[0] = a[last]
 	a = a[:last]
-	for i := 0; ; {
-		l := 2*i + 1
-		if l >= len(a) {
-			break
-		}
-		m := l
-		if r := l + 1; r < len(a) && a[r].before(a[l]) {
-			m = r
-		}
-		if !a[m].before(a[i]) {
-			break
-		}
-		a[i], a[m] = a[m], a[i]
-		i = m
-	}
+	a.down(0)
 	*h = a
 	return top
+}
+
+// heapify makes the heap's array a heap again after items were appended to it as they came.
+func (h rankHeap) heapify() {
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+}
+
+// down moves item i down to its place below.
+func (h rankHeap) down(i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && h[r].before(h[l]) {
+			m = r
+		}
+		if !h[m].before(h[i]) {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
 }
 
 // Set is a set of components, a bit each.
