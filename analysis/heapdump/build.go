@@ -73,6 +73,7 @@ func (l *loader) prepare() {
 	}
 
 	// Classes and per-class instance sizes.
+	layout := l.schema.Layouts(m)
 	d.Classes = make([]Class, len(l.entries))
 	for k, e := range l.entries {
 		c := &d.Classes[k]
@@ -93,7 +94,7 @@ func (l *loader) prepare() {
 		if sc.Dump.Super != 0 {
 			c.Super = int32(l.key(sc.Dump.Super))
 		}
-		if lay, ok := l.schema.Layout(m, e.id); ok {
+		if lay, ok := layout(e.id); ok {
 			c.InstanceSize = m.InstanceSize(lay)
 		}
 	}

@@ -318,9 +318,10 @@ func (h *Histogram) finishDump(path string, t *tally, schema *hprof.Schema, idSi
 		e.Bytes += b
 	}
 	noLayout := 0
+	layout := schema.Layouts(m)
 	t.counts.each(func(id, n uint64) {
 		name := schema.Name(id)
-		lay, ok := schema.Layout(m, id)
+		lay, ok := layout(id)
 		if !ok {
 			noLayout++
 			lay = m.RootLayout()
@@ -341,7 +342,7 @@ func (h *Histogram) finishDump(path string, t *tally, schema *hprof.Schema, idSi
 	if t.classes > 0 {
 		var classSize uint64
 		if id, ok := schema.ClassIDByName("java.lang.Class"); ok {
-			if lay, ok := schema.Layout(m, id); ok {
+			if lay, ok := layout(id); ok {
 				classSize = m.InstanceSize(lay)
 			}
 		}

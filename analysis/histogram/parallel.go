@@ -55,9 +55,10 @@ func fromSegments(path string, f *os.File, opt Options) (*Histogram, bool) {
 				return nil
 			},
 		},
-		Workers: workers,
+		Workers:     workers,
+		WalkerWorks: true,
 		// The class names are read back from the runs of symbols the index noted, on the walk's
-		// goroutine, while the workers count.
+		// goroutine, while the other workers count.
 		Walked: func(idx *hprof.Index) error {
 			schema.IDSize = idx.IDSize
 			namesErr = schema.TakeNames(f, idx.UTF8)

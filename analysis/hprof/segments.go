@@ -234,6 +234,12 @@ type ScanOptions struct {
 	// Walked, if set, is called on the walking goroutine once the whole index is read, while the
 	// workers may still be reading segments.
 	Walked func(*Index) error
+	// WalkerWorks has the walking goroutine be the last of the Workers, from when the walk (and
+	// Walked) is done, rather than a goroutine of its own: the walk then never waits for a core
+	// that every worker holds while the workers wait for the segments it has yet to find. (With
+	// two workers beside it on two cores, a class histogram's walk over a 47 MB dump took 1.4 ms
+	// or, as the scheduler had it, 6-8 ms, and the workers idled meanwhile.)
+	WalkerWorks bool
 }
 
 // ScanSegments reads the index of an uncompressed file of size bytes, as ReadIndexWith does, and
@@ -255,17 +261,24 @@ func ScanSegments(ra io.ReaderAt, size int64, opt ScanOptions, fn func(worker, i
 	q.cond.L = &q.mu
 	var wg sync.WaitGroup
 	started := false
+	var hdr *Index // the readers need only the header's fields, which the walk never changes
+	work := func(w int) {
+		q.work(workers, func(i int, seg Segment, buf []byte) error {
+			return fn(w, i, seg, NewSegmentReader(ra, hdr, seg, buf))
+		})
+	}
+	walkerWorks := opt.WalkerWorks && workers > 1
 	start := func(idx *Index) {
 		started = true
-		// The readers need only the header's fields, which the walk never changes.
-		hdr := &Index{Format: idx.Format, IDSize: idx.IDSize}
+		hdr = &Index{Format: idx.Format, IDSize: idx.IDSize}
 		for w := range workers {
+			if walkerWorks && w == workers-1 {
+				break
+			}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				q.work(workers, func(i int, seg Segment, buf []byte) error {
-					return fn(w, i, seg, NewSegmentReader(ra, hdr, seg, buf))
-				})
+				work(w)
 			}()
 		}
 	}
@@ -286,6 +299,9 @@ func ScanSegments(ra io.ReaderAt, size int64, opt ScanOptions, fn func(worker, i
 		err = opt.Walked(idx)
 	}
 	q.finish(err)
+	if walkerWorks && started {
+		work(workers - 1)
+	}
 	wg.Wait()
 	if q.err != nil {
 		return nil, q.err

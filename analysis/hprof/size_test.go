@@ -1,6 +1,9 @@
 package hprof
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // The expected sizes are what HotSpot 17 reports (jcmd GC.class_histogram) for these shapes with
 // compressed references; the fixture test in analysis/histogram checks the same against a live VM.
@@ -82,6 +85,53 @@ func TestJavaName(t *testing.T) {
 	} {
 		if got := JavaName(in); got != want {
 			t.Errorf("JavaName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// Layouts gives what Layout gives for every class, asked in any order: over a forest of classes
+// with random fields, some of whose class dumps are missing (so are their subclasses' layouts),
+// and a cycle of superclasses, which has none.
+func TestLayoutsMatchLayout(t *testing.T) {
+	s := NewSchema(8)
+	const n = 300
+	x := uint64(1)
+	rnd := func(k uint64) uint64 {
+		x = x*6364136223846793005 + 1442695040888963407
+		return (x >> 33) % k
+	}
+	types := []Type{TypeObject, TypeBoolean, TypeChar, TypeFloat, TypeDouble, TypeByte, TypeShort, TypeInt, TypeLong}
+	for id := uint64(1); id <= n; id++ {
+		var super uint64
+		if id > 1 && rnd(4) > 0 {
+			super = 1 + rnd(id-1) // an earlier class
+		}
+		var fs []Field
+		for range rnd(5) {
+			fs = append(fs, Field{Type: types[rnd(uint64(len(types)))]})
+		}
+		if rnd(20) == 0 {
+			s.class(id) // a LOAD CLASS without a CLASS DUMP
+			continue
+		}
+		s.AddClassDump(&ClassDump{ID: id, Super: super, Fields: fs})
+	}
+	s.AddClassDump(&ClassDump{ID: n + 1, Super: n + 2})
+	s.AddClassDump(&ClassDump{ID: n + 2, Super: n + 1})
+	for _, m := range []Model{ModelFor(8, true), ModelFor(8, false)} {
+		layout := s.Layouts(m)
+		check := func(id uint64) {
+			got, gotOK := layout(id)
+			want, wantOK := s.Layout(m, id)
+			if gotOK != wantOK || m.InstanceSize(got) != m.InstanceSize(want) || !slices.Equal(got.Gaps, want.Gaps) {
+				t.Fatalf("class %d: Layouts gives %+v, %v; Layout %+v, %v", id, got, gotOK, want, wantOK)
+			}
+		}
+		for _, id := range []uint64{n + 2, 17, n, 5, n + 1, n + 3, 1, 2, 3} {
+			check(id)
+		}
+		for id := uint64(n + 2); id >= 1; id-- {
+			check(id)
 		}
 	}
 }
