@@ -285,7 +285,8 @@ func TestScanSegmentsHandsEverySegmentOnce(t *testing.T) {
 				wantRecs[i]++
 			}
 		}
-		for _, delay := range []time.Duration{0, 200 * time.Microsecond} {
+		for k, delay := range []time.Duration{0, 200 * time.Microsecond, 0, 200 * time.Microsecond} {
+			walkerWorks := k >= 2 // the walking goroutine the last worker once the walk is done
 			for _, workers := range []int{1, 2, 5} {
 				var mu sync.Mutex
 				var order []int
@@ -300,7 +301,8 @@ func TestScanSegmentsHandsEverySegmentOnce(t *testing.T) {
 						Top:     func(*hprof.Record) error { tops++; return nil },
 						Segment: func(_ *hprof.Index, seg hprof.Segment) error { found++; return nil },
 					},
-					Workers: workers,
+					Workers:     workers,
+					WalkerWorks: walkerWorks,
 					Walked: func(idx *hprof.Index) error {
 						walked = len(idx.Segments) == len(want.Segments)
 						walkDone.Store(true)
@@ -312,6 +314,9 @@ func TestScanSegmentsHandsEverySegmentOnce(t *testing.T) {
 					}
 					if w < 0 || w >= workers {
 						t.Errorf("worker %d of %d", w, workers)
+					}
+					if walkerWorks && workers > 1 && w == workers-1 && !walkDone.Load() {
+						t.Errorf("the walker read segment %d before its walk was done", i)
 					}
 					if seg != want.Segments[i] {
 						t.Errorf("segment %d: %+v, want %+v", i, seg, want.Segments[i])
