@@ -307,7 +307,7 @@ func (h *Histogram) finishDump(path string, t *tally, schema *hprof.Schema, idSi
 	}
 	h.Model = m.String() + ", " + from
 
-	byName := map[string]*Entry{}
+	byName := make(map[string]*Entry, t.counts.used+len(t.arrays)+len(t.prims)+1)
 	add := func(name string, n, b uint64) {
 		e := byName[name]
 		if e == nil {
