@@ -119,17 +119,26 @@ warm() {
 
 # analyses COLD CMD... — ANALYZE_RUNS runs of the analysis CMD, the dump evicted from the page cache
 # before each when COLD is 1; sets WALL and CPU (medians), RSS_MB (the highest) and STATUS. Its
-# --timings, if asked for, are the last run's.
+# --timings, if asked for, are the last run's. Cold, each run is paired with a run of cat, the
+# dump evicted before each, and CAT_WALL is their median: the ratio's two sides are measured in
+# the same rounds, as the at-rest rows' are, and see the machine's speed, which drifts, alike.
 analyses() {
   local cold=$1; shift
-  local w=() c=() r=() st=ok
+  local w=() c=() r=() cw=() st=ok
   for _ in $(seq "$ANALYZE_RUNS"); do
     # The analysis drops the dump's pages from the page cache as it needs memory (heap analyze
     # --help, Page cache): read again, untimed, for the next run to find the file in memory.
-    if [ "$cold" = 1 ]; then drop "$dump"; else cat "$dump" >/dev/null; fi
+    if [ "$cold" = 1 ]; then
+      drop "$dump"
+      measure cat 0 cat "$dump"; cw+=("$WALL")
+      drop "$dump"
+    else
+      cat "$dump" >/dev/null
+    fi
     measure analyze 0 "$@"; w+=("$WALL"); c+=("$CPU"); r+=("$RSS_MB")
     [ "$STATUS" = ok ] || st=$STATUS
   done
+  [ "$cold" = 1 ] && CAT_WALL=$(median "${cw[@]}")
   WALL=$(median "${w[@]}"); CPU=$(median "${c[@]}"); STATUS=$st
   RSS_MB=$(printf '%s\n' "${r[@]}" | sort -g | tail -1)
   RANGE="$(printf '%s\n' "${w[@]}" | sort -g | head -1)–$(printf '%s\n' "${w[@]}" | sort -g | tail -1) s"
@@ -220,8 +229,9 @@ for size in "${SIZES[@]}"; do
     SUMMARY+=("$size, file read from disk: histogram $(ratio "$WALL" "$CCAT")× the time to read the file (target ≤ 2×)")
     if [ $HAVE_ANALYZE = 1 ]; then
       analyses 1 "$HL" heap analyze "$dump"
-      ROWS+=("| $size | $mb MB | heapledger heap analyze (cold cache) | $WALL | $CPU | $RSS_MB | $(ratio "$WALL" "$CCAT") | $STATUS (median of $ANALYZE_RUNS, $RANGE) |")
-      SUMMARY+=("$size, file read from disk: full analysis $(ratio "$WALL" "$CCAT")× the time to read the file (target ≤ 10×); peak RSS $RSS_MB MB")
+      ROWS+=("| $size | $mb MB | cat FILE > /dev/null (cold cache, paired with the analysis) | $CAT_WALL | – | 1 | 1.0 | ok (median of $ANALYZE_RUNS) |")
+      ROWS+=("| $size | $mb MB | heapledger heap analyze (cold cache) | $WALL | $CPU | $RSS_MB | $(ratio "$WALL" "$CAT_WALL") | $STATUS (median of $ANALYZE_RUNS, $RANGE) |")
+      SUMMARY+=("$size, file read from disk: full analysis $(ratio "$WALL" "$CAT_WALL")× the time to read the file, cat and the analysis in the same rounds (target ≤ 10×); peak RSS $RSS_MB MB")
       if [ "$REST" = 1 ]; then
         rest "$HL" heap analyze "$dump"
         ROWS+=("| $size | $mb MB | cat FILE > /dev/null (at rest) | $CAT_WALL | – | 1 | 1.0 | ok (median of $ANALYZE_RUNS) |")
@@ -261,7 +271,7 @@ for size in "${SIZES[@]}"; do
       fi
     fi
   fi
-  printf '%s\n' "${ROWS[@]: -9}" >&2
+  printf '%s\n' "${ROWS[@]: -10}" >&2
 done
 
 machine() {
@@ -298,13 +308,15 @@ mkdir -p "$ROOT/docs"
   echo "and CPU time, the range of wall times and the highest peak RSS reported, its phases those of the last run. **Cold cache** (rows"
   echo "marked so): the dump's pages are evicted from the page cache before each contender (\`dd iflag=nocache\`, checked"
   echo "with fincore), so each reads the file from disk, as when a dump has just been copied in; cat and the histogram"
-  echo "alternate for $RUNS rounds again, the analysis runs $ANALYZE_RUNS times. Only the dump is evicted: emptying the whole cache would"
+  echo "alternate for $RUNS rounds again, and cat and the analysis for $ANALYZE_RUNS rounds, the analysis's ratio taken to that"
+  echo "cat's median (paired, as at rest: both sides of the ratio see the machine's speed, which drifts, alike). Only the"
+  echo "dump is evicted: emptying the whole cache would"
   echo "also make the static heapledger binary load itself from disk, while cat's code shares libc with every running"
   echo "process and stays in memory. **At rest** (rows marked so, $ANALYZE_RUNS rounds): the dump evicted, then a pause of"
   echo "$PAUSE s before each contender, cat and the analysis alternating. This VM hands the memory its guest leaves free"
   echo "back to the host within about two seconds, and a page taken after that the host must back afresh (1.3-2.4 ms per"
   echo "MB, against 0.05 ms for a page freed a moment before): in the cold rows cat's page cache takes the pages the"
-  echo "eviction has just freed, and each analysis what the one before it freed; after the pause every contender starts as"
+  echo "eviction has just freed; after the pause every contender starts as"
   echo "on a machine at rest. Peak RSS and CPU from GNU time, wall time from the shell's microsecond clock around"
   echo "it; ratio = wall time / wall time of cat under the same condition."
   echo
