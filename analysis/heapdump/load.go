@@ -124,8 +124,9 @@ func Load(path string, opt Options) (*Dump, error) {
 	if err := l.pass1(); err != nil {
 		return nil, err
 	}
-	if l.size > 64<<20 || l.d.gzip {
+	if l.d.gzip {
 		// Growing slices (gzip input has no size to reserve by) leave their old arrays behind.
+		// The indexed pass grows none, and gives back what its far shard leaves (mergeShard).
 		debug.FreeOSMemory()
 	}
 	phase("reading references")
@@ -760,6 +761,12 @@ func (l *loader) mergeShard(fs *farShard) {
 	l.kind = heapgraph.AppendReleasing(l.kind, fs.kind)
 	l.aux = heapgraph.AppendReleasing(l.aux, fs.aux)
 	l.deg = heapgraph.AppendReleasing(l.deg, fs.deg)
+	// And the room past the far shard's last node that was faulted in ahead (heapgraph.FaultsDone
+	// is waited for, with the loader's own, before the loader's room goes back).
+	heapgraph.FaultsDone()
+	heapgraph.Release(fs.ids)
+	heapgraph.Release(fs.cls, fs.aux, fs.deg)
+	heapgraph.Release(fs.kind)
 	l.mainCount += fs.mainCount
 	l.roots = append(l.roots, fs.roots...)
 	l.votes.Add(&fs.votes)
