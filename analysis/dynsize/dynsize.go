@@ -261,7 +261,10 @@ func (s *Sizes) walkPoints(bound bool, ready func(c int)) {
 	// them out. dyn holds, for a component not yet reached, the sum of its subtree so far.
 	bound = bound && s.Hub == heapgraph.NoNode
 	known := count // the points at and above known are known
-	for c := count - 1; c > 0; c-- {
+	if bound {
+		known = s.sumAndBound(idom, ready)
+	}
+	for c := known - 1; c > 0; c-- {
 		if c < known && ready != nil {
 			ready(c)
 			known = c &^ (pointsBlock - 1)
@@ -289,6 +292,42 @@ func (s *Sizes) walkPoints(bound bool, ready func(c int)) {
 		s.boundAt(0, false)
 	}
 	s.bounded = bound
+}
+
+// sumAndBound is walkPoints' pass without a hub, where every bound is a component's size plus
+// its successors' stored bounds and no walk is needed: the same steps as the general loop, with
+// boundAt's cases that cannot arise left out, in one loop over the DAG's arrays (a call per
+// component to boundAt took about a third of the pass). It stops at component 0, which it leaves
+// to the caller, and returns 1.
+func (s *Sizes) sumAndBound(idom []uint32, ready func(c int)) int {
+	off, succ, size, shift := s.DAG.Off, s.DAG.Succ, s.DAG.Size, s.DAG.SizeShift
+	dyn, dap := s.dyn, s.DAP
+	sizeOf := func(c uint32) uint64 {
+		if raw := size[c]; raw != heapgraph.BigSize {
+			return uint64(raw) << shift
+		}
+		return s.DAG.SizeOf(c)
+	}
+	known := len(dyn) // the points at and above known are known
+	for c := len(dyn) - 1; c > 0; c-- {
+		if c < known && ready != nil {
+			ready(c)
+			known = c &^ (pointsBlock - 1)
+		}
+		own := sizeOf(uint32(c))
+		sum := dyn[c] + own
+		dyn[idom[c]] += sum
+		if dap.Has(uint32(c)) {
+			dyn[c] = sum
+			continue
+		}
+		b := own
+		for _, d := range succ[off[c]:off[c+1]] {
+			b = satAdd(b, dyn[d])
+		}
+		dyn[c] = b
+	}
+	return 1
 }
 
 // pickHub picks the component with the most shallow bytes, when it is not the root and not a
