@@ -323,7 +323,10 @@ func condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count i
 		off[0] -= roots
 	}
 	off[count] = uint32(total)
-	succ := heapgraph.Make[uint32](int(total))
+	// Written by the two cores below, each its components' lists, which fault its pages in
+	// as they go: Make would have them faulted in by a third goroutine, on one of the same two
+	// cores.
+	succ := heapgraph.Reserve[uint32](int(total))
 	heapgraph.ByParity(func(part uint32) { // by the components' parity
 		for v := len(comp) - 1; v >= 0; v-- {
 			c := comp[v]
