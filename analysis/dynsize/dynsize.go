@@ -683,6 +683,17 @@ func (d *Describer) Add(lo int, comp []uint32) {
 	}
 }
 
+// Merge takes in what o, asked for the same components, was given of the nodes after those d
+// was given: two describers can take the two halves of a column at once.
+func (d *Describer) Merge(o *Describer) {
+	for i, m := range o.members {
+		if d.members[i] == 0 {
+			d.rep[i] = o.rep[i]
+		}
+		d.members[i] += m
+	}
+}
+
 // Result returns for each component asked for its lowest node and its number of nodes.
 func (d *Describer) Result() (rep, members []uint32) { return d.rep, d.members }
 

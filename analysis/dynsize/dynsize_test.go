@@ -1,6 +1,7 @@
 package dynsize_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/heapledger/heapledger/analysis/ddmin"
@@ -280,11 +281,8 @@ func TestDescriberInParts(t *testing.T) {
 		w := want[comp[v]]
 		want[comp[v]] = [2]uint32{uint32(v), w[1] + 1}
 	}
-	for _, part := range []int{1, 7, 64, 999, n} {
-		d := dynsize.NewDescriber(cs)
-		for lo := 0; lo < n; lo += part {
-			d.Add(lo, comp[lo:min(lo+part, n)])
-		}
+	check := func(how string, d *dynsize.Describer) {
+		t.Helper()
 		rep, members := d.Result()
 		for i, c := range cs {
 			w, ok := want[c]
@@ -292,9 +290,24 @@ func TestDescriberInParts(t *testing.T) {
 				w = [2]uint32{heapgraph.NoNode, 0}
 			}
 			if rep[i] != w[0] || members[i] != w[1] {
-				t.Fatalf("parts of %d: component %d named %d with %d nodes, want %d with %d", part, c, rep[i], members[i], w[0], w[1])
+				t.Fatalf("%s: component %d named %d with %d nodes, want %d with %d", how, c, rep[i], members[i], w[0], w[1])
 			}
 		}
+	}
+	for _, part := range []int{1, 7, 64, 999, n} {
+		d := dynsize.NewDescriber(cs)
+		for lo := 0; lo < n; lo += part {
+			d.Add(lo, comp[lo:min(lo+part, n)])
+		}
+		check(fmt.Sprintf("parts of %d", part), d)
+	}
+	// Two describers given the halves, the second merged into the first, say the same.
+	for _, half := range []int{0, 1, 2500, n - 1, n} {
+		d, d2 := dynsize.NewDescriber(cs), dynsize.NewDescriber(cs)
+		d.Add(0, comp[:half])
+		d2.Add(half, comp[half:])
+		d.Merge(d2)
+		check(fmt.Sprintf("halves at %d", half), d)
 	}
 	rep, members := dynsize.Describe(comp, cs)
 	if w := want[699]; rep[3] != w[0] || members[3] != w[1] {

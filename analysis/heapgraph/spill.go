@@ -231,17 +231,27 @@ func (s *Spilled[T]) View() ([]T, error) {
 // with each part and the index of its first element: for a caller that reads the column once,
 // in order, with no memory to spare for it.
 func (s *Spilled[T]) Scan(buf []T, fn func(lo int, part []T)) error {
+	return s.ScanRange(buf, 0, s.n, fn)
+}
+
+// ScanRange is Scan over elements [from, to) only: two goroutines may scan two ranges at once.
+func (s *Spilled[T]) ScanRange(buf []T, from, to int, fn func(lo int, part []T)) error {
+	if from < 0 || to > s.n || from > to {
+		return fmt.Errorf("elements %d to %d of a spilled column of %d", from, to-1, s.n)
+	}
 	if s.files == nil {
-		fn(0, s.kept)
+		if from < to {
+			fn(from, s.kept[from:to])
+		}
 		return nil
 	}
 	if len(buf) == 0 {
 		buf = make([]T, 4096)
 	}
-	for i := 0; i < s.n; {
+	for i := from; i < to; {
 		// A part never spans two files.
 		off := i % s.part
-		part := buf[:min(len(buf), s.n-i, s.part-off)]
+		part := buf[:min(len(buf), to-i, s.part-off)]
 		if _, err := s.files[i/s.part].ReadAt(asBytes(part), int64(off)*int64(unsafe.Sizeof(part[0]))); err != nil {
 			return fmt.Errorf("reading back elements %d to %d of a column of %d from a temporary file: %w", i, i+len(part)-1, s.n, err)
 		}

@@ -212,7 +212,26 @@ func TestSpillScan(t *testing.T) {
 		}
 		s.Close()
 	}
-	s := Spill([]uint32{1, 2, 3})
+	// Ranges, across the two files' boundary too, give their elements only.
+	a := scrambled(2*spillPart/4 + 5)
+	want := slices.Clone(a)
+	s := Spill(a)
+	for _, r := range [][2]int{{0, 0}, {0, 1}, {3, 9000}, {s.part - 5, s.part + 5}, {len(want) - 7, len(want)}} {
+		var got []uint32
+		if err := s.ScanRange(make([]uint32, 1000), r[0], r[1], func(lo int, part []uint32) {
+			if lo != r[0]+len(got) {
+				t.Fatalf("range %v: a part at %d after %d elements", r, lo, len(got))
+			}
+			got = append(got, part...)
+		}); err != nil || !slices.Equal(got, want[r[0]:r[1]]) {
+			t.Fatalf("range %v: scanned %d elements, differing (err %v)", r, len(got), err)
+		}
+	}
+	if err := s.ScanRange(nil, 5, len(want)+1, func(int, []uint32) {}); err == nil {
+		t.Fatal("a range past the column's end was scanned")
+	}
+	s.Close()
+	s = Spill([]uint32{1, 2, 3})
 	s.files[0].Close() // reading back fails
 	if err := s.Scan(nil, func(int, []uint32) {}); err == nil {
 		t.Fatal("Scan of a column whose file cannot be read succeeded")
