@@ -181,6 +181,11 @@ func (l *loader) prepare() {
 		}
 	}
 	d.ClassOf = l.cls
+	// Pass 2's starting points need only the kinds: worked out while the id table is still in
+	// the making (on the medium benchmark dump this core waited 30 ms for it).
+	if l.idx != nil { // pass 2 reads by segments (an indexed pass 1 that gave up leaves its own)
+		l.startMain = l.mainStarts()
+	}
 	<-idsDone
 	// The table holds what it needs of the ids (never their array): the array's memory goes
 	// back to the system now, rather than at a collection.
@@ -228,6 +233,23 @@ func (l *loader) prepare() {
 	d.Graph = g
 	copy(g.Succ, rootNodes)
 	d.Weak = make([]uint64, (total+63)/64)
+}
+
+// mainStarts returns, for each segment pass 1 read, the non-class node its count of them starts
+// after (see filler.object).
+func (l *loader) mainStarts() []uint32 {
+	startMain := make([]uint32, len(l.segs))
+	node, seen := uint32(0), uint32(0)
+	for i, want := range l.segMain {
+		for seen < want {
+			node++
+			if l.kind[node] != KindClass {
+				seen++
+			}
+		}
+		startMain[i] = node
+	}
+	return startMain
 }
 
 // classRecNode finds the node of a class dump record in pass 2: the first class node with its
@@ -379,24 +401,12 @@ func (l *loader) pass2Sequential(fl *filler) (int, error) {
 // numbers pass 1 noted for it; nodes' successor ranges are disjoint, so workers write the
 // graph without locks (the weak-edge bit set, whose words neighbouring nodes share, atomically).
 func (l *loader) pass2Indexed(newFiller func() *filler) (int, error) {
-	d := l.d
 	f, err := os.Open(l.path)
 	if err != nil {
 		return 0, err
 	}
 	defer f.Close()
-	// The non-class node each segment's count starts after (see filler.object).
-	startMain := make([]uint32, len(l.segs))
-	node, seen := uint32(0), uint32(0)
-	for i, want := range l.segMain {
-		for seen < want {
-			node++
-			if d.Kind[node] != KindClass {
-				seen++
-			}
-		}
-		startMain[i] = node
-	}
+	startMain := l.startMain
 	workers := runtime.GOMAXPROCS(0)
 	fills := make([]*filler, workers)
 	for w := range fills {

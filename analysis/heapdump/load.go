@@ -53,6 +53,7 @@ type loader struct {
 	idx               *hprof.Index
 	segs              []hprof.Segment
 	segFirst, segMain []uint32
+	startMain         []uint32     // per segment, the non-class node its count starts after (mainStarts)
 	farRead           atomic.Int64 // bytes the far shard has read in pass 1 (see scanPass1)
 	reserved          bool         // the columns have been reserved before (see reserve)
 
