@@ -642,12 +642,8 @@ func (s *shard) readSegment(r *hprof.Reader, headers []hprof.Header, fields [][]
 // to work on small dumps.
 var farShardMin int64 = 16 << 20
 
-// fileCached reports whether the page cache holds the end of a file of size bytes (its last
-// 4 MB, or quarter if that is less); tests replace it.
-var fileCached = func(f *os.File, size int64) bool {
-	n := min(4<<20, size/4)
-	return heapgraph.Cached(f, size-n, n)
-}
+// fileCached is heapgraph.CachedEnd, which tests replace.
+var fileCached = heapgraph.CachedEnd
 
 // farShard reads the segments of the far half of the file into a shard of its own, on a
 // goroutine of its own, as the walk finds them (see scanPass1).

@@ -1,6 +1,9 @@
 package heapgraph
 
-import "unsafe"
+import (
+	"os"
+	"unsafe"
+)
 
 // hugeMin is the size from which Make asks for huge pages and faults pages in ahead: below it
 // the saving is small, and a dump of a few dozen megabytes, where fixed costs leave the least
@@ -71,6 +74,14 @@ func FaultAhead[T ~uint8 | ~uint32 | ~uint64](a []T, from, to int) {
 // afterwards no page of theirs comes in behind the caller's back, and pages it gives back
 // (Release) stay out.
 func FaultsDone() { faultsDone() }
+
+// CachedEnd reports whether the page cache holds the end of a file of size bytes (its last 4 MB,
+// or quarter if that is less; see Cached): a file read in order, whose end a run reaches last,
+// is then in memory rather than to be read from disk.
+func CachedEnd(f *os.File, size int64) bool {
+	n := min(4<<20, size/4)
+	return Cached(f, size-n, n)
+}
 
 // Release gives the pages of arrays the caller is done with back to the system at once, where a
 // collection would take them only once nothing refers to them, and at a collection's cost: for

@@ -227,14 +227,10 @@ func (s *Spilled[T]) View() ([]T, error) {
 	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(m))), n), nil
 }
 
-// Scan reads the column back a part at a time into buf (some thousands of elements), calling fn
-// with each part and the index of its first element: for a caller that reads the column once,
-// in order, with no memory to spare for it.
-func (s *Spilled[T]) Scan(buf []T, fn func(lo int, part []T)) error {
-	return s.ScanRange(buf, 0, s.n, fn)
-}
-
-// ScanRange is Scan over elements [from, to) only: two goroutines may scan two ranges at once.
+// ScanRange reads elements [from, to) of the column back a part at a time into buf (some
+// thousands of elements), calling fn with each part and the index of its first element: for a
+// caller that reads the column once, in order, with no memory to spare for it. Two goroutines
+// may scan two ranges at once.
 func (s *Spilled[T]) ScanRange(buf []T, from, to int, fn func(lo int, part []T)) error {
 	if from < 0 || to > s.n || from > to {
 		return fmt.Errorf("elements %d to %d of a spilled column of %d", from, to-1, s.n)

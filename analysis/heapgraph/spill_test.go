@@ -185,7 +185,7 @@ func TestSpillView(t *testing.T) {
 	}
 }
 
-// Scan hands the column over in parts of the buffer's size, never across the two files, with
+// ScanRange over the whole column hands it over in parts of the buffer's size, never across the two files, with
 // the index of each part's first element; the parts make up the column.
 func TestSpillScan(t *testing.T) {
 	for _, n := range []int{0, 1, 4095, 4096, 4097, 100_003, 2*spillPart/4 + 5} {
@@ -194,7 +194,7 @@ func TestSpillScan(t *testing.T) {
 		s := Spill(a)
 		for _, size := range []int{0, 1000, 4096} {
 			var got []uint32
-			err := s.Scan(make([]uint32, size), func(lo int, part []uint32) {
+			err := s.ScanRange(make([]uint32, size), 0, s.Len(), func(lo int, part []uint32) {
 				if lo != len(got) {
 					t.Fatalf("n %d, buffer %d: a part at %d after %d elements", n, size, lo, len(got))
 				}
@@ -234,7 +234,7 @@ func TestSpillScan(t *testing.T) {
 	s.Close()
 	s = Spill([]uint32{1, 2, 3})
 	s.files[0].Close() // reading back fails
-	if err := s.Scan(nil, func(int, []uint32) {}); err == nil {
+	if err := s.ScanRange(nil, 0, s.Len(), func(int, []uint32) {}); err == nil {
 		t.Fatal("Scan of a column whose file cannot be read succeeded")
 	}
 }

@@ -12,13 +12,6 @@ import (
 	"github.com/heapledger/heapledger/analysis/hprof"
 )
 
-// fileCached reports whether the page cache holds the end of the file of size bytes (its last
-// 4 MB, or quarter if that is less), which the walk over a file read in order reaches last.
-func fileCached(f *os.File, size int64) bool {
-	n := min(4<<20, size/4)
-	return heapgraph.Cached(f, size-n, n)
-}
-
 // classRec is a CLASS DUMP a worker met and decoded, kept until the schema takes them in file
 // order (a class dumped twice is described by its last dump, as when reading in order).
 type classRec struct {
@@ -68,7 +61,7 @@ func fromSegments(path string, f *os.File, opt Options) (*Histogram, bool) {
 		// waits for one; from disk it waits on the disk at every hop, and a worker of its own
 		// reads meanwhile (the small benchmark dump's histogram from disk took 44 ms with the
 		// walker as a worker, against 30).
-		WalkerWorks: fileCached(f, st.Size()),
+		WalkerWorks: heapgraph.CachedEnd(f, st.Size()),
 		// The class names are read back from the runs of symbols the index noted, on the walk's
 		// goroutine, while the other workers count.
 		Walked: func(idx *hprof.Index) error {

@@ -310,23 +310,8 @@ func (s *Schema) InstanceRefs(id uint64) (refs []FieldRef, dataLen int32, ok boo
 }
 
 // Layout computes the size layout of class id under model m, superclasses first. ok is false
-// when a CLASS DUMP in the chain is missing.
-func (s *Schema) Layout(m Model, id uint64) (Layout, bool) {
-	var chain []*ClassDump
-	for cur := id; cur != 0; {
-		c := s.Classes[cur]
-		if c == nil || c.Dump == nil || len(chain) > len(s.Classes) {
-			return Layout{}, false
-		}
-		chain = append(chain, c.Dump)
-		cur = c.Dump.Super
-	}
-	l := m.RootLayout()
-	for i := len(chain) - 1; i >= 0; i-- {
-		l = m.Extend(l, chain[i].Fields)
-	}
-	return l, true
-}
+// when a CLASS DUMP in the chain is missing. For many classes, Layouts.
+func (s *Schema) Layout(m Model, id uint64) (Layout, bool) { return s.Layouts(m)(id) }
 
 // Layouts returns Layout under model m as a function that keeps every class's layout it works
 // out: asked for each class of a dump, Layout lays out the superclasses of each again, where

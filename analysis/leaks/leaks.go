@@ -541,11 +541,11 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 		// benchmark dump, about 50 ms on one).
 		d, d2 := dynsize.NewDescriber(ranked), dynsize.NewDescriber(ranked)
 		half := comps.Len() / 2
-		var err, err2 error
-		heapgraph.Both(func() { err = comps.ScanRange(make([]uint32, 16<<10), 0, half, d.Add) },
+		var err1, err2 error
+		heapgraph.Both(func() { err1 = comps.ScanRange(make([]uint32, 16<<10), 0, half, d.Add) },
 			func() { err2 = comps.ScanRange(make([]uint32, 16<<10), half, comps.Len(), d2.Add) })
 		<-released
-		if err = errors.Join(err, err2); err != nil {
+		if err := errors.Join(err1, err2); err != nil {
 			return nil, fmt.Errorf("leaks: the component of each node: %w", err)
 		}
 		d.Merge(d2)
