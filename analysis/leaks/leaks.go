@@ -950,10 +950,10 @@ func topBy(val []uint64, k int, keep func(uint32) bool) []uint32 {
 
 // topIn is topBy over the nodes from lo up to hi.
 func topIn(val []uint64, lo, hi, k int, keep func(uint32) bool) []uint32 {
-	h := &minHeap{val: val}
 	if k <= 0 {
 		return nil
 	}
+	h := &minHeap{val: val}
 	// Once the heap is full a node must beat its worst: nodes come in increasing order, so a tie
 	// loses (the lower node ranks first), and most nodes fail on one comparison, before keep,
 	// a call through a closure, is asked (the small benchmark dump's suspects: 3 ms to 1).
