@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -408,10 +409,17 @@ func TestJcmdDumpsAndHistogram(t *testing.T) {
 	if err := os.WriteFile(bad, z, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// Members are checked before their bytes are read, so nothing read before is in doubt.
-	if _, err := Read(bad, Options{}); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("gzip member at offset %d of the compressed file is damaged", second)) ||
-		strings.Contains(err.Error(), "may be wrong") {
-		t.Errorf("a damaged second block gave error %v", err)
+	// With two cores, members are inflated side by side and checked before their bytes are read,
+	// so nothing read before is in doubt. With one, the file is one stream inflated as it is
+	// read: the damage shows where the records reach it, and what was read before is in doubt.
+	_, err = Read(bad, Options{})
+	if runtime.GOMAXPROCS(0) >= 2 {
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("gzip member at offset %d of the compressed file is damaged", second)) ||
+			strings.Contains(err.Error(), "may be wrong") {
+			t.Errorf("a damaged second block gave error %v", err)
+		}
+	} else if err == nil || !strings.Contains(err.Error(), "the gzip data is damaged") || !strings.Contains(err.Error(), "may be wrong") {
+		t.Errorf("a damaged second block, read on one core, gave error %v", err)
 	}
 }
 
