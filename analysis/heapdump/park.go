@@ -74,11 +74,13 @@ func restore[T ~uint8 | ~uint32 | ~uint64](s *heapgraph.Spilled[T], path, what s
 	if s == nil || *err != nil {
 		return nil
 	}
-	restore := s.Restore
+	var a []T
+	var e error
 	if view {
-		restore = func([]T) ([]T, error) { return s.View() }
+		a, e = s.View()
+	} else {
+		a, e = s.Restore(nil)
 	}
-	a, e := restore(nil)
 	if e != nil {
 		*err = fmt.Errorf("%s: %s: %w", path, what, e)
 	}

@@ -133,10 +133,7 @@ func fromSegments(path string, f *os.File, opt Options) (*Histogram, bool) {
 		}
 	}
 	slices.SortFunc(all, func(a, b classRec) int { return cmp.Compare(a.off, b.off) })
-	if len(schema.Classes) == 0 {
-		// Sized once for the thousands of classes rather than grown as they come.
-		schema.Classes = make(map[uint64]*hprof.Class, len(all))
-	}
+	schema.ExpectClasses(len(all))
 	for _, c := range all {
 		schema.AddClassDump(c.cd)
 	}

@@ -168,6 +168,15 @@ func (s *Schema) Add(rec *Record) error {
 	return nil
 }
 
+// ExpectClasses sizes the class table for n classes while it is still empty, for a caller about
+// to add that many class dumps at once: grown as they come, the table of a dump with thousands of
+// classes was copied again and again.
+func (s *Schema) ExpectClasses(n int) {
+	if len(s.Classes) == 0 {
+		s.Classes = make(map[uint64]*Class, n)
+	}
+}
+
 // AddClassDump is Add for a CLASS DUMP already decoded (DecodeClassDump, with this schema's id
 // size): a reader that meets them on several cores decodes them there.
 func (s *Schema) AddClassDump(cd *ClassDump) {

@@ -39,3 +39,15 @@ func TestIsJavaName(t *testing.T) {
 		}
 	}
 }
+
+// ExpectClasses only sizes an empty table: classes added before stay.
+func TestExpectClassesKeepsClasses(t *testing.T) {
+	s := NewSchema(8)
+	s.ExpectClasses(100)
+	s.AddClassDump(&ClassDump{ID: 0x10})
+	s.ExpectClasses(100)
+	s.AddClassDump(&ClassDump{ID: 0x20})
+	if len(s.Classes) != 2 || s.Classes[0x10] == nil || s.Classes[0x20] == nil {
+		t.Fatalf("classes after ExpectClasses: %v", s.Classes)
+	}
+}
