@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -405,5 +406,43 @@ func TestScanSegmentsStopsAtFirstError(t *testing.T) {
 	}
 	if read.Load() > 40 {
 		t.Errorf("%d segments read of a file with 40", read.Load())
+	}
+}
+
+// countingReaderAt counts the reads made through it.
+type countingReaderAt struct {
+	r     io.ReaderAt
+	reads atomic.Int32
+}
+
+func (c *countingReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	c.reads.Add(1)
+	return c.r.ReadAt(p, off)
+}
+
+// The names at the head of a dump are many small records, some of which straddle the end of
+// the index's buffer: the walk must read through them a buffer at a time, not seek past each
+// straddling one and refill with a short read.
+func TestIndexReadsNamesABufferAtATime(t *testing.T) {
+	b := hproftest.New(8)
+	for i := range 40000 {
+		b.Str(fmt.Sprintf("name %d %s", i, strings.Repeat("x", i%97)))
+	}
+	b.StartSegment(false)
+	b.PrimArray(0x1000, hprof.TypeByte, 64)
+	b.EndSegment()
+	data := b.Bytes()
+	ra := &countingReaderAt{r: bytes.NewReader(data)}
+	idx, err := hprof.ReadIndexWith(ra, int64(len(data)), hprof.IndexOptions{SkipUTF8: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(idx.Segments) != 1 || len(idx.UTF8) == 0 || idx.UTF8[len(idx.UTF8)-1].End != idx.Segments[0].Offset {
+		t.Fatalf("index: %d segments, names %v", len(idx.Segments), idx.UTF8)
+	}
+	// A buffer of 128 KB: the file's bytes in that many reads, and a few more for the header
+	// and the segment.
+	if want := int32(len(data)/(128<<10)) + 4; ra.reads.Load() > want {
+		t.Errorf("%d reads for %d bytes of names, want at most %d", ra.reads.Load(), len(data), want)
 	}
 }
