@@ -10,8 +10,9 @@
 # Environment: BENCH_DIR (dumps and scratch; default /tmp/heapledger-heapdump-bench),
 # VISUALVM_TIMEOUT (seconds per VisualVM run, default 1800; VISUALVM_TIMEOUT_small etc. per size), VISUALVM_XMX (default 8g),
 # SKIP_VISUALVM=1 to leave the peer out, RUNS (rounds of cat and histogram with the file in the page cache,
-# alternating, median reported; default 5), ANALYZE_RUNS (runs of the full analysis per condition, median
-# wall and CPU, the range of wall times and the highest peak RSS reported; default 5), COLD=0 to leave out the cold-cache rows (the
+# alternating, median reported; default 11 for small, 7 for medium, 5 for large), ANALYZE_RUNS (runs of the
+# full analysis per condition, median wall and CPU, the range of wall times and the highest peak RSS
+# reported; the same defaults), COLD=0 to leave out the cold-cache rows (the
 # dump evicted from the page cache before each contender, so that it is read from disk), REST=0 to leave out
 # the at-rest rows (evicted, then PAUSE seconds, default 3, before each contender; they need the cold rows).
 # Needs: go, javac/java, GNU time (/usr/bin/time), the Debian package visualvm
@@ -85,12 +86,17 @@ measure() {
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b > 0) printf "%.1f", a/b; else printf "n/a" }'; }
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { printf "%s", (NR % 2) ? v[(NR + 1) / 2] : sprintf("%.3f", (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 
-RUNS=${RUNS:-5}
 # This machine's speed drifts by a third within minutes (its host's other work, and how much of
 # the memory a run touches the host has to back afresh): one run of the analysis said more about
 # the moment than about the program, and the median of three still moved by a third from one
-# bench run to the next. The rows give the median of five and the range.
-ANALYZE_RUNS=${ANALYZE_RUNS:-5}
+# bench run to the next. The rows give the median and the range. Two runs of one binary, 16
+# alternated rounds each, had medians 7% apart: the smallest dump, whose runs are cheap, gets
+# more rounds (its ratio to cat from disk was 9.5, 10.3 and 11.2 in bench runs of 5 rounds, 9.0
+# and 9.1 in runs of 11), the largest no more than five.
+RUNS_SET=${RUNS:-} ANALYZE_RUNS_SET=${ANALYZE_RUNS:-}
+rounds() { case $1 in small) echo 11 ;; medium) echo 7 ;; *) echo 5 ;; esac; }
+# rounds_text SET — how many rounds, for the doc's prose: SET when given, else the defaults by size.
+rounds_text() { if [ -n "$1" ]; then echo "$1"; else echo "11 (small), 7 (medium) or 5 (large)"; fi; }
 # Cold rows: the dump's pages are evicted from the page cache before each contender, so that each
 # reads the file from disk, as when a dump has just been copied in from the machine that wrote it.
 # Only the dump's: emptying the whole cache (drop_caches) would also make our static binary load
@@ -186,6 +192,7 @@ PHASES=()
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 for size in "${SIZES[@]}"; do
   n=$(objects "$size")
+  RUNS=${RUNS_SET:-$(rounds "$size")} ANALYZE_RUNS=${ANALYZE_RUNS_SET:-$(rounds "$size")}
   dump="$BENCH_DIR/$size.hprof"
   if [ ! -f "$dump" ] || [ "$HERE/Generator.java" -nt "$dump" ]; then
     rm -f "$dump"
@@ -303,16 +310,16 @@ mkdir -p "$ROOT/docs"
   echo "doubly linked list, binary trees, hash maps with shared values, object arrays of items with byte arrays."
   echo
   echo "Two conditions. **Page cache**: the file is in memory, where cat only copies it (several GB/s); cat and the"
-  echo "histogram alternate for $RUNS rounds and the medians are reported; the analysis runs $ANALYZE_RUNS times, the file read"
+  echo "histogram alternate for $(rounds_text "$RUNS_SET") rounds and the medians are reported; the analysis runs $(rounds_text "$ANALYZE_RUNS_SET") times, the file read"
   echo "again (untimed) before each, as the analysis drops its pages from the page cache; median wall"
   echo "and CPU time, the range of wall times and the highest peak RSS reported, its phases those of the last run. **Cold cache** (rows"
   echo "marked so): the dump's pages are evicted from the page cache before each contender (\`dd iflag=nocache\`, checked"
   echo "with fincore), so each reads the file from disk, as when a dump has just been copied in; cat and the histogram"
-  echo "alternate for $RUNS rounds again, and cat and the analysis for $ANALYZE_RUNS rounds, the analysis's ratio taken to that"
+  echo "alternate for as many rounds again, and cat and the analysis for $(rounds_text "$ANALYZE_RUNS_SET") rounds, the analysis's ratio taken to that"
   echo "cat's median (paired, as at rest: both sides of the ratio see the machine's speed, which drifts, alike). Only the"
   echo "dump is evicted: emptying the whole cache would"
   echo "also make the static heapledger binary load itself from disk, while cat's code shares libc with every running"
-  echo "process and stays in memory. **At rest** (rows marked so, $ANALYZE_RUNS rounds): the dump evicted, then a pause of"
+  echo "process and stays in memory. **At rest** (rows marked so, as many rounds): the dump evicted, then a pause of"
   echo "$PAUSE s before each contender, cat and the analysis alternating. This VM hands the memory its guest leaves free"
   echo "back to the host within about two seconds, and a page taken after that the host must back afresh (1.3-2.4 ms per"
   echo "MB, against 0.05 ms for a page freed a moment before): in the cold rows cat's page cache takes the pages the"
