@@ -195,7 +195,7 @@ const afterSkipRead = 512
 // readThrough is the longest skip that skipTo reads through rather than seeks over. Small
 // records that straddle the buffer's end (the names at the head of a dump: 2 MB of UTF8 records
 // in the smallest benchmark dump) otherwise each made the next read a short one, a system call
-// per half kilobyte: 108 reads of 512 bytes among 16 of the buffer's size.
+// per half kilobyte: 82 reads of 512 bytes there beside 16 of the buffer's size.
 const readThrough = 4096
 
 // batchBytes is how much of the file one worker takes at a time: segments are about a megabyte,
