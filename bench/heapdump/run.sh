@@ -9,7 +9,7 @@
 #
 # Environment: BENCH_DIR (dumps and scratch; default /tmp/heapledger-heapdump-bench),
 # VISUALVM_TIMEOUT (seconds per VisualVM run, default 1800; VISUALVM_TIMEOUT_small etc. per size), VISUALVM_XMX (default 8g),
-# SKIP_VISUALVM=1 to leave the peer out, RUNS (rounds of cat and histogram with the file in the page cache,
+# SKIP_VISUALVM=1 to leave the peer out (VISUALVM_SIZES="large" to run it on those sizes only), RUNS (rounds of cat and histogram with the file in the page cache,
 # alternating, median reported; default 11 for small, 7 for medium, 5 for large), ANALYZE_RUNS (runs of the
 # full analysis per condition, median wall and CPU, the range of wall times and the highest peak RSS
 # reported; the same defaults), COLD=0 to leave out the cold-cache rows (the
@@ -44,15 +44,25 @@ if [ "${SKIP_VISUALVM:-0}" != 1 ] && [ -f "$VISUALVM_JAR" ]; then
 elif [ "${SKIP_VISUALVM:-0}" != 1 ]; then
   echo "heapdump bench: $VISUALVM_JAR missing (Debian package visualvm); the peer is left out" >&2
 fi
-# With SKIP_VISUALVM=1 the peer's rows of the last run that had it are carried over from the doc,
-# marked as such, rather than lost: a VisualVM run of the three dumps takes the best part of an hour.
+# With SKIP_VISUALVM=1, or for the sizes VISUALVM_SIZES leaves out, the peer's rows of the last run
+# that had them are carried over from the doc, marked as such with the date of that run, rather
+# than lost: a VisualVM run of the three dumps takes the best part of an hour.
 DOC="$ROOT/docs/heapdump-benchmarks.md"
+VISUALVM_SIZES=$(tr ',' ' ' <<<"${VISUALVM_SIZES:-}")
 PREV_VVM="" PREV_DATE=""
-if [ "${SKIP_VISUALVM:-0}" = 1 ] && [ -f "$DOC" ]; then
+if { [ "${SKIP_VISUALVM:-0}" = 1 ] || [ -n "$VISUALVM_SIZES" ]; } && [ -f "$DOC" ]; then
   PREV_VVM=$(grep -E '^\| [a-z]+ \| [^|]* \| VisualVM ' "$DOC" || true)
-  PREV_DATE=$(sed -n 's/^- VisualVM was not rerun.* the run of \(.*\) (.*$/\1/p' "$DOC" | head -1)
-  [ -n "$PREV_DATE" ] || PREV_DATE=$(sed -n 's/^Regenerate with .* Measured \(.*\) on:$/\1/p' "$DOC" | head -1)
+  # The date of the doc's own run, for rows that were measured in it (no "not rerun" mark).
+  PREV_DATE=$(sed -n 's/^Regenerate with .* Measured \(.*\) on:$/\1/p' "$DOC" | head -1)
 fi
+# vvm_runs SIZE — whether the peer runs on SIZE in this run.
+vvm_runs() {
+  [ $HAVE_VVM = 1 ] || return 1
+  [ -z "$VISUALVM_SIZES" ] && return 0
+  case " $VISUALVM_SIZES " in *" $1 "*) return 0 ;; esac
+  return 1
+}
+VVM_RAN="" VVM_CARRIED=""
 HAVE_ANALYZE=0
 "$HL" heap analyze --help >/dev/null 2>&1 && HAVE_ANALYZE=1
 
@@ -249,7 +259,8 @@ for size in "${SIZES[@]}"; do
     cat "$dump" >/dev/null # back in the page cache for the peer
   fi
 
-  if [ $HAVE_VVM = 1 ]; then
+  if vvm_runs "$size"; then
+    VVM_RAN+="$size "
     echo "== VisualVM on $size" >&2
     limit_var="VISUALVM_TIMEOUT_$size"; limit=${!limit_var:-$VISUALVM_TIMEOUT}
     rm -rf "$dump.hwcache" # VisualVM's index of a previous run would spare it the work
@@ -264,17 +275,21 @@ for size in "${SIZES[@]}"; do
     fi
   fi
   prev=$(printf '%s\n' "$PREV_VVM" | awk -F'|' -v s="$size" '{ f = $2; gsub(/ /, "", f) } f == s' | head -1)
-  if [ $HAVE_VVM = 0 ] && [ -n "$prev" ]; then
+  if ! vvm_runs "$size" && [ -n "$prev" ]; then
+    VVM_CARRIED+="$size "
     IFS='|' read -r _ _ _ cmd pwall pcpu prss _ pstatus _ <<<"$prev"
     trim() { sed 's/^ *//; s/ *$//' <<<"$1"; }
     cmd=$(trim "$cmd"); pwall=$(trim "$pwall"); pcpu=$(trim "$pcpu"); prss=$(trim "$prss"); pstatus=$(trim "$pstatus")
+    # A row carried over before keeps the date of the run that measured it.
+    when=$(sed -n 's/.*(not rerun: run of \(.*\))$/\1/p' <<<"$pstatus")
+    [ -n "$when" ] || when=$PREV_DATE
     pstatus=${pstatus% (not rerun*}
-    ROWS+=("| $size | $mb MB | $cmd | $pwall | $pcpu | $prss | $(ratio "$pwall" "$CAT_WALL") | $pstatus (not rerun: run of $PREV_DATE) |")
+    ROWS+=("| $size | $mb MB | $cmd | $pwall | $pcpu | $prss | $(ratio "$pwall" "$CAT_WALL") | $pstatus (not rerun: run of $when) |")
     if [ -n "$A_WALL" ]; then
       if [ "$pstatus" = ok ]; then
-        SUMMARY+=("$size: heapledger heap analyze is $(ratio "$pwall" "$A_WALL")× faster than VisualVM in its run of $PREV_DATE (target ≥ 100×)")
+        SUMMARY+=("$size: heapledger heap analyze is $(ratio "$pwall" "$A_WALL")× faster than VisualVM in its run of $when (target ≥ 100×)")
       else
-        SUMMARY+=("$size: VisualVM $pstatus in its run of $PREV_DATE; heapledger heap analyze took $A_WALL s (≥ $(ratio "$pwall" "$A_WALL")× faster)")
+        SUMMARY+=("$size: VisualVM $pstatus in its run of $when; heapledger heap analyze took $A_WALL s (≥ $(ratio "$pwall" "$A_WALL")× faster)")
       fi
     fi
   fi
@@ -290,10 +305,10 @@ machine() {
   busy=$(awk -v a="${LOAD_BEFORE%% *}" -v b="${after%% *}" -v c="$(nproc)" 'BEGIN{ print (a > 4 || b > 4 || a > 2*c || b > 2*c) ? 1 : 0 }')
   echo "- load average before the run: $LOAD_BEFORE, after: $after (other work shares the machine: wall times include waiting for a core, CPU = user + system seconds does not)"
   [ "$busy" = 1 ] && echo "- the machine was heavily loaded (load average above 4 on $(nproc) cores): wall times and peak RSS (the collector's pacing) vary from run to run; CPU seconds are the steadier measure"
-  if [ $HAVE_VVM = 0 ] && [ -n "$PREV_VVM" ]; then
-    echo "- VisualVM was not rerun (SKIP_VISUALVM=1): its rows are those of the run of $PREV_DATE (same dumps, same machine), their × cat against this run's cat"
+  if [ -n "$VVM_CARRIED" ]; then
+    echo "- VisualVM was not rerun on ${VVM_CARRIED% } (SKIP_VISUALVM=1 or VISUALVM_SIZES): those rows are from the runs their status names (same dumps, same machine), their × cat against this run's cat"
   fi
-  if [ $HAVE_VVM = 1 ]; then
+  if [ -n "$VVM_RAN" ]; then
     echo "- VisualVM runs are stopped after ${VISUALVM_TIMEOUT} s (VISUALVM_TIMEOUT$(for s in "${SIZES[@]}"; do v="VISUALVM_TIMEOUT_$s"; [ -n "${!v:-}" ] && printf ', %s: %s s' "$s" "${!v}"; done)); a stopped run is reported as not finished, with the time it had"
   fi
 }
