@@ -200,6 +200,7 @@ ROWS=()
 SUMMARY=()
 PHASES=()
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
+STARTED=$(date -u '+%Y-%m-%d %H:%M') # the doc gives when the run started and ended: a peer's run can take an hour
 for size in "${SIZES[@]}"; do
   n=$(objects "$size")
   RUNS=${RUNS_SET:-$(rounds "$size")} ANALYZE_RUNS=${ANALYZE_RUNS_SET:-$(rounds "$size")}
@@ -306,7 +307,7 @@ machine() {
   echo "- load average before the run: $LOAD_BEFORE, after: $after (other work shares the machine: wall times include waiting for a core, CPU = user + system seconds does not)"
   [ "$busy" = 1 ] && echo "- the machine was heavily loaded (load average above 4 on $(nproc) cores): wall times and peak RSS (the collector's pacing) vary from run to run; CPU seconds are the steadier measure"
   if [ -n "$VVM_CARRIED" ]; then
-    echo "- VisualVM was not rerun on ${VVM_CARRIED% } (SKIP_VISUALVM=1 or VISUALVM_SIZES): those rows are from the runs their status names (same dumps, same machine), their × cat against this run's cat"
+    echo "- VisualVM was not rerun on $(sed 's/ *$//; s/ /, /g' <<<"$VVM_CARRIED") (SKIP_VISUALVM=1 or VISUALVM_SIZES): those rows are from the runs their status names (same dumps, same machine), their × cat against this run's cat"
   fi
   if [ -n "$VVM_RAN" ]; then
     echo "- VisualVM runs are stopped after ${VISUALVM_TIMEOUT} s (VISUALVM_TIMEOUT$(for s in "${SIZES[@]}"; do v="VISUALVM_TIMEOUT_$s"; [ -n "${!v:-}" ] && printf ', %s: %s s' "$s" "${!v}"; done)); a stopped run is reported as not finished, with the time it had"
@@ -317,7 +318,7 @@ mkdir -p "$ROOT/docs"
 {
   echo "# Heap-dump benchmark"
   echo
-  echo "Regenerate with \`bench/heapdump/run.sh\` (sizes: small, medium, large). Measured $(date -u '+%Y-%m-%d %H:%M UTC') on:"
+  echo "Regenerate with \`bench/heapdump/run.sh\` (sizes: small, medium, large). Measured $STARTED–$(date -u '+%H:%M') UTC on:"
   echo
   machine
   echo
