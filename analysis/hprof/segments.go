@@ -167,8 +167,9 @@ func NewSegmentReader(ra io.ReaderAt, idx *Index, seg Segment, buf []byte) *Read
 	}
 }
 
-// skipTo moves the input to stream offset target, seeking the underlying reader when the bytes
-// are not buffered, so that skipped data is never read.
+// skipTo moves the input to stream offset target. A skip past the buffered bytes of more than
+// readThrough seeks the underlying reader, so that the skipped data is never read; a shorter one
+// reads on through it, as does any skip on a reader that cannot seek.
 func (in *input) skipTo(target int64) error {
 	if buffered := int64(in.end - in.start); target-in.off <= buffered {
 		in.consume(int(target - in.off))
