@@ -49,6 +49,9 @@ fi
 # than lost: a VisualVM run of the three dumps takes the best part of an hour.
 DOC="$ROOT/docs/heapdump-benchmarks.md"
 VISUALVM_SIZES=$(tr ',' ' ' <<<"${VISUALVM_SIZES:-}")
+for s in $VISUALVM_SIZES; do
+  case $s in small | medium | large) ;; *) die "VISUALVM_SIZES: unknown size $s (small, medium, large)" ;; esac
+done
 PREV_VVM="" PREV_DATE=""
 if { [ "${SKIP_VISUALVM:-0}" = 1 ] || [ -n "$VISUALVM_SIZES" ]; } && [ -f "$DOC" ]; then
   PREV_VVM=$(grep -E '^\| [a-z]+ \| [^|]* \| VisualVM ' "$DOC" || true)
