@@ -38,6 +38,10 @@ sizes (the dynaTrace thesis's definition, computed through strongly connected co
 dominating articulation points) also leave out references into class objects, which every
 instance has and through which every object would reach almost the whole heap. Objects of a
 strongly connected component share one dynamic size and are listed once, with their number.
+Objects that nothing reaches from a GC root, garbage the dump caught, are counted and left out;
+--keep-unreachable analyses them too, from roots chosen by the thesis's rule (every such object
+without referrers, and the lowest id of each cycle that nothing else refers to). A dump with no
+GC-root records is always analysed that way.
 
 Memory: to keep its peak below the dump's size (for a gzip-compressed dump, the size it inflates
 to), the analysis moves the per-object columns a phase does not read to temporary files in $TMPDIR
@@ -68,7 +72,7 @@ far (where the system tells it), on stderr.`,
 	Flags: append(dumpFlags(),
 		&cli.Float64Flag{Name: "threshold", Value: 100 * leaks.DefaultOptions.Threshold, Usage: "percent of the heap an object must retain to be a leak suspect"},
 		&cli.IntFlag{Name: "top", Value: leaks.DefaultOptions.Top, Usage: "how many objects and classes each ranking lists"},
-		&cli.BoolFlag{Name: "keep-unreachable", Usage: "analyse objects no GC root reaches too (attached to the super root by the thesis's rule) instead of only counting them"},
+		&cli.BoolFlag{Name: "keep-unreachable", Usage: "analyse objects no GC root reaches too (attached to the super root by the thesis's rule) instead of only counting them; a dump without GC-root records is always analysed so"},
 		&cli.BoolFlag{Name: "keep-page-cache", Usage: "leave the dump's pages in the page cache instead of giving them to the analysis once read (see Page cache)"},
 		&cli.BoolFlag{Name: "timings", Usage: "print on stderr how long each phase took (wall and CPU seconds) and the peak memory so far, a line per phase"},
 	),
@@ -198,9 +202,6 @@ far (where the system tells it), on stderr.`,
 			return fmt.Errorf("heap analyze: %w", err)
 		}
 		v, err := newAnalysisView(d, rep, opt)
-		if v != nil {
-			v.KeptUnreachable = c.Bool("keep-unreachable")
-		}
 		phases.stop()
 		if err != nil {
 			return fmt.Errorf("heap analyze: %w", err)
@@ -233,9 +234,11 @@ type analysisView struct {
 	WeakOnlyBytes    uint64 `json:"weakly_held_bytes"`
 	UnreachableObjs  uint64 `json:"unreachable_objects"`
 	UnreachableBytes uint64 `json:"unreachable_bytes"`
-	// KeptUnreachable says the unreachable objects were analysed, as roots by the thesis's rule,
-	// rather than left out.
-	KeptUnreachable bool `json:"unreachable_kept"`
+	// KeptUnreachable says the unreachable objects were analysed rather than left out
+	// (--keep-unreachable, or a dump without GC roots); UnreachableRoots of them were taken as
+	// roots by the thesis's rule, the rest being reached from those.
+	KeptUnreachable  bool `json:"unreachable_kept"`
+	UnreachableRoots int  `json:"unreachable_roots"`
 
 	Suspects    []suspectView   `json:"suspects"`
 	TopRetained []objectView    `json:"top_retained"`
@@ -287,6 +290,7 @@ func newAnalysisView(d *heapdump.Dump, rep *leaks.Report, opt leaks.Options) (*a
 		Objects:   rep.Stats.Objects, References: rep.Stats.Edges, Bytes: rep.Stats.TotalBytes,
 		WeakOnlyObjects: rep.OnlyWeak.Objects, WeakOnlyBytes: rep.OnlyWeak.Bytes,
 		UnreachableObjs: d.Unreachable.Objects, UnreachableBytes: d.Unreachable.Bytes,
+		KeptUnreachable: d.UnreachableKept, UnreachableRoots: d.UnreachableRoots,
 		Graph: rep.Stats,
 	}
 	obj := func(o leaks.Object) objectView {
@@ -345,7 +349,10 @@ func (v *analysisView) writeText(w io.Writer) {
 	fmt.Fprintf(w, "heap: %d objects, %d references, %d bytes strongly reachable", v.Objects, v.References, v.Bytes)
 	fmt.Fprintf(w, "; %d objects (%d bytes) held only by weak/soft/phantom/final references", v.WeakOnlyObjects, v.WeakOnlyBytes)
 	if v.KeptUnreachable {
-		fmt.Fprintf(w, "; %d unreachable objects (%d bytes) analysed as roots\n", v.UnreachableObjs, v.UnreachableBytes)
+		// Only some become roots (no referrers, or the lowest id of a cycle nothing else
+		// refers to); the others are reached from them.
+		fmt.Fprintf(w, "; %d unreachable objects (%d bytes) analysed, %d of them taken as roots by the thesis's rule\n",
+			v.UnreachableObjs, v.UnreachableBytes, v.UnreachableRoots)
 	} else {
 		fmt.Fprintf(w, "; %d unreachable objects (%d bytes) left out\n", v.UnreachableObjs, v.UnreachableBytes)
 	}

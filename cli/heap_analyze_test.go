@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/heapledger/heapledger/analysis/heapgraph"
+	"github.com/heapledger/heapledger/analysis/hprof/hproftest"
 	"github.com/heapledger/heapledger/analysis/leaks"
 	"github.com/heapledger/heapledger/fixtures/heapdumps"
 )
@@ -90,9 +92,47 @@ func TestHeapAnalyzeKeepUnreachable(t *testing.T) {
 	if a.KeptUnreachable || !b.KeptUnreachable {
 		t.Errorf("unreachable_kept = %v without the flag and %v with it", a.KeptUnreachable, b.KeptUnreachable)
 	}
+	if a.UnreachableRoots != 0 || (b.UnreachableObjs > 0) != (b.UnreachableRoots > 0) || b.UnreachableRoots > int(b.UnreachableObjs) {
+		t.Errorf("unreachable_roots = %d without the flag, %d of %d unreachable objects with it", a.UnreachableRoots, b.UnreachableRoots, b.UnreachableObjs)
+	}
 	if a.UnreachableObjs > 0 && b.Objects+int(b.WeakOnlyObjects) != a.Objects+int(a.WeakOnlyObjects)+int(a.UnreachableObjs) {
 		t.Errorf("with --keep-unreachable %d+%d objects, without %d+%d plus %d unreachable",
 			b.Objects, b.WeakOnlyObjects, a.Objects, a.WeakOnlyObjects, a.UnreachableObjs)
+	}
+}
+
+// TestHeapAnalyzeWithoutRoots: a dump with no GC-root records has its roots chosen by the
+// thesis's rule whether or not --keep-unreachable is given, and the report says that its
+// unreachable objects were analysed, not left out.
+func TestHeapAnalyzeWithoutRoots(t *testing.T) {
+	b := hproftest.New(8)
+	b.Chain()
+	dump := filepath.Join(t.TempDir(), "noroots.hprof")
+	if err := os.WriteFile(dump, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	text, stderr, err := runCLI(t, "heap", "analyze", dump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text, "analysed, ") || strings.Contains(text, "left out") {
+		t.Errorf("text report does not say the unreachable objects were analysed:\n%s", text)
+	}
+	if !strings.Contains(stderr, "no GC-root records") {
+		t.Errorf("no warning about the missing roots: %q", stderr)
+	}
+	out, _, err := runCLI(t, "heap", "analyze", "--json", dump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v analysisView
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatal(err)
+	}
+	// A, D and F are the roots (see hproftest.Chain); the two classes hang off the instances.
+	if !v.KeptUnreachable || v.UnreachableRoots != 3 || v.UnreachableObjs != 8 || v.Objects != 8 {
+		t.Errorf("kept %v, %d roots taken of %d unreachable objects, %d objects analysed; want true, 3, 8, 8",
+			v.KeptUnreachable, v.UnreachableRoots, v.UnreachableObjs, v.Objects)
 	}
 }
 

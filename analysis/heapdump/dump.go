@@ -151,9 +151,15 @@ type Dump struct {
 	// Paths that explain why an object is kept alive skip these edges.
 	Weak heapgraph.EdgeSet
 
-	// Unreachable totals the objects that no GC root reaches (removed from the graph unless
-	// Options.KeepUnreachable).
+	// Unreachable totals the objects that no GC root reaches: removed from the graph, unless
+	// UnreachableKept.
 	Unreachable struct{ Objects, Bytes uint64 }
+	// UnreachableKept says the unreachable objects stayed in the graph, attached to the super
+	// root by the thesis's rule: Options.KeepUnreachable asked for it, or the dump has no GC-root
+	// records, where every object is unreachable. UnreachableRoots of them became roots
+	// (RootUnreachable); the rest hang off those.
+	UnreachableKept  bool
+	UnreachableRoots int
 
 	Model     hprof.Model // the shallow-size model used for Graph.Size
 	ModelFrom string      // how Model was chosen (see hprof.InferModel; "layout set by --compressed" when forced)

@@ -48,7 +48,8 @@ func (l *loader) finish() {
 	// anyway and takes the pads out on the way, which saves squeeze a pass over all edges.
 	reach(0, false)
 	walk := func(from uint32) (objs, bytes uint64) { return reach(from, true) }
-	if reached := seen.count(); reached < n && !(l.opt.KeepUnreachable || len(d.Roots) == 0) {
+	d.UnreachableKept = l.opt.KeepUnreachable || len(d.Roots) == 0
+	if reached := seen.count(); reached < n && !d.UnreachableKept {
 		l.dropUnreachable(seen)
 	} else {
 		l.squeeze()
@@ -217,6 +218,7 @@ func (l *loader) adoptUnreachable(seen bitset, walk func(uint32) (uint64, uint64
 			d.Unreachable.Bytes += bytes
 			extra = append(extra, v)
 			d.Roots = append(d.Roots, Root{Node: v, Kind: RootUnreachable})
+			d.UnreachableRoots++
 		}
 	}
 	slices.SortStableFunc(d.Roots, func(a, b Root) int { return cmp.Compare(a.Node, b.Node) })

@@ -17,7 +17,7 @@ import (
 func FuzzLoad(f *testing.F) {
 	for _, idSize := range []int{4, 8} {
 		b := hproftest.New(idSize)
-		chain(b, 0x100, 0x20)
+		b.Chain(0x100, 0x20)
 		f.Add(b.Bytes())
 	}
 	b := hproftest.New(8)
@@ -73,7 +73,7 @@ func FuzzLoad(f *testing.F) {
 func FuzzIndexedMatchesInOrder(f *testing.F) {
 	for _, idSize := range []int{4, 8} {
 		b := hproftest.New(idSize)
-		chain(b, 0x100, 0x20)
+		b.Chain(0x100, 0x20)
 		f.Add(b.Bytes())
 	}
 	f.Add(hproftest.EmptyLastDump())

@@ -25,7 +25,6 @@ func write(t *testing.T, data []byte) string {
 	return p
 }
 
-// chain writes objects A..F of class Node{next}: A→B→C→B, D⇄E, F alone; roots as given.
 // writeGzip writes data gzip-compressed to a temporary file, which pass 1 reads in order.
 func writeGzip(t *testing.T, data []byte) string {
 	t.Helper()
@@ -34,29 +33,6 @@ func writeGzip(t *testing.T, data []byte) string {
 	w.Write(data)
 	w.Close()
 	return write(t, z.Bytes())
-}
-
-func chain(b *hproftest.Builder, roots ...uint64) {
-	b.LoadClass(0x10, "java/lang/Object")
-	b.LoadClass(0x20, "app/Node")
-	b.Declare(0x20, 0x10, []hproftest.Field{{Name: "next", Type: hprof.TypeObject}})
-	b.StartSegment(false)
-	// Instances first, classes after: records in any order.
-	b.Instance(0x100, 0x20, 0x108)
-	b.Instance(0x108, 0x20, 0x110)
-	b.Instance(0x110, 0x20, 0x108)
-	b.EndSegment()
-	b.StartSegment(false)
-	b.Instance(0x120, 0x20, 0x118)
-	b.Instance(0x118, 0x20, 0x120)
-	b.Instance(0x128, 0x20, 0)
-	b.Class(0x20, 0x10, "", []hproftest.Field{{Name: "next", Type: hprof.TypeObject}}, nil)
-	b.Class(0x10, 0, "", nil, nil)
-	for _, r := range roots {
-		b.Root(hprof.TagRootJNIGlobal, r)
-	}
-	b.EndSegment()
-	b.EndDump()
 }
 
 func idsOf(d *Dump, nodes []uint32) []uint64 {
@@ -71,7 +47,7 @@ func idsOf(d *Dump, nodes []uint32) []uint64 {
 func TestThesisRootRule(t *testing.T) {
 	for _, idSize := range []int{4, 8} {
 		b := hproftest.New(idSize)
-		chain(b)
+		b.Chain()
 		d, err := Load(write(t, b.Bytes()), Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -84,6 +60,10 @@ func TestThesisRootRule(t *testing.T) {
 		if d.Graph.N() != 9 || d.Unreachable.Objects != 8 {
 			t.Errorf("id size %d: %d nodes, %d unreachable", idSize, d.Graph.N(), d.Unreachable.Objects)
 		}
+		// Kept without being asked: there was nothing else to analyse.
+		if !d.UnreachableKept || d.UnreachableRoots != 3 {
+			t.Errorf("id size %d: kept %v, %d roots taken, want true and 3", idSize, d.UnreachableKept, d.UnreachableRoots)
+		}
 		if len(d.Warnings) == 0 || !strings.Contains(strings.Join(d.Warnings, "\n"), "no GC-root records") {
 			t.Errorf("warnings %v", d.Warnings)
 		}
@@ -95,7 +75,7 @@ func TestThesisRootRule(t *testing.T) {
 
 func TestUnreachableDroppedOrKept(t *testing.T) {
 	b := hproftest.New(8)
-	chain(b, 0x100, 0x20)
+	b.Chain(0x100, 0x20)
 	p := write(t, b.Bytes())
 	var building []int
 	d, err := Load(p, Options{Building: func(nodes int) { building = append(building, nodes) }})
@@ -110,8 +90,8 @@ func TestUnreachableDroppedOrKept(t *testing.T) {
 	if got := idsOf(d, allNodes(d)); !slices.Equal(got, []uint64{0x10, 0x20, 0x100, 0x108, 0x110}) {
 		t.Errorf("kept %x", got)
 	}
-	if d.Unreachable.Objects != 3 || d.Unreachable.Bytes != 3*16 {
-		t.Errorf("unreachable %+v", d.Unreachable)
+	if d.Unreachable.Objects != 3 || d.Unreachable.Bytes != 3*16 || d.UnreachableKept || d.UnreachableRoots != 0 {
+		t.Errorf("unreachable %+v, kept %v, %d roots taken", d.Unreachable, d.UnreachableKept, d.UnreachableRoots)
 	}
 	a, _ := d.Node(0x100)
 	bn, _ := d.Node(0x108)
@@ -122,8 +102,8 @@ func TestUnreachableDroppedOrKept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if k.Graph.N() != 9 || k.Unreachable.Objects != 3 {
-		t.Errorf("keep: %d nodes, %+v unreachable", k.Graph.N(), k.Unreachable)
+	if k.Graph.N() != 9 || k.Unreachable.Objects != 3 || !k.UnreachableKept || k.UnreachableRoots != 2 {
+		t.Errorf("keep: %d nodes, %+v unreachable, kept %v, %d roots taken (want D and F)", k.Graph.N(), k.Unreachable, k.UnreachableKept, k.UnreachableRoots)
 	}
 	if got := idsOf(k, k.Graph.Successors(0)); !slices.Equal(got, []uint64{0x20, 0x100, 0x118, 0x128}) {
 		t.Errorf("keep: super root successors %x", got)
@@ -145,7 +125,7 @@ func allNodes(d *Dump) []uint32 {
 // threeDumps is a file of three dumps: the chain, then twice only F, rooted.
 func threeDumps() []byte {
 	b := hproftest.New(8)
-	chain(b, 0x100)
+	b.Chain(0x100)
 	for range 2 {
 		b.StartSegment(true)
 		b.Class(0x20, 0x10, "", []hproftest.Field{{Name: "next", Type: hprof.TypeObject}}, nil)
@@ -201,7 +181,7 @@ func TestSeveralDumpsReadBySegments(t *testing.T) {
 
 func TestTruncatedPartial(t *testing.T) {
 	b := hproftest.New(8)
-	chain(b, 0x100)
+	b.Chain(0x100)
 	data := b.Bytes()
 	p := write(t, data[:len(data)-40])
 	if _, err := Load(p, Options{}); err == nil || !strings.Contains(err.Error(), "offset") {

@@ -231,6 +231,33 @@ func (b *Builder) OneObjectDump(class, id uint64, root hprof.Tag) {
 	b.EndDump()
 }
 
+// Chain writes a heap dump of objects A..F (ids 0x100, 0x108, 0x110, 0x120, 0x118, 0x128) of
+// class app/Node{next} (0x20, a subclass of java/lang/Object, 0x10): A→B→C→B, D⇄E, F alone, in
+// two segments with the instances before the classes, and a JNI-global root on each of roots.
+// Without roots every object is unreachable, and the thesis's rule picks A, D (the lowest id of
+// its cycle) and F as roots.
+func (b *Builder) Chain(roots ...uint64) {
+	b.LoadClass(0x10, "java/lang/Object")
+	b.LoadClass(0x20, "app/Node")
+	b.Declare(0x20, 0x10, []Field{{Name: "next", Type: hprof.TypeObject}})
+	b.StartSegment(false)
+	b.Instance(0x100, 0x20, 0x108)
+	b.Instance(0x108, 0x20, 0x110)
+	b.Instance(0x110, 0x20, 0x108)
+	b.EndSegment()
+	b.StartSegment(false)
+	b.Instance(0x120, 0x20, 0x118)
+	b.Instance(0x118, 0x20, 0x120)
+	b.Instance(0x128, 0x20, 0)
+	b.Class(0x20, 0x10, "", []Field{{Name: "next", Type: hprof.TypeObject}}, nil)
+	b.Class(0x10, 0, "", nil, nil)
+	for _, r := range roots {
+		b.Root(hprof.TagRootJNIGlobal, r)
+	}
+	b.EndSegment()
+	b.EndDump()
+}
+
 // EmptyLastDump is a file of two heap dumps (8-byte ids) whose second holds a segment with no
 // record: one instance of java.lang.Object, a GC root, in dump 1, nothing in dump 2. A reader
 // asked for the last dump must give the empty one, not the one before it.
