@@ -279,7 +279,8 @@ type EdgeRef struct {
 
 // EdgeName returns the name of the i-th successor edge of node from: a field name ("next"), an
 // array index ("[42]"), "<class>", "<super>", "<classloader>", a static field name, or for the
-// super root the root kinds of the target ("<Java frame>"). Names are not stored per edge: for
+// super root the root kinds of the target ("<GC root: Java frame>"; for an unreachable object
+// that the thesis's rule made a root, "<unreachable: a root by the thesis's rule>"). Names are not stored per edge: for
 // instances and arrays this re-reads the object's record from the file. To name many edges,
 // call EdgeNames once, which reads the file at most once.
 func (d *Dump) EdgeName(from uint32, i int) (string, error) {

@@ -24,10 +24,17 @@ func (d *Dump) EdgeNames(edges []EdgeRef) ([]string, error) {
 		case KindSuperRoot:
 			t := d.rootEdges[e.Index]
 			var kinds []string
+			chosen := false
 			for _, r := range d.RootsOf(t) {
 				kinds = append(kinds, r.Kind.String())
+				chosen = chosen || r.Kind == RootUnreachable
 			}
 			out[i] = "<GC root: " + strings.Join(dedupe(kinds), ", ") + ">"
+			if chosen {
+				// No GC root reaches it, so it has no other kind; "<GC root: unreachable>"
+				// contradicted itself.
+				out[i] = "<unreachable: a root by the thesis's rule>"
+			}
 		case KindClass:
 			names := d.classEdgeNames(e.From)
 			if e.Index < len(names) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -111,6 +112,20 @@ func TestUnreachableDroppedOrKept(t *testing.T) {
 	f, _ := k.Node(0x128)
 	if rs := k.RootsOf(f); len(rs) != 1 || rs[0].Kind != RootUnreachable {
 		t.Errorf("F's roots %+v", rs)
+	}
+	// The rule's roots are named as such on a path, the GC roots by their kind.
+	names := map[uint64]string{}
+	for i, v := range k.Graph.Successors(0) {
+		name, err := k.EdgeName(0, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names[k.ObjectID(v)] = name
+	}
+	want := map[uint64]string{0x20: "<GC root: JNI global>", 0x100: "<GC root: JNI global>",
+		0x118: "<unreachable: a root by the thesis's rule>", 0x128: "<unreachable: a root by the thesis's rule>"}
+	if !maps.Equal(names, want) {
+		t.Errorf("the super root's edges are named %v, want %v", names, want)
 	}
 }
 
