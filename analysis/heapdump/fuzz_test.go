@@ -117,6 +117,7 @@ func FuzzIndexedMatchesInOrder(f *testing.F) {
 		same("roots", a.Roots, b.Roots)
 		same("weak edges", a.Weak, b.Weak)
 		same("unreachable", a.Unreachable, b.Unreachable)
+		same("unreachable kept, and roots taken", [2]any{a.UnreachableKept, a.UnreachableRoots}, [2]any{b.UnreachableKept, b.UnreachableRoots})
 		same("bytes of HPROF data", a.Bytes, b.Bytes)
 	})
 }

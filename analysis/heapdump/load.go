@@ -512,6 +512,12 @@ func (l *loader) scanPass1(f *os.File, target int) (*hprof.Index, error) {
 		l.faulted, l.window = 0, faultWindow(l.ids, split == 0)
 	}
 	var far *farShard
+	// Reading the first dump while the walk looks for a later one, the worker may meet damage
+	// in it before the walk meets the later dump, which the damage is no error for (the pass in
+	// order steps over damage in another dump). It keeps the error for the walk's end and reads
+	// no more segments meanwhile: returned at once, it stopped the walk, and the whole pass
+	// fell back to the reading in order, or not, as the two goroutines happened to run.
+	var damaged error
 	nearSeen := false // the walk has met a segment of the dump before split
 	var last int64
 	headers, fields := make([]hprof.Header, 256), make([][]byte, 256)
@@ -544,7 +550,7 @@ func (l *loader) scanPass1(f *os.File, target int) (*hprof.Index, error) {
 		},
 		Workers: 1,
 	}, func(_, _ int, seg hprof.Segment, r *hprof.Reader) error {
-		if seg.Dump != target {
+		if seg.Dump != target || damaged != nil {
 			return nil
 		}
 		if split > 0 {
@@ -565,6 +571,10 @@ func (l *loader) scanPass1(f *os.File, target int) (*hprof.Index, error) {
 		l.progressAt("reading objects", r.Offset()+l.farRead.Load(), false, &last)
 		first := len(l.ids)
 		if err := l.readSegment(r, headers, fields); err != nil {
+			if l.opt.Dump == 0 {
+				damaged = err
+				return nil
+			}
 			return err
 		}
 		// The segment's ids are fresh in the cache: their range costs next to nothing.
@@ -576,6 +586,9 @@ func (l *loader) scanPass1(f *os.File, target int) (*hprof.Index, error) {
 		}
 		return nil
 	})
+	if err == nil {
+		err = damaged // the walk found no later dump
+	}
 	if far != nil {
 		if ferr := far.wait(err != nil); err == nil {
 			err = ferr

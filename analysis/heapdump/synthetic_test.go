@@ -549,7 +549,7 @@ func TestFarShardMatchesOneShard(t *testing.T) {
 // the dump read, it does.
 func TestDamageInAnotherDump(t *testing.T) {
 	for _, second := range []bool{true, false} {
-		data := hproftest.DamagedFirstDump(second)
+		data := hproftest.DamagedFirstDump(second, 0)
 		p, pz := write(t, data), writeGzip(t, data)
 		for _, dump := range []int{0, 1, 2} {
 			if dump == 2 && !second {
@@ -563,6 +563,29 @@ func TestDamageInAnotherDump(t *testing.T) {
 			if errPlain == nil && (!slices.Equal(plain.ObjectIDs(), []uint64{0, 0x10, 0x900}) || !reflect.DeepEqual(plain.Graph, zipped.Graph)) {
 				t.Errorf("dump %d: objects %#x plain, %#x compressed", dump, plain.ObjectIDs(), zipped.ObjectIDs())
 			}
+		}
+	}
+}
+
+// Asked for the last dump, pass 1 reads the first while the walk looks for others, and meets
+// the damage in it long before the walk meets the second dump. The second is read all the same,
+// by segments, as when the walk wins that race: the damage waits for the walk's end. (It used to
+// stop the walk, and the pass fell back to reading the file in order, which loses the segments'
+// index that naming references reads by: a fuzzing input found it, failing under load only.)
+func TestDamageInAnEarlierDumpKeepsTheIndex(t *testing.T) {
+	p := write(t, hproftest.DamagedFirstDump(true, 50_000))
+	for _, far := range []bool{false, true} {
+		undo := func() {}
+		if far {
+			undo = farShardForced()
+		}
+		d, err := Load(p, Options{})
+		undo()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.hdr == nil || len(d.segIDs) == 0 || d.DumpIndex != 2 || !slices.Equal(d.ObjectIDs(), []uint64{0, 0x10, 0x900}) {
+			t.Errorf("far shard %v: dump %d, objects %#x, read by segments: %v", far, d.DumpIndex, d.ObjectIDs(), d.hdr != nil)
 		}
 	}
 }

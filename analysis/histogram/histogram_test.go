@@ -473,7 +473,7 @@ func TestEmptyLastDump(t *testing.T) {
 // segments (which never looks inside it) or in order; in the dump counted, it does.
 func TestDamageInAnotherDump(t *testing.T) {
 	for _, second := range []bool{true, false} {
-		data := hproftest.DamagedFirstDump(second)
+		data := hproftest.DamagedFirstDump(second, 0)
 		p := filepath.Join(t.TempDir(), "damaged-first.hprof")
 		if err := os.WriteFile(p, data, 0o644); err != nil {
 			t.Fatal(err)
@@ -496,5 +496,25 @@ func TestDamageInAnotherDump(t *testing.T) {
 				t.Errorf("dump %d: by segments %+v, in order %+v", dump, bySegments, inOrder)
 			}
 		}
+	}
+}
+
+// Counting the last dump by segments, a worker meets the damage in the first long before the
+// walk meets the second dump. The count goes on by segments, as when the walk wins that race:
+// the damage waits for the walk's end, where it used to stop the walk and send the whole count
+// back to reading the file in order.
+func TestDamageInAnEarlierDumpStaysBySegments(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "damaged-first.hprof")
+	if err := os.WriteFile(p, hproftest.DamagedFirstDump(true, 50_000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	h, ok := fromSegments(p, f, Options{})
+	if !ok || h.DumpIndex != 2 || h.Instances != 2 {
+		t.Errorf("by segments: %v, %+v", ok, h)
 	}
 }

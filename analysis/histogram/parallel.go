@@ -38,6 +38,11 @@ func fromSegments(path string, f *os.File, opt Options) (*Histogram, bool) {
 	// a segment claimed after the walk has found a later dump is not read.
 	tallies := make([]map[int]*tally, workers)
 	classes := make([][]classRec, workers)
+	// A worker's first error by dump, for the last dump asked for: damage in a dump that a later
+	// one follows is no error (the reading in order steps over it), and which comes first, the
+	// worker meeting the damage or the walk meeting the later dump, is the goroutines' race.
+	// Returned at once, the error stopped the walk, and the histogram was read again in order.
+	damaged := make([]map[int]error, workers)
 	var latest atomic.Int64 // the last dump the walk has found so far
 	var namesErr error
 	var done atomic.Int64
@@ -70,7 +75,7 @@ func fromSegments(path string, f *os.File, opt Options) (*Histogram, bool) {
 			return nil
 		},
 	}, func(w, _ int, seg hprof.Segment, r *hprof.Reader) error {
-		if opt.Dump != 0 && seg.Dump != opt.Dump || opt.Dump == 0 && int64(seg.Dump) < latest.Load() {
+		if opt.Dump != 0 && seg.Dump != opt.Dump || opt.Dump == 0 && int64(seg.Dump) < latest.Load() || damaged[w][seg.Dump] != nil {
 			return nil
 		}
 		t := tallies[w][seg.Dump]
@@ -92,7 +97,14 @@ func fromSegments(path string, f *os.File, opt Options) (*Histogram, bool) {
 		}
 		r.SkipPrimitiveData = true
 		if err := t.segment(r); err != nil {
-			return err
+			if opt.Dump != 0 {
+				return err
+			}
+			if damaged[w] == nil {
+				damaged[w] = map[int]error{}
+			}
+			damaged[w][seg.Dump] = err
+			return nil
 		}
 		if opt.Progress != nil {
 			d := done.Add(seg.Len)
@@ -110,6 +122,11 @@ func fromSegments(path string, f *os.File, opt Options) (*Histogram, bool) {
 	target := opt.Dump
 	if target == 0 {
 		target = idx.Dumps
+	}
+	for _, m := range damaged {
+		if m[target] != nil {
+			return nil, false // read in order, which says where
+		}
 	}
 	var t *tally
 	for _, m := range tallies {

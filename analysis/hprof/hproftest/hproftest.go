@@ -4,6 +4,7 @@ package hproftest
 
 import (
 	"encoding/binary"
+	"fmt"
 	"io"
 
 	"github.com/heapledger/heapledger/analysis/hprof"
@@ -297,7 +298,9 @@ func Records(t Fataler, r *hprof.Reader, fn func(*hprof.Record)) {
 // java.lang.Object (id 0x900, class 0x10) held by a GC root. Readers asked for the first dump,
 // or for the last when it is the first, must fail on it; asked for the second, or for the last
 // when it is the second, must read it whether they look inside the first dump's segments or not.
-func DamagedFirstDump(second bool) []byte {
+// Between the dumps lie gap symbol (UTF8) records: a walk over the file then meets the second
+// dump well after a reader of the first dump's segment has met the damage.
+func DamagedFirstDump(second bool, gap int) []byte {
 	b := New(8)
 	b.LoadClass(0x10, "java/lang/Object")
 	b.StartSegment(false)
@@ -308,6 +311,9 @@ func DamagedFirstDump(second bool) []byte {
 	at := len(b.out) + 9
 	b.EndSegment()
 	b.EndDump()
+	for i := range gap {
+		b.Str(fmt.Sprintf("symbol %d", i))
+	}
 	if second {
 		b.OneObjectDump(0x10, 0x900, hprof.TagRootJNIGlobal)
 	}
