@@ -38,11 +38,12 @@ func fromSegments(path string, f *os.File, opt Options) (*Histogram, bool) {
 	// a segment claimed after the walk has found a later dump is not read.
 	tallies := make([]map[int]*tally, workers)
 	classes := make([][]classRec, workers)
-	// A worker's first error by dump, for the last dump asked for: damage in a dump that a later
-	// one follows is no error (the reading in order steps over it), and which comes first, the
-	// worker meeting the damage or the walk meeting the later dump, is the goroutines' race.
-	// Returned at once, the error stopped the walk, and the histogram was read again in order.
-	damaged := make([]map[int]error, workers)
+	// The dumps in which a worker met damage, for the last dump asked for: damage in a dump that
+	// a later one follows is no error (the reading in order steps over it), and which comes
+	// first, the worker meeting the damage or the walk meeting the later dump, is the
+	// goroutines' race. Returned at once, the error stopped the walk, and the histogram was read
+	// again in order; the reading in order also says what and where the damage is.
+	damaged := make([]map[int]bool, workers)
 	var latest atomic.Int64 // the last dump the walk has found so far
 	var namesErr error
 	var done atomic.Int64
@@ -75,7 +76,7 @@ func fromSegments(path string, f *os.File, opt Options) (*Histogram, bool) {
 			return nil
 		},
 	}, func(w, _ int, seg hprof.Segment, r *hprof.Reader) error {
-		if opt.Dump != 0 && seg.Dump != opt.Dump || opt.Dump == 0 && int64(seg.Dump) < latest.Load() || damaged[w][seg.Dump] != nil {
+		if opt.Dump != 0 && seg.Dump != opt.Dump || opt.Dump == 0 && int64(seg.Dump) < latest.Load() || damaged[w][seg.Dump] {
 			return nil
 		}
 		t := tallies[w][seg.Dump]
@@ -101,9 +102,9 @@ func fromSegments(path string, f *os.File, opt Options) (*Histogram, bool) {
 				return err
 			}
 			if damaged[w] == nil {
-				damaged[w] = map[int]error{}
+				damaged[w] = map[int]bool{}
 			}
-			damaged[w][seg.Dump] = err
+			damaged[w][seg.Dump] = true
 			return nil
 		}
 		if opt.Progress != nil {
@@ -124,7 +125,7 @@ func fromSegments(path string, f *os.File, opt Options) (*Histogram, bool) {
 		target = idx.Dumps
 	}
 	for _, m := range damaged {
-		if m[target] != nil {
+		if m[target] {
 			return nil, false // read in order, which says where
 		}
 	}
