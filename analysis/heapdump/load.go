@@ -109,6 +109,9 @@ func Load(path string, opt Options) (*Dump, error) {
 	default:
 		return nil, fmt.Errorf("%s: compressed-references setting %q (want auto, on or off)", path, opt.Compressed)
 	}
+	if opt.Dump < 0 {
+		return nil, fmt.Errorf("%s: dump %d asked for: dumps are numbered from 1 (0 asks for the last)", path, opt.Dump)
+	}
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err

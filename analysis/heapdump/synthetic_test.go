@@ -171,6 +171,10 @@ func TestSeveralDumps(t *testing.T) {
 	if _, err := Load(p, Options{Dump: 4}); err == nil || !strings.Contains(err.Error(), "3 heap dump") {
 		t.Errorf("dump 4 of 3: %v", err)
 	}
+	// A negative number once read no dump at all and gave an empty analysis of "dump -1 of 3".
+	if _, err := Load(p, Options{Dump: -1}); err == nil || !strings.Contains(err.Error(), "numbered from 1") {
+		t.Errorf("dump -1: %v", err)
+	}
 }
 
 // Every dump of an intact file is read by segments (pass1Indexed), the last one too, which the

@@ -69,6 +69,9 @@ func (h *Histogram) finish() {
 // Read reads a histogram from path, which may be an HPROF dump (plain or gzip) or the text of
 // jcmd GC.class_histogram (plain or gzip); the format is detected from the content.
 func Read(path string, opt Options) (*Histogram, error) {
+	if opt.Dump < 0 {
+		return nil, fmt.Errorf("%s: dump %d asked for: dumps are numbered from 1 (0 asks for the last)", path, opt.Dump)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err

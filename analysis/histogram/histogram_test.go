@@ -311,6 +311,9 @@ func TestSeveralDumpsAndSmallIDs(t *testing.T) {
 	if _, err := Read(p, Options{Dump: 5}); err == nil {
 		t.Error("dump 5 of 2 accepted")
 	}
+	if _, err := Read(p, Options{Dump: -1}); err == nil || !strings.Contains(err.Error(), "numbered from 1") {
+		t.Errorf("dump -1: %v", err)
+	}
 	// Read in order (as gzip input is), each dump is the one read by segments.
 	for _, dump := range []int{1, 2, 0} {
 		bySegments, err := Read(p, Options{Dump: dump})
