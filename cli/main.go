@@ -6,7 +6,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 
@@ -56,13 +58,22 @@ func newApp() *cli.App {
 
 func main() {
 	if err := newApp().Run(os.Args); err != nil {
-		fmt.Fprintln(os.Stderr, "heapledger:", err)
-		code := 1
-		if ec, ok := err.(cli.ExitCoder); ok && ec.ExitCode() != 0 {
-			code = ec.ExitCode()
-		}
-		os.Exit(code)
+		os.Exit(exitStatus(err, os.Stderr))
 	}
+}
+
+// exitStatus prints err on w and returns the status to exit with. An error without a message
+// only carries a status: `heapledger run` passes on the program's that way, and the program has
+// said why it failed.
+func exitStatus(err error, w io.Writer) int {
+	if msg := err.Error(); msg != "" {
+		fmt.Fprintln(w, "heapledger:", msg)
+	}
+	var ec cli.ExitCoder
+	if errors.As(err, &ec) && ec.ExitCode() != 0 {
+		return ec.ExitCode()
+	}
+	return 1
 }
 
 func containsCommand(cs []*cli.Command, name string) bool {

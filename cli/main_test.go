@@ -3,8 +3,12 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/urfave/cli/v2"
 )
 
 // runCLI runs the heapledger app in-process and returns what it wrote to stdout and stderr.
@@ -47,5 +51,25 @@ func TestHelpListsCommands(t *testing.T) {
 func TestUnknownCommandFails(t *testing.T) {
 	if _, _, err := runCLI(t, "no-such-command"); err == nil {
 		t.Fatal("expected an error for an unknown command")
+	}
+}
+
+// A failed program's status passes through `heapledger run` without a line of its own: the
+// program has said why it failed, and "heapledger: " with nothing after it said nothing.
+func TestExitStatus(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		code int
+		out  string
+	}{
+		{cli.Exit("", 3), 3, ""},
+		{cli.Exit("rewrite: --strict: 2 classes failed", 2), 2, "heapledger: rewrite: --strict: 2 classes failed\n"},
+		{fmt.Errorf("heap analyze: %w", cli.Exit("wrapped", 4)), 4, "heapledger: heap analyze: wrapped\n"},
+		{errors.New("no such file"), 1, "heapledger: no such file\n"},
+	} {
+		var w bytes.Buffer
+		if code := exitStatus(c.err, &w); code != c.code || w.String() != c.out {
+			t.Errorf("%v: status %d, printed %q; want %d, %q", c.err, code, w.String(), c.code, c.out)
+		}
 	}
 }
