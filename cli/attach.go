@@ -20,8 +20,10 @@ func init() {
 		ArgsUsage: "PID",
 		Description: "Loads the agent into the running JVM PID (same user; HotSpot's attach mechanism). The agent starts\n" +
 			"the transform service, rewrites the classes already loaded that belong to application or custom\n" +
-			"class loaders (with --jdk, the JDK's too), and every class loaded from then on; counts start now. Snapshots are written at\n" +
-			"exit, every --snapshot-interval seconds, and by `heapledger detach PID`, which restores the\n" +
+			"class loaders (with --jdk, the JDK's too), and every class loaded from then on; counts start now.\n" +
+			"A method running at that moment keeps its original code until it returns (the JVM replaces code\n" +
+			"only for later calls): a loop that never leaves main, say, is not counted, while the methods it\n" +
+			"calls are. Snapshots are written at exit, every --snapshot-interval seconds, and by `heapledger detach PID`, which restores the\n" +
 			"original bytecode. The agent jar stays in --dir until the JVM exits (it is on its class path).\n" +
 			"JDK 21 and later print a warning about a dynamically loaded agent; that is expected.",
 		Flags: append(agentOnlyFlags(),

@@ -505,7 +505,7 @@ public final class Agent {
                 for (String why : a.retransform(todo)) report.line("not restored: " + why);
                 active = null;
                 String snap = Ledger.snapshot("detach");
-                report.line("detached: " + todo.size() + " classes restored; last snapshot " + (snap == null ? "not written (see the program's messages)" : new File(snap).getAbsolutePath()));
+                report.line("detached: " + todo.size() + " classes restored; last snapshot " + (snap == null ? "not written (see the program's messages)" : new File(snap).getAbsoluteFile().toPath().normalize()));
                 if (a.options.stats || o.stats) report.line(a.stats());
             }
         } catch (Throwable e) {

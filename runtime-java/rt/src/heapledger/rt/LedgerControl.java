@@ -92,7 +92,7 @@ public final class LedgerControl implements LedgerControlMBean {
     public String snapshot() {
         String f = Ledger.snapshot("demand"); // mutes the thread itself
         if (f == null) throw new IllegalStateException("heapledger: " + Snapshots.lastError());
-        return new File(f).getAbsolutePath();
+        return absolute(f);
     }
 
     @Override
@@ -109,7 +109,7 @@ public final class LedgerControl implements LedgerControlMBean {
                 if (new File(p).exists()) throw new IllegalStateException("heapledger: " + p + " exists; a heap dump never overwrites a file");
             }
             try {
-                return new File(Snapshots.dumpHeap(p)).getAbsolutePath();
+                return absolute(Snapshots.dumpHeap(p));
             } catch (IllegalStateException e) {
                 throw new IllegalStateException("heapledger: " + e.getMessage());
             }
@@ -141,7 +141,7 @@ public final class LedgerControl implements LedgerControlMBean {
     public String getSnapshotDirectory() {
         Acct prev = Ledger.mute();
         try {
-            return new File(Snapshots.dir()).getAbsolutePath();
+            return absolute(Snapshots.dir());
         } finally {
             Ledger.unmute(prev);
         }
@@ -167,7 +167,7 @@ public final class LedgerControl implements LedgerControlMBean {
         Acct prev = Ledger.mute();
         try {
             String f = Snapshots.lastWritten();
-            return f == null || f.isEmpty() ? "" : new File(f).getAbsolutePath();
+            return f == null || f.isEmpty() ? "" : absolute(f);
         } finally {
             Ledger.unmute(prev);
         }
@@ -182,5 +182,10 @@ public final class LedgerControl implements LedgerControlMBean {
     public String getFirstDrop() {
         String f = Ledger.firstDrop;
         return f == null ? "" : f;
+    }
+
+    /** The absolute form of a path the runtime wrote, without the "./" a relative directory leaves. */
+    private static String absolute(String f) {
+        return new File(f).getAbsoluteFile().toPath().normalize().toString();
     }
 }
