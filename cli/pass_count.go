@@ -42,6 +42,61 @@ func init() {
 		countFactory, countFinish)
 }
 
+// rewriteInputs are the inputs of a rewrite being set up, for the count pass's factory (per
+// invocation, as countTables).
+var rewriteInputs = map[*cli.Context][]string{}
+
+// includeInputTables continues the tables that inputs carry (accounts.TableResource): an input
+// rewritten by the count pass before. Its rewritten classes are left as they are (the passes
+// skip rewritten code), and they run with the IDs of that table, which the output's table must
+// keep: a fresh table would give the same IDs to other sites, and the output's table replaces
+// the input's. Inputs rewritten separately, whose IDs clash, are refused.
+func includeInputTables(c *cli.Context, table *accounts.Table, inputs []string) error {
+	lim := jar.Limits{MaxEntrySize: c.Int64("max-entry-size"), MaxRatio: c.Int64("max-ratio")}
+	for _, in := range inputs {
+		data, err := inputTable(in, lim)
+		if err != nil || data == nil {
+			return err // a missing or unreadable input is reported by the rewrite itself
+		}
+		t, err := accounts.ReadTable(bytes.NewReader(data))
+		if err != nil {
+			return fmt.Errorf("%s: %s: %v", in, accounts.TableResource, err)
+		}
+		if err := table.Include(t); err != nil {
+			return fmt.Errorf("%s was rewritten by heapledger before, with a table that does not fit the one this rewrite continues (%v): its classes run with those IDs, so they cannot be kept apart; rewrite the original jars together, or one after another with --table", in, err)
+		}
+		fmt.Fprintf(errWriter(c), "%s: rewritten by heapledger before (%d allocation sites): its table is continued, and its rewritten classes are left as they are\n", in, t.Sites())
+	}
+	return nil
+}
+
+// inputTable returns the table an input jar or directory carries, nil when it has none or
+// cannot be opened (the rewrite reports that).
+func inputTable(path string, lim jar.Limits) ([]byte, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, nil
+	}
+	if st.IsDir() {
+		data, err := os.ReadFile(filepath.Join(path, filepath.FromSlash(accounts.TableResource)))
+		if os.IsNotExist(err) {
+			return nil, nil
+		}
+		return data, err
+	}
+	in, err := jar.OpenInput(path)
+	if err != nil {
+		return nil, nil
+	}
+	defer in.Close()
+	for _, e := range in.Entries {
+		if e.Name == accounts.TableResource {
+			return e.ReadAll(lim)
+		}
+	}
+	return nil, nil
+}
+
 func tablePath(c *cli.Context) string {
 	if p := c.String("table"); p != "" {
 		return p
@@ -80,6 +135,9 @@ func countFactory(c *cli.Context) (transform.Class, error) {
 		} else if !os.IsNotExist(err) {
 			return nil, err
 		}
+	}
+	if err := includeInputTables(c, table, rewriteInputs[c]); err != nil {
+		return nil, err
 	}
 	if c.Bool("embed-runtime") {
 		if _, err := runtimeJar(); err != nil {

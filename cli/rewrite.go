@@ -154,7 +154,9 @@ func rewriteAction(c *cli.Context) error {
 	if c.Int("jobs") < 0 {
 		return fmt.Errorf("rewrite: -j %d: must be positive", c.Int("jobs"))
 	}
+	rewriteInputs[c] = inputs
 	pass, err := p.factory(c)
+	delete(rewriteInputs, c)
 	if err != nil {
 		return fmt.Errorf("rewrite: pass %s: %w", name, err)
 	}
@@ -193,6 +195,9 @@ func rewriteAction(c *cli.Context) error {
 	if c.Bool("verbose") {
 		for _, rc := range rep.Reasons() {
 			fmt.Fprintf(stderr, "skipped %d methods: %s\n", rc.Methods, rc.Reason)
+		}
+		for _, rc := range rep.ClassSkips() {
+			fmt.Fprintf(stderr, "skipped %d classes: %s\n", rc.Methods, rc.Reason)
 		}
 	}
 	for _, f := range rep.Failures {

@@ -195,6 +195,50 @@ func (t *Table) Merge(s *Set) []int {
 	return ids
 }
 
+// Include adds the accounts and sites of o, the table of classes rewritten before, so that a
+// rewrite continuing t keeps o's IDs valid: its classes run with them compiled in. An ID that o
+// and t give different accounts or sites cannot be kept valid for both, and is an error; one
+// that they give the same (t continues o, or o continues t) is taken once. o's settings fill in
+// those t has not got.
+func (t *Table) Include(o *Table) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for id, name := range o.accounts {
+		if id < len(t.accounts) && t.accounts[id] != name {
+			return fmt.Errorf("account %d is %q there and %q here", id, name, t.accounts[id])
+		}
+	}
+	for id, s := range o.sites {
+		if have, ok := t.sites[id]; ok && have != s {
+			return fmt.Errorf("site %d is %s there and %s here", id, s, have)
+		}
+	}
+	// Checked first, so that a table that cannot take o is left as it was.
+	t.accounts = append(t.accounts, o.accounts[min(len(t.accounts), len(o.accounts)):]...)
+	for id, s := range o.sites {
+		t.sites[id] = s
+		if id >= t.next {
+			t.next = id + 1
+		}
+	}
+	if len(o.Config) > 0 && t.Config == nil {
+		t.Config = map[string]string{}
+	}
+	for k, v := range o.Config {
+		if _, ok := t.Config[k]; !ok {
+			t.Config[k] = v
+		}
+	}
+	return nil
+}
+
+// String describes a site as messages name it: "object java.lang.String in a.B.c()V @4".
+func (s Site) String() string {
+	return fmt.Sprintf("%s %s in %s @%d", s.Kind, s.Type, s.Method, s.Offset)
+}
+
 func clean(s string) string {
 	return strings.NewReplacer("\t", " ", "\n", " ", "\r", " ").Replace(s)
 }

@@ -22,9 +22,12 @@ type Report struct {
 	Unchanged int // classes the pass left as they were (or returned identical bytes for)
 	Failed    int // classes that failed to parse or rewrite and were copied unchanged
 	// SkippedMethods counts methods the pass left alone; SkipReasons groups them by reason.
-	// A Skip without a method (a whole class left alone) counts under its reason too.
 	SkippedMethods int
 	SkipReasons    map[string]int
+	// SkippedClasses counts classes the pass left alone as a whole (module-info, a class
+	// rewritten before), which are among Unchanged; ClassReasons groups them by reason.
+	SkippedClasses int
+	ClassReasons   map[string]int
 	Failures       []Failure
 	// Warnings are things the user should know that did not stop the run: duplicates across
 	// inputs, removed signature files, warnings of the pass.
@@ -41,10 +44,17 @@ type ReasonCount struct {
 	Methods int
 }
 
-// Reasons lists the skip reasons, most frequent first, so the reason worth fixing leads.
-func (r *Report) Reasons() []ReasonCount {
-	rs := make([]ReasonCount, 0, len(r.SkipReasons))
-	for reason, n := range r.SkipReasons {
+// Reasons lists the reasons methods were skipped for, most frequent first, so the reason
+// worth fixing leads.
+func (r *Report) Reasons() []ReasonCount { return byCount(r.SkipReasons) }
+
+// ClassSkips lists the reasons whole classes were skipped for, as Reasons does (Methods then
+// counts classes).
+func (r *Report) ClassSkips() []ReasonCount { return byCount(r.ClassReasons) }
+
+func byCount(m map[string]int) []ReasonCount {
+	rs := make([]ReasonCount, 0, len(m))
+	for reason, n := range m {
 		rs = append(rs, ReasonCount{reason, n})
 	}
 	sort.Slice(rs, func(i, j int) bool {
@@ -65,24 +75,33 @@ func (r *Report) Summary() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d classes: %d rewritten, %d unchanged, %d failed; %d methods skipped",
 		r.Classes, r.Rewritten, r.Unchanged, r.Failed, r.SkippedMethods)
-	if rs := r.Reasons(); len(rs) > 0 {
-		b.WriteString(" (")
-		for i, rc := range rs {
-			if i == summaryReasons {
-				rest := 0
-				for _, x := range rs[i:] {
-					rest += x.Methods
-				}
-				fmt.Fprintf(&b, "; %d more methods for %d other reasons", rest, len(rs)-i)
-				break
-			}
-			if i > 0 {
-				b.WriteString("; ")
-			}
-			fmt.Fprintf(&b, "%s: %d", rc.Reason, rc.Methods)
-		}
-		b.WriteString(")")
+	writeReasons(&b, r.Reasons(), "methods")
+	if r.SkippedClasses > 0 {
+		fmt.Fprintf(&b, "; %d classes skipped", r.SkippedClasses)
+		writeReasons(&b, r.ClassSkips(), "classes")
 	}
 	fmt.Fprintf(&b, "; %d entries written", r.Entries)
 	return b.String()
+}
+
+func writeReasons(b *strings.Builder, rs []ReasonCount, what string) {
+	if len(rs) == 0 {
+		return
+	}
+	b.WriteString(" (")
+	for i, rc := range rs {
+		if i == summaryReasons {
+			rest := 0
+			for _, x := range rs[i:] {
+				rest += x.Methods
+			}
+			fmt.Fprintf(b, "; %d more %s for %d other reasons", rest, what, len(rs)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(b, "%s: %d", rc.Reason, rc.Methods)
+	}
+	b.WriteString(")")
 }

@@ -176,7 +176,7 @@ func Rewrite(inputs []string, output string, pass transform.Class, opt Options) 
 			return nil, err
 		}
 	}
-	rep := &Report{SkipReasons: map[string]int{}}
+	rep := &Report{SkipReasons: map[string]int{}, ClassReasons: map[string]int{}}
 	var opened []*Input
 	defer func() {
 		for _, in := range opened {
@@ -370,6 +370,11 @@ func run(entries []*Entry, signed bool, w sink, pass transform.Class, opt Option
 			rep.warn("%s: %s", e, warning)
 		}
 		for _, s := range j.res.Skipped {
+			if s.Method == "" {
+				rep.SkippedClasses++
+				rep.ClassReasons[s.Reason]++
+				continue
+			}
 			rep.SkippedMethods++
 			rep.SkipReasons[s.Reason]++
 		}

@@ -79,6 +79,13 @@ func (d *driver) TransformClass(name string, data []byte) (transform.Result, err
 		res.Skipped = append(res.Skipped, transform.Skip{Reason: why})
 		return res, nil
 	}
+	// Rewriting a rewritten class would count each of its allocations twice (and, under the
+	// agent, with site IDs from a table it does not know). identity only re-encodes, which is
+	// as safe on rewritten code as on any other.
+	if mark := rewrittenBefore(cf); mark != "" && !d.alwaysWrite {
+		res.Skipped = append(res.Skipped, transform.Skip{Reason: transform.RewrittenBefore + " (it calls " + mark + ")"})
+		return res, nil
+	}
 	state, err := d.ed.prepareClass(cf)
 	if err != nil {
 		for _, m := range cf.Methods {
@@ -108,6 +115,58 @@ func (d *driver) TransformClass(name string, data []byte) (transform.Result, err
 	}
 	res.Data = out
 	return res, nil
+}
+
+// rewrittenMarks are runtime classes that only code heapledger rewrote refers to: the count
+// pass's accounts and the probe. Ledger is not one: a program may call Ledger.snapshot itself.
+var rewrittenMarks = []string{AcctClass, ProbeClass}
+
+// rewrittenBefore returns the mark by which cf shows it was rewritten by heapledger, or "".
+// Its code must use the mark: naming it in the pool is not enough, since HotSpot keeps the
+// constants of a rewritten version in a class restored by a later retransformation (the agent's
+// detach), and hands that pool back when the class is retransformed again. Only a class whose
+// pool names a mark has its methods decoded here.
+func rewrittenBefore(cf *classfile.Class) string {
+	p := cf.Pool
+	named := map[uint16]string{}
+	for i := 1; i < len(p.Entries); i++ {
+		if p.Entries[i].Tag != classfile.TagClass {
+			continue
+		}
+		for _, m := range rewrittenMarks {
+			if p.IsClassNamed(uint16(i), m) {
+				named[uint16(i)] = m
+			}
+		}
+	}
+	if len(named) == 0 {
+		return ""
+	}
+	cname := cf.Name()
+	for _, m := range cf.Methods {
+		c, _, err := cf.MethodCode(m)
+		if err != nil || c == nil {
+			continue
+		}
+		b, err := code.Decode(c, p, code.Method{Class: cname, Name: m.Name(p), Desc: m.Descriptor(p), Access: m.AccessFlags, Major: cf.Major})
+		if err != nil {
+			continue
+		}
+		mark := ""
+		for n := b.First(); n != nil && mark == ""; n = n.Next() {
+			switch n.Op {
+			case code.INVOKESTATIC, code.INVOKEVIRTUAL, code.INVOKESPECIAL, code.GETFIELD, code.PUTFIELD, code.GETSTATIC, code.PUTSTATIC:
+				if e, err := p.Entry(n.Index); err == nil {
+					mark = named[e.A] // a member reference's A is its class
+				}
+			}
+		}
+		b.Release()
+		if mark != "" {
+			return mark
+		}
+	}
+	return ""
 }
 
 // untouchable says whether a whole class must be left alone, and why.

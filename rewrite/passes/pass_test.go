@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/heapledger/heapledger/rewrite/accounts"
 	"github.com/heapledger/heapledger/rewrite/classfile"
 	"github.com/heapledger/heapledger/rewrite/transform"
 )
@@ -112,6 +113,65 @@ func TestUntouchableClasses(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A class that went through count or probe once is left as it was the second time: rewritten
+// again it counted each allocation twice, and under the agent with IDs of a table the agent
+// does not know. identity still re-encodes it.
+func TestRewrittenClassesAreNotRewrittenAgain(t *testing.T) {
+	in := synth(t, "demo/Twice", 52, classfile.AccPublic|classfile.AccSuper, 0)
+	count := func() transform.Class {
+		set, err := accounts.Parse("demo")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := Count(CountOptions{Accounts: set, Table: accounts.NewTable(set)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		name string
+		pass func() transform.Class
+		mark string
+	}{{"count", count, AcctClass}, {"probe", Probe, ProbeClass}} {
+		t.Run(tc.name, func(t *testing.T) {
+			once, err := tc.pass().TransformClass("demo/Twice", in)
+			if err != nil || once.Data == nil || len(once.Skipped) != 0 {
+				t.Fatalf("first rewrite: changed=%v skipped=%v err=%v", once.Changed(), once.Skipped, err)
+			}
+			for _, p := range []transform.Class{count(), Probe()} {
+				again, err := p.TransformClass("demo/Twice", once.Data)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if again.Data != nil || len(again.Skipped) != 1 || again.Skipped[0].Method != "" ||
+					again.Skipped[0].Reason != transform.RewrittenBefore+" (it calls "+tc.mark+")" {
+					t.Errorf("rewritten again: changed=%v skipped=%v, want the class left alone", again.Changed(), again.Skipped)
+				}
+			}
+			if id, err := Identity().TransformClass("demo/Twice", once.Data); err != nil || !bytes.Equal(id.Data, once.Data) {
+				t.Errorf("identity on a rewritten class: skipped=%v err=%v, want the same bytes", id.Skipped, err)
+			}
+		})
+	}
+	// Constants alone mark nothing: HotSpot keeps a rewritten version's constants in a class
+	// that a detach restored, and hands them back when the class is retransformed again.
+	cf, err := classfile.Parse(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cf.Pool.AddMethodref(AcctClass, "object", "(L"+AcctClass+";I)V", false); err != nil {
+		t.Fatal(err)
+	}
+	stale, err := cf.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := count().TransformClass("demo/Twice", stale); err != nil || res.Data == nil || len(res.Skipped) != 0 {
+		t.Errorf("a class that only names Acct in its pool: changed=%v skipped=%v err=%v, want it rewritten", res.Changed(), res.Skipped, err)
 	}
 }
 

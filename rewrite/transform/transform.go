@@ -32,6 +32,10 @@ type Skip struct {
 	Reason string
 }
 
+// RewrittenBefore starts the reason of a class skipped because heapledger rewrote it already:
+// it runs with the site IDs of an earlier rewrite's table, which a consumer may need to say.
+const RewrittenBefore = "already rewritten by heapledger"
+
 // Func adapts a function to the Class interface.
 type Func func(name string, data []byte) (Result, error)
 

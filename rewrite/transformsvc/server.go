@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/heapledger/heapledger/rewrite/accounts"
 	"github.com/heapledger/heapledger/rewrite/transform"
@@ -41,6 +42,8 @@ type Server struct {
 
 	mu   sync.Mutex // guards sent, and orders table lines before the responses that need them
 	sent int        // highest site ID already sent to the agent
+
+	toldRewritten atomic.Bool // the agent was warned about a class rewritten before it loaded
 }
 
 // Serve answers requests from r on w until r ends, then waits for the requests in flight.
@@ -149,6 +152,11 @@ func (s *Server) handle(req *Request) (resp *Response) {
 			m = "(class)"
 		}
 		fmt.Fprintf(&msgs, "skipped: %s.%s: %s\n", req.Name, oneLine(m), oneLine(sk.Reason))
+		// Said once, unasked: counted by the class's own code, with IDs of the table of the
+		// rewrite that made it, which this run's table gives to other sites.
+		if sk.Method == "" && strings.HasPrefix(sk.Reason, transform.RewrittenBefore) && s.toldRewritten.CompareAndSwap(false, true) {
+			fmt.Fprintf(&msgs, "warning: %s: %s before it loaded (heapledger rewrite): it and any others such are left as they are and count with the site IDs of their own table, which this run numbers afresh, so reports may give their counts the wrong sites; run the original classes under the agent\n", who, transform.RewrittenBefore)
+		}
 	}
 	resp.Messages = msgs.String()
 	if res.Changed() {

@@ -209,3 +209,21 @@ func FuzzReadRequest(f *testing.F) {
 		}
 	})
 }
+
+// A class rewritten before it loaded is skipped by the pass; the agent is told once, unasked,
+// that such classes count with IDs of their own table, and every one is listed as skipped.
+func TestServeWarnsOnceOfRewrittenClasses(t *testing.T) {
+	s := &Server{Table: accounts.NewTable(nil), Pass: transform.Func(func(name string, data []byte) (transform.Result, error) {
+		return transform.Result{Skipped: []transform.Skip{{Reason: transform.RewrittenBefore + " (it calls heapledger/rt/Acct)"}}}, nil
+	})}
+	for id := uint32(1); id <= 3; id++ {
+		resp := s.handle(&Request{ID: id, Name: fmt.Sprintf("app/C%d", id), Loader: "app", Class: []byte{1}})
+		warned := strings.Contains(resp.Messages, "warning: app/C1 (loader app): "+transform.RewrittenBefore+" before it loaded")
+		if resp.Status != StatusUnchanged || warned != (id == 1) || strings.Count(resp.Messages, "warning: ") != map[bool]int{true: 1}[id == 1] {
+			t.Errorf("request %d: %+v", id, resp)
+		}
+		if !strings.Contains(resp.Messages, fmt.Sprintf("skipped: app/C%d.(class): %s", id, transform.RewrittenBefore)) {
+			t.Errorf("request %d does not list its class as skipped: %q", id, resp.Messages)
+		}
+	}
+}
