@@ -80,6 +80,11 @@ A class that the pass cannot rewrite is copied unchanged and reported; methods i
 safely stay as they were and are counted by reason in the summary. With --strict any failed class
 makes the exit status non-zero (the output is still written).
 
+Rewriting is idempotent: a class heapledger rewrote before is left as it is, and the table an input
+carries (META-INF/heapledger/table.tsv) is continued, so a rewritten jar rewritten again comes out
+the same. Inputs rewritten apart whose IDs clash are refused: rewrite them together, or one after
+the other with --table.
+
 Passes:
 `)
 	if len(passes) == 0 {
