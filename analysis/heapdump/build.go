@@ -338,11 +338,15 @@ func (l *loader) pass2() error {
 	// Warnings in file order, as one sequential read would have given them.
 	var short []fillWarning
 	dangling := 0
-	var first fillWarning
+	var first, most fillWarning
+	mostN := 0
 	for _, fl := range fills {
 		short = append(short, fl.short...)
 		if fl.dangling > 0 && (dangling == 0 || fl.firstDangling.off < first.off) {
 			first = fl.firstDangling
+		}
+		if fl.most > mostN || fl.most == mostN && mostN > 0 && fl.mostAt.off < most.off {
+			most, mostN = fl.mostAt, fl.most
 		}
 		dangling += fl.dangling
 	}
@@ -351,7 +355,7 @@ func (l *loader) pass2() error {
 		l.warn(w.key, w.msg)
 	}
 	if dangling > 0 {
-		d.Warnings = append(d.Warnings, fmt.Sprintf("%d reference(s) to object ids absent from the dump were dropped (first: %s)", dangling, first.msg))
+		d.Warnings = append(d.Warnings, danglingWarning(dangling, first, most, mostN))
 	}
 	if k < nObj {
 		return fmt.Errorf("%s: second pass found %d objects, the first %d: the file changed while being read", l.path, k, nObj)
@@ -477,8 +481,12 @@ type filler struct {
 
 	dangling      int
 	firstDangling fillWarning
-	short         []fillWarning
-	shortSeen     map[string]bool
+	// The record with the most dangling references (most: how many), and the one counted last.
+	most, cur int
+	mostAt    fillWarning
+	curOff    int64
+	short     []fillWarning
+	shortSeen map[string]bool
 }
 
 type fillWarning struct {
@@ -617,7 +625,33 @@ func (fl *filler) resolve(ref uint64, tag hprof.Tag, off int64) (uint32, bool) {
 func (fl *filler) dangle(ref uint64, tag hprof.Tag, off int64) {
 	if fl.dangling++; fl.dangling == 1 {
 		fl.firstDangling = fillWarning{off: off, msg: fmt.Sprintf("0x%x from %s at offset %d", ref, tag, off)}
+		fl.curOff = off
 	}
+	// A record's references are resolved together, and a record never spans two fillers.
+	if off != fl.curOff {
+		fl.curOff, fl.cur = off, 0
+	}
+	if fl.cur++; fl.cur > fl.most {
+		fl.most = fl.cur
+		fl.mostAt = fillWarning{off: off, key: tag.String(), msg: fmt.Sprintf("%s at offset %d", tag, off)}
+	}
+}
+
+// danglingWarning says how many references were dropped for ids absent from the dump, where the
+// first and most were, and, when most came from one object array, the usual reason: on a JVM with
+// a class-data sharing archive (the default since JDK 12), the archive's array of roots refers to
+// the Class objects of archived classes never loaded, which HotSpot leaves out of its dumps (a
+// dump of the same program with -Xshare:off has none).
+func danglingWarning(n int, first, most fillWarning, mostN int) string {
+	w := fmt.Sprintf("%d reference(s) to object ids absent from the dump were dropped (first: %s", n, first.msg)
+	if mostN > 1 {
+		w += fmt.Sprintf("; %d of them from %s", mostN, most.msg)
+	}
+	w += ")"
+	if most.key == hprof.TagObjArrayDump.String() && 2*mostN > n {
+		w += "; most likely the Class objects of classes in the JVM's class-data sharing archive that were never loaded, which HotSpot leaves out of its dumps: harmless"
+	}
+	return w
 }
 
 // noteShort notes, once per class, an instance whose fields are fewer bytes than its class's layout
