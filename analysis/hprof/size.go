@@ -20,10 +20,10 @@ import (
 //     the candidates InferModel chooses from by the dump's address gaps (see layout.go).
 //   - Every object is padded to a multiple of 8 bytes (ObjectAlignmentInBytes' default).
 //   - Instance fields are placed as HotSpot's field layout (JDK 15 and later) places them:
-//     superclass fields first; then, for each class, primitive fields by decreasing size, each in
-//     the first gap large enough at its natural alignment (gaps left in the superclasses' layout
-//     included), then the class's reference fields together in the first gap that holds them all.
-//     The instance size is the end of the last field rounded up to 8.
+//     superclass fields first; then, for each class, primitive fields by decreasing size and then
+//     reference fields, each on its own at its natural alignment in the smallest gap that holds
+//     it (gaps left in the superclasses' layout included; of equal gaps the highest), or else at
+//     the end. The instance size is the end of the last field rounded up to 8.
 //
 // Where no gap is left over, this equals the rule Eclipse MAT applies (header + the sum of the
 // field sizes, rounded up to 8); where HotSpot must leave padding (a class whose only field is a
@@ -105,11 +105,14 @@ type Layout struct {
 func (m Model) RootLayout() Layout { return Layout{End: int32(m.Header)} }
 
 // Extend returns the layout of a class with the given declared instance fields whose
-// superclass has layout super.
+// superclass has layout super. As HotSpot's field layout builder (JDK 15 on) does, the primitive
+// fields go first, by decreasing size, then the references in their declared order, each on
+// its own: at its natural alignment in the smallest gap that holds it (of equal gaps the
+// highest), or else at the end.
 func (m Model) Extend(super Layout, fields []Field) Layout {
 	l := Layout{Gaps: append([][2]int32(nil), super.Gaps...), End: super.End}
 	var prims []int32
-	refs := int32(0)
+	refs := 0
 	for _, f := range fields {
 		if f.Type == TypeObject {
 			refs++
@@ -119,37 +122,44 @@ func (m Model) Extend(super Layout, fields []Field) Layout {
 	}
 	sort.Slice(prims, func(i, j int) bool { return prims[i] > prims[j] })
 	for _, s := range prims {
-		l.place(s, s)
+		l.place(s)
 	}
-	if refs > 0 {
-		l.place(refs*int32(m.RefSize), int32(m.RefSize))
+	for ; refs > 0; refs-- {
+		l.place(int32(m.RefSize))
 	}
 	return l
 }
 
-// place puts a block of size bytes at alignment align into the first gap that holds it, or at
+// place puts a field of size bytes, aligned to its size, into the smallest gap that holds it
+// (searching from the highest, as HotSpot does, so that of equal gaps the highest wins), or at
 // the end.
-func (l *Layout) place(size, align int32) {
-	for i, g := range l.Gaps {
-		at := (g[0] + align - 1) &^ (align - 1)
-		if at+size > g[1] {
-			continue
+func (l *Layout) place(size int32) {
+	best := -1
+	for i := len(l.Gaps) - 1; i >= 0; i-- {
+		g := l.Gaps[i]
+		at := (g[0] + size - 1) / size * size
+		if at+size <= g[1] && (best < 0 || g[1]-g[0] < l.Gaps[best][1]-l.Gaps[best][0]) {
+			best = i
 		}
-		var repl [][2]int32
-		if at > g[0] {
-			repl = append(repl, [2]int32{g[0], at})
+	}
+	if best < 0 {
+		at := (l.End + size - 1) / size * size
+		if at > l.End {
+			l.Gaps = append(l.Gaps, [2]int32{l.End, at})
 		}
-		if at+size < g[1] {
-			repl = append(repl, [2]int32{at + size, g[1]})
-		}
-		l.Gaps = append(l.Gaps[:i], append(repl, l.Gaps[i+1:]...)...)
+		l.End = at + size
 		return
 	}
-	at := (l.End + align - 1) &^ (align - 1)
-	if at > l.End {
-		l.Gaps = append(l.Gaps, [2]int32{l.End, at})
+	g := l.Gaps[best]
+	at := (g[0] + size - 1) / size * size
+	var repl [][2]int32
+	if at > g[0] {
+		repl = append(repl, [2]int32{g[0], at})
 	}
-	l.End = at + size
+	if at+size < g[1] {
+		repl = append(repl, [2]int32{at + size, g[1]})
+	}
+	l.Gaps = append(l.Gaps[:best], append(repl, l.Gaps[best+1:]...)...)
 }
 
 // InstanceSize returns the shallow size of an instance with this layout.

@@ -30,6 +30,11 @@ func TestInstanceLayout(t *testing.T) {
 		{"RefsAndShorts", nil, f(TypeObject, TypeObject, TypeShort, TypeChar, TypeBoolean), 32},
 		{"String", nil, f(TypeObject, TypeByte, TypeInt, TypeBoolean), 24},
 		{"HashMap$Node", nil, f(TypeInt, TypeObject, TypeObject, TypeObject), 32},
+		// References go one at a time, the first into the gap before the superclass's long
+		// (HotSpot 17 and 25: a@12, b@24, c@28), not together after it (40 bytes).
+		{"RefsAfterLong", f(TypeLong), f(TypeObject, TypeObject, TypeObject), 32},
+		// The int takes that gap, then the references follow the long (i@12, a..d@24..36).
+		{"IntRefsAfterLong", f(TypeLong), f(TypeObject, TypeObject, TypeObject, TypeObject, TypeInt), 40},
 	}
 	for _, c := range cases {
 		l := m.Extend(m.Extend(root, c.super), c.own)

@@ -284,7 +284,7 @@ final class Snapshots {
             {"dropped", String.valueOf(Ledger.DROPPED.get()) + (Ledger.firstDrop == null ? "" : " first: " + Ledger.firstDrop)},
             {"liveness", Live.describe()},
             {"size_model", "header=" + Sizes.OBJECT_HEADER + " ref=" + Sizes.REF + " array_base=" + Sizes.ARRAY_BASE
-                    + " align=" + Sizes.ALIGN},
+                    + " align=" + Sizes.ALIGN + " from=" + Sizes.SOURCE},
         };
     }
 

@@ -39,6 +39,44 @@ public class SelfTest {
             System.out.print(out);
             return;
         }
+        if (mode.equals("sizes")) {
+            // The model's header, reference size and array base and where they came from, the
+            // VM's as Unsafe gives them; then per class named, the layout rule's instance size
+            // and the one Unsafe's field offsets give.
+            Class<?> uc = Class.forName("sun.misc.Unsafe");
+            java.lang.reflect.Field tf = uc.getDeclaredField("theUnsafe");
+            tf.setAccessible(true);
+            Object u = tf.get(null);
+            int scale = (Integer) uc.getMethod("arrayIndexScale", Class.class).invoke(u, Object[].class);
+            java.lang.reflect.Method off = uc.getMethod("objectFieldOffset", java.lang.reflect.Field.class);
+            java.lang.reflect.Method baseOf = uc.getMethod("arrayBaseOffset", Class.class);
+            // The header ends where a lone int goes.
+            long header = (Long) off.invoke(u, OneInt.class.getDeclaredField("x"));
+            // Bytes of an Object[3], int[1], long[1] and byte[5]: the model's, then the VM's.
+            long[] vmArrays = {
+                Sizes.align((Integer) baseOf.invoke(u, Object[].class) + 3L * scale),
+                Sizes.align((Integer) baseOf.invoke(u, int[].class) + 4L),
+                Sizes.align((Integer) baseOf.invoke(u, long[].class) + 8L),
+                Sizes.align((Integer) baseOf.invoke(u, byte[].class) + 5L),
+            };
+            System.out.println("model " + Sizes.OBJECT_HEADER + " " + Sizes.REF + " " + Sizes.array(3, Sizes.REF) + " " + Sizes.array(1, 4)
+                    + " " + Sizes.array(1, 8) + " " + Sizes.array(5, 1) + " " + Sizes.SOURCE);
+            System.out.println("vm " + header + " " + scale + " " + vmArrays[0] + " " + vmArrays[1] + " " + vmArrays[2] + " " + vmArrays[3]);
+            for (int i = 1; i < args.length; i++) {
+                Class<?> c = Class.forName(args[i]);
+                long end = header;
+                for (Class<?> k = c; k != null; k = k.getSuperclass()) {
+                    for (java.lang.reflect.Field f : k.getDeclaredFields()) {
+                        if (java.lang.reflect.Modifier.isStatic(f.getModifiers())) continue;
+                        Class<?> t = f.getType();
+                        int size = !t.isPrimitive() ? scale : t == long.class || t == double.class ? 8 : t == int.class || t == float.class ? 4 : t == short.class || t == char.class ? 2 : 1;
+                        end = Math.max(end, (Long) off.invoke(u, f) + size);
+                    }
+                }
+                System.out.println(args[i] + " " + Sizes.layout(c) + " " + Sizes.align(end));
+            }
+            return;
+        }
         if (mode.equals("figure3")) {
             int[][] rows = {{2, 3, 5}, {2, 3, 0}, {2, 0, 5}, {0, 3, 5}};
             for (char base : new char[] {'L', 'I'}) {
@@ -114,4 +152,16 @@ public class SelfTest {
         }
         throw new IllegalArgumentException(mode);
     }
+
+    // Shapes whose layout has gaps: a lone long after the header, a byte before a long, and
+    // subclasses that fill (or cannot fill) their superclasses' gaps.
+    static class OnlyLong { long a; }
+    static class ByteLong { byte b; long l; }
+    static class Sub extends ByteLong { int i; Object o; short s; }
+    static class SubSub extends Sub { byte x; long y; char c; }
+    static class Mixed { boolean z; char c; double d; Object a, b; int i; }
+    static class Refs extends OnlyLong { Object a, b, c; }
+    static class Empty {}
+    static class OneInt { int x; }
+    static class Bytes extends Empty { byte a, b, c, d, e; }
 }
