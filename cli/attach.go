@@ -25,7 +25,10 @@ func init() {
 			"only for later calls): a loop that never leaves main, say, is not counted, while the methods it\n" +
 			"calls are. Snapshots are written at exit, every --snapshot-interval seconds, and by `heapledger detach PID`, which restores the\n" +
 			"original bytecode. The agent jar stays in --dir until the JVM exits (it is on its class path).\n" +
-			"JDK 21 and later print a warning about a dynamically loaded agent; that is expected.",
+			"JDK 21 and later print a warning about a dynamically loaded agent, and a JVM using class-data\n" +
+			"sharing says that sharing now covers boot loader classes only (the agent jar goes on the\n" +
+			"bootstrap class path); both are expected, and come again at the detach, which loads the agent\n" +
+			"once more to reach it.",
 		Flags: append(agentOnlyFlags(),
 			&cli.StringFlag{Name: "snapshot-dir", Usage: "where the JVM writes snapshots", DefaultText: "the JVM's working directory"},
 			&cli.StringFlag{Name: "dir", Usage: "where to put the agent jar", DefaultText: "$TMPDIR/heapledger-attach-PID"},

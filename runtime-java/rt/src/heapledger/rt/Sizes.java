@@ -8,8 +8,7 @@ import java.lang.reflect.Modifier;
  * pointer + length, aligned to the element size) plus length times element size, rounded up to
  * the object alignment. Objects: the JVM's own field layout read through Unsafe (the end of the
  * last field, rounded up) where that is silent, else HotSpot's field layout rule applied to the
- * declared fields. With an Instrumentation (the agent), getObjectSize on the first instance of
- * each site wins.
+ * declared fields.
  *
  * <p>From JDK 24 on, the first call of a memory-access method of sun.misc.Unsafe prints a
  * warning on the program's stderr (JEP 471, 498), so there the runtime does not touch Unsafe:
