@@ -20,15 +20,15 @@ func init() {
 		ArgsUsage: "PID",
 		Description: "Loads the agent into the running JVM PID (same user; HotSpot's attach mechanism). The agent starts\n" +
 			"the transform service, rewrites the classes already loaded that belong to application or custom\n" +
-			"class loaders (with --jdk, the JDK's too), and every class loaded from then on; counts start now.\n" +
-			"A method running at that moment keeps its original code until it returns (the JVM replaces code\n" +
-			"only for later calls): a loop that never leaves main, say, is not counted, while the methods it\n" +
-			"calls are. Snapshots are written at exit, every --snapshot-interval seconds, and by `heapledger detach PID`, which restores the\n" +
-			"original bytecode. The agent jar stays in --dir until the JVM exits (it is on its class path).\n" +
-			"JDK 21 and later print a warning about a dynamically loaded agent, and a JVM using class-data\n" +
-			"sharing says that sharing now covers boot loader classes only (the agent jar goes on the\n" +
-			"bootstrap class path); both are expected, and come again at the detach, which loads the agent\n" +
-			"once more to reach it.",
+			"class loaders (with --jdk, the JDK's too), and every class loaded from then on; counts start now. A\n" +
+			"method running at that moment keeps its original code until it returns (the JVM replaces code only\n" +
+			"for later calls): a loop that never leaves main, say, is not counted, while the methods it calls\n" +
+			"are. Snapshots are written at exit, every --snapshot-interval seconds, and by `heapledger detach\n" +
+			"PID`, which restores the original bytecode. The agent jar stays in --dir until the JVM exits (it is\n" +
+			"on its class path). JDK 21 and later print a warning about a dynamically loaded agent, and a JVM\n" +
+			"using class-data sharing says that sharing now covers boot loader classes only (the agent jar goes\n" +
+			"on the bootstrap class path); both are expected, and come again at the detach, which loads the\n" +
+			"agent once more to reach it.",
 		Flags: append(agentOnlyFlags(),
 			&cli.StringFlag{Name: "snapshot-dir", Usage: "where the JVM writes snapshots", DefaultText: "the JVM's working directory"},
 			&cli.StringFlag{Name: "dir", Usage: "where to put the agent jar", DefaultText: "$TMPDIR/heapledger-attach-PID"},
