@@ -201,6 +201,9 @@ func (t *Table) Merge(s *Set) []int {
 // that they give the same (t continues o, or o continues t) is taken once. o's settings fill in
 // those t has not got.
 func (t *Table) Include(o *Table) error {
+	if o == t {
+		return nil
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	t.mu.Lock()
