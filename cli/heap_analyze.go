@@ -363,7 +363,7 @@ func (v *analysisView) writeText(w io.Writer) {
 		if s.Accumulation.Object != s.Object {
 			fmt.Fprintf(w, "    memory accumulates in %s, retaining %d bytes (%.1f%%)\n", s.Accumulation.Object, s.Accumulation.Retained, 100*float64(s.Accumulation.Retained)/float64(max(v.Bytes, 1)))
 		}
-		writePath(w, "    shortest path from a GC root:", s.Path)
+		writePath(w, "    shortest path from "+rootKind(s.Path)+":", s.Path)
 		if s.Accumulation.Object != s.Object {
 			writePath(w, "    shortest path to the accumulation point:", s.AccumulationPath)
 		}
@@ -384,6 +384,15 @@ func (v *analysisView) writeText(w io.Writer) {
 	g := v.Graph
 	fmt.Fprintf(w, "\ngraph: %d strongly connected components (%d with more than one object, the largest %d), %d edges between them, %d dominating articulation points\n",
 		g.Components, g.BigComponents, g.LargestComp, g.DAGEdges, g.DominatingAPs)
+}
+
+// rootKind names what a path starts from: a GC root, or an unreachable object that the thesis's
+// rule made a root (its first step says so; see heapdump.Dump.EdgeNames).
+func rootKind(path []stepView) string {
+	if len(path) > 0 && strings.HasPrefix(path[0].Reference, "<unreachable") {
+		return "a root the thesis's rule chose"
+	}
+	return "a GC root"
 }
 
 func writePath(w io.Writer, title string, path []stepView) {

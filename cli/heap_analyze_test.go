@@ -118,6 +118,9 @@ func TestHeapAnalyzeWithoutRoots(t *testing.T) {
 	if !strings.Contains(text, "analysed, ") || strings.Contains(text, "left out") {
 		t.Errorf("text report does not say the unreachable objects were analysed:\n%s", text)
 	}
+	if !strings.Contains(text, "shortest path from a root the thesis's rule chose:\n      <unreachable: a root by the thesis's rule>") || strings.Contains(text, "from a GC root") {
+		t.Errorf("paths should say they start at a root the rule chose:\n%s", text)
+	}
 	if !strings.Contains(stderr, "no GC-root records") {
 		t.Errorf("no warning about the missing roots: %q", stderr)
 	}
