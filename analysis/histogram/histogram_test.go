@@ -187,8 +187,21 @@ func TestTruncatedDump(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = Read(cut, Options{})
-	if err == nil || !strings.Contains(err.Error(), "offset") || !strings.Contains(err.Error(), "cut.hprof") {
+	if err == nil || !strings.Contains(err.Error(), "offset") || !strings.Contains(err.Error(), "cut.hprof") || strings.Contains(err.Error(), "inflated") {
 		t.Fatalf("truncated dump: want an error naming the file and offset, got %v", err)
+	}
+	// Compressed and cut, the offsets count inflated bytes, and the error says so: the file is
+	// a fraction of them.
+	var z bytes.Buffer
+	zw := gzip.NewWriter(&z)
+	zw.Write(raw)
+	zw.Close()
+	cutz := filepath.Join(t.TempDir(), "cut.hprof.gz")
+	if err := os.WriteFile(cutz, z.Bytes()[:z.Len()*2/3], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Read(cutz, Options{}); err == nil || !strings.Contains(err.Error(), "of the inflated data") {
+		t.Errorf("truncated gzip dump: want an error saying its offsets are inflated ones, got %v", err)
 	}
 	h, err := Read(cut, Options{AllowPartial: true})
 	if err != nil {

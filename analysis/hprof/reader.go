@@ -110,6 +110,23 @@ func (r *Reader) Dumps() int { return r.dumps }
 // Next returns the next record. At the end of the input it returns io.EOF; a record cut short
 // returns a *FormatError for which Truncated is true.
 func (r *Reader) Next() (*Record, error) {
+	rec, err := r.next()
+	if err != nil && r.Gzip {
+		inflated(err)
+	}
+	return rec, err
+}
+
+// inflated marks a FormatError of a gzip-compressed input: its offsets count inflated bytes,
+// which a reader of the message would otherwise take for offsets in the file.
+func inflated(err error) {
+	var fe *FormatError
+	if errors.As(err, &fe) {
+		fe.Inflated = true
+	}
+}
+
+func (r *Reader) next() (*Record, error) {
 	for {
 		if r.segEnd >= 0 {
 			if r.in.off < r.segEnd {
@@ -135,7 +152,11 @@ func (r *Reader) SkipSegment() error {
 	}
 	off := r.in.off
 	if err := r.in.discard(r.segEnd - off); err != nil {
-		return r.errAt(off, r.segName(), "truncated", err)
+		err = r.errAt(off, r.segName(), "truncated", err)
+		if r.Gzip {
+			inflated(err)
+		}
+		return err
 	}
 	return nil
 }
@@ -463,7 +484,11 @@ func (r *Reader) classDump(off int64) (*Record, error) {
 // ClassDump decodes the body of a CLASS DUMP record returned by Next. It allocates, which is
 // fine: a dump has thousands of classes, not millions.
 func (r *Reader) ClassDump(rec *Record) (*ClassDump, error) {
-	return DecodeClassDump(rec.ID, rec.Data, r.IDSize, rec.Offset)
+	c, err := DecodeClassDump(rec.ID, rec.Data, r.IDSize, rec.Offset)
+	if err != nil && r.Gzip {
+		inflated(err)
+	}
+	return c, err
 }
 
 // DecodeClassDump decodes a CLASS DUMP body (everything after the class id), as found in

@@ -198,15 +198,22 @@ type FormatError struct {
 	Offset int64  // where the problem was found
 	Record string // the record being read, with its own offset
 	Msg    string
+	// Inflated says that the offsets (Offset, and those in Record and Msg) count the bytes of
+	// a gzip-compressed file's inflated data, not of the file.
+	Inflated bool
 
 	truncated bool
 }
 
 func (e *FormatError) Error() string {
-	if e.Record != "" {
-		return fmt.Sprintf("hprof: offset %d: %s: %s", e.Offset, e.Record, e.Msg)
+	at := fmt.Sprintf("offset %d", e.Offset)
+	if e.Inflated {
+		at += " of the inflated data"
 	}
-	return fmt.Sprintf("hprof: offset %d: %s", e.Offset, e.Msg)
+	if e.Record != "" {
+		return fmt.Sprintf("hprof: %s: %s: %s", at, e.Record, e.Msg)
+	}
+	return fmt.Sprintf("hprof: %s: %s", at, e.Msg)
 }
 
 // Truncated reports whether err says the input ended before a record was complete — the case
