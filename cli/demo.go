@@ -102,7 +102,7 @@ func demoAction(c *cli.Context) error {
 		return fmt.Errorf("demo: rewrite: %v", err)
 	}
 	fmt.Fprintf(out, "   %s\n", rep.Summary())
-	if rep.Failed > 0 || rep.SkippedMethods > 0 {
+	if rep.Failed > 0 || rep.SkippedMethods > 0 || rep.SkippedClasses > 0 {
 		return fmt.Errorf("demo: the example did not rewrite cleanly: %s", rep.Summary())
 	}
 	if err := installTable(table, rewritten, rewritten+".table.tsv", false); err != nil {

@@ -389,7 +389,7 @@ func (v *analysisView) writeText(w io.Writer) {
 // rootKind names what a path starts from: a GC root, or an unreachable object that the thesis's
 // rule made a root (its first step says so; see heapdump.Dump.EdgeNames).
 func rootKind(path []stepView) string {
-	if len(path) > 0 && strings.HasPrefix(path[0].Reference, "<unreachable") {
+	if len(path) > 0 && path[0].Reference == heapdump.RuleRootEdge {
 		return "a root the thesis's rule chose"
 	}
 	return "a GC root"

@@ -339,14 +339,14 @@ func (l *loader) pass2() error {
 	var short []fillWarning
 	dangling := 0
 	var first, most fillWarning
-	mostN := 0
+	mostN, mostTag := 0, hprof.Tag(0)
 	for _, fl := range fills {
 		short = append(short, fl.short...)
 		if fl.dangling > 0 && (dangling == 0 || fl.firstDangling.off < first.off) {
 			first = fl.firstDangling
 		}
 		if fl.most > mostN || fl.most == mostN && mostN > 0 && fl.mostAt.off < most.off {
-			most, mostN = fl.mostAt, fl.most
+			most, mostN, mostTag = fl.mostAt, fl.most, fl.mostTag
 		}
 		dangling += fl.dangling
 	}
@@ -355,7 +355,7 @@ func (l *loader) pass2() error {
 		l.warn(w.key, w.msg)
 	}
 	if dangling > 0 {
-		d.Warnings = append(d.Warnings, danglingWarning(dangling, first, most, mostN))
+		d.Warnings = append(d.Warnings, danglingWarning(dangling, first, most, mostN, mostTag))
 	}
 	if k < nObj {
 		return fmt.Errorf("%s: second pass found %d objects, the first %d: the file changed while being read", l.path, k, nObj)
@@ -481,9 +481,11 @@ type filler struct {
 
 	dangling      int
 	firstDangling fillWarning
-	// The record with the most dangling references (most: how many), and the one counted last.
+	// The record with the most dangling references (most: how many, mostTag: its kind), and the
+	// one counted last.
 	most, cur int
 	mostAt    fillWarning
+	mostTag   hprof.Tag
 	curOff    int64
 	short     []fillWarning
 	shortSeen map[string]bool
@@ -633,7 +635,7 @@ func (fl *filler) dangle(ref uint64, tag hprof.Tag, off int64) {
 	}
 	if fl.cur++; fl.cur > fl.most {
 		fl.most = fl.cur
-		fl.mostAt = fillWarning{off: off, key: tag.String(), msg: fmt.Sprintf("%s at offset %d", tag, off)}
+		fl.mostAt, fl.mostTag = fillWarning{off: off, msg: fmt.Sprintf("%s at offset %d", tag, off)}, tag
 	}
 }
 
@@ -642,13 +644,13 @@ func (fl *filler) dangle(ref uint64, tag hprof.Tag, off int64) {
 // a class-data sharing archive (the default since JDK 12), the archive's array of roots refers to
 // the Class objects of archived classes never loaded, which HotSpot leaves out of its dumps (a
 // dump of the same program with -Xshare:off has none).
-func danglingWarning(n int, first, most fillWarning, mostN int) string {
+func danglingWarning(n int, first, most fillWarning, mostN int, mostTag hprof.Tag) string {
 	w := fmt.Sprintf("%d reference(s) to object ids absent from the dump were dropped (first: %s", n, first.msg)
 	if mostN > 1 {
 		w += fmt.Sprintf("; %d of them from %s", mostN, most.msg)
 	}
 	w += ")"
-	if most.key == hprof.TagObjArrayDump.String() && 2*mostN > n {
+	if mostTag == hprof.TagObjArrayDump && 2*mostN > n {
 		w += "; most likely the Class objects of classes in the JVM's class-data sharing archive that were never loaded, which HotSpot leaves out of its dumps: harmless"
 	}
 	return w

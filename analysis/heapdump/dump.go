@@ -277,6 +277,10 @@ type EdgeRef struct {
 	Index int
 }
 
+// RuleRootEdge names the super root's edge to an unreachable object that the thesis's rule made
+// a root (Options.KeepUnreachable, or a dump without GC-root records).
+const RuleRootEdge = "<unreachable: a root by the thesis's rule>"
+
 // EdgeName returns the name of the i-th successor edge of node from: a field name ("next"), an
 // array index ("[42]"), "<class>", "<super>", "<classloader>", a static field name, or for the
 // super root the root kinds of the target ("<GC root: Java frame>"; for an unreachable object

@@ -33,7 +33,7 @@ func (d *Dump) EdgeNames(edges []EdgeRef) ([]string, error) {
 			if chosen {
 				// No GC root reaches it, so it has no other kind; "<GC root: unreachable>"
 				// contradicted itself.
-				out[i] = "<unreachable: a root by the thesis's rule>"
+				out[i] = RuleRootEdge
 			}
 		case KindClass:
 			names := d.classEdgeNames(e.From)

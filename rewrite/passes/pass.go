@@ -82,9 +82,11 @@ func (d *driver) TransformClass(name string, data []byte) (transform.Result, err
 	// Rewriting a rewritten class would count each of its allocations twice (and, under the
 	// agent, with site IDs from a table it does not know). identity only re-encodes, which is
 	// as safe on rewritten code as on any other.
-	if mark := rewrittenBefore(cf); mark != "" && !d.alwaysWrite {
-		res.Skipped = append(res.Skipped, transform.Skip{Reason: transform.RewrittenBefore + " (it calls " + mark + ")"})
-		return res, nil
+	if !d.alwaysWrite {
+		if mark := rewrittenBefore(cf); mark != "" {
+			res.Skipped = append(res.Skipped, transform.Skip{Reason: transform.RewrittenBefore + " (it calls " + mark + ")"})
+			return res, nil
+		}
 	}
 	state, err := d.ed.prepareClass(cf)
 	if err != nil {

@@ -50,7 +50,7 @@ func rewriteDemandFixture(t *testing.T, javac, jmx string) string {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "app")
-	if rep, err := jar.Rewrite([]string{classes}, out, pass, jar.Options{}); err != nil || rep.Failed > 0 || rep.SkippedMethods > 0 {
+	if rep, err := jar.Rewrite([]string{classes}, out, pass, jar.Options{}); err != nil || rep.Failed > 0 || rep.SkippedMethods > 0 || rep.SkippedClasses > 0 {
 		t.Fatalf("rewrite jmxfix: %v %+v", err, rep)
 	}
 	tp := filepath.Join(out, filepath.FromSlash(accounts.TableResource))
