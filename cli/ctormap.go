@@ -29,6 +29,11 @@ type ctorMapper struct {
 }
 
 func (m *ctorMapper) TransformClass(name string, data []byte) (transform.Result, error) {
+	return m.TransformClassInTurn(name, data, nil)
+}
+
+// TransformClassInTurn keeps the order of the pass it wraps (transform.Ordered).
+func (m *ctorMapper) TransformClassInTurn(name string, data []byte, turn *transform.Turn) (transform.Result, error) {
 	if cf, err := classfile.Parse(data); err == nil {
 		es, err := ctormap.ForClass(cf)
 		m.mu.Lock()
@@ -42,7 +47,7 @@ func (m *ctorMapper) TransformClass(name string, data []byte) (transform.Result,
 		m.errs = append(m.errs, fmt.Sprintf("%s: %v", name, err))
 		m.mu.Unlock()
 	}
-	return m.inner.TransformClass(name, data)
+	return transform.InTurn(m.inner, name, data, turn)
 }
 
 // write saves the map and prints its warnings (and classes it could not analyse) to stderr.

@@ -139,6 +139,13 @@ func countFactory(c *cli.Context) (transform.Class, error) {
 	if err := includeInputTables(c, table, rewriteInputs[c]); err != nil {
 		return nil, err
 	}
+	// A fresh table's IDs start where the input says, so that jars rewritten apart can run
+	// together (docs/formats.md, "Site IDs").
+	fp, err := jar.Fingerprint(rewriteInputs[c])
+	if err != nil {
+		return nil, err
+	}
+	table.Place(fp)
 	if c.Bool("embed-runtime") {
 		if _, err := runtimeJar(); err != nil {
 			return nil, err

@@ -55,6 +55,9 @@ func printReport(w io.Writer, s *snapshot.Snapshot, rep *snapshot.Report) {
 	if d := h["dropped"]; d != "" && d != "0" {
 		fmt.Fprintf(w, "warning: the runtime dropped events: %s\n", d)
 	}
+	if c := h["clashes"]; c != "" {
+		fmt.Fprintf(w, "warning: %s: jars rewritten apart whose IDs met; their counts are named <ambiguous: ...>. Rewrite one of them again with --table naming the other's table (docs/formats.md, \"Site IDs\")\n", c)
+	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	live := func(t snapshot.Totals) string {

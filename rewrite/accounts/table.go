@@ -2,8 +2,11 @@ package accounts
 
 import (
 	"bufio"
+	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -37,8 +40,8 @@ type Site struct {
 }
 
 // Table numbers accounts and sites. It is safe for concurrent use: classes are rewritten in
-// parallel and each takes site IDs as it goes, so IDs depend on scheduling but the table
-// written beside the output always says what each ID is.
+// parallel, and each takes the IDs of its sites in one go (AddSites), in its turn when the
+// output must not depend on scheduling (transform.Turn).
 type Table struct {
 	// Config holds rewrite-time settings for the runtime (e.g. "liveness" → "sample:64"),
 	// written as "config" lines at the top of the table; launch-time settings override them.
@@ -50,7 +53,22 @@ type Table struct {
 	next     int
 }
 
-// NewTable starts a table for the accounts of s (nil for none); site IDs start at 1.
+// Site IDs of separately rewritten jars must not clash: the runtime reads every table on the
+// class path, and an ID two tables give different sites would name the counts of one by the
+// other. A fresh table of an offline rewrite is therefore placed (Place) at a base chosen from
+// its input, anywhere in [FirstPlacedID, FirstPlacedID+placedSpan), and numbers its sites
+// upwards from there; the agent's table, which is one per JVM, keeps the IDs from 1 up, below
+// every placed base. Two separate rewrites then clash only when their ranges overlap, about
+// (n1+n2)/2^31 for tables of n1 and n2 sites, and the runtime detects that and names neither
+// site rather than a wrong one (docs/formats.md, "Site IDs").
+const (
+	FirstPlacedID = 1 << 24
+	placedSpan    = 1<<31 - 2<<24 // the highest base leaves 2^24 IDs below MaxInt32
+	placeAlign    = 64            // whole pages of the runtime's per-thread counters (Acct)
+)
+
+// NewTable starts a table for the accounts of s (nil for none); site IDs start at 1 unless
+// the table is placed.
 func NewTable(s *Set) *Table {
 	t := &Table{accounts: []string{UnaccountedName}, sites: map[int]Site{}, next: 1}
 	if s != nil {
@@ -61,14 +79,48 @@ func NewTable(s *Set) *Table {
 	return t
 }
 
-// AddSite assigns the next site ID.
-func (t *Table) AddSite(s Site) int {
+// Place makes a table without sites number them from a base that fingerprint, a digest of
+// what is rewritten, chooses: the same input gets the same IDs, and different inputs rewritten
+// apart get ranges that are unlikely to meet. A table that has sites (it continues an earlier
+// rewrite) keeps numbering after them, which cannot clash with that rewrite.
+func (t *Table) Place(fingerprint []byte) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	id := t.next
-	t.next++
-	t.sites[id] = s
+	if len(t.sites) > 0 {
+		return
+	}
+	h := sha256.Sum256(fingerprint)
+	slot := binary.BigEndian.Uint64(h[:8]) % (placedSpan / placeAlign)
+	t.next = FirstPlacedID + int(slot)*placeAlign
+}
+
+// NextID returns the ID the next site will get.
+func (t *Table) NextID() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.next
+}
+
+// AddSite assigns the next site ID.
+func (t *Table) AddSite(s Site) int {
+	id, _ := t.AddSites([]Site{s})
 	return id
+}
+
+// AddSites assigns consecutive IDs to sites and returns the first. It fails when the IDs would
+// pass the largest int32, the type rewritten code passes them as.
+func (t *Table) AddSites(sites []Site) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	first := t.next
+	if first+len(sites)-1 > math.MaxInt32 {
+		return 0, fmt.Errorf("site IDs would pass %d (%d sites from %d)", math.MaxInt32, len(sites), first)
+	}
+	for i, s := range sites {
+		t.sites[first+i] = s
+	}
+	t.next += len(sites)
+	return first, nil
 }
 
 // Sites returns the number of sites.

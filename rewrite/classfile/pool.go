@@ -1,6 +1,7 @@
 package classfile
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -24,6 +25,7 @@ type Pool struct {
 	index  map[poolKey]uint16
 	recent []poolHit
 	scans  int
+	unique map[uint16]bool // AddUniqueInteger's entries, never shared by de-duplication
 }
 
 // poolScans is how many pool scans de-duplication does before it builds the full index.
@@ -147,7 +149,7 @@ func (p *Pool) buildIndex() {
 	p.index = make(map[poolKey]uint16, len(p.Entries))
 	for i := len(p.Entries) - 1; i >= 1; i-- { // lowest index wins
 		c := &p.Entries[i]
-		if c.Tag == 0 {
+		if c.Tag == 0 || p.unique[uint16(i)] {
 			continue
 		}
 		p.index[poolKey{c.Tag, c.A, c.B, string(c.Bytes)}] = uint16(i)
@@ -171,7 +173,7 @@ func (p *Pool) find(k poolKey) (uint16, bool) {
 	p.scans++
 	for i := 1; i < len(p.Entries); i++ {
 		c := &p.Entries[i]
-		if c.Tag == k.tag && c.A == k.a && c.B == k.b && string(c.Bytes) == k.s {
+		if c.Tag == k.tag && c.A == k.a && c.B == k.b && string(c.Bytes) == k.s && !p.unique[uint16(i)] {
 			p.remember(k, uint16(i))
 			return uint16(i), true
 		}
@@ -260,6 +262,35 @@ func (p *Pool) AddString(s string) (uint16, error) {
 func (p *Pool) AddInteger(v int32) (uint16, error) {
 	u := uint32(v)
 	return p.add(poolKey{tag: TagInteger, s: string([]byte{byte(u >> 24), byte(u >> 16), byte(u >> 8), byte(u)})})
+}
+
+// AddUniqueInteger appends a CONSTANT_Integer that de-duplication never hands out, whatever
+// its value, so that SetInteger can fill it in later without changing any other use of the
+// pool: the count pass compiles site IDs so and numbers them once the whole class is edited.
+func (p *Pool) AddUniqueInteger() (uint16, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.Entries)+1 > math.MaxUint16 {
+		return 0, ErrPoolOverflow
+	}
+	i := uint16(len(p.Entries))
+	p.Entries = append(p.Entries, Constant{Tag: TagInteger, Bytes: make([]byte, 4)})
+	if p.unique == nil {
+		p.unique = map[uint16]bool{}
+	}
+	p.unique[i] = true
+	return i, nil
+}
+
+// SetInteger sets the value of an entry made by AddUniqueInteger.
+func (p *Pool) SetInteger(i uint16, v int32) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.unique[i] {
+		return fmt.Errorf("constant pool index %d was not made by AddUniqueInteger", i)
+	}
+	binary.BigEndian.PutUint32(p.Entries[i].Bytes, uint32(v))
+	return nil
 }
 
 // AddLong returns the index of a CONSTANT_Long (two slots).

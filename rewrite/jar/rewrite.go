@@ -136,6 +136,9 @@ func IsClass(name string) bool {
 type job struct {
 	e    *Entry
 	done chan struct{}
+	// turn orders what the pass numbers (site IDs) by the class's place in the input, so the
+	// output does not depend on the workers' timing.
+	turn *transform.Turn
 
 	orig  []byte
 	res   transform.Result
@@ -296,6 +299,11 @@ func run(entries []*Entry, signed bool, w sink, pass transform.Class, opt Option
 			classJobs = append(classJobs, jobs[i])
 		}
 	}
+	// The feeder hands classes out in this order, so the earliest turn not yet done is always
+	// with a worker that is not waiting.
+	for i, t := range transform.Turns(len(classJobs)) {
+		classJobs[i].turn = t
+	}
 	// The window bounds how many finished classes wait for the in-order writer, and so the
 	// memory held. A signed jar's manifest (written first) depends on every class's outcome, so
 	// all of them are done before anything is written.
@@ -405,13 +413,14 @@ func run(entries []*Entry, signed bool, w sink, pass transform.Class, opt Option
 
 // process reads one class, runs the pass and, for jar output, compresses the result.
 func process(j *job, pass transform.Class, opt Options, compress bool, zw **flate.Writer) {
+	defer j.turn.Done()
 	data, err := j.e.ReadAll(opt.Limits)
 	if err != nil {
 		j.fatal = err
 		return
 	}
 	j.orig = data
-	j.res, j.fail = safeTransform(pass, j.e.Name, data)
+	j.res, j.fail = safeTransform(pass, j.e.Name, data, j.turn)
 	if j.fail != nil {
 		j.res.Data = nil
 		return
@@ -444,14 +453,14 @@ func process(j *job, pass transform.Class, opt Options, compress bool, zw **flat
 
 // safeTransform runs the pass and turns a panic into a failure of that class: a bug in a pass
 // must cost one class, not the user's whole build.
-func safeTransform(pass transform.Class, name string, data []byte) (res transform.Result, err error) {
+func safeTransform(pass transform.Class, name string, data []byte, turn *transform.Turn) (res transform.Result, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("pass panicked: %v (at %s)", p, panicSite(debug.Stack()))
 			res = transform.Result{}
 		}
 	}()
-	return pass.TransformClass(name, data)
+	return transform.InTurn(pass, name, data, turn)
 }
 
 // panicSite picks the file:line of the function that panicked out of a goroutine stack trace:

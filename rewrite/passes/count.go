@@ -57,6 +57,48 @@ type countClass struct {
 	bsms    []classfile.BootstrapMethod
 	bsmErr  error
 	parsed  bool
+	// The sites of the method being edited, and of the methods whose new code is kept: only
+	// those are numbered, so a method left as it was takes no ID.
+	method, kept []pendingSite
+}
+
+// pendingSite is a site inserted into the code, with the pool constant its ID goes in.
+type pendingSite struct {
+	id   uint16
+	site accounts.Site
+}
+
+func (e *countEditor) methodKept(state any, kept bool) {
+	cc := state.(*countClass)
+	if kept {
+		cc.kept = append(cc.kept, cc.method...)
+	}
+	cc.method = cc.method[:0]
+}
+
+// finishClass numbers the sites of the class's kept methods, in the class's turn so that the IDs
+// do not depend on which worker got there first, and fills in their constants.
+func (e *countEditor) finishClass(cf *classfile.Class, state any, turn *transform.Turn) error {
+	cc := state.(*countClass)
+	if len(cc.kept) == 0 {
+		return nil
+	}
+	sites := make([]accounts.Site, len(cc.kept))
+	for i, p := range cc.kept {
+		sites[i] = p.site
+	}
+	turn.Wait()
+	first, err := e.opt.Table.AddSites(sites)
+	turn.Done()
+	if err != nil {
+		return err
+	}
+	for i, p := range cc.kept {
+		if err := cf.Pool.SetInteger(p.id, int32(first+i)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (e *countEditor) prepareClass(cf *classfile.Class) (any, error) {
@@ -134,7 +176,7 @@ func (e *countEditor) editMethod(cf *classfile.Class, m *classfile.Member, b *co
 	t := b.NewLocal(1)
 	eager := e.allAccounted && eagerFetch(b, sites)
 	for _, s := range sites {
-		if err := e.insertCount(b, s, t, static, eager, lines); err != nil {
+		if err := e.insertCount(cc, b, s, t, static, eager, lines); err != nil {
 			return err
 		}
 	}
@@ -448,33 +490,35 @@ func hasLoop(b *code.Body) bool {
 	return false
 }
 
-// insertCount registers the site and inserts its counting call after s.at. With static ≥ 0
+// insertCount inserts the counting call of s after s.at. Its site ID is a constant of its own
+// in the pool, filled in when the class's sites are numbered (finishClass). With static ≥ 0
 // (every class accounted) the account goes with the call (insertStaticCount); eager says t is
 // fetched on entry and never null.
-func (e *countEditor) insertCount(b *code.Body, s site, t, static int, eager bool, lines map[*code.Insn]int) error {
+func (e *countEditor) insertCount(cc *countClass, b *code.Body, s site, t, static int, eager bool, lines map[*code.Insn]int) error {
 	line := -1
 	if l, ok := lines[s.at]; ok {
 		line = l
 	}
-	id := e.opt.Table.AddSite(accounts.Site{Kind: s.kind, Type: s.typ, Method: javaName(b.Method.Class) + "." + b.Method.Name + b.Method.Desc, Offset: s.off, Line: line})
-	if id > 32767*1024 {
-		return fmt.Errorf("%s: more than %d allocation sites", b.Method, id)
+	id, err := b.Pool.AddUniqueInteger()
+	if err != nil {
+		return err
 	}
+	cc.method = append(cc.method, pendingSite{id, accounts.Site{Kind: s.kind, Type: s.typ, Method: javaName(b.Method.Class) + "." + b.Method.Name + b.Method.Desc, Offset: s.off, Line: line}})
 	if static >= 0 {
 		return e.insertStaticCount(b, s, t, static, id, eager)
 	}
 	q := b.Seq()
 	switch s.how {
 	case "ref":
-		q.Op(code.DUP).Load(code.ALOAD, t).Int(int32(id)).InvokeStatic(AcctClass, "object", "(Ljava/lang/Object;"+acctDesc+"I)V")
+		q.Op(code.DUP).Load(code.ALOAD, t).Ldc(id).InvokeStatic(AcctClass, "object", "(Ljava/lang/Object;"+acctDesc+"I)V")
 	case "noref":
-		q.Load(code.ALOAD, t).Int(int32(id)).InvokeStatic(AcctClass, "object", "("+acctDesc+"I)V")
+		q.Load(code.ALOAD, t).Ldc(id).InvokeStatic(AcctClass, "object", "("+acctDesc+"I)V")
 	case "array":
-		q.Op(code.DUP).Load(code.ALOAD, t).Int(int32(id)).InvokeStatic(AcctClass, "array", "("+s.arrayDesc+acctDesc+"I)V")
+		q.Op(code.DUP).Load(code.ALOAD, t).Ldc(id).InvokeStatic(AcctClass, "array", "("+s.arrayDesc+acctDesc+"I)V")
 	case "any":
-		q.Op(code.DUP).Load(code.ALOAD, t).Int(int32(id)).InvokeStatic(AcctClass, "anyArray", "(Ljava/lang/Object;"+acctDesc+"I)V")
+		q.Op(code.DUP).Load(code.ALOAD, t).Ldc(id).InvokeStatic(AcctClass, "anyArray", "(Ljava/lang/Object;"+acctDesc+"I)V")
 	case "multi":
-		if err := multiCall(b, s, q, t, "multi", "V", id); err != nil {
+		if err := multiCall(b, s, q, t, "multi", "V", -1, id); err != nil {
 			return err
 		}
 	default:
@@ -491,14 +535,14 @@ func (e *countEditor) insertCount(b *code.Body, s site, t, static int, eager boo
 // accounted): the account goes with the call, t may still be null (the runtime fetches the
 // thread's state then) and the call returns the state, which goes back into t. With eager, t
 // was fetched on entry: objects and arrays take Acct.count, which has no null case.
-func (e *countEditor) insertStaticCount(b *code.Body, s site, t, account, id int, eager bool) error {
+func (e *countEditor) insertStaticCount(b *code.Body, s site, t, account int, id uint16, eager bool) error {
 	q := b.Seq()
 	if eager && (s.how == "ref" || s.how == "array") {
 		first := "Ljava/lang/Object;"
 		if s.how == "array" {
 			first = s.arrayDesc
 		}
-		q.Op(code.DUP).Load(code.ALOAD, t).Int(int32(account)).Int(int32(id)).InvokeStatic(AcctClass, "count", "("+first+acctDesc+"II)V")
+		q.Op(code.DUP).Load(code.ALOAD, t).Int(int32(account)).Ldc(id).InvokeStatic(AcctClass, "count", "("+first+acctDesc+"II)V")
 		if err := q.Err(); err != nil {
 			return err
 		}
@@ -508,13 +552,13 @@ func (e *countEditor) insertStaticCount(b *code.Body, s site, t, account, id int
 	tail := acctDesc + "II)" + acctDesc
 	switch s.how {
 	case "ref":
-		q.Op(code.DUP).Load(code.ALOAD, t).Int(int32(account)).Int(int32(id)).InvokeStatic(AcctClass, "object", "(Ljava/lang/Object;"+tail)
+		q.Op(code.DUP).Load(code.ALOAD, t).Int(int32(account)).Ldc(id).InvokeStatic(AcctClass, "object", "(Ljava/lang/Object;"+tail)
 	case "noref":
-		q.Load(code.ALOAD, t).Int(int32(account)).Int(int32(id)).InvokeStatic(AcctClass, "object", "("+tail)
+		q.Load(code.ALOAD, t).Int(int32(account)).Ldc(id).InvokeStatic(AcctClass, "object", "("+tail)
 	case "array":
-		q.Op(code.DUP).Load(code.ALOAD, t).Int(int32(account)).Int(int32(id)).InvokeStatic(AcctClass, "array", "("+s.arrayDesc+tail)
+		q.Op(code.DUP).Load(code.ALOAD, t).Int(int32(account)).Ldc(id).InvokeStatic(AcctClass, "array", "("+s.arrayDesc+tail)
 	case "any":
-		q.Op(code.DUP).Load(code.ALOAD, t).Int(int32(account)).Int(int32(id)).InvokeStatic(AcctClass, "anyArray", "(Ljava/lang/Object;"+tail)
+		q.Op(code.DUP).Load(code.ALOAD, t).Int(int32(account)).Ldc(id).InvokeStatic(AcctClass, "anyArray", "(Ljava/lang/Object;"+tail)
 	case "multi":
 		if err := multiCall(b, s, q, t, "multiIn", acctDesc, account, id); err != nil {
 			return err
@@ -532,8 +576,9 @@ func (e *countEditor) insertStaticCount(b *code.Body, s site, t, account, id int
 
 // multiCall appends the counting call of a multianewarray site to q: the new array (so that its
 // liveness can be tracked), t, the saved dimensions (in an int[] beyond three), the shape, then
-// the trailing ints (the site, or the account and the site), to Acct.name returning ret.
-func multiCall(b *code.Body, s site, q *code.Seq, t int, name, ret string, trailing ...int) error {
+// the account when it is fixed (account ≥ 0) and the site's ID constant, to Acct.name returning
+// ret.
+func multiCall(b *code.Body, s site, q *code.Seq, t int, name, ret string, account int, id uint16) error {
 	locals, err := saveDims(b, s)
 	if err != nil {
 		return err
@@ -552,10 +597,13 @@ func multiCall(b *code.Body, s site, q *code.Seq, t int, name, ret string, trail
 		dims = "[I"
 	}
 	q.Int(int32(s.shape))
-	for _, v := range trailing {
-		q.Int(int32(v))
+	trailing := "I"
+	if account >= 0 {
+		q.Int(int32(account))
+		trailing = "II"
 	}
-	q.InvokeStatic(AcctClass, name, "(Ljava/lang/Object;"+acctDesc+dims+"I"+strings.Repeat("I", len(trailing))+")"+ret)
+	q.Ldc(id)
+	q.InvokeStatic(AcctClass, name, "(Ljava/lang/Object;"+acctDesc+dims+"I"+trailing+")"+ret)
 	return nil
 }
 

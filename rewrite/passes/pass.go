@@ -53,6 +53,16 @@ type framesWriter interface {
 	writesFrames()
 }
 
+// classFinisher is implemented by editors that gather, method by method, what the class needs
+// once all its methods are edited, and finish the class with it in the class's turn (the count
+// pass numbers its allocation sites there, transform.Turn).
+type classFinisher interface {
+	// methodKept says, after each method, whether its new code is kept.
+	methodKept(state any, kept bool)
+	// finishClass runs after the last method when any changed, before the class is written.
+	finishClass(c *classfile.Class, state any, turn *transform.Turn) error
+}
+
 // driver runs a methodEditor over every method of a class.
 type driver struct {
 	name string
@@ -62,8 +72,14 @@ type driver struct {
 	alwaysWrite bool
 }
 
-// TransformClass implements transform.Class.
+// TransformClass implements transform.Class, for callers with no order of classes.
 func (d *driver) TransformClass(name string, data []byte) (transform.Result, error) {
+	return d.TransformClassInTurn(name, data, nil)
+}
+
+// TransformClassInTurn implements transform.Ordered.
+func (d *driver) TransformClassInTurn(name string, data []byte, turn *transform.Turn) (transform.Result, error) {
+	defer turn.Done()
 	var res transform.Result
 	cf, err := classfile.Parse(data)
 	if err != nil {
@@ -98,10 +114,14 @@ func (d *driver) TransformClass(name string, data []byte) (transform.Result, err
 		return res, nil
 	}
 	changed := false
+	fin, _ := d.ed.(classFinisher)
 	for _, m := range cf.Methods {
 		ok, skip, err := d.method(cf, cname, m, state)
 		if err != nil {
 			return transform.Result{}, err
+		}
+		if fin != nil {
+			fin.methodKept(state, ok)
 		}
 		if skip != nil {
 			res.Skipped = append(res.Skipped, *skip)
@@ -110,6 +130,11 @@ func (d *driver) TransformClass(name string, data []byte) (transform.Result, err
 	}
 	if !changed && !d.alwaysWrite {
 		return res, nil
+	}
+	if fin != nil {
+		if err := fin.finishClass(cf, state, turn); err != nil {
+			return transform.Result{}, fmt.Errorf("%s: pass %s: %w", cname, d.name, err)
+		}
 	}
 	out, err := cf.Bytes()
 	if err != nil {

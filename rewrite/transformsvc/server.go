@@ -69,6 +69,7 @@ func (s *Server) Serve(r io.Reader, w io.Writer) error {
 			werr = bw.Flush()
 		}
 	}
+	s.sent = s.Table.NextID() - 1
 	if s.HookSites > 0 {
 		for i := 0; i < s.HookSites; i++ {
 			id := s.Table.AddSite(accounts.Site{Kind: HookSiteKind, Type: "(reserved)", Method: HookSiteMethod, Offset: -1, Line: -1})
@@ -153,9 +154,10 @@ func (s *Server) handle(req *Request) (resp *Response) {
 		}
 		fmt.Fprintf(&msgs, "skipped: %s.%s: %s\n", req.Name, oneLine(m), oneLine(sk.Reason))
 		// Said once, unasked: counted by the class's own code, with IDs of the table of the
-		// rewrite that made it, which this run's table gives to other sites.
+		// rewrite that made it. Those lie apart from this run's (docs/formats.md, "Site IDs"),
+		// but the runtime names them only if it finds that table.
 		if sk.Method == "" && strings.HasPrefix(sk.Reason, transform.RewrittenBefore) && s.toldRewritten.CompareAndSwap(false, true) {
-			fmt.Fprintf(&msgs, "warning: %s: %s before it loaded (heapledger rewrite): it and any others such are left as they are and count with the site IDs of their own table, which this run numbers afresh, so reports may give their counts the wrong sites; run the original classes under the agent\n", who, transform.RewrittenBefore)
+			fmt.Fprintf(&msgs, "warning: %s: %s before it loaded (heapledger rewrite): it and any others such are left as they are and count with the site IDs of their own table, which the runtime reads from the class path (or -Dheapledger.table); sites of a table it does not find are reported as site#ID\n", who, transform.RewrittenBefore)
 		}
 	}
 	resp.Messages = msgs.String()

@@ -277,3 +277,54 @@ func TestLivenessAfterFullGC(t *testing.T) {
 		t.Errorf("int[10]: want 1000 allocated, 100 live (5600 bytes), 900 reclaimed: %v", arr)
 	}
 }
+
+// TestSparseSiteIDs: sites numbered from bases far apart, as jars rewritten apart number them,
+// are counted exactly; among them bases whose pages meet in a thread's directory at every size
+// it may grow to, which must count through the general table instead.
+func TestSparseSiteIDs(t *testing.T) {
+	classes := build(t)
+	dir := t.TempDir()
+	const maxDirectory = 1 << 14 // Acct.MAX_DIRECTORY
+	bases := []int{1, 1 << 24, 1<<24 + 32*maxDirectory, 1<<24 + 64*maxDirectory + 16, 1<<30 + 1000, 1<<31 - 100}
+	args := []string{"-cp", classes, "-Dheapledger.snapshot.dir=" + dir, "heapledger.rt.SelfTest", "sparse"}
+	for _, b := range bases {
+		args = append(args, strconv.Itoa(b))
+	}
+	if out, err := exec.Command(need(t, "java"), args...).CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	snaps, _ := filepath.Glob(filepath.Join(dir, "*.snapshot"))
+	if len(snaps) != 1 {
+		t.Fatalf("snapshots: %v", snaps)
+	}
+	data, err := os.ReadFile(snaps[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Split(line, "\t")
+		if f[0] == "alloc" {
+			got[f[1]+"/"+f[2]+"/"+f[3]] = f[4] + " " + f[5]
+		}
+		if f[0] == "dropped" && f[1] != "0" {
+			t.Errorf("runtime dropped events: %s", line)
+		}
+	}
+	want := map[string]string{}
+	for _, b := range bases {
+		for k := 0; k < 40; k++ {
+			n := 2 * (k + 1) // two threads
+			want[fmt.Sprintf("2/%d/0", b+k)] = fmt.Sprintf("%d 0", n)
+			want[fmt.Sprintf("3/%d/0", b+k)] = fmt.Sprintf("%d %d", n, 3*n)
+		}
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("account/site/part %s: got %q, want %q", k, got[k], w)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d rows, want %d", len(got), len(want))
+	}
+}

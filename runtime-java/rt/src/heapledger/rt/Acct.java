@@ -17,13 +17,20 @@ public final class Acct {
     public int account;
 
     /**
-     * Counters by site, for (account, site, part 0): page p holds sites p*PAGE .. p*PAGE+PAGE-1,
-     * SLOT longs each: account+1 (0: free), count, elements, bytes. A site's slot belongs to the
-     * first account this thread counts there; other accounts at that site, and part 1 of a
-     * multianewarray, go to {@link #counts}. Sites are dense small integers, so indexing beats
-     * any hash: on sunflow, probing a hash table per allocation took a quarter of all samples,
-     * the two-level index a few percent. Pages keep a thread that touches a few sites with high
-     * IDs from paying for every lower one.
+     * Counters by site, for (account, site, part 0), in pages of PAGE sites: SLOT longs each,
+     * the owner ({@link #owner}: the page's number and the account; 0 when free), count,
+     * elements, bytes, and after the last slot the page's number + 1. A site's slot belongs to
+     * the first account this thread counts there; other accounts at that site, and part 1 of a
+     * multianewarray, go to {@link #counts}. Indexing beats any hash: on sunflow, probing a hash
+     * table per allocation took a quarter of all samples, a direct index a few percent.
+     *
+     * <p>Site IDs are sparse: each separately rewritten jar numbers its sites from its own base
+     * anywhere below 2^31 (docs/formats.md, "Site IDs"). So a page sits at its number modulo the
+     * directory's length, a power of two, and the owner a fast path compares holds the page's
+     * number too: one comparison still decides the fast path, and a page in another's place
+     * simply does not match. The directory doubles when two pages a thread uses meet (the pages
+     * of one jar never meet each other, being consecutive) up to MAX_DIRECTORY; past that, a
+     * page that finds its place taken counts through {@link #counts}.
      */
     long[][] pages = NO_PAGES;
 
@@ -34,13 +41,25 @@ public final class Acct {
     private static final int ANY_ARRAY = -2;
 
     static final int PAGE_BITS = 5, PAGE = 1 << PAGE_BITS, PAGE_MASK = PAGE - 1, SLOT = 4;
-    private static final long[][] NO_PAGES = new long[0][];
+    /** Where a page keeps its number + 1, after its last slot. */
+    private static final int TAG = PAGE * SLOT;
+    /** The most pages a thread's directory holds: 64 KB of references. */
+    static final int MAX_DIRECTORY = 1 << 14;
     /**
      * Stands for a page not yet made: its owners are all 0, so no fast path ever matches it and
      * only page() writes a page. With it the fast paths need no null test of the page, one
      * branch less at every site the JIT inlines them into.
      */
-    private static final long[] EMPTY = new long[PAGE * SLOT];
+    private static final long[] EMPTY = new long[TAG + 1];
+    private static final long[][] NO_PAGES = {EMPTY};
+
+    /**
+     * What the slot of site holds when account owns it: the site's page number above, the
+     * account + 1 below (never 0). Inlined into the fast paths, where the site is a constant.
+     */
+    static long owner(int site, int account) {
+        return (long) (site >>> PAGE_BITS) << 32 | (account + 1L);
+    }
     final WeakReference<Thread> owner;
     /** The owner's Thread.getId(), which the JVM never reuses: identifies it without keeping it alive. */
     final long tid;
@@ -66,12 +85,12 @@ public final class Acct {
     long add(int account, int site, long count, long elements, long bytes) {
         // With liveness 'all' every allocation must reach the slow path, which tracks it; no
         // slot is ever claimed then, so the fast paths never match.
-        if (site >= 0 && Live.MODE != Live.ALL) {
-            long[] p = page(site);
+        long[] p = site >= 0 && Live.MODE != Live.ALL ? page(site) : null;
+        if (p != null) {
             int i = (site & PAGE_MASK) * SLOT;
-            long owner = p[i];
-            if (owner == 0) p[i] = owner = account + 1L;
-            if (owner == account + 1L) {
+            long own = owner(site, account);
+            if (p[i] == 0) p[i] = own;
+            if (p[i] == own) {
                 p[i + 2] += elements;
                 p[i + 3] += bytes;
                 return p[i + 1] += count;
@@ -80,35 +99,52 @@ public final class Acct {
         return counts.add(Counts.key(account, site, 0), count, elements, bytes);
     }
 
+    /** The page of site, made if need be; null when its place is another's for good. */
     long[] page(int site) {
-        int pi = site >>> PAGE_BITS;
-        long[][] pg = pages;
-        if (pi >= pg.length) {
-            int n = Math.max(8, pg.length);
-            while (n <= pi) n *= 2;
-            long[][] bigger = new long[n][];
-            System.arraycopy(pg, 0, bigger, 0, pg.length);
-            java.util.Arrays.fill(bigger, pg.length, n, EMPTY);
-            pages = pg = bigger; // published complete: a snapshot reader sees old or new pages
+        int number = site >>> PAGE_BITS;
+        while (true) {
+            long[][] pg = pages;
+            int at = number & (pg.length - 1);
+            long[] p = pg[at];
+            if (p == EMPTY) {
+                if (pg == NO_PAGES) pages = pg = new long[][] {EMPTY}; // shared by every thread: never written
+                p = new long[TAG + 1];
+                p[TAG] = number + 1L;
+                pg[at] = p;
+                return p;
+            }
+            if (p[TAG] == number + 1L) return p;
+            if (pg.length >= MAX_DIRECTORY) return null;
+            grow();
         }
-        long[] p = pg[pi];
-        if (p == EMPTY) pg[pi] = p = new long[PAGE * SLOT];
-        return p;
+    }
+
+    /**
+     * Doubles the directory. Pages apart at one length are apart at the next, so none meets
+     * another; the new directory is published complete, so a snapshot reader sees old or new.
+     */
+    private void grow() {
+        long[][] pg = pages;
+        long[][] bigger = new long[pg.length * 2][];
+        java.util.Arrays.fill(bigger, EMPTY);
+        for (long[] p : pg) {
+            if (p != EMPTY) bigger[(int) (p[TAG] - 1) & (bigger.length - 1)] = p;
+        }
+        pages = bigger;
     }
 
     /** Adds every total of this thread, direct slots and table, into into (snapshot merge). */
     void addTo(Counts into) {
         into.addAll(counts);
-        long[][] pg = pages;
-        for (int pi = 0; pi < pg.length; pi++) {
-            long[] p = pg[pi];
-            if (p == null || p == EMPTY) continue; // null: a page array published before its fill is seen
-            for (int i = 0; i < p.length; i += SLOT) {
+        for (long[] p : pages) {
+            if (p == null || p == EMPTY) continue; // null: a directory published before its fill is seen
+            int first = (int) (p[TAG] - 1) << PAGE_BITS;
+            for (int i = 0; i < TAG; i += SLOT) {
                 long owner = p[i];
                 // A slot claimed but not yet added to (the owner is between the two) has nothing to say.
                 if (owner == 0 || p[i + 1] == 0) continue;
-                int site = (pi << PAGE_BITS) + i / SLOT;
-                into.add(Counts.key((int) (owner - 1), site, 0), p[i + 1], p[i + 2], p[i + 3]);
+                int account = (int) ((owner & 0xFFFFFFFFL) - 1);
+                into.add(Counts.key(account, first + i / SLOT, 0), p[i + 1], p[i + 2], p[i + 3]);
             }
         }
     }
@@ -128,10 +164,10 @@ public final class Acct {
      */
     public static void count(Object o, Acct t, int account, int site) {
         long[][] pg = t.pages;
-        int pi = site >>> PAGE_BITS;
         long[] p;
         int i = (site & PAGE_MASK) * SLOT;
-        if (o != null && !(Budget.MAY_THROW && Budget.anyThrowing) && pi < pg.length && (p = pg[pi])[i] == account + 1L) {
+        if (o != null && !(Budget.MAY_THROW && Budget.anyThrowing)
+                && (p = pg[site >>> PAGE_BITS & pg.length - 1])[i] == owner(site, account)) {
             long n = ++p[i + 1];
             if (t.account != account) t.account = account;
             if (Live.MODE == Live.SAMPLE && n % Live.RATE == 0) sampled(o, account, site, n, 0, 0);
@@ -180,10 +216,10 @@ public final class Acct {
 
     private static void fast(Object a, Acct t, int account, int site, int length, int elementSize) {
         long[][] pg = t.pages;
-        int pi = site >>> PAGE_BITS;
         long[] p;
         int i = (site & PAGE_MASK) * SLOT;
-        if (!(Budget.MAY_THROW && Budget.anyThrowing) && pi < pg.length && (p = pg[pi])[i] == account + 1L) {
+        if (!(Budget.MAY_THROW && Budget.anyThrowing)
+                && (p = pg[site >>> PAGE_BITS & pg.length - 1])[i] == owner(site, account)) {
             long bytes = Sizes.array(length, elementSize);
             long n = ++p[i + 1];
             p[i + 2] += length;
@@ -218,10 +254,10 @@ public final class Acct {
             // the middle of a count.
             Acct a = t != null ? t : Ledger.current();
             long[][] pg = a.pages;
-            int pi = site >>> PAGE_BITS;
             long[] p;
             int i = (site & PAGE_MASK) * SLOT;
-            if (!(Budget.MAY_THROW && Budget.anyThrowing) && pi < pg.length && (p = pg[pi])[i] == account + 1L) {
+            if (!(Budget.MAY_THROW && Budget.anyThrowing)
+                    && (p = pg[site >>> PAGE_BITS & pg.length - 1])[i] == owner(site, account)) {
                 long n = ++p[i + 1];
                 if (a.account != account) a.account = account; // cheaper than a store per allocation
                 if (Live.MODE == Live.SAMPLE && n % Live.RATE == 0) sampled(o, account, site, n, 0, 0);
@@ -274,34 +310,18 @@ public final class Acct {
                 // A clone() that returned null: dropped, as with full switching.
                 if (c == null) throw new NullPointerException("no object at site " + site);
                 // The site's class for the size model, as Ledger.noteClass but from the class,
-                // so the object need not escape; synchronized on Ledger.class as recordClass is.
-                // Written out here rather than called: it is part of what keeps this method
-                // above FreqInlineSize (TestRuntimeSizes fails when it is a call).
-                Class<?>[] sc = Ledger.siteClasses;
-                if (site >= sc.length || sc[site] == null) {
-                    synchronized (Ledger.class) {
-                        sc = Ledger.siteClasses;
-                        if (site >= sc.length) {
-                            int n = sc.length;
-                            while (n <= site) n *= 2;
-                            Class<?>[] bigger = new Class<?>[n];
-                            System.arraycopy(sc, 0, bigger, 0, sc.length);
-                            sc = bigger;
-                        }
-                        if (sc[site] == null) sc[site] = c;
-                        Ledger.siteClasses = sc;
-                    }
-                }
+                // so the object need not escape.
+                if (SiteClasses.get(site) == null) SiteClasses.put(site, c);
             }
             // The site's direct slot, claimed here for the fast paths (as add() does), so that they
             // find it next time; never with liveness 'all', whose every allocation comes here.
             long n;
             long[] p = null;
             int i = (site & PAGE_MASK) * SLOT;
-            if (site >= 0 && Live.MODE != Live.ALL) {
-                p = t.page(site);
-                if (p[i] == 0) p[i] = account + 1L;
-                if (p[i] != account + 1L) p = null;
+            if (site >= 0 && Live.MODE != Live.ALL && (p = t.page(site)) != null) {
+                long own = owner(site, account);
+                if (p[i] == 0) p[i] = own;
+                if (p[i] != own) p = null;
             }
             if (p != null) {
                 p[i + 2] += elements;
@@ -349,10 +369,10 @@ public final class Acct {
         {
             Acct h = t != null ? t : Ledger.current(); // before Budget: see object()
             long[][] pg = h.pages;
-            int pi = site >>> PAGE_BITS;
             long[] p;
             int i = (site & PAGE_MASK) * SLOT;
-            if (!(Budget.MAY_THROW && Budget.anyThrowing) && pi < pg.length && (p = pg[pi])[i] == account + 1L) {
+            if (!(Budget.MAY_THROW && Budget.anyThrowing)
+                    && (p = pg[site >>> PAGE_BITS & pg.length - 1])[i] == owner(site, account)) {
                 long bytes = Sizes.array(length, elementSize);
                 long n = ++p[i + 1];
                 p[i + 2] += length;

@@ -135,8 +135,8 @@ final class Budget {
                 int site = Counts.site(key);
                 Long size = sizes.get(site);
                 if (size == null) {
-                    Class<?>[] sc = Ledger.siteClasses;
-                    size = site < sc.length && sc[site] != null ? Sizes.instance(sc[site]) : 0L;
+                    Class<?> type = SiteClasses.get(site);
+                    size = type != null ? Sizes.instance(type) : 0L;
                     sizes.put(site, size);
                 }
                 bytes = t[s + 1] * size;

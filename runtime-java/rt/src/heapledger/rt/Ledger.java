@@ -25,9 +25,6 @@ public final class Ledger {
     /** Counts of threads that have ended, folded in at snapshot time so the registry stays small. */
     static final Counts RETIRED = new Counts();
 
-    /** Class of the first object seen at each object site, for the size model. */
-    static volatile Class<?>[] siteClasses = new Class<?>[1024];
-
     /** Internal failures swallowed so as never to throw into the application. */
     static final java.util.concurrent.atomic.AtomicLong DROPPED = new java.util.concurrent.atomic.AtomicLong();
     static volatile String firstDrop;
@@ -91,22 +88,7 @@ public final class Ledger {
     }
 
     static void noteClass(int site, Object o) {
-        Class<?>[] sc = siteClasses;
-        if (site < sc.length && sc[site] != null) return;
-        recordClass(site, o.getClass());
-    }
-
-    private static synchronized void recordClass(int site, Class<?> c) {
-        Class<?>[] sc = siteClasses;
-        if (site >= sc.length) {
-            int n = sc.length;
-            while (n <= site) n *= 2;
-            Class<?>[] bigger = new Class<?>[n];
-            System.arraycopy(sc, 0, bigger, 0, sc.length);
-            sc = bigger;
-        }
-        if (sc[site] == null) sc[site] = c;
-        siteClasses = sc;
+        if (SiteClasses.get(site) == null) SiteClasses.put(site, o.getClass());
     }
 
     static void drop(Throwable e) {

@@ -234,6 +234,7 @@ final class Snapshots {
             SnapshotFormat.LiveView lv = SnapshotFormat.LiveView.take();
             Counts c = Ledger.merge();
             Tables t = Tables.load(sitesOf(c));
+            t.tell();
             Map<Integer, Long> sizes = objectSizes(c);
             if (!format.equals("json")) written = writeFile(new File(dir, base + ".snapshot"), c, lv, t, sizes, reason, false);
             if (reason.equals("demand") && Boolean.parseBoolean(setting("heapledger.snapshot.heapdump", "HEAPLEDGER_SNAPSHOT_HEAPDUMP", "false"))) {
@@ -262,8 +263,8 @@ final class Snapshots {
         File tmp = new File(f.getPath() + ".tmp");
         Writer w = new OutputStreamWriter(new FileOutputStream(tmp), "UTF-8");
         try {
-            if (json) SnapshotFormat.json(w, c, lv, t, sizes, reason, header());
-            else SnapshotFormat.text(w, c, lv, t, sizes, reason, header());
+            if (json) SnapshotFormat.json(w, c, lv, t, sizes, reason, header(t));
+            else SnapshotFormat.text(w, c, lv, t, sizes, reason, header(t));
         } finally {
             w.close();
         }
@@ -272,6 +273,14 @@ final class Snapshots {
             if (!tmp.renameTo(f)) throw new IOException("cannot rename " + tmp + " to " + f);
         }
         return f.getPath();
+    }
+
+    static String[][] header(Tables t) {
+        String[][] h = header();
+        if (t.clashes() == 0) return h;
+        String[][] more = java.util.Arrays.copyOf(h, h.length + 1);
+        more[h.length] = new String[] {"clashes", t.clashes() + " IDs named differently by the tables of " + t.clash};
+        return more;
     }
 
     static String[][] header() {
@@ -301,7 +310,6 @@ final class Snapshots {
     /** Shallow size of the class seen at each object site that has counts; -1 when unknown. */
     private static Map<Integer, Long> objectSizes(Counts c) {
         Map<Integer, Long> sizes = new HashMap<Integer, Long>();
-        Class<?>[] sc = Ledger.siteClasses;
         long[] tab = c.table;
         for (int s = 0; s < tab.length; s += Counts.STRIDE) {
             if (tab[s] == 0) continue;
@@ -309,9 +317,10 @@ final class Snapshots {
             int site = Counts.site(key);
             if (sizes.containsKey(site)) continue;
             long size = -1;
-            if (site < sc.length && sc[site] != null && !sc[site].isArray()) {
+            Class<?> type = SiteClasses.get(site);
+            if (type != null && !type.isArray()) {
                 try {
-                    size = Sizes.instance(sc[site]);
+                    size = Sizes.instance(type);
                 } catch (Throwable e) {
                     size = -1;
                 }
@@ -415,11 +424,22 @@ final class Snapshots {
         return pid;
     }
 
-    /** Account and site names from the tables the rewriter wrote. */
+    /**
+     * Account and site names from the tables the rewriter wrote. Jars rewritten apart each have
+     * a table, and their site IDs come from ranges chosen apart (docs/formats.md, "Site IDs"): an
+     * ID two tables give different sites or accounts is a clash, whose counts cannot be told
+     * apart. It is named by both, as ambiguous, never by one of them, and said loudly.
+     */
     static final class Tables {
         final Map<Integer, String> accounts = new HashMap<Integer, String>();
         final Map<Integer, String[]> sites = new HashMap<Integer, String[]>();
         final StringBuilder sources = new StringBuilder();
+        /** The table each name came from, and the IDs found clashing. */
+        private final Map<Integer, String> accountFrom = new HashMap<Integer, String>(), siteFrom = new HashMap<Integer, String>();
+        private final java.util.Set<Integer> clashedAccounts = new java.util.HashSet<Integer>(), clashedSites = new java.util.HashSet<Integer>();
+        /** The tables of the first clash, for the message. */
+        String clash;
+        private static boolean told;
 
         /** The tables on the class path, the agent's and heapledger.table's; of the sites, only those in wanted. */
         static Tables load(java.util.BitSet wanted) {
@@ -523,15 +543,85 @@ final class Snapshots {
             String[] f = line.split("\t", -1);
             try {
                 if (f[0].equals("account") && f.length >= 3) {
-                    accounts.put(Integer.valueOf(f[1]), f[2]);
+                    putAccount(Integer.valueOf(f[1]), f[2], source);
                 } else if (f[0].equals("site") && f.length >= 3) {
                     String[] rest = new String[f.length - 2];
                     System.arraycopy(f, 2, rest, 0, rest.length);
-                    sites.put(Integer.valueOf(f[1]), rest);
+                    putSite(Integer.valueOf(f[1]), rest, source);
                 }
             } catch (NumberFormatException e) {
                 warn(source + ": bad table line: " + line);
             }
+        }
+
+        /** Names account id as source does; a later line of the same source wins. */
+        private void putAccount(Integer id, String name, String source) {
+            String had = accounts.get(id), from = accountFrom.get(id);
+            if (had == null || from.equals(source)) {
+                if (!clashedAccounts.contains(id)) {
+                    accounts.put(id, name);
+                    accountFrom.put(id, source);
+                }
+            } else if (!had.equals(name) && clashedAccounts.add(id)) {
+                accounts.put(id, "<ambiguous: " + had + " in " + where(from) + " | " + name + " in " + where(source) + ">");
+                clashed(from, source);
+            }
+        }
+
+        /** Names site id as source does (KIND TYPE METHOD OFFSET LINE); a later line of the same source wins. */
+        private void putSite(Integer id, String[] site, String source) {
+            String[] had = sites.get(id);
+            String from = siteFrom.get(id);
+            if (had == null || from.equals(source)) {
+                if (!clashedSites.contains(id)) {
+                    sites.put(id, site);
+                    siteFrom.put(id, source);
+                }
+            } else if (!java.util.Arrays.equals(had, site) && clashedSites.add(id)) {
+                // What both say stays (the kind and type when they agree); the rest names both.
+                String kind = field(had, 0).equals(field(site, 0)) ? field(had, 0) : "ambiguous";
+                String type = field(had, 1).equals(field(site, 1)) ? field(had, 1) : "?";
+                String method = "<ambiguous: " + describe(had) + " in " + where(from) + " | " + describe(site) + " in " + where(source) + ">";
+                sites.put(id, new String[] {kind, type, method, "-1", "-1"});
+                clashed(from, source);
+            }
+        }
+
+        private void clashed(String a, String b) {
+            if (clash == null) clash = where(a) + " and " + where(b);
+        }
+
+        /** IDs named differently by two tables, among those read; 0 when none clash. */
+        int clashes() {
+            return clashedAccounts.size() + clashedSites.size();
+        }
+
+        /** Says once per run that tables clash: the figures are right, some names are not known. */
+        void tell() {
+            if (clash == null || told) return;
+            told = true;
+            warn("the tables of " + clash + " give the same IDs to different sites or accounts (they were rewritten apart and their"
+                    + " IDs met): their counts cannot be told apart, and the snapshot names them <ambiguous: ...>. Rewrite one of the"
+                    + " jars again with --table naming the other's table (docs/formats.md, \"Site IDs\")");
+        }
+
+        private static String field(String[] f, int i) {
+            return i < f.length ? f[i] : "";
+        }
+
+        private static String describe(String[] site) {
+            return field(site, 0) + " " + field(site, 1) + " in " + field(site, 2) + " @" + field(site, 3);
+        }
+
+        /** A table's source as a user knows it: the jar or directory, not the resource's URL. */
+        static String where(String source) {
+            String s = source;
+            int bang = s.indexOf("!/");
+            if (bang >= 0) s = s.substring(0, bang);
+            else if (s.endsWith("/" + TABLE_RESOURCE)) s = s.substring(0, s.length() - TABLE_RESOURCE.length() - 1);
+            if (s.startsWith("jar:")) s = s.substring(4);
+            if (s.startsWith("file:")) s = s.substring(5);
+            return s;
         }
     }
 }

@@ -120,6 +120,38 @@ public class SelfTest {
             Acct.multi(new int[2][3], m, 2, 3, 2 | 'I' << 8, MULTI_SITE); // new int[2][3]
             return;
         }
+        if (mode.equals("sparse")) {
+            // Sites of jars rewritten apart lie far apart (docs/formats.md, "Site IDs"): for each
+            // base given, 40 sites from it, site k counting k+1 objects ('*' form, account 2)
+            // and k+1 int[3] (full switching, account 3), on two threads.
+            final int[] bases = new int[args.length - 1];
+            for (int i = 1; i < args.length; i++) bases[i - 1] = Integer.parseInt(args[i]);
+            Thread[] ts = new Thread[2];
+            for (int n = 0; n < ts.length; n++) {
+                ts[n] = new Thread() {
+                    @Override
+                    public void run() {
+                        Acct t = null;
+                        for (int b : bases) {
+                            for (int k = 0; k < 40; k++) {
+                                for (int j = 0; j <= k; j++) t = Acct.object(new Object(), t, 2, b + k);
+                            }
+                        }
+                        int saved = t.account;
+                        t.account = 3;
+                        for (int b : bases) {
+                            for (int k = 0; k < 40; k++) {
+                                for (int j = 0; j <= k; j++) Acct.array(new int[3], t, b + k);
+                            }
+                        }
+                        t.account = saved;
+                    }
+                };
+                ts[n].start();
+            }
+            for (Thread t : ts) t.join();
+            return;
+        }
         if (mode.equals("live")) {
             // 1000 objects and 1000 int[10] at two sites; 100 of each kept. Then a demand
             // snapshot after a full GC must see exactly 100 live of each, 900 reclaimed.
