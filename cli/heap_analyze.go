@@ -26,7 +26,9 @@ var heapAnalyzeCmd = &cli.Command{
   - leak suspects: the topmost objects retaining more than --threshold percent of the heap (and,
     below an object with two or more children over the threshold, those children too), each with
     the accumulation point below it (follow the dominator tree to the biggest child while it keeps
-    at least 70% of its parent, stopping at the head of a chain of objects of one class) and the
+    at least 70% of its parent; a linked chain on the way, objects whose classes recur within four
+    steps, such as a list's nodes or a lazy sequence's alternating cells, counts as one object:
+    once an element keeps less than 70% of the chain's head, the head is the point) and the
     shortest chain of strong references from a GC root to both;
   - the --top objects by retained size (what the collector would free with the object) and by
     dynamic size (everything reachable from the object), and retained size by class.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/heapledger/heapledger/analysis/heapgraph"
+	"github.com/heapledger/heapledger/analysis/hprof"
 	"github.com/heapledger/heapledger/analysis/hprof/hproftest"
 	"github.com/heapledger/heapledger/analysis/leaks"
 	"github.com/heapledger/heapledger/fixtures/heapdumps"
@@ -305,5 +307,104 @@ func TestHeapAnalyzeProgressShowsPhases(t *testing.T) {
 	}
 	if strings.Contains(errOut, "analysing: reading") || strings.Contains(errOut, "timing:") {
 		t.Errorf("a pass over the file shown as a phase, or timings without --timings:\n%s", errOut)
+	}
+}
+
+// lazySeqDump writes a dump of what a realised Clojure lazy sequence of strings leaves on the
+// heap: a Var (held by a JNI global) holds a LazySeq, whose value, a ChunkedCons, holds a chunk
+// of 32 strings (an ArrayChunk and its Object[]) and the next LazySeq. The chain alternates the
+// two classes, two steps per chunk, and ends in a LazySeq holding nothing. It returns the
+// dump's path and the ids of the Var and of the first LazySeq.
+func lazySeqDump(t *testing.T, chunks int) (path string, varID, headID uint64) {
+	t.Helper()
+	const (
+		object, str, lazySeq, chunkedCons, arrayChunk, objArray, cljVar = 0x10, 0x18, 0x20, 0x28, 0x30, 0x38, 0x40
+		chunk                                                           = 32
+	)
+	b := hproftest.New(8)
+	field := func(name string, t hprof.Type) hproftest.Field { return hproftest.Field{Name: name, Type: t} }
+	named := func(name string) hproftest.Field { return field(name, hprof.TypeObject) }
+	b.StartSegment(false)
+	b.Class(object, 0, "java/lang/Object", nil, nil)
+	b.Class(str, object, "java/lang/String", []hproftest.Field{named("value"), field("hash", hprof.TypeInt), field("coder", hprof.TypeByte)}, nil)
+	b.Class(lazySeq, object, "clojure/lang/LazySeq", []hproftest.Field{named("fn"), named("sv"), named("s")}, nil)
+	b.Class(chunkedCons, object, "clojure/lang/ChunkedCons", []hproftest.Field{named("chunk"), named("_more")}, nil)
+	b.Class(arrayChunk, object, "clojure/lang/ArrayChunk", []hproftest.Field{named("array"), field("off", hprof.TypeInt), field("end", hprof.TypeInt)}, nil)
+	b.Class(objArray, object, "[Ljava/lang/Object;", nil, nil)
+	b.Class(cljVar, object, "clojure/lang/Var", []hproftest.Field{named("root")}, nil)
+	for _, c := range []uint64{object, str, lazySeq, chunkedCons, arrayChunk, objArray, cljVar} {
+		b.Root(hprof.TagRootStickyClass, c) // as HotSpot roots the classes of the boot loader
+	}
+	next := uint64(0x10000000)
+	id := func() uint64 { next += 16; return next }
+	varID, headID = id(), id()
+	b.Instance(varID, cljVar, headID)
+	b.Root(hprof.TagRootJNIGlobal, varID)
+	seq := headID
+	for range chunks {
+		cons, ac, arr, more := id(), id(), id(), id()
+		b.Instance(seq, lazySeq, 0, 0, cons)
+		b.Instance(cons, chunkedCons, ac, more)
+		b.Instance(ac, arrayChunk, arr, 0, chunk)
+		elems := make([]uint64, chunk)
+		for i := range elems {
+			s, value := id(), id()
+			b.PrimArray(value, hprof.TypeByte, 10) // "item-12345"
+			b.Instance(s, str, value, 0, 0)
+			elems[i] = s
+		}
+		b.ObjArray(arr, objArray, elems...)
+		seq = more
+	}
+	b.Instance(seq, lazySeq, 0, 0, 0)
+	b.EndSegment()
+	b.EndDump()
+	path = filepath.Join(t.TempDir(), "lazyseq.hprof")
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path, varID, headID
+}
+
+// TestHeapAnalyzeChainOfTwoClasses: a realised lazy sequence is a chain 6,000 steps deep that
+// alternates two classes, each ChunkedCons holding a chunk of strings. The memory is spread along
+// it, so the accumulation point is its head, retaining the whole sequence, in the JSON report and
+// in the text, not an element near its tail, where the retained size finally drops.
+func TestHeapAnalyzeChainOfTwoClasses(t *testing.T) {
+	dump, varID, headID := lazySeqDump(t, 3000)
+	var v analysisView
+	cliJSON(t, &v, "heap", "analyze", "--json", "--top", "3", dump)
+	if len(v.Suspects) != 1 {
+		t.Fatalf("suspects %+v, want the Var holding the sequence only", v.Suspects)
+	}
+	s := v.Suspects[0]
+	if s.ID != fmt.Sprintf("0x%x", varID) || s.Class != "clojure.lang.Var" {
+		t.Errorf("suspect %s, want the Var @ 0x%x", s.Object, varID)
+	}
+	a := s.Accumulation
+	if a.ID != fmt.Sprintf("0x%x", headID) || a.Class != "clojure.lang.LazySeq" {
+		t.Errorf("accumulation point %s retaining %d bytes, want the sequence's head, clojure.lang.LazySeq @ 0x%x", a.Object, a.Retained, headID)
+	}
+	// The Var holds nothing but the sequence, which is nearly all of the heap.
+	if a.Retained != s.Retained-s.Shallow || float64(a.Retained) < 0.95*float64(v.Bytes) {
+		t.Errorf("accumulation point retains %d bytes; want all the Var retains but itself (%d - %d), nearly all of the heap's %d",
+			a.Retained, s.Retained, s.Shallow, v.Bytes)
+	}
+	var refs []string
+	for _, st := range s.AccumulationPath {
+		refs = append(refs, st.Reference)
+	}
+	if p := strings.Join(refs, " "); p != "<GC root: JNI global> root" || s.AccumulationPath[1].Object != a.Object {
+		t.Errorf("path to the accumulation point of %d references (%q first), want the Var's root field to the head",
+			len(refs), strings.Join(refs[:min(len(refs), 4)], " "))
+	}
+
+	text, _, err := runCLI(t, "heap", "analyze", dump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("memory accumulates in %s, retaining %d bytes", a.Object, a.Retained)
+	if !strings.Contains(text, want) {
+		t.Errorf("text report lacks %q:\n%s", want, text)
 	}
 }

@@ -46,7 +46,9 @@ type Options struct {
 	// Top is how many objects and classes each ranking lists.
 	Top int
 	// DropRatio drives the accumulation point search: starting at a suspect, follow the dominator
-	// tree to the biggest child while it retains at least this share of its parent.
+	// tree to the biggest child while it retains at least this share of its parent. With classes
+	// known, a linked chain (objects whose classes recur every few steps) counts as one object:
+	// once an element retains less than this share of the chain's head, the point is the head.
 	DropRatio float64
 	// Phase, if set, is called as each phase starts, for progress display. Run gives the memory
 	// a phase frees back to the system itself.
@@ -102,7 +104,8 @@ type Suspect struct {
 	Object
 	Share float64 // of the reachable heap
 	// Accumulation is where the retained memory piles up below the suspect (the suspect itself
-	// when no single child holds most of it).
+	// when no single child holds most of it, the head of a linked chain that holds it spread
+	// along its elements).
 	Accumulation Object
 	// Path and AccumulationPath are shortest chains of strong references from a GC root; they are
 	// empty when the object is reachable only through weak, soft or phantom references.
@@ -840,12 +843,25 @@ func (c *column[T]) close() {
 
 // accumulationPoint follows the dominator tree down from v to the biggest child while that child
 // retains at least ratio of its parent: where the retained size stops being held by one chain,
-// the memory has accumulated (in a collection's array, say). A child of the parent's own class
-// ends the descent at the parent: that is a linked chain (a hand-made list, a deep tree), whose
-// every element holds the rest, and its head names the structure better than an element near
-// its tail, where the drop finally comes.
+// the memory has accumulated (in a collection's array, say).
+//
+// A linked structure (a hand-made list, Clojure's LazySeq and Cons cells, Scala's :: or Stream
+// cells, a degenerate tree) defeats that rule: every element holds the rest, and each step leaves
+// only its element's share of the memory behind, so the descent runs to near the tail, where the
+// drop finally comes, and names an element retaining almost nothing. With classes known, the descent
+// therefore treats a chain of objects whose classes recur every few steps (see chains) as one
+// object: once an element of it retains less than ratio of the chain's head, the chain itself
+// held the memory, spread along it, and its head, which retains the whole structure, is the
+// accumulation point. A chain that carries most of its head's memory to its end (wrappers
+// around the structure, a list of lists of which one is big) is passed through as before.
 func accumulationPoint(v uint32, ret []uint64, off, kids []uint32, ratio float64, classOf []uint32) uint32 {
-	for {
+	var chain chains
+	for depth := 0; ; depth++ {
+		if classOf != nil {
+			if head, ok := chain.add(depth, v, classOf); ok && float64(ret[v]) < ratio*float64(ret[head]) {
+				return head
+			}
+		}
 		best, found := uint32(0), false
 		for _, k := range kids[off[v]:off[v+1]] {
 			if !found || ret[k] > ret[best] {
@@ -855,11 +871,48 @@ func accumulationPoint(v uint32, ret []uint64, off, kids []uint32, ratio float64
 		if !found || float64(ret[best]) < ratio*float64(ret[v]) {
 			return v
 		}
-		if classOf != nil && classOf[best] == classOf[v] {
-			return v
-		}
 		v = best
 	}
+}
+
+// chainWindow is how far back along a descent accumulationPoint looks for an object's class to
+// take it for an element of a linked structure: 1 for a list of one node class, 2 for cells that
+// alternate (Clojure's LazySeq and Cons or ChunkedCons, Scala 2.13's LazyList and its State), 3
+// for a node holding the next through a collection (an ArrayList and its Object[]), 4 through a
+// map's entry. Further back, mere recursion between unrelated objects would pass for a chain.
+const chainWindow = 4
+
+// chains follows the classes of the objects along a descent to find the chains in it. An
+// object whose class is among the chainWindow objects above it links the two; a chain is a run
+// of links that overlap, so its cells need not repeat one fixed pattern (Clojure's concat and
+// map mix Cons and ChunkedCons cells between the LazySeqs), and a new class may join on the way.
+type chains struct {
+	// last[d%chainWindow] is the object at depth d, for the last chainWindow depths.
+	last [chainWindow]uint32
+	on   bool
+	head uint32 // the first object of the latest chain
+	end  int    // the depth of its last linked object
+}
+
+// add records v, at depth d of the descent, and returns the head of the chain that v links into,
+// if it does.
+func (c *chains) add(d int, v uint32, classOf []uint32) (head uint32, ok bool) {
+	// The earliest object of v's class above it: a chain found here begins as high as it can.
+	back := 0
+	for p := min(d, chainWindow); p > 0 && back == 0; p-- {
+		if classOf[c.last[(d-p)%chainWindow]] == classOf[v] {
+			back = p
+		}
+	}
+	if back > 0 && (!c.on || d-back > c.end) {
+		c.on, c.head = true, c.last[(d-back)%chainWindow]
+	}
+	c.last[d%chainWindow] = v // after reading the slot, which at back == chainWindow is this one
+	if back == 0 {
+		return 0, false
+	}
+	c.end = d
+	return c.head, true
 }
 
 // shortestPaths runs a breadth-first search from the super root over strong references, until

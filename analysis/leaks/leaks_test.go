@@ -263,6 +263,128 @@ func TestChainAccumulation(t *testing.T) {
 	}
 }
 
+// chainShape describes a heap for the accumulation point search: a holder (class 1) held by a
+// root holds a chain of cells whose classes repeat pattern, each period's last cell holding a
+// payload beside the next cell; the last cell holds items, directly or, with tailClass set,
+// through one object of that class (an array, say).
+type chainShape struct {
+	pattern   []uint32 // classes of one period of cells, from 2 to 8
+	cells     int
+	payload   uint64 // bytes; 0: no payload objects
+	tailClass uint32
+	items     int
+	itemSize  uint64
+}
+
+// chainNodes names the nodes of a chainHeap and what they retain.
+type chainNodes struct {
+	holder, head, last, tail uint32
+	// chainBytes is what the head retains (the cells, payloads, tail and items); tailBytes what
+	// the tail retains (the last cell, without a tail object).
+	chainBytes, tailBytes uint64
+}
+
+func chainHeap(t *testing.T, s chainShape) (Input, chainNodes) {
+	t.Helper()
+	const cellSize, payloadClass, itemClass = 16, 9, 10
+	payloads := 0
+	if s.payload > 0 {
+		payloads = s.cells / len(s.pattern)
+	}
+	n := 2 + s.cells + payloads + s.items
+	if s.tailClass != 0 {
+		n++
+	}
+	b := heapgraph.NewBuilder(n)
+	classOf := make([]uint32, n)
+	classOf[0] = heapgraph.NoNode
+	next := uint32(1)
+	add := func(from, class uint32, size uint64) uint32 {
+		v := next
+		next++
+		b.AddEdge(from, v)
+		b.SetSize(v, size)
+		classOf[v] = class
+		return v
+	}
+	var nodes chainNodes
+	nodes.holder = add(0, 1, 24)
+	v := nodes.holder
+	for i := range s.cells {
+		v = add(v, s.pattern[i%len(s.pattern)], cellSize)
+		nodes.chainBytes += cellSize
+		if i == 0 {
+			nodes.head = v
+		}
+		if s.payload > 0 && i%len(s.pattern) == len(s.pattern)-1 {
+			add(v, payloadClass, s.payload)
+			nodes.chainBytes += s.payload
+		}
+	}
+	nodes.last, nodes.tail, nodes.tailBytes = v, v, cellSize
+	if s.tailClass != 0 {
+		nodes.tail = add(v, s.tailClass, 16+4*uint64(s.items))
+		nodes.tailBytes = 16 + 4*uint64(s.items)
+		nodes.chainBytes += nodes.tailBytes
+	}
+	for range s.items {
+		add(nodes.tail, itemClass, s.itemSize)
+	}
+	nodes.tailBytes += uint64(s.items) * s.itemSize
+	nodes.chainBytes += uint64(s.items) * s.itemSize
+	g, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Input{Graph: g, ClassOf: classOf, NumClasses: 11}, nodes
+}
+
+// TestLinkedChainAccumulation: a chain whose elements each hold a payload leaves a little of its
+// head's memory behind at every step, so the drop comes only near its tail; whatever the number
+// of classes the cells alternate between, the accumulation point is the head, retaining the
+// whole chain. A chain that carries most of the memory to its end leads on to where it piles up.
+func TestLinkedChainAccumulation(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		shape chainShape
+		want  func(chainNodes) (uint32, uint64)
+	}{
+		{"one class (a singly linked list)", chainShape{pattern: []uint32{2}, cells: 3000, payload: 48}, chainHead},
+		{"two classes (Clojure's LazySeq and Cons)", chainShape{pattern: []uint32{2, 3}, cells: 6000, payload: 48}, chainHead},
+		{"three classes (node, ArrayList, Object[])", chainShape{pattern: []uint32{2, 3, 4}, cells: 6000, payload: 48}, chainHead},
+		{"four classes (node, map, table, entry)", chainShape{pattern: []uint32{2, 3, 4, 5}, cells: 6000, payload: 48}, chainHead},
+		// LazySeqs (2) between Cons (3) and ChunkedCons (4) cells in no fixed order, as Clojure's
+		// concat makes.
+		{"mixed cells", chainShape{pattern: []uint32{2, 3, 2, 3, 2, 4, 2, 4, 2, 4, 2, 3, 2, 4}, cells: 7000, payload: 480}, chainHead},
+		// The chain's elements hold 3% of it; the array at its end holds the rest.
+		{"one class to a big array", chainShape{pattern: []uint32{2}, cells: 2000, tailClass: 6, items: 1000, itemSize: 1000}, chainTail},
+		{"two classes to a big array", chainShape{pattern: []uint32{2, 3}, cells: 2000, tailClass: 6, items: 1000, itemSize: 1000}, chainTail},
+		// A list (2) whose array (3) holds one list whose array holds everything: the memory is in
+		// the inner array, not spread along the lists.
+		{"a list of lists", chainShape{pattern: []uint32{2, 3}, cells: 4, items: 1000, itemSize: 100}, chainTail},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			in, nodes := chainHeap(t, c.shape)
+			rep := Analyze(in, DefaultOptions)
+			if len(rep.Suspects) != 1 || rep.Suspects[0].Node != nodes.holder {
+				t.Fatalf("suspects %+v, want the holder %d only", rep.Suspects, nodes.holder)
+			}
+			s := rep.Suspects[0]
+			node, retained := c.want(nodes)
+			if a := s.Accumulation; a.Node != node || a.Retained != retained {
+				t.Errorf("accumulation point %d retaining %d bytes, want %d retaining %d (chain %d..%d)",
+					a.Node, a.Retained, node, retained, nodes.head, nodes.last)
+			}
+			if p := s.AccumulationPath; len(p) == 0 || p[len(p)-1].Node != node {
+				t.Errorf("the path to the accumulation point (%d steps) does not end at it", len(p))
+			}
+		})
+	}
+}
+
+func chainHead(n chainNodes) (uint32, uint64) { return n.head, n.chainBytes }
+func chainTail(n chainNodes) (uint32, uint64) { return n.tail, n.tailBytes }
+
 func TestTopBy(t *testing.T) {
 	val := []uint64{9, 5, 7, 7, 0, 1, 8}
 	got := topBy(val, 3, func(v uint32) bool { return v != 0 })
