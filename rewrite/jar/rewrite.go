@@ -7,7 +7,8 @@
 //     must be empty (we never delete or mix with files we did not write); an existing jar is
 //     replaced.
 //   - The output is written to a temporary file or directory beside OUTPUT and renamed into place
-//     only when complete, so an error never leaves a half-written output in place of a good one.
+//     only when complete, so an error never leaves a half-written output in place of a good one
+//     (internal/outfile: modes as cp gives them, stale temporaries of killed runs removed).
 //   - Several inputs are merged in order, like a classpath: the first entry of a name wins, later
 //     ones are dropped with a warning (directory entries silently). The output's manifest is the
 //     first one found and is written first.
