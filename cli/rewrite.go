@@ -68,7 +68,10 @@ func rewriteDescription() string {
 
 OUTPUT is a directory when it already is one (it must then be empty), ends in "/", or does not end
 in .jar, .zip, .war or .ear; otherwise a jar, replaced if it exists. The output appears only when
-complete: an error never leaves a half-written file in place of a good one.
+complete: an error never leaves a half-written file in place of a good one. New files get the
+modes cp would give them (0666, directories 0777, less the umask); a replaced output keeps its
+mode. A rewrite killed while writing leaves .OUTPUT.heapledger-*.tmp beside the output; the next
+rewrite of that output removes it once the process that wrote it is gone.
 
 Several INPUTs are merged like a classpath: the first entry of a name wins, later ones are dropped
 with a warning. Entries that are not rewritten are copied byte for byte, in their order, with the
