@@ -49,3 +49,12 @@ func TestReportCommand(t *testing.T) {
 		t.Error("no argument accepted")
 	}
 }
+
+// `report DIR` says DIR is a directory, not that it is an empty snapshot.
+func TestReportDirectory(t *testing.T) {
+	dir := t.TempDir()
+	_, _, err := runCLI(t, "report", dir)
+	if err == nil || !strings.Contains(err.Error(), dir+" is a directory; give a snapshot file (heapledger-*.snapshot") {
+		t.Errorf("report DIR: %v", err)
+	}
+}

@@ -4,11 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // ReadFile reads a snapshot in either encoding, chosen by its first byte.
@@ -18,6 +21,9 @@ func ReadFile(path string) (*Snapshot, error) {
 		return nil, err
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return nil, dirError(path)
+	}
 	s, err := Read(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -30,13 +36,38 @@ func ReadFile(path string) (*Snapshot, error) {
 func Read(r io.Reader) (*Snapshot, error) {
 	br := bufio.NewReaderSize(r, 1<<16)
 	first, err := br.Peek(1)
-	if err != nil {
+	if err == io.EOF {
 		return nil, fmt.Errorf("empty snapshot")
+	}
+	if err != nil {
+		return nil, err
 	}
 	if first[0] == '{' {
 		return readJSON(br)
 	}
 	return readText(br)
+}
+
+// dirError says that path is a directory rather than a snapshot, and names the newest snapshot
+// in it: which one the user meant, the directory cannot say (it may hold several programs').
+func dirError(dir string) error {
+	msg := fmt.Sprintf("%s is a directory; give a snapshot file (heapledger-*.snapshot or heapledger-*.json)", dir)
+	var newest string
+	var newestTime time.Time
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasPrefix(name, "heapledger-") || !(strings.HasSuffix(name, ".snapshot") || strings.HasSuffix(name, ".json")) {
+			continue
+		}
+		if st, err := e.Info(); err == nil && st.Mode().IsRegular() && st.ModTime().After(newestTime) {
+			newest, newestTime = filepath.Join(dir, name), st.ModTime()
+		}
+	}
+	if newest != "" {
+		msg += ", such as " + newest + ", the newest there"
+	}
+	return errors.New(msg)
 }
 
 func newSnapshot() *Snapshot {

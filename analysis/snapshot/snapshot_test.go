@@ -1,8 +1,11 @@
 package snapshot
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 const sample = "# heapledger snapshot 1\n" +
@@ -70,5 +73,30 @@ func TestReadJSON(t *testing.T) {
 	}
 	if s.Header["program"] != "P" || s.Rows[0].Bytes != 32 || s.Sites[3].Type != "java.lang.Object" {
 		t.Errorf("%+v", s)
+	}
+}
+
+// A directory is not an empty snapshot: the error says what it is and names the newest
+// snapshot in it.
+func TestReadFileDirectory(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := ReadFile(dir); err == nil || !strings.Contains(err.Error(), dir+" is a directory; give a snapshot file") {
+		t.Errorf("empty directory: %v", err)
+	}
+	old, newer := filepath.Join(dir, "heapledger-M-1-1.snapshot"), filepath.Join(dir, "heapledger-M-1-2.snapshot")
+	for i, p := range []string{old, newer} {
+		if err := os.WriteFile(p, []byte(sample), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tm := time.Now().Add(time.Duration(i-2) * time.Minute)
+		os.Chtimes(p, tm, tm)
+	}
+	if _, err := ReadFile(dir); err == nil || !strings.Contains(err.Error(), "such as "+newer+", the newest there") {
+		t.Errorf("directory with snapshots: %v", err)
+	}
+	empty := filepath.Join(dir, "empty.snapshot")
+	os.WriteFile(empty, nil, 0o644)
+	if _, err := ReadFile(empty); err == nil || !strings.Contains(err.Error(), "empty snapshot") {
+		t.Errorf("empty file: %v", err)
 	}
 }
