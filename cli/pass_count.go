@@ -141,6 +141,9 @@ func countFactory(c *cli.Context) (transform.Class, error) {
 		return nil, err
 	}
 	if c.Bool("embed-runtime") {
+		if jar.IsClassOutput(c.String("output")) {
+			return nil, fmt.Errorf("--embed-runtime: a class file output cannot hold the runtime; write a jar or a directory")
+		}
 		if _, err := runtimeJar(); err != nil {
 			return nil, err
 		}
@@ -199,7 +202,12 @@ func countFinish(c *cli.Context, output string, rep *jar.Report) error {
 	if stderr == nil {
 		stderr = os.Stderr
 	}
-	fmt.Fprintf(stderr, "%s: %d allocation sites; table written to %s and %s inside the output\n", output, table.Sites(), tp, accounts.TableResource)
+	if jar.IsClassOutput(output) {
+		// A class file has no room for the table: the runtime must be told where it is.
+		fmt.Fprintf(stderr, "%s: %d allocation sites; table written to %s (a class file cannot carry it: run with -Dheapledger.table=%s)\n", output, table.Sites(), tp, tp)
+	} else {
+		fmt.Fprintf(stderr, "%s: %d allocation sites; table written to %s and %s inside the output\n", output, table.Sites(), tp, accounts.TableResource)
+	}
 	if !c.Bool("embed-runtime") {
 		if rj, err := runtimeJar(); err == nil {
 			fmt.Fprintf(stderr, "run with %s on the class path\n", rj)
@@ -217,6 +225,9 @@ func installTable(table *accounts.Table, output, tablePath string, embed bool) e
 	}
 	if err := outfile.WriteFile(tablePath, buf.Bytes(), outfile.Data); err != nil {
 		return err
+	}
+	if jar.IsClassOutput(output) {
+		return nil
 	}
 	extra := map[string][]byte{accounts.TableResource: buf.Bytes()}
 	if embed {

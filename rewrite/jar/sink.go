@@ -233,3 +233,51 @@ func (s *dirSink) touch(p string, mod time.Time) error {
 func (s *dirSink) commit() error { return s.d.Commit() }
 
 func (s *dirSink) abort() { s.d.Abort() }
+
+// classSink writes a class file: the output of a rewrite of exactly one class.
+type classSink struct {
+	f *outfile.File
+}
+
+func newClassSink(output string, entries []*Entry) (*classSink, error) {
+	if len(entries) != 1 {
+		return nil, fmt.Errorf("%s: a .class output holds one class, but the inputs hold %d entries; rewrite one class file to a .class output, or write a jar or a directory", output, len(entries))
+	}
+	if !IsClass(entries[0].Name) {
+		return nil, fmt.Errorf("%s: a .class output holds one class to rewrite, and %s is not one", output, entries[0])
+	}
+	f, err := outfile.Create(output, outfile.Data)
+	if err != nil {
+		return nil, err
+	}
+	return &classSink{f: f}, nil
+}
+
+// isDir is false: the run compresses the rewritten class as for a jar, which costs one class's
+// deflate; the uncompressed bytes are still there for rewritten.
+func (s *classSink) isDir() bool { return false }
+
+func (s *classSink) copy(e *Entry, lim Limits) error {
+	r, err := e.Open(lim)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if _, err := io.Copy(s.f, r); err != nil {
+		return fmt.Errorf("%s: %w", e, err)
+	}
+	return nil
+}
+
+func (s *classSink) rewritten(e *Entry, j *job) error { return s.write(e, j.res.Data) }
+
+func (s *classSink) write(e *Entry, data []byte) error {
+	if _, err := s.f.Write(data); err != nil {
+		return fmt.Errorf("%s: %w", e, err)
+	}
+	return nil
+}
+
+func (s *classSink) commit() error { return s.f.Commit() }
+
+func (s *classSink) abort() { s.f.Abort() }
