@@ -5,30 +5,16 @@ package main
 import (
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
+
+	"github.com/heapledger/heapledger/internal/outfile/outfiletest"
 )
-
-// withUmask runs the rest of the test under mask (per process: no test here runs in parallel).
-func withUmask(t *testing.T, mask int) {
-	old := syscall.Umask(mask)
-	t.Cleanup(func() { syscall.Umask(old) })
-}
-
-func permOf(t *testing.T, p string) os.FileMode {
-	t.Helper()
-	st, err := os.Stat(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st.Mode().Perm()
-}
 
 // The count pass's outputs (the jar with its table added, the table beside it, the constructor
 // map) are created as cp would create them, and keep their mode when replaced: a 0444 table
 // was replaced as 0600.
 func TestCountOutputsModes(t *testing.T) {
-	withUmask(t, 0o027)
+	outfiletest.Umask(t, 0o027)
 	dir := t.TempDir()
 	in, out := filepath.Join(dir, "in.jar"), filepath.Join(dir, "out.jar")
 	writeTestJar(t, in, "META-INF/MANIFEST.MF", "r.txt")
@@ -41,7 +27,7 @@ func TestCountOutputsModes(t *testing.T) {
 	}
 	rewrite()
 	for _, p := range []string{out, table, cmap} {
-		if got := permOf(t, p); got != 0o640 {
+		if got := outfiletest.Perm(t, p); got != 0o640 {
 			t.Errorf("%s: mode %o, want 0640 under umask 027", filepath.Base(p), got)
 		}
 	}
@@ -52,7 +38,7 @@ func TestCountOutputsModes(t *testing.T) {
 	}
 	rewrite()
 	for _, p := range []string{out, table, cmap} {
-		if got := permOf(t, p); got != 0o444 {
+		if got := outfiletest.Perm(t, p); got != 0o444 {
 			t.Errorf("%s replaced: mode %o, want its 0444", filepath.Base(p), got)
 		}
 	}
@@ -60,7 +46,7 @@ func TestCountOutputsModes(t *testing.T) {
 
 // `heapledger agent` writes a readable jar and an executable launcher, both less the umask.
 func TestAgentOutputsModes(t *testing.T) {
-	withUmask(t, 0o027)
+	outfiletest.Umask(t, 0o027)
 	dir := t.TempDir()
 	agent := filepath.Join(dir, "built-agent.jar")
 	writeTestJar(t, agent, "META-INF/MANIFEST.MF")
@@ -72,7 +58,7 @@ func TestAgentOutputsModes(t *testing.T) {
 	for p, want := range map[string]os.FileMode{
 		out: 0o750, filepath.Join(out, AgentJarName): 0o640, filepath.Join(out, LauncherName): 0o750,
 	} {
-		if got := permOf(t, p); got != want {
+		if got := outfiletest.Perm(t, p); got != want {
 			t.Errorf("%s: mode %o, want %o under umask 027", filepath.Base(p), got, want)
 		}
 	}

@@ -40,21 +40,34 @@ type File struct {
 // Executable, less the umask). Missing parent directories are created. Stale temporaries of
 // path are removed first.
 func Create(path string, perm os.FileMode) (*File, error) {
-	if err := os.MkdirAll(filepath.Dir(path), Executable); err != nil {
+	var f *os.File
+	err := newTemp(path, func(name string) (err error) {
+		f, err = os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
+		return err
+	})
+	if err != nil {
 		return nil, err
+	}
+	return &File{File: f, path: path}, nil
+}
+
+// newTemp makes a temporary for path with create, under a fresh name, once the missing parent
+// directories are created and stale temporaries of path removed.
+func newTemp(path string, create func(name string) error) error {
+	if err := os.MkdirAll(filepath.Dir(path), Executable); err != nil {
+		return err
 	}
 	removeStale(path)
 	for range 100 {
-		f, err := os.OpenFile(tempName(path), os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
-		if errors.Is(err, os.ErrExist) {
-			continue
+		err := create(tempName(path))
+		if !errors.Is(err, os.ErrExist) {
+			if err != nil {
+				return fmt.Errorf("cannot create the output beside %s: %w", path, err)
+			}
+			return nil
 		}
-		if err != nil {
-			return nil, fmt.Errorf("cannot create the output beside %s: %w", path, err)
-		}
-		return &File{File: f, path: path}, nil
 	}
-	return nil, fmt.Errorf("cannot create the output beside %s: no free temporary name", path)
+	return fmt.Errorf("cannot create the output beside %s: no free temporary name", path)
 }
 
 // Commit flushes the file to disk, gives it the mode of the file it replaces, if any, and
@@ -106,22 +119,15 @@ type Dir struct {
 // with Executable less the umask. Stale temporaries of output are removed first.
 func CreateDir(output string) (*Dir, error) {
 	output = filepath.Clean(output)
-	if err := os.MkdirAll(filepath.Dir(output), Executable); err != nil {
+	var tmp string
+	err := newTemp(output, func(name string) error {
+		tmp = name
+		return os.Mkdir(name, Executable)
+	})
+	if err != nil {
 		return nil, err
 	}
-	removeStale(output)
-	for range 100 {
-		tmp := tempName(output)
-		err := os.Mkdir(tmp, Executable)
-		if errors.Is(err, os.ErrExist) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("cannot create the output beside %s: %w", output, err)
-		}
-		return &Dir{Path: tmp, output: output}, nil
-	}
-	return nil, fmt.Errorf("cannot create the output beside %s: no free temporary name", output)
+	return &Dir{Path: tmp, output: output}, nil
 }
 
 // Commit renames the directory to its output, which may exist only as an empty directory

@@ -8,25 +8,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
+
+	"github.com/heapledger/heapledger/internal/outfile/outfiletest"
 )
-
-// withUmask runs the rest of the test under mask. The umask is per process: no test of this
-// package runs in parallel.
-func withUmask(t *testing.T, mask int) {
-	old := syscall.Umask(mask)
-	t.Cleanup(func() { syscall.Umask(old) })
-}
-
-func mode(t *testing.T, p string) os.FileMode {
-	t.Helper()
-	st, err := os.Stat(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st.Mode().Perm()
-}
 
 func TestNewFilesHonourUmask(t *testing.T) {
 	dir := t.TempDir()
@@ -41,12 +26,12 @@ func TestNewFilesHonourUmask(t *testing.T) {
 		{0o077, Executable, 0o700},
 		{0o022, Executable, 0o755},
 	} {
-		withUmask(t, c.umask)
+		outfiletest.Umask(t, c.umask)
 		p := filepath.Join(dir, fmt.Sprintf("out-%o-%o", c.umask, c.perm))
 		if err := WriteFile(p, []byte("x"), c.perm); err != nil {
 			t.Fatal(err)
 		}
-		if got := mode(t, p); got != c.want {
+		if got := outfiletest.Perm(t, p); got != c.want {
 			t.Errorf("umask %03o, perm %o: mode %o, want %o", c.umask, c.perm, got, c.want)
 		}
 	}
@@ -54,7 +39,7 @@ func TestNewFilesHonourUmask(t *testing.T) {
 
 // A replaced file keeps its mode, as cp over it would, whatever the umask.
 func TestReplacedFileKeepsMode(t *testing.T) {
-	withUmask(t, 0o022)
+	outfiletest.Umask(t, 0o022)
 	p := filepath.Join(t.TempDir(), "table.tsv")
 	if err := os.WriteFile(p, []byte("old"), 0o444); err != nil {
 		t.Fatal(err)
@@ -65,7 +50,7 @@ func TestReplacedFileKeepsMode(t *testing.T) {
 	if err := WriteFile(p, []byte("new"), Data); err != nil {
 		t.Fatal(err)
 	}
-	if got := mode(t, p); got != 0o444 {
+	if got := outfiletest.Perm(t, p); got != 0o444 {
 		t.Errorf("mode %o, want the replaced file's 0444", got)
 	}
 	if b, _ := os.ReadFile(p); string(b) != "new" {
@@ -74,7 +59,7 @@ func TestReplacedFileKeepsMode(t *testing.T) {
 }
 
 func TestDirOutputModes(t *testing.T) {
-	withUmask(t, 0o027)
+	outfiletest.Umask(t, 0o027)
 	parent := t.TempDir()
 	fresh := filepath.Join(parent, "fresh")
 	d, err := CreateDir(fresh)
@@ -84,7 +69,7 @@ func TestDirOutputModes(t *testing.T) {
 	if err := d.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	if got := mode(t, fresh); got != 0o750 {
+	if got := outfiletest.Perm(t, fresh); got != 0o750 {
 		t.Errorf("new directory: mode %o, want 0750", got)
 	}
 	empty := filepath.Join(parent, "empty")
@@ -97,7 +82,7 @@ func TestDirOutputModes(t *testing.T) {
 	if err := d.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	if got := mode(t, empty); got != 0o700 {
+	if got := outfiletest.Perm(t, empty); got != 0o700 {
 		t.Errorf("replaced empty directory: mode %o, want its 0700", got)
 	}
 }

@@ -8,31 +8,16 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/heapledger/heapledger/internal/outfile"
+	"github.com/heapledger/heapledger/internal/outfile/outfiletest"
 )
-
-// withUmask runs the rest of the test under mask (per process: no test here runs in parallel).
-func withUmask(t *testing.T, mask int) {
-	old := syscall.Umask(mask)
-	t.Cleanup(func() { syscall.Umask(old) })
-}
-
-func permOf(t *testing.T, p string) os.FileMode {
-	t.Helper()
-	st, err := os.Stat(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st.Mode().Perm()
-}
 
 // Outputs get the modes cp or the jar tool would give them: 0666 for files and 0777 for
 // directories, less the umask.
 func TestOutputModesFollowUmask(t *testing.T) {
-	withUmask(t, 0o027)
+	outfiletest.Umask(t, 0o027)
 	dir := t.TempDir()
 	in := makeJar(t, dir, "in.jar", sampleEntries, "")
 	var seen []string
@@ -40,7 +25,7 @@ func TestOutputModesFollowUmask(t *testing.T) {
 	if _, err := Rewrite([]string{in}, out, marker(&seen, make(chan struct{}, 1)), Options{}); err != nil {
 		t.Fatal(err)
 	}
-	if got := permOf(t, out); got != 0o640 {
+	if got := outfiletest.Perm(t, out); got != 0o640 {
 		t.Errorf("jar output: mode %o, want 0640 under umask 027", got)
 	}
 	outDir := filepath.Join(dir, "classes")
@@ -51,7 +36,7 @@ func TestOutputModesFollowUmask(t *testing.T) {
 		outDir: 0o750, filepath.Join(outDir, "a"): 0o750,
 		filepath.Join(outDir, "a", "A.class"): 0o640, filepath.Join(outDir, "a", "res.txt"): 0o640,
 	} {
-		if got := permOf(t, p); got != want {
+		if got := outfiletest.Perm(t, p); got != want {
 			t.Errorf("%s: mode %o, want %o under umask 027", p, got, want)
 		}
 	}
@@ -59,7 +44,7 @@ func TestOutputModesFollowUmask(t *testing.T) {
 
 // A replaced jar keeps its mode, as cp over it would.
 func TestReplacedJarKeepsMode(t *testing.T) {
-	withUmask(t, 0o022)
+	outfiletest.Umask(t, 0o022)
 	dir := t.TempDir()
 	in := makeJar(t, dir, "in.jar", sampleEntries, "")
 	out := makeJar(t, dir, "out.jar", sampleEntries[:1], "")
@@ -70,7 +55,7 @@ func TestReplacedJarKeepsMode(t *testing.T) {
 	if _, err := Rewrite([]string{in}, out, marker(&seen, make(chan struct{}, 1)), Options{}); err != nil {
 		t.Fatal(err)
 	}
-	if got := permOf(t, out); got != 0o444 {
+	if got := outfiletest.Perm(t, out); got != 0o444 {
 		t.Errorf("replaced jar: mode %o, want its 0444", got)
 	}
 }

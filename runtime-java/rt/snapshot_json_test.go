@@ -8,10 +8,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/heapledger/heapledger/analysis/snapshot"
+	"github.com/heapledger/heapledger/internal/outfile/outfiletest"
 )
 
 // The JSON twin (version 3) writes the header's integers and the sites' offsets and lines as
@@ -25,12 +25,10 @@ func TestSnapshotJSONNumbersAndModes(t *testing.T) {
 	if err := os.WriteFile(table, []byte(tab), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	old := syscall.Umask(0o027)
+	outfiletest.Umask(t, 0o027)
 	cmd := exec.Command(need(t, "java"), "-cp", classes, "-Dheapledger.snapshot.dir="+dir, "-Dheapledger.table="+table,
 		"-Dheapledger.snapshot.format=both", "heapledger.rt.SelfTest", "threads", "2", "100")
-	out, err := cmd.CombinedOutput()
-	syscall.Umask(old)
-	if err != nil {
+	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	jsons, _ := filepath.Glob(filepath.Join(dir, "heapledger-SelfTest-*-1.json"))
@@ -39,8 +37,8 @@ func TestSnapshotJSONNumbersAndModes(t *testing.T) {
 	}
 	text := strings.TrimSuffix(jsons[0], ".json") + ".snapshot"
 	for _, p := range []string{jsons[0], text} {
-		if st, err := os.Stat(p); err != nil || st.Mode().Perm() != 0o640 {
-			t.Errorf("%s: %v %v, want mode 0640 under umask 027", filepath.Base(p), st.Mode(), err)
+		if got := outfiletest.Perm(t, p); got != 0o640 {
+			t.Errorf("%s: mode %o, want 0640 under umask 027", filepath.Base(p), got)
 		}
 	}
 	raw, err := os.ReadFile(jsons[0])
