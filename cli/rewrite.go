@@ -70,11 +70,13 @@ OUTPUT is a directory when it already is one (it must then be empty), ends in "/
 in .jar, .zip, .war, .ear or .class; otherwise a jar, or a class file, replaced if it exists. A
 class file INPUT counts as its class's entry (com/acme/A.class, whatever the file is called):
 to a directory it is written as DIR/com/acme/A.class, to a .class OUTPUT as that file, which
-takes exactly one class. The output appears only when
-complete: an error never leaves a half-written file in place of a good one. New files get the
-modes cp would give them (0666, directories 0777, less the umask); a replaced output keeps its
-mode. A rewrite killed while writing leaves .OUTPUT.heapledger-*.tmp beside the output; the next
-rewrite of that output removes it once the process that wrote it is gone.
+takes exactly one class.
+
+The output appears only when complete: an error never leaves a half-written file in place of a
+good one. New files get the modes cp would give them (0666, directories 0777, less the umask); a
+replaced output keeps its mode. A rewrite killed while writing leaves .OUTPUT.heapledger-*.tmp
+beside the output; the next rewrite of that output removes it once the process that wrote it is
+gone.
 
 Several INPUTs are merged like a classpath: the first entry of a name wins, later ones are dropped
 with a warning. Entries that are not rewritten are copied byte for byte, in their order, with the
