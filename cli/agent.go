@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/heapledger/heapledger/internal/outfile"
 	"github.com/heapledger/heapledger/rewrite/accounts"
 	"github.com/heapledger/heapledger/rewrite/transform"
 )
@@ -203,14 +204,11 @@ func installAgentJar(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
 	dst, err := filepath.Abs(filepath.Join(dir, AgentJarName))
 	if err != nil {
 		return "", err
 	}
-	if err := writeFileAtomic(dst, data); err != nil {
+	if err := outfile.WriteFile(dst, data, outfile.Data); err != nil {
 		return "", err
 	}
 	return dst, nil
@@ -233,10 +231,7 @@ func writeLauncher(path, javaagent string) error {
 if [ -n "$JAVA_HOME" ]; then JAVA="$JAVA_HOME/bin/java"; else JAVA=java; fi
 exec "$JAVA" ` + shellQuote(javaagent) + ` "$@"
 `
-	if err := writeFileAtomic(path, []byte(script)); err != nil {
-		return err
-	}
-	return os.Chmod(path, 0o755)
+	return outfile.WriteFile(path, []byte(script), outfile.Executable)
 }
 
 func init() {

@@ -38,7 +38,7 @@ func TestAgentJDKLiveness(t *testing.T) {
 		// must be none. Under load, a LongAdder's cells allocated in rewritten JDK code made
 		// liveness re-enter itself until the stack overflowed, and the main thread lost its state.
 		if d := s.Header["dropped"]; d != "0" {
-			t.Errorf("the runtime dropped internal failures: %s", d)
+			t.Errorf("the runtime dropped internal failures: %s, the first: %s", d, s.Header["dropped_first"])
 		}
 		if got := accountSiteCounts(s, "java.util.HashMap.newNode(")["agentfix.jdk.*"]["java.util.HashMap$Node"]; got != 1000 {
 			t.Errorf("HashMap$Node in HashMap.newNode charged to agentfix.jdk.*: %d, want 1000", got)

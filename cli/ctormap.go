@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/heapledger/heapledger/analysis/ctormap"
+	"github.com/heapledger/heapledger/internal/outfile"
 	"github.com/heapledger/heapledger/rewrite/classfile"
 	"github.com/heapledger/heapledger/rewrite/transform"
 )
@@ -56,7 +57,7 @@ func (m *ctorMapper) write(path string, stderr io.Writer) error {
 	if err := ctormap.Write(&buf, m.entries); err != nil {
 		return err
 	}
-	if err := writeFileAtomic(path, buf.Bytes()); err != nil {
+	if err := outfile.WriteFile(path, buf.Bytes(), outfile.Data); err != nil {
 		return fmt.Errorf("--ctor-map %s: %v", path, err)
 	}
 	warned := 0

@@ -13,6 +13,7 @@ import (
 
 	"github.com/heapledger/heapledger/analysis/snapshot"
 	"github.com/heapledger/heapledger/fixtures/demo"
+	"github.com/heapledger/heapledger/internal/outfile"
 	"github.com/heapledger/heapledger/rewrite/accounts"
 	"github.com/heapledger/heapledger/rewrite/jar"
 	passlib "github.com/heapledger/heapledger/rewrite/passes"
@@ -52,7 +53,7 @@ func demoAction(c *cli.Context) error {
 			return err
 		}
 		defer os.RemoveAll(dir)
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+	} else if err := os.MkdirAll(dir, outfile.Executable); err != nil {
 		return err
 	}
 	src, classes, rewritten := filepath.Join(dir, "src"), filepath.Join(dir, "classes"), filepath.Join(dir, "classes-hl")
@@ -73,10 +74,10 @@ func demoAction(c *cli.Context) error {
 		}
 		dst := filepath.Join(dir, filepath.FromSlash(p))
 		files = append(files, dst)
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(dst), outfile.Executable); err != nil {
 			return err
 		}
-		return os.WriteFile(dst, data, 0o644)
+		return os.WriteFile(dst, data, outfile.Data)
 	})
 	if err != nil {
 		return fmt.Errorf("demo: unpacking the example: %v", err)

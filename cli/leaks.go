@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -15,7 +16,7 @@ func init() {
 		Name:      "leaks",
 		Usage:     "rank the allocation sites whose live objects keep growing across snapshots",
 		ArgsUsage: "SNAPSHOT SNAPSHOT...",
-		Description: "Reads two or more snapshots of one program taken with liveness on (rewrite with\n" +
+		Description: "Reads two or more snapshots of one run of a program taken with liveness on (rewrite with\n" +
 			"--liveness all or sample:N), orders them by the program's uptime, and ranks the\n" +
 			"(account, type, site) rows whose live count rose overall, in at least --min-share of the\n" +
 			"intervals, and still in the last third of them (a cache that grew and levelled off is not\n" +
@@ -23,12 +24,15 @@ func init() {
 			"accounted method on the stack when they were allocated. With the agent's --object-init, a\n" +
 			"class's Object.<init> hook row is ranked by the live objects no site naming the class\n" +
 			"counted (its live count less its object and concat sites'), listed apart: objects made by\n" +
-			"reflect and lambda sites, which name no class, can show in both lists.",
+			"reflect and lambda sites, which name no class, can show in both lists.\n\n" +
+			"Snapshots of different programs or processes are refused: their live counts are no one series,\n" +
+			"and uptimes of different processes do not order them. --force ranks them anyway, with a warning.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print the leaks as JSON"},
 			&cli.Float64Flag{Name: "min-share", Value: snapshot.DefaultLeakOptions.MinShare, Usage: "smallest share of intervals in which the live count must have grown (0–1)"},
 			&cli.Int64Flag{Name: "min-growth", Value: snapshot.DefaultLeakOptions.MinGrowth, Usage: "smallest rise of the live count, first to last snapshot"},
 			&cli.IntFlag{Name: "top", Value: 20, Usage: "leaks to print (0 = all)"},
+			&cli.BoolFlag{Name: "force", Usage: "rank snapshots of different programs or processes together (refused otherwise)"},
 		},
 		Action: leaksAction,
 	})
@@ -49,7 +53,10 @@ func leaksAction(c *cli.Context) error {
 		}
 		snaps = append(snaps, s)
 	}
-	leaks, warnings, err := snapshot.Leaks(snaps, snapshot.LeakOptions{MinShare: c.Float64("min-share"), MinGrowth: c.Int64("min-growth")})
+	leaks, warnings, err := snapshot.Leaks(snaps, snapshot.LeakOptions{MinShare: c.Float64("min-share"), MinGrowth: c.Int64("min-growth"), MixedRuns: c.Bool("force")})
+	if errors.Is(err, snapshot.ErrDifferentRuns) {
+		return fmt.Errorf("leaks: %v; give snapshots of one run, or --force to rank them together anyway", err)
+	}
 	if err != nil {
 		return err
 	}

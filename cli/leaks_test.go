@@ -53,3 +53,22 @@ func writeSnapshots(t *testing.T, texts ...string) []string {
 	}
 	return paths
 }
+
+// Snapshots of two programs are refused unless forced: their live counts are no one series.
+func TestLeaksRefusesDifferentRuns(t *testing.T) {
+	var texts []string
+	for i, run := range []string{"program\tA\npid\t9", "program\tA\npid\t9", "program\tB\npid\t10"} {
+		texts = append(texts, fmt.Sprintf("# heapledger snapshot 2\nreason\tdemand\n%s\nuptime_ms\t%d\nliveness\tall\n"+
+			"account\t1\tcom.acme\nsite\t1\tobject\tcom.acme.Conn\tcom.acme.Pool.open()V\t4\t17\n"+
+			"alloc\t1\t1\t0\t%d\t0\t%d\t%d\t%d\t0\t0\t0\t%d\nend\n", run, 1000*(i+1), 20*(i+1), 320*(i+1), 10*(i+1), 160*(i+1), i+1))
+	}
+	paths := writeSnapshots(t, texts...)
+	out, _, err := runCLI(t, append([]string{"leaks"}, paths...)...)
+	if err == nil || !strings.Contains(err.Error(), "program B, process 10") || !strings.Contains(err.Error(), "--force") {
+		t.Fatalf("different programs: error %v, want one naming both runs and --force\n%s", err, out)
+	}
+	out, stderr, err := runCLI(t, append([]string{"leaks", "--force"}, paths...)...)
+	if err != nil || !strings.Contains(out, "com.acme.Conn") || !strings.Contains(stderr, "comparing different runs") {
+		t.Errorf("--force: %v\nstdout:\n%s\nstderr:\n%s", err, out, stderr)
+	}
+}

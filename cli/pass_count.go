@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/heapledger/heapledger/internal/outfile"
 	"github.com/heapledger/heapledger/rewrite/accounts"
 	"github.com/heapledger/heapledger/rewrite/jar"
 	passlib "github.com/heapledger/heapledger/rewrite/passes"
@@ -147,6 +148,9 @@ func countFactory(c *cli.Context) (transform.Class, error) {
 	}
 	table.Place(fp)
 	if c.Bool("embed-runtime") {
+		if jar.IsClassOutput(c.String("output")) {
+			return nil, fmt.Errorf("--embed-runtime: a class file output cannot hold the runtime; write a jar or a directory")
+		}
 		if _, err := runtimeJar(); err != nil {
 			return nil, err
 		}
@@ -205,7 +209,12 @@ func countFinish(c *cli.Context, output string, rep *jar.Report) error {
 	if stderr == nil {
 		stderr = os.Stderr
 	}
-	fmt.Fprintf(stderr, "%s: %d allocation sites; table written to %s and %s inside the output\n", output, table.Sites(), tp, accounts.TableResource)
+	if jar.IsClassOutput(output) {
+		// A class file has no room for the table: the runtime must be told where it is.
+		fmt.Fprintf(stderr, "%s: %d allocation sites; table written to %s (a class file cannot carry it: run with -Dheapledger.table=%s)\n", output, table.Sites(), tp, tp)
+	} else {
+		fmt.Fprintf(stderr, "%s: %d allocation sites; table written to %s and %s inside the output\n", output, table.Sites(), tp, accounts.TableResource)
+	}
 	if !c.Bool("embed-runtime") {
 		if rj, err := runtimeJar(); err == nil {
 			fmt.Fprintf(stderr, "run with %s on the class path\n", rj)
@@ -221,8 +230,11 @@ func installTable(table *accounts.Table, output, tablePath string, embed bool) e
 	if err := table.Write(&buf); err != nil {
 		return err
 	}
-	if err := writeFileAtomic(tablePath, buf.Bytes()); err != nil {
+	if err := outfile.WriteFile(tablePath, buf.Bytes(), outfile.Data); err != nil {
 		return err
+	}
+	if jar.IsClassOutput(output) {
+		return nil
 	}
 	extra := map[string][]byte{accounts.TableResource: buf.Bytes()}
 	if embed {
@@ -292,11 +304,7 @@ func readJarInto(path string, into map[string][]byte) error {
 func addEntries(output string, entries map[string][]byte) error {
 	if st, err := os.Stat(output); err == nil && st.IsDir() {
 		for name, data := range entries {
-			p := filepath.Join(output, filepath.FromSlash(name))
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				return err
-			}
-			if err := writeFileAtomic(p, data); err != nil {
+			if err := outfile.WriteFile(filepath.Join(output, filepath.FromSlash(name)), data, outfile.Data); err != nil {
 				return err
 			}
 		}
@@ -307,24 +315,27 @@ func addEntries(output string, entries map[string][]byte) error {
 		return fmt.Errorf("%s: %v", output, err)
 	}
 	defer zr.Close()
-	tmp, err := os.CreateTemp(filepath.Dir(output), ".heapledger-*.jar")
+	tmp, err := outfile.Create(output, outfile.Data)
 	if err != nil {
 		return err
 	}
-	ok := false
-	defer func() {
-		if !ok {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	zw := zip.NewWriter(tmp)
+	if err := copyWithEntries(tmp, zr, entries); err != nil {
+		tmp.Abort()
+		return fmt.Errorf("%s: %v", output, err)
+	}
+	return tmp.Commit()
+}
+
+// copyWithEntries writes the entries of zr, raw, to w, then entries in name order in place
+// of any of zr's of the same name.
+func copyWithEntries(w io.Writer, zr *zip.ReadCloser, entries map[string][]byte) error {
+	zw := zip.NewWriter(w)
 	for _, f := range zr.File {
 		if _, replaced := entries[f.Name]; replaced {
 			continue
 		}
 		if err := zw.Copy(f); err != nil {
-			return fmt.Errorf("%s!%s: %v", output, f.Name, err)
+			return fmt.Errorf("%s: %v", f.Name, err)
 		}
 	}
 	names := make([]string, 0, len(entries))
@@ -333,42 +344,15 @@ func addEntries(output string, entries map[string][]byte) error {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		w, err := zw.CreateHeader(&zip.FileHeader{Name: n, Method: zip.Deflate})
+		ew, err := zw.CreateHeader(&zip.FileHeader{Name: n, Method: zip.Deflate})
 		if err != nil {
 			return err
 		}
-		if _, err := w.Write(entries[n]); err != nil {
+		if _, err := ew.Write(entries[n]); err != nil {
 			return err
 		}
 	}
-	if err := zw.Close(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), output); err != nil {
-		return err
-	}
-	ok = true
-	return nil
-}
-
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return zw.Close()
 }
 
 // checkLiveness validates a liveness mode the way the runtime reads it.

@@ -53,7 +53,11 @@ func printReport(w io.Writer, s *snapshot.Snapshot, rep *snapshot.Report) {
 	fmt.Fprintf(w, "heapledger report: %s (program %s, pid %s, %s snapshot at %s)\n",
 		s.Path, h["program"], h["pid"], h["reason"], h["time"])
 	if d := h["dropped"]; d != "" && d != "0" {
-		fmt.Fprintf(w, "warning: the runtime dropped events: %s\n", d)
+		fmt.Fprintf(w, "warning: the runtime dropped %s events", d)
+		if first := h["dropped_first"]; first != "" {
+			fmt.Fprintf(w, " (the first: %s)", first)
+		}
+		fmt.Fprintln(w)
 	}
 	if c := h["clashes"]; c != "" {
 		fmt.Fprintf(w, "warning: %s: jars rewritten apart whose IDs met; their counts are named <ambiguous: ...>. Rewrite one of them again with --table naming the other's table (docs/formats.md, \"Site IDs\")\n", c)

@@ -49,3 +49,30 @@ func TestReportCommand(t *testing.T) {
 		t.Error("no argument accepted")
 	}
 }
+
+// `report --json` gives the header's integers as JSON numbers ("pid": "13933" was a string).
+func TestReportJSONNumbers(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "s.snapshot")
+	snap := "# heapledger snapshot 2\nreason\texit\nprogram\tDemo\npid\t13933\nuptime_ms\t420\nthreads\t3\ndropped\t0\nliveness\toff\n" +
+		"account\t1\tcom.acme\nsite\t1\tobject\tjava.lang.String\tcom.acme.A.run()V\t3\t10\n" +
+		"alloc\t1\t1\t0\t100\t0\t2400\t-\t-\t-\t-\t-\t-\nend\n"
+	if err := os.WriteFile(p, []byte(snap), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var v struct{ Header map[string]any }
+	js := cliJSON(t, &v, "report", "--json", p)
+	for _, k := range []string{"pid", "uptime_ms", "threads", "dropped"} {
+		if _, ok := v.Header[k].(float64); !ok {
+			t.Errorf("header %s is %#v, not a number:\n%s", k, v.Header[k], js)
+		}
+	}
+}
+
+// `report DIR` says DIR is a directory, not that it is an empty snapshot.
+func TestReportDirectory(t *testing.T) {
+	dir := t.TempDir()
+	_, _, err := runCLI(t, "report", dir)
+	if err == nil || !strings.Contains(err.Error(), dir+" is a directory; give a snapshot file (heapledger-*.snapshot") {
+		t.Errorf("report DIR: %v", err)
+	}
+}

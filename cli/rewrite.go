@@ -64,11 +64,19 @@ func passNames() []string {
 
 func rewriteDescription() string {
 	var b strings.Builder
-	b.WriteString(`Rewrites the classes of jars or class directories with a pass and writes the result.
+	b.WriteString(`Rewrites the classes of jars, class directories or class files with a pass and writes the result.
 
 OUTPUT is a directory when it already is one (it must then be empty), ends in "/", or does not end
-in .jar, .zip, .war or .ear; otherwise a jar, replaced if it exists. The output appears only when
-complete: an error never leaves a half-written file in place of a good one.
+in .jar, .zip, .war, .ear or .class; otherwise a jar, or a class file, replaced if it exists. A
+class file INPUT counts as its class's entry (com/acme/A.class, whatever the file is called):
+to a directory it is written as DIR/com/acme/A.class, to a .class OUTPUT as that file, which
+takes exactly one class.
+
+The output appears only when complete: an error never leaves a half-written file in place of a
+good one. New files get the modes cp would give them (0666, directories 0777, less the umask); a
+replaced output keeps its mode. A rewrite killed while writing leaves .OUTPUT.heapledger-*.tmp
+beside the output; the next rewrite of that output removes it once the process that wrote it is
+gone.
 
 Several INPUTs are merged like a classpath: the first entry of a name wins, later ones are dropped
 with a warning. Entries that are not rewritten are copied byte for byte, in their order, with the
@@ -98,10 +106,10 @@ Passes:
 
 var rewriteCmd = &cli.Command{
 	Name:      "rewrite",
-	Usage:     "rewrite the classes of jars or class directories with a pass",
+	Usage:     "rewrite the classes of jars, class directories or class files with a pass",
 	ArgsUsage: "INPUT... -o OUTPUT",
 	Flags: []cli.Flag{
-		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "the jar or directory to write (required)"},
+		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "the jar, directory or class file to write (required)"},
 		&cli.StringFlag{Name: "pass", Value: defaultPass, Usage: "the pass to run (see Passes above)"},
 		&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "classes rewritten at once", DefaultText: "the number of CPUs"},
 		&cli.BoolFlag{Name: "strict", Usage: "exit with status 2 when any class failed"},
@@ -131,11 +139,11 @@ func rewriteAction(c *cli.Context) error {
 		return fmt.Errorf("rewrite: %w", err)
 	}
 	if len(inputs) == 0 {
-		return errors.New("rewrite: no INPUT given (jars or class directories)")
+		return errors.New("rewrite: no INPUT given (jars, class directories or class files)")
 	}
 	output := c.String("output")
 	if output == "" {
-		return errors.New("rewrite: no -o OUTPUT given (a jar, or a directory)")
+		return errors.New("rewrite: no -o OUTPUT given (a jar, a directory, or a .class file for one class)")
 	}
 	name := c.String("pass")
 	// Options of the count pass (their usage starts with "count pass:") choose it when no

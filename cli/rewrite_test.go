@@ -13,6 +13,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/heapledger/heapledger/rewrite/classfile"
 	"github.com/heapledger/heapledger/rewrite/transform"
 )
 
@@ -170,5 +171,58 @@ func TestCountOptionsChooseTheCountPass(t *testing.T) {
 	_, _, err = runCLI(t, "rewrite", "--pass", "probe", "--accounts", "com.acme.*", classes, "-o", filepath.Join(dir, "out2"))
 	if err == nil || !strings.Contains(err.Error(), "--accounts is an option of the count pass") {
 		t.Errorf("want an error for --accounts with --pass probe: %v", err)
+	}
+}
+
+// classBytes is a class file of an empty class, built with the engine's own writer.
+func classBytes(t *testing.T, name string) []byte {
+	t.Helper()
+	c := &classfile.Class{Major: 52, AccessFlags: 0x21, Pool: &classfile.Pool{Entries: []classfile.Constant{{}}}}
+	var err error
+	if c.ThisClass, err = c.Pool.AddClass(name); err == nil {
+		c.SuperClass, err = c.Pool.AddClass("java/lang/Object")
+	}
+	var b []byte
+	if err == nil {
+		b, err = c.Bytes()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// `rewrite X.class` takes the class file inspect takes ("not a jar or zip file" before): to a
+// .class output as a class file, whose table the runtime must be pointed at, or to a directory
+// filed under the class's name.
+func TestRewriteClassFile(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "A.class")
+	if err := os.WriteFile(in, classBytes(t, "com/acme/A"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "B.class")
+	_, stderr, err := runCLI(t, "rewrite", "--pass", "test-mark", in, "-o", out)
+	if b, _ := os.ReadFile(out); err != nil || !strings.HasPrefix(string(b), "MARK\xca\xfe\xba\xbe") {
+		t.Fatalf("class to class: %v, output %q\n%s", err, b, stderr)
+	}
+	_, stderr, err = runCLI(t, "rewrite", "--accounts", "com.acme.*", in, "-o", out)
+	if err != nil || !strings.Contains(stderr, "run with -Dheapledger.table="+out+".table.tsv") {
+		t.Errorf("count pass to a class file: %v\n%s", err, stderr)
+	}
+	if _, err := os.Stat(out + ".table.tsv"); err != nil {
+		t.Errorf("no table beside the class: %v", err)
+	}
+	if _, _, err := runCLI(t, "rewrite", "--accounts", "com.acme.*", "--embed-runtime", in, "-o", out); err == nil || !strings.Contains(err.Error(), "a class file output cannot hold the runtime") {
+		t.Errorf("--embed-runtime to a class file: %v", err)
+	}
+	classes := filepath.Join(dir, "classes")
+	if _, stderr, err := runCLI(t, "rewrite", "--accounts", "com.acme.*", in, "-o", classes); err != nil {
+		t.Fatalf("class to directory: %v\n%s", err, stderr)
+	}
+	for _, p := range []string{"com/acme/A.class", "META-INF/heapledger/table.tsv"} {
+		if _, err := os.Stat(filepath.Join(classes, filepath.FromSlash(p))); err != nil {
+			t.Errorf("directory output lacks %s: %v", p, err)
+		}
 	}
 }

@@ -25,13 +25,14 @@ func init() {
 		Description: "Runs the java command with the heapledger agent added (-javaagent, as `heapledger agent` writes it,\n" +
 			"from a temporary directory removed afterwards): every class of the program's class loaders is\n" +
 			"rewritten by the count pass as it loads (with --jdk, the JDK's classes too). When the program ends, the snapshots it wrote are listed,\n" +
-			"and with --report the exit snapshot is reported. The exit status is the program's.\n\n" +
+			"and with --report the exit snapshot is reported. All heapledger says goes to stderr, so stdout holds\n" +
+			"the program's output alone. The exit status is the program's.\n\n" +
 			"When the command is not java itself but a script that starts java (gradlew, catalina.sh), the\n" +
 			"agent goes into JAVA_TOOL_OPTIONS, so every JVM the script starts runs under it.\n\n" +
 			"Example: heapledger run --accounts 'com.acme.*' -- java -cp app.jar com.acme.Main",
 		Flags: append(agentOnlyFlags(),
 			&cli.StringFlag{Name: "snapshot-dir", Usage: "where the program writes its snapshots", DefaultText: "the working directory"},
-			&cli.BoolFlag{Name: "report", Usage: "print the report of the exit snapshot"},
+			&cli.BoolFlag{Name: "report", Usage: "print the report of the exit snapshot, on stderr like everything heapledger says (stdout is the program's)"},
 		),
 		Action: runAction,
 	}
@@ -115,7 +116,8 @@ func runAction(c *cli.Context) error {
 		if err != nil {
 			return fmt.Errorf("run: %w", err)
 		}
-		printReport(c.App.Writer, s, s.Summarize(5))
+		// stdout is the program's: a report among its output would corrupt what it pipes.
+		printReport(stderr, s, s.Summarize(5))
 	}
 	if exit != nil {
 		return cli.Exit("", exit.ExitCode())

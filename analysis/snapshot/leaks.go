@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -12,7 +13,15 @@ type LeakOptions struct {
 	MinShare float64
 	// MinGrowth is the smallest rise of the live count from the first to the last snapshot.
 	MinGrowth int64
+	// MixedRuns ranks snapshots of different programs or processes together, with a warning,
+	// instead of refusing them with ErrDifferentRuns.
+	MixedRuns bool
 }
+
+// ErrDifferentRuns is the error (wrapped) of Leaks for snapshots of different programs or
+// processes: their live counts are no one series, and uptimes of different processes do not
+// order them.
+var ErrDifferentRuns = errors.New("the snapshots come from different runs")
 
 // DefaultLeakOptions: growth in at least half the intervals, by at least one object.
 var DefaultLeakOptions = LeakOptions{MinShare: 0.5, MinGrowth: 1}
@@ -52,9 +61,14 @@ func Leaks(snaps []*Snapshot, opt LeakOptions) ([]Leak, []string, error) {
 		if !s.Liveness {
 			return nil, nil, fmt.Errorf("%s has no liveness data: rewrite with --liveness all or sample:N, or run with -Dheapledger.liveness=all", s.Path)
 		}
-		if s.Header["pid"] != snaps[0].Header["pid"] {
-			warnings = append(warnings, fmt.Sprintf("%s comes from process %s, %s from %s: comparing different runs", s.Path, s.Header["pid"], snaps[0].Path, snaps[0].Header["pid"]))
+		if s.Header["pid"] == snaps[0].Header["pid"] && s.Header["program"] == snaps[0].Header["program"] {
+			continue
 		}
+		which := fmt.Sprintf("%s is of %s, %s of %s", s.Path, runName(s), snaps[0].Path, runName(snaps[0]))
+		if !opt.MixedRuns {
+			return nil, nil, fmt.Errorf("%w: %s", ErrDifferentRuns, which)
+		}
+		warnings = append(warnings, which+": comparing different runs")
 	}
 	ordered := append([]*Snapshot(nil), snaps...)
 	sort.SliceStable(ordered, func(i, j int) bool { return uptime(ordered[i]) < uptime(ordered[j]) })
@@ -174,6 +188,17 @@ func growthBytes(l Leak) int64 {
 		return l.Live[n-1] - l.Live[0]
 	}
 	return l.LiveBytes[n-1] - l.LiveBytes[0]
+}
+
+// runName names the program and process a snapshot comes from.
+func runName(s *Snapshot) string {
+	name := func(key string) string {
+		if v := s.Header[key]; v != "" {
+			return v
+		}
+		return "?"
+	}
+	return fmt.Sprintf("program %s, process %s", name("program"), name("pid"))
 }
 
 func uptime(s *Snapshot) int64 {

@@ -4,11 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // ReadFile reads a snapshot in either encoding, chosen by its first byte.
@@ -18,6 +21,9 @@ func ReadFile(path string) (*Snapshot, error) {
 		return nil, err
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return nil, dirError(path)
+	}
 	s, err := Read(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -30,8 +36,11 @@ func ReadFile(path string) (*Snapshot, error) {
 func Read(r io.Reader) (*Snapshot, error) {
 	br := bufio.NewReaderSize(r, 1<<16)
 	first, err := br.Peek(1)
-	if err != nil {
+	if err == io.EOF {
 		return nil, fmt.Errorf("empty snapshot")
+	}
+	if err != nil {
+		return nil, err
 	}
 	if first[0] == '{' {
 		return readJSON(br)
@@ -39,8 +48,30 @@ func Read(r io.Reader) (*Snapshot, error) {
 	return readText(br)
 }
 
+// dirError says that path is a directory rather than a snapshot, and names the newest snapshot
+// in it: which one the user meant, the directory cannot say (it may hold several programs').
+func dirError(dir string) error {
+	msg := fmt.Sprintf("%s is a directory; give a snapshot file (heapledger-*.snapshot or heapledger-*.json)", dir)
+	var newest string
+	var newestTime time.Time
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasPrefix(name, "heapledger-") || !(strings.HasSuffix(name, ".snapshot") || strings.HasSuffix(name, ".json")) {
+			continue
+		}
+		if st, err := e.Info(); err == nil && st.Mode().IsRegular() && st.ModTime().After(newestTime) {
+			newest, newestTime = filepath.Join(dir, name), st.ModTime()
+		}
+	}
+	if newest != "" {
+		msg += ", such as " + newest + ", the newest there"
+	}
+	return errors.New(msg)
+}
+
 func newSnapshot() *Snapshot {
-	return &Snapshot{Header: map[string]string{}, Accounts: map[int]string{}, Sites: map[int]Site{}}
+	return &Snapshot{Header: Header{}, Accounts: map[int]string{}, Sites: map[int]Site{}}
 }
 
 func readText(r *bufio.Reader) (*Snapshot, error) {
@@ -117,7 +148,7 @@ func readText(r *bufio.Reader) (*Snapshot, error) {
 			ended = true
 		default:
 			if len(f) >= 2 {
-				s.Header[f[0]] = f[1]
+				s.Header.set(f[0], f[1])
 			}
 		}
 		if err != nil {
@@ -160,11 +191,11 @@ func parseSite(f []string) (Site, error) {
 }
 
 type jsonSnapshot struct {
-	Format      string              `json:"format"`
-	Version     int                 `json:"version"`
-	Accounts    map[string]string   `json:"accounts"`
-	Sites       map[string][]string `json:"sites"`
-	Ages        []int64             `json:"ages"`
+	Format      string                `json:"format"`
+	Version     int                   `json:"version"`
+	Accounts    map[string]string     `json:"accounts"`
+	Sites       map[string][]jsonText `json:"sites"`
+	Ages        []int64               `json:"ages"`
 	Allocations []struct {
 		Account, Site, Part    int
 		Count, Elements, Bytes int64
@@ -189,16 +220,19 @@ func readJSON(r io.Reader) (*Snapshot, error) {
 	if j.Format != "heapledger-snapshot" {
 		return nil, fmt.Errorf("JSON is not a heapledger snapshot (format %q)", j.Format)
 	}
-	if j.Version < 1 || j.Version > 2 {
-		return nil, fmt.Errorf("snapshot format version %d is not supported (this heapledger reads versions 1 and 2)", j.Version)
+	if j.Version < 1 || j.Version > 3 {
+		return nil, fmt.Errorf("JSON snapshot format version %d is not supported (this heapledger reads versions 1 to 3)", j.Version)
 	}
-	var hdr map[string]any
+	// The header is every top-level string or number but the format and version; version 3
+	// writes integers as numbers, older versions as strings.
+	var hdr map[string]json.RawMessage
 	_ = json.Unmarshal(raw, &hdr)
 	s := newSnapshot()
 	s.Version = j.Version
 	for k, v := range hdr {
-		if str, ok := v.(string); ok && k != "format" {
-			s.Header[k] = str
+		var t jsonText
+		if k != "format" && k != "version" && json.Unmarshal(v, &t) == nil {
+			s.Header.set(k, string(t))
 		}
 	}
 	for k, v := range j.Accounts {
@@ -209,7 +243,11 @@ func readJSON(r io.Reader) (*Snapshot, error) {
 		s.Accounts[id] = v
 	}
 	for k, v := range j.Sites {
-		site, err := parseSite(append([]string{k}, v...))
+		f := []string{k}
+		for _, x := range v {
+			f = append(f, string(x))
+		}
+		site, err := parseSite(f)
 		if err != nil {
 			return nil, err
 		}

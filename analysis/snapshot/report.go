@@ -4,11 +4,11 @@ import "sort"
 
 // Report aggregates a snapshot per account.
 type Report struct {
-	Liveness bool              `json:"liveness"`
-	Ages     []int64           `json:"live_by_age,omitempty"`
-	Header   map[string]string `json:"header"`
-	Total    Totals            `json:"total"`
-	Accounts []AccountReport   `json:"accounts"`
+	Liveness bool            `json:"liveness"`
+	Ages     []int64         `json:"live_by_age,omitempty"`
+	Header   Header          `json:"header"`
+	Total    Totals          `json:"total"`
+	Accounts []AccountReport `json:"accounts"`
 	// Hook sums the accounts' Object.<init> hook views (nil when the hook was off); it is not
 	// in Total.
 	Hook *HookView `json:"object_init_hook,omitempty"`

@@ -1,13 +1,13 @@
 // Package snapshot reads the snapshots that the heapledger Java runtime writes (text format
-// version 1 or its JSON twin, see docs/formats.md) and aggregates them into per-account
-// reports.
+// versions 1 and 2, or its JSON twin, versions 1 to 3, see docs/formats.md) and aggregates them
+// into per-account reports.
 package snapshot
 
 // Snapshot is one snapshot file.
 type Snapshot struct {
 	Path    string
 	Version int
-	Header  map[string]string // reason, program, pid, time, uptime_ms, threads, dropped, size_model
+	Header  Header
 	// Accounts maps account ID to name; 0 is "<unaccounted>".
 	Accounts map[int]string
 	Sites    map[int]Site

@@ -1,8 +1,13 @@
 package snapshot
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 const sample = "# heapledger snapshot 1\n" +
@@ -70,5 +75,78 @@ func TestReadJSON(t *testing.T) {
 	}
 	if s.Header["program"] != "P" || s.Rows[0].Bytes != 32 || s.Sites[3].Type != "java.lang.Object" {
 		t.Errorf("%+v", s)
+	}
+}
+
+// JSON version 3 writes the header's integers and the site lines' offset and line as numbers;
+// versions 1 and 2 wrote strings, and "dropped" with its first failure. Both read the same.
+func TestJSONNumbersOrStrings(t *testing.T) {
+	const rest = `"accounts":{"0":"<unaccounted>"},"allocations":[{"account":0,"site":3,"part":0,"count":2,"elements":0,"bytes":32}]}`
+	v2 := `{"format":"heapledger-snapshot","version":2,"reason":"exit","program":"P","pid":"13933","uptime_ms":"250","threads":"4",` +
+		`"dropped":"2 first: java.lang.OutOfMemoryError","sites":{"3":["object","java.lang.Object","M.m()V","7","12"]},` + rest
+	v3 := `{"format":"heapledger-snapshot","version":3,"reason":"exit","program":"P","pid":13933,"uptime_ms":250,"threads":4,` +
+		`"dropped":2,"dropped_first":"java.lang.OutOfMemoryError","sites":{"3":["object","java.lang.Object","M.m()V",7,12]},` + rest
+	want := map[string]string{"reason": "exit", "program": "P", "pid": "13933", "uptime_ms": "250", "threads": "4", "dropped": "2",
+		"dropped_first": "java.lang.OutOfMemoryError"}
+	for name, j := range map[string]string{"version 2": v2, "version 3": v3} {
+		s, err := Read(strings.NewReader(j))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !reflect.DeepEqual(map[string]string(s.Header), want) {
+			t.Errorf("%s: header %v, want %v", name, s.Header, want)
+		}
+		if site := s.Sites[3]; site.Offset != 7 || site.Line != 12 {
+			t.Errorf("%s: site %+v", name, site)
+		}
+	}
+	if _, err := Read(strings.NewReader(strings.Replace(v3, `"version":3`, `"version":4`, 1))); err == nil || !strings.Contains(err.Error(), "version 4") {
+		t.Errorf("version 4: %v", err)
+	}
+}
+
+// A report's header gives integers as JSON numbers: `report --json` wrote "pid": "13933".
+func TestReportHeaderNumbers(t *testing.T) {
+	s, err := Read(strings.NewReader(strings.Replace(sample, "pid\t42\n", "pid\t42\nuptime_ms\t250\nthreads\t3\ndropped\t1 first: x\n", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(s.Summarize(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct{ Header map[string]any }
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]any{"pid": 42.0, "uptime_ms": 250.0, "threads": 3.0, "dropped": 1.0, "dropped_first": "x", "program": "Demo"} {
+		if got := v.Header[k]; got != want {
+			t.Errorf("header %s: %#v, want %#v", k, got, want)
+		}
+	}
+}
+
+// A directory is not an empty snapshot: the error says what it is and names the newest
+// snapshot in it.
+func TestReadFileDirectory(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := ReadFile(dir); err == nil || !strings.Contains(err.Error(), dir+" is a directory; give a snapshot file") {
+		t.Errorf("empty directory: %v", err)
+	}
+	old, newer := filepath.Join(dir, "heapledger-M-1-1.snapshot"), filepath.Join(dir, "heapledger-M-1-2.snapshot")
+	for i, p := range []string{old, newer} {
+		if err := os.WriteFile(p, []byte(sample), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tm := time.Now().Add(time.Duration(i-2) * time.Minute)
+		os.Chtimes(p, tm, tm)
+	}
+	if _, err := ReadFile(dir); err == nil || !strings.Contains(err.Error(), "such as "+newer+", the newest there") {
+		t.Errorf("directory with snapshots: %v", err)
+	}
+	empty := filepath.Join(dir, "empty.snapshot")
+	os.WriteFile(empty, nil, 0o644)
+	if _, err := ReadFile(empty); err == nil || !strings.Contains(err.Error(), "empty snapshot") {
+		t.Errorf("empty file: %v", err)
 	}
 }

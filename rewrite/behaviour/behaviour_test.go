@@ -178,7 +178,7 @@ func (e *env) compareCount(t *testing.T, name string, jars, extra []string, dir,
 		t.Errorf("%s: no allocation charged to the program's accounts", name)
 	}
 	if d := s.Header["dropped"]; d != "0" {
-		t.Errorf("%s: the runtime dropped events: %s", name, d)
+		t.Errorf("%s: the runtime dropped events: %s, the first: %s", name, d, s.Header["dropped_first"])
 	}
 	return counted
 }

@@ -132,6 +132,35 @@ func Parse(data []byte) (*Class, error) {
 	return c, nil
 }
 
+// ReadName returns the internal name of the class in data (this_class), reading only the header
+// and the constant pool, whatever the class file version: filing a class under its name (a class
+// file given where a jar could be) must not depend on understanding the rest of it.
+func ReadName(data []byte) (string, error) {
+	r := reader{b: data}
+	if magic := r.u4(); r.err == nil && magic != Magic {
+		return "", r.fail(0, "magic", fmt.Sprintf("bad magic 0x%08X, want 0xCAFEBABE", magic))
+	}
+	r.u2()
+	r.u2()
+	if r.err != nil {
+		return "", r.wrap("header")
+	}
+	pool, err := r.pool()
+	if err != nil {
+		return "", err
+	}
+	r.u2() // access_flags
+	off := r.off
+	this := r.u2()
+	if r.err != nil {
+		return "", r.wrap("this_class")
+	}
+	if err := r.wantTag(off, "this_class", this, TagClass); err != nil {
+		return "", err
+	}
+	return pool.ClassName(this)
+}
+
 // reader is a cursor over a class file. The first failure sticks in err, so a sequence of reads
 // can be checked once.
 type reader struct {

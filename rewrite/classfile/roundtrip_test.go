@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -119,6 +120,28 @@ func TestUnsupportedVersion(t *testing.T) {
 		var ue *UnsupportedVersionError
 		if !errors.As(err, &ue) || ue.Major != v || !errors.Is(err, ErrUnsupportedVersion) {
 			t.Errorf("major %d: want UnsupportedVersionError, got %v", v, err)
+		}
+	}
+}
+
+// ReadName names a class of any version from its pool alone, and says why it cannot.
+func TestReadName(t *testing.T) {
+	good := minimalClass()
+	if n, err := ReadName(good); err != nil || n != "A" {
+		t.Errorf("ReadName = %q, %v; want A", n, err)
+	}
+	future := append([]byte(nil), good...)
+	future[7] = 99 // a major version this engine does not parse
+	if n, err := ReadName(future); err != nil || n != "A" {
+		t.Errorf("version 99: ReadName = %q, %v; want A", n, err)
+	}
+	for want, data := range map[string][]byte{
+		"bad magic":                         []byte("PK\x03\x04 a zip"),
+		"remain":                            good[:20],
+		"this_class: constant pool index 1": append(append([]byte(nil), good[:len(good)-14]...), 0, 0x21, 0, 1, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0),
+	} {
+		if n, err := ReadName(data); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ReadName = %q, %v; want an error saying %q", n, err, want)
 		}
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/heapledger/heapledger/rewrite/classfile"
 )
 
 // Limits bound what a hostile or broken archive can make the pipeline read into memory or write
@@ -46,8 +48,14 @@ type Entry struct {
 // IsDir reports whether the entry is a directory entry ("a/b/").
 func (e *Entry) IsDir() bool { return strings.HasSuffix(e.Name, "/") }
 
-// String names the entry the way error messages do: "lib.jar!a/B.class".
-func (e *Entry) String() string { return e.Source + "!" + e.Name }
+// String names the entry the way error messages do: "lib.jar!a/B.class", or the file alone
+// for a class file given as an input (its own source).
+func (e *Entry) String() string {
+	if e.path != "" && e.path == e.Source {
+		return e.Source
+	}
+	return e.Source + "!" + e.Name
+}
 
 // check refuses to inflate an entry whose declared size would exceed lim. archive/zip fails a
 // read that produces more bytes than declared, so the declared size bounds what is read.
@@ -127,10 +135,12 @@ func (in *Input) Close() error {
 	return nil
 }
 
-// OpenInput opens a jar (any zip archive) or a directory of classes. Its entries keep the order
-// of the zip central directory; a directory is walked in lexical order with META-INF/ and its
-// manifest first, as the jar tool writes them. A zip holding the same name twice is refused: the
-// JDK and other tools disagree about which copy counts, so no choice would be safe.
+// OpenInput opens a jar (any zip archive), a directory of classes or a class file. Its entries
+// keep the order of the zip central directory; a directory is walked in lexical order with
+// META-INF/ and its manifest first, as the jar tool writes them. A class file is one entry named
+// by the class ("com/acme/A.class"), as in a jar, whatever the file is called. A zip holding the
+// same name twice is refused: the JDK and other tools disagree about which copy counts, so no
+// choice would be safe.
 func OpenInput(path string) (*Input, error) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -142,6 +152,11 @@ func OpenInput(path string) (*Input, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
+	}
+	var magic [4]byte
+	if n, _ := f.ReadAt(magic[:], 0); n == 4 && string(magic[:]) == "\xca\xfe\xba\xbe" {
+		f.Close()
+		return openClass(path, st)
 	}
 	in, err := openZip(path, f, st.Size())
 	if err != nil {
@@ -156,7 +171,7 @@ func openZip(path string, r io.ReaderAt, size int64) (*Input, error) {
 	zr, err := zip.NewReader(r, size)
 	if err != nil {
 		if errors.Is(err, zip.ErrFormat) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return nil, fmt.Errorf("%s: not a jar or zip file, or truncated (%v)", path, err)
+			return nil, fmt.Errorf("%s: not a jar or zip file, or truncated (%v); inputs are jars, class directories or class files", path, err)
 		}
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -173,6 +188,24 @@ func openZip(path string, r io.ReaderAt, size int64) (*Input, error) {
 		in.Entries = append(in.Entries, &Entry{Name: zf.Name, Source: path, Header: zf.FileHeader, zf: zf})
 	}
 	return in, nil
+}
+
+// openClass opens a class file as an input of one entry, named by the class's internal name.
+func openClass(path string, st os.FileInfo) (*Input, error) {
+	h := zip.FileHeader{Method: zip.Deflate, Modified: st.ModTime(), UncompressedSize64: uint64(st.Size())}
+	h.SetMode(st.Mode())
+	e := &Entry{Source: path, Header: h, path: path}
+	data, err := e.ReadAll(DefaultLimits)
+	if err != nil {
+		return nil, err
+	}
+	name, err := classfile.ReadName(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: not a class file that names its class: %w", path, err)
+	}
+	e.Name = name + ".class"
+	e.Header.Name = e.Name
+	return &Input{Path: path, Entries: []*Entry{e}}, nil
 }
 
 func openDir(root string) (*Input, error) {

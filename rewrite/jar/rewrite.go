@@ -3,11 +3,12 @@
 //
 // Output rules:
 //   - OUTPUT is a directory when it already is one, when it ends in a path separator, or when its
-//     name does not end in .jar, .zip, .war or .ear; otherwise it is a jar. An existing directory
-//     must be empty (we never delete or mix with files we did not write); an existing jar is
-//     replaced.
+//     name does not end in .jar, .zip, .war, .ear or .class; otherwise it is a jar, or with
+//     .class a class file, which takes exactly one class. An existing directory must be empty (we
+//     never delete or mix with files we did not write); an existing file is replaced.
 //   - The output is written to a temporary file or directory beside OUTPUT and renamed into place
-//     only when complete, so an error never leaves a half-written output in place of a good one.
+//     only when complete, so an error never leaves a half-written output in place of a good one
+//     (internal/outfile: modes as cp gives them, stale temporaries of killed runs removed).
 //   - Several inputs are merged in order, like a classpath: the first entry of a name wins, later
 //     ones are dropped with a warning (directory entries silently). The output's manifest is the
 //     first one found and is written first.
@@ -104,10 +105,15 @@ func IsDirOutput(output string) bool {
 		return true
 	}
 	switch strings.ToLower(path.Ext(output)) {
-	case ".jar", ".zip", ".war", ".ear":
+	case ".jar", ".zip", ".war", ".ear", ".class":
 		return false
 	}
 	return true
+}
+
+// IsClassOutput reports whether output names a class file rather than a jar or a directory.
+func IsClassOutput(output string) bool {
+	return !IsDirOutput(output) && strings.EqualFold(path.Ext(output), ".class")
 }
 
 // IsClass reports whether an entry is a class the pass should see: a .class file at the top
@@ -211,9 +217,12 @@ func Rewrite(inputs []string, output string, pass transform.Class, opt Options) 
 	}
 
 	var w sink
-	if dirOut {
+	switch {
+	case dirOut:
 		w, err = newDirSink(output)
-	} else {
+	case IsClassOutput(output):
+		w, err = newClassSink(output, entries)
+	default:
 		w, err = newJarSink(output, opened[0].Comment)
 	}
 	if err != nil {

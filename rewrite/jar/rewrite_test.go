@@ -386,7 +386,7 @@ func TestErrorKeepsExistingOutput(t *testing.T) {
 func TestIsDirOutput(t *testing.T) {
 	dir := t.TempDir()
 	for out, want := range map[string]bool{
-		"x.jar": false, "x.ZIP": false, "x.war": false, "classes": true, "x.jar/": true, dir: true, "out.d": true,
+		"x.jar": false, "x.ZIP": false, "x.war": false, "classes": true, "x.jar/": true, dir: true, "out.d": true, "A.class": false,
 	} {
 		if got := IsDirOutput(out); got != want {
 			t.Errorf("IsDirOutput(%q) = %v", out, got)
@@ -525,5 +525,73 @@ func TestTuneGCOverlapping(t *testing.T) {
 	TuneGC()()
 	if got := debug.SetGCPercent(123); got != 123 {
 		t.Fatalf("with GOGC set: GOGC %d, want 123 untouched", got)
+	}
+}
+
+// tinyClass is a parseable class file header: name extends java/lang/Object, with no members.
+func tinyClass(name string) []byte {
+	b := []byte{0xCA, 0xFE, 0xBA, 0xBE, 0, 0, 0, 61, 0, 5}
+	b = append(b, 1, byte(len(name)>>8), byte(len(name)))
+	b = append(b, name...)
+	b = append(b, 7, 0, 1, 1, 0, 16)
+	b = append(b, "java/lang/Object"...)
+	b = append(b, 7, 0, 3, 0, 0x21, 0, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0)
+	return b
+}
+
+// A class file is an input as a jar or a directory is, filed under its class's name: written
+// to a .class output as a class file, to a directory or a jar as p/A.class.
+func TestClassFileInput(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "Whatever.class")
+	data := tinyClass("p/A")
+	if err := os.WriteFile(in, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	pass := marker(&seen, make(chan struct{}, 1))
+	out := filepath.Join(dir, "B.class")
+	if _, err := Rewrite([]string{in}, out, pass, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(out); string(b) != "REWRITTEN "+string(data) {
+		t.Errorf("%s: %q", out, b)
+	}
+	if len(seen) != 1 || seen[0] != "p/A.class" {
+		t.Errorf("the pass saw %v, want p/A.class", seen)
+	}
+	classes := filepath.Join(dir, "classes")
+	if _, err := Rewrite([]string{in}, classes, pass, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(classes, "p", "A.class")); string(b) != "REWRITTEN "+string(data) {
+		t.Errorf("directory output: p/A.class is %q", b)
+	}
+	jar := filepath.Join(dir, "a.jar")
+	if _, err := Rewrite([]string{in}, jar, pass, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if fs := readZip(t, jar).File; len(fs) != 1 || fs[0].Name != "p/A.class" {
+		t.Errorf("jar output: %v", fs)
+	}
+	// Unchanged by the pass, the class is copied byte for byte.
+	same := filepath.Join(dir, "same.class")
+	unchanged := transform.Func(func(string, []byte) (transform.Result, error) { return transform.Result{}, nil })
+	if _, err := Rewrite([]string{in}, same, unchanged, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(same); !bytes.Equal(b, data) {
+		t.Errorf("unchanged class: %q", b)
+	}
+	// A .class output takes one class, not a jar's worth.
+	many := makeJar(t, dir, "many.jar", sampleEntries, "")
+	_, err := Rewrite([]string{in, many}, filepath.Join(dir, "C.class"), pass, Options{})
+	if err == nil || !strings.Contains(err.Error(), "a .class output holds one class") {
+		t.Errorf("jar to .class: %v", err)
+	}
+	bad := filepath.Join(dir, "Bad.class")
+	os.WriteFile(bad, data[:20], 0o644)
+	if _, err := Rewrite([]string{bad}, filepath.Join(dir, "D.class"), pass, Options{}); err == nil || !strings.Contains(err.Error(), "Bad.class: not a class file that names its class") {
+		t.Errorf("truncated class: %v", err)
 	}
 }

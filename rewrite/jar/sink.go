@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/heapledger/heapledger/internal/outfile"
 )
 
 // sink receives the output entries in order. Nothing is visible at the output path until commit.
@@ -25,30 +27,25 @@ type sink interface {
 }
 
 type jarSink struct {
-	output, tmp string
-	f           *os.File
-	bw          *bufio.Writer
-	zw          *zip.Writer
+	f  *outfile.File
+	bw *bufio.Writer
+	zw *zip.Writer
 }
 
 func newJarSink(output, comment string) (*jarSink, error) {
-	if err := os.MkdirAll(filepath.Dir(output), 0o755); err != nil {
-		return nil, err
-	}
-	f, err := os.CreateTemp(filepath.Dir(output), "."+filepath.Base(output)+".*.tmp")
+	f, err := outfile.Create(output, outfile.Data)
 	if err != nil {
-		return nil, fmt.Errorf("cannot create the output beside %s: %w", output, err)
+		return nil, err
 	}
 	bw := bufio.NewWriterSize(f, 1<<20)
 	zw := zip.NewWriter(bw)
 	if comment != "" {
 		if err := zw.SetComment(comment); err != nil {
-			f.Close()
-			os.Remove(f.Name())
+			f.Abort()
 			return nil, err
 		}
 	}
-	return &jarSink{output: output, tmp: f.Name(), f: f, bw: bw, zw: zw}, nil
+	return &jarSink{f: f, bw: bw, zw: zw}, nil
 }
 
 func (s *jarSink) isDir() bool { return false }
@@ -123,35 +120,14 @@ func (s *jarSink) commit() error {
 	if err == nil {
 		err = s.bw.Flush()
 	}
-	if err == nil {
-		err = s.f.Sync()
-	}
-	if cerr := s.f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		// CreateTemp makes the file private; an output jar is as readable as the jar it replaces,
-		// or as a jar written by the jar tool.
-		mode := os.FileMode(0o644)
-		if st, serr := os.Stat(s.output); serr == nil {
-			mode = st.Mode().Perm()
-		}
-		err = os.Chmod(s.tmp, mode)
-	}
-	if err == nil {
-		err = os.Rename(s.tmp, s.output)
-	}
 	if err != nil {
-		os.Remove(s.tmp)
-		return fmt.Errorf("%s: %w", s.output, err)
+		s.f.Abort()
+		return err
 	}
-	return nil
+	return s.f.Commit()
 }
 
-func (s *jarSink) abort() {
-	s.f.Close()
-	os.Remove(s.tmp)
-}
+func (s *jarSink) abort() { s.f.Abort() }
 
 // freshHeader is e's header (name, times, comment, extra) for new contents: the sizes and CRC
 // of the old contents must not reach the writer.
@@ -170,20 +146,16 @@ func clamp32(n uint64) uint32 {
 }
 
 type dirSink struct {
-	output, tmp string
+	d   *outfile.Dir
+	tmp string
 }
 
 func newDirSink(output string) (*dirSink, error) {
-	output = filepath.Clean(output)
-	parent := filepath.Dir(output)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
+	d, err := outfile.CreateDir(output)
+	if err != nil {
 		return nil, err
 	}
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(output)+".*.tmp")
-	if err != nil {
-		return nil, fmt.Errorf("cannot create the output beside %s: %w", output, err)
-	}
-	return &dirSink{output: output, tmp: tmp}, nil
+	return &dirSink{d: d, tmp: d.Path}, nil
 }
 
 func (s *dirSink) isDir() bool { return true }
@@ -191,7 +163,7 @@ func (s *dirSink) isDir() bool { return true }
 // target is where an entry goes; merge has already refused names that would escape tmp.
 func (s *dirSink) target(e *Entry) (string, error) {
 	p := filepath.Join(s.tmp, filepath.FromSlash(e.Name))
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(p), outfile.Executable); err != nil {
 		return "", fmt.Errorf("%s: %w", e, err)
 	}
 	return p, nil
@@ -203,7 +175,7 @@ func (s *dirSink) copy(e *Entry, lim Limits) error {
 		return err
 	}
 	if e.IsDir() {
-		if err := os.MkdirAll(p, 0o755); err != nil {
+		if err := os.MkdirAll(p, outfile.Executable); err != nil {
 			return fmt.Errorf("%s: %w", e, err)
 		}
 		return nil
@@ -213,7 +185,7 @@ func (s *dirSink) copy(e *Entry, lim Limits) error {
 		return err
 	}
 	defer r.Close()
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, outfile.Data)
 	if err != nil {
 		return fmt.Errorf("%s: %w", e, err)
 	}
@@ -234,7 +206,7 @@ func (s *dirSink) write(e *Entry, data []byte) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, outfile.Data)
 	if err != nil {
 		return fmt.Errorf("%s: %w", e, err)
 	}
@@ -256,22 +228,56 @@ func (s *dirSink) touch(p string, mod time.Time) error {
 	return os.Chtimes(p, mod, mod)
 }
 
-func (s *dirSink) commit() error {
-	if err := os.Chmod(s.tmp, 0o755); err != nil {
-		s.abort()
+// commit renames the directory into place; checkEmptyDir allowed an existing output only when
+// empty.
+func (s *dirSink) commit() error { return s.d.Commit() }
+
+func (s *dirSink) abort() { s.d.Abort() }
+
+// classSink writes a class file: the output of a rewrite of exactly one class.
+type classSink struct {
+	f *outfile.File
+}
+
+func newClassSink(output string, entries []*Entry) (*classSink, error) {
+	if len(entries) != 1 {
+		return nil, fmt.Errorf("%s: a .class output holds one class, but the inputs hold %d entries; rewrite one class file to a .class output, or write a jar or a directory", output, len(entries))
+	}
+	if !IsClass(entries[0].Name) {
+		return nil, fmt.Errorf("%s: a .class output holds one class to rewrite, and %s is not one", output, entries[0])
+	}
+	f, err := outfile.Create(output, outfile.Data)
+	if err != nil {
+		return nil, err
+	}
+	return &classSink{f: f}, nil
+}
+
+// isDir is false: the run compresses the rewritten class as for a jar, which costs one class's
+// deflate; the uncompressed bytes are still there for rewritten.
+func (s *classSink) isDir() bool { return false }
+
+func (s *classSink) copy(e *Entry, lim Limits) error {
+	r, err := e.Open(lim)
+	if err != nil {
 		return err
 	}
-	// checkEmptyDir allowed an existing output only when empty; Remove fails rather than
-	// deleting anything that appeared since.
-	if err := os.Remove(s.output); err != nil && !os.IsNotExist(err) {
-		s.abort()
-		return fmt.Errorf("%s: %w", s.output, err)
-	}
-	if err := os.Rename(s.tmp, s.output); err != nil {
-		s.abort()
-		return fmt.Errorf("%s: %w", s.output, err)
+	defer r.Close()
+	if _, err := io.Copy(s.f, r); err != nil {
+		return fmt.Errorf("%s: %w", e, err)
 	}
 	return nil
 }
 
-func (s *dirSink) abort() { os.RemoveAll(s.tmp) }
+func (s *classSink) rewritten(e *Entry, j *job) error { return s.write(e, j.res.Data) }
+
+func (s *classSink) write(e *Entry, data []byte) error {
+	if _, err := s.f.Write(data); err != nil {
+		return fmt.Errorf("%s: %w", e, err)
+	}
+	return nil
+}
+
+func (s *classSink) commit() error { return s.f.Commit() }
+
+func (s *classSink) abort() { s.f.Abort() }

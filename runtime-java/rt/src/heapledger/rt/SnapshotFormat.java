@@ -14,6 +14,15 @@ import java.util.TreeSet;
  */
 final class SnapshotFormat {
     static final int VERSION = 2;
+    /**
+     * The JSON twin's own version: 3 writes the integers of the header and of site lines as JSON
+     * numbers (2 wrote them as strings), so a reader of 2 must refuse it rather than miss them.
+     */
+    static final int JSON_VERSION = 3;
+
+    /** Header keys whose values are integers, written as JSON numbers. */
+    private static final java.util.Set<String> INTEGER_KEYS =
+            new java.util.HashSet<String>(Arrays.asList("pid", "uptime_ms", "threads", "dropped"));
 
     static long[] rows(Counts c, Map<Integer, Long> sizes) {
         long[] t = c.table;
@@ -77,8 +86,8 @@ final class SnapshotFormat {
 
     static void json(Writer w, Counts c, LiveView lv, Snapshots.Tables t, Map<Integer, Long> sizes, String reason,
             String[][] header) throws IOException {
-        w.write("{\"format\":\"heapledger-snapshot\",\"version\":" + VERSION + ",\"reason\":" + q(reason));
-        for (String[] h : header) w.write("," + q(h[0]) + ":" + q(h[1]));
+        w.write("{\"format\":\"heapledger-snapshot\",\"version\":" + JSON_VERSION + ",\"reason\":" + q(reason));
+        for (String[] h : header) w.write("," + q(h[0]) + ":" + value(h[1], INTEGER_KEYS.contains(h[0])));
         if (lv != null) {
             w.write(",\"ages\":[");
             for (int i = 0; i < lv.ages.length; i++) w.write((i == 0 ? "" : ",") + lv.ages[i]);
@@ -102,7 +111,8 @@ final class SnapshotFormat {
         for (int s : sites) {
             w.write((first ? "" : ",") + q(String.valueOf(s)) + ":[");
             String[] f = t.sites.get(s);
-            if (f != null) for (int i = 0; i < f.length; i++) w.write((i == 0 ? "" : ",") + q(f[i]));
+            // KIND TYPE METHOD OFFSET LINE: the last two are integers.
+            if (f != null) for (int i = 0; i < f.length; i++) w.write((i == 0 ? "" : ",") + value(f[i], i >= 3));
             w.write("]");
             first = false;
         }
@@ -191,6 +201,21 @@ final class SnapshotFormat {
     /** Tabs and newlines would break the line format; names never legitimately contain them. */
     static String clean(String s) {
         return s.replace('\t', ' ').replace('\n', ' ').replace('\r', ' ');
+    }
+
+    /** s as a JSON number when it is meant as an integer and is one, else as a JSON string. */
+    static String value(String s, boolean integer) {
+        return integer && isInteger(s) ? s : q(s);
+    }
+
+    /** Whether s is an integer as JSON writes one: an optional minus, no leading zeros. */
+    static boolean isInteger(String s) {
+        int i = s.startsWith("-") ? 1 : 0;
+        if (i == s.length() || (s.charAt(i) == '0' && s.length() > i + 1)) return false;
+        for (; i < s.length(); i++) {
+            if (s.charAt(i) < '0' || s.charAt(i) > '9') return false;
+        }
+        return true;
     }
 
     static String q(String s) {

@@ -284,17 +284,23 @@ final class Snapshots {
     }
 
     static String[][] header() {
-        return new String[][] {
+        String[][] h = new String[][] {
             {"program", program()},
             {"pid", String.valueOf(pid())},
             {"time", isoUTC(System.currentTimeMillis())},
             {"uptime_ms", String.valueOf(System.currentTimeMillis() - START)},
             {"threads", String.valueOf(Ledger.liveThreads())},
-            {"dropped", String.valueOf(Ledger.DROPPED.get()) + (Ledger.firstDrop == null ? "" : " first: " + Ledger.firstDrop)},
+            {"dropped", String.valueOf(Ledger.DROPPED.get())},
             {"liveness", Live.describe()},
             {"size_model", "header=" + Sizes.OBJECT_HEADER + " ref=" + Sizes.REF + " array_base=" + Sizes.ARRAY_BASE
                     + " align=" + Sizes.ALIGN + " from=" + Sizes.SOURCE},
         };
+        // The count stays a number; what the first failure was goes on a line of its own.
+        String first = Ledger.firstDrop;
+        if (first == null) return h;
+        String[][] more = java.util.Arrays.copyOf(h, h.length + 1);
+        more[h.length] = new String[] {"dropped_first", first};
+        return more;
     }
 
     /** The sites that have counts: the only ones whose names a snapshot needs. */
