@@ -14,8 +14,8 @@ import (
 // Rewriting the output of a count rewrite (say, a build step run twice on the same jar) leaves
 // its classes as they are, which rewritten again counted each allocation twice, and continues
 // its table, which a fresh one replaced inside the output: the classes' IDs lost their names.
-// Jars rewritten separately, whose IDs clash, are refused together; one rewritten with --table
-// continuing the other is taken.
+// Jars rewritten separately are taken together, with both tables; jars whose IDs do clash are
+// refused together; one rewritten with --table continuing the other is taken.
 func TestRewriteAgainKeepsClassesAndTable(t *testing.T) {
 	needJDK(t)
 	dir := t.TempDir()
@@ -69,11 +69,31 @@ func TestRewriteAgainKeepsClassesAndTable(t *testing.T) {
 		t.Errorf("the table inside the output is not the input's:\n%s\nwant\n%s", table(at("twice")), table(at("once")))
 	}
 
-	// Rewritten separately, One and Two both number their sites from 1.
+	// Rewritten separately, One and Two number their sites from bases their inputs choose:
+	// taken together, both tables are kept.
 	if stderr, err := rewrite(two, "-o", at("two")); err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
-	if _, err := rewrite(at("once"), at("two"), "-o", at("clash")); err == nil || !strings.Contains(err.Error(), "does not fit") {
+	if stderr, err := rewrite(at("once"), at("two"), "-o", at("both")); err != nil {
+		t.Errorf("jars rewritten apart taken together: %v\n%s", err, stderr)
+	} else if by := sitesByClass(t, table(at("both"))); by["One"] != 2 || by["Two"] != 2 {
+		t.Errorf("sites by class %v, want One 2, Two 2", by)
+	}
+	// Tables that do give one ID to two sites (both continue a table of an earlier version,
+	// which numbered from 1) are refused together, and nothing is written.
+	legacy := "# heapledger table 1\naccount\t0\t<unaccounted>\naccount\t1\t*\nsite\t1\tobject\tX\tX.m()V\t0\t-1\n"
+	for _, n := range []string{"legacy1.tsv", "legacy2.tsv"} {
+		if err := os.WriteFile(at(n), []byte(legacy), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if stderr, err := rewrite(one, "--table", at("legacy1.tsv"), "-o", at("one-legacy")); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if stderr, err := rewrite(two, "--table", at("legacy2.tsv"), "-o", at("two-legacy")); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if _, err := rewrite(at("one-legacy"), at("two-legacy"), "-o", at("clash")); err == nil || !strings.Contains(err.Error(), "does not fit") {
 		t.Errorf("jars with clashing IDs taken together: %v", err)
 	}
 	if _, err := os.Stat(at("clash")); !os.IsNotExist(err) {
@@ -88,22 +108,25 @@ func TestRewriteAgainKeepsClassesAndTable(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
-	all, err := accounts.ReadTable(bytes.NewReader(table(at("all"))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	seen := map[string]int{}
-	for id := 1; id <= all.Sites(); id++ {
-		s, ok := all.Site(id)
-		if !ok {
-			t.Fatalf("site %d missing from the merged table:\n%s", id, table(at("all")))
-		}
-		seen[strings.SplitN(s.Method, ".", 2)[0]]++
-	}
-	if seen["One"] != 2 || seen["Two"] != 2 || seen["Three"] != 1 {
-		t.Errorf("sites by class %v, want One 2, Two 2, Three 1:\n%s", seen, table(at("all")))
+	if by := sitesByClass(t, table(at("all"))); by["One"] != 2 || by["Two"] != 2 || by["Three"] != 1 || len(by) != 3 {
+		t.Errorf("sites by class %v, want One 2, Two 2, Three 1:\n%s", by, table(at("all")))
 	}
 	if !strings.Contains(stderr, "1 rewritten, 2 unchanged") {
 		t.Errorf("only Three should be rewritten:\n%s", stderr)
 	}
+}
+
+// sitesByClass counts a table's sites by the class of their method.
+func sitesByClass(t *testing.T, table []byte) map[string]int {
+	t.Helper()
+	tb, err := accounts.ReadTable(bytes.NewReader(table))
+	if err != nil {
+		t.Fatal(err)
+	}
+	by := map[string]int{}
+	for _, id := range tb.SiteIDs() {
+		s, _ := tb.Site(id)
+		by[strings.SplitN(s.Method, ".", 2)[0]]++
+	}
+	return by
 }

@@ -130,6 +130,18 @@ func (t *Table) Sites() int {
 	return len(t.sites)
 }
 
+// SiteIDs returns the IDs of the sites, in order.
+func (t *Table) SiteIDs() []int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ids := make([]int, 0, len(t.sites))
+	for id := range t.sites {
+		ids = append(ids, id)
+	}
+	sort.Ints(ids)
+	return ids
+}
+
 // Site returns a site by ID.
 func (t *Table) Site(id int) (Site, bool) {
 	t.mu.Lock()

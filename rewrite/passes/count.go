@@ -154,6 +154,18 @@ func (e *countEditor) editMethod(cf *classfile.Class, m *classfile.Member, b *co
 	if err != nil {
 		return err
 	}
+	// Dead code never runs and keeps the compiler's frames there, which lack the locals
+	// inserted below: nothing is counted, restored or covered in it (addHandlers).
+	dead := deadCode(b)
+	if dead != nil {
+		live := sites[:0]
+		for _, s := range sites {
+			if !dead[s.at] {
+				live = append(live, s)
+			}
+		}
+		sites = live
+	}
 	switchAccount := acct != accounts.Unaccounted && !e.allAccounted
 	// Skip rule 2: a method of an unaccounted class with no allocation site keeps the
 	// caller's account and has nothing to count; with every class accounted, no method
@@ -216,7 +228,7 @@ func (e *countEditor) editMethod(cf *classfile.Class, m *classfile.Member, b *co
 		return b.Seq().Load(code.ALOAD, t).Load(code.ILOAD, saved).Field(code.PUTFIELD, AcctClass, "account", "I")
 	}
 	for n := b.First(); n != nil; n = n.Next() {
-		if n.Op >= code.IRETURN && n.Op <= code.RETURN {
+		if n.Op >= code.IRETURN && n.Op <= code.RETURN && !dead[n] {
 			s := restore()
 			if err := s.Err(); err != nil {
 				return err
@@ -257,7 +269,7 @@ func (e *countEditor) editMethod(cf *classfile.Class, m *classfile.Member, b *co
 		ranges = append(ranges, start)
 	}
 	b.Append(tail)
-	return addHandlers(b, ranges, end, handler, inits)
+	return addHandlers(b, ranges, end, handler, inits, dead)
 }
 
 // findSites lists the allocations of a method. Objects are paired with the constructor call
@@ -512,7 +524,11 @@ func (e *countEditor) insertCount(cc *countClass, b *code.Body, s site, t, stati
 	case "ref":
 		q.Op(code.DUP).Load(code.ALOAD, t).Ldc(id).InvokeStatic(AcctClass, "object", "(Ljava/lang/Object;"+acctDesc+"I)V")
 	case "noref":
-		q.Load(code.ALOAD, t).Ldc(id).InvokeStatic(AcctClass, "object", "("+acctDesc+"I)V")
+		if classLiteral(q, b, s) {
+			q.Load(code.ALOAD, t).Ldc(id).InvokeStatic(AcctClass, "object", "(Ljava/lang/Class;"+acctDesc+"I)V")
+		} else {
+			q.Load(code.ALOAD, t).Ldc(id).InvokeStatic(AcctClass, "object", "("+acctDesc+"I)V")
+		}
 	case "array":
 		q.Op(code.DUP).Load(code.ALOAD, t).Ldc(id).InvokeStatic(AcctClass, "array", "("+s.arrayDesc+acctDesc+"I)V")
 	case "any":
@@ -554,7 +570,11 @@ func (e *countEditor) insertStaticCount(b *code.Body, s site, t, account int, id
 	case "ref":
 		q.Op(code.DUP).Load(code.ALOAD, t).Int(int32(account)).Ldc(id).InvokeStatic(AcctClass, "object", "(Ljava/lang/Object;"+tail)
 	case "noref":
-		q.Load(code.ALOAD, t).Int(int32(account)).Ldc(id).InvokeStatic(AcctClass, "object", "("+tail)
+		if classLiteral(q, b, s) {
+			q.Load(code.ALOAD, t).Int(int32(account)).Ldc(id).InvokeStatic(AcctClass, "object", "(Ljava/lang/Class;"+tail)
+		} else {
+			q.Load(code.ALOAD, t).Int(int32(account)).Ldc(id).InvokeStatic(AcctClass, "object", "("+tail)
+		}
 	case "array":
 		q.Op(code.DUP).Load(code.ALOAD, t).Int(int32(account)).Ldc(id).InvokeStatic(AcctClass, "array", "("+s.arrayDesc+tail)
 	case "any":
@@ -572,6 +592,22 @@ func (e *countEditor) insertStaticCount(b *code.Body, s site, t, account int, id
 	}
 	b.InsertAfter(s.at, q)
 	return nil
+}
+
+// classLiteral pushes the class of a "noref" object site (new X; invokespecial X.<init> with no
+// dup: Scala's and Kotlin's singletons in <clinit>), so that the runtime knows the size of what
+// it counts without the object; it reports whether it did. Class literals need class files of
+// version 49 or later; the class is loaded already, since its object was just made.
+func classLiteral(q *code.Seq, b *code.Body, s site) bool {
+	if b.Method.Major < 49 {
+		return false
+	}
+	idx, err := b.Pool.AddClass(strings.ReplaceAll(s.typ, ".", "/"))
+	if err != nil {
+		return false
+	}
+	q.Ldc(idx)
+	return true
 }
 
 // multiCall appends the counting call of a multianewarray site to q: the new array (so that its

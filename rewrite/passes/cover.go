@@ -18,24 +18,28 @@ import (
 // subroutine calls and exception edges), or when it is part of an entry sequence. Each maximal
 // run of the remaining instructions between the first start and end becomes one entry of the
 // exception table, appended after the program's own entries so that those keep catching first.
-func addHandlers(b *code.Body, starts []*code.Label, end, handler *code.Label, inits []*code.Insn) error {
-	_, err := coverBody(b, starts, end, handler, inits)
+//
+// Dead code is left out too (dead, from deadCode): the JVM checks it against the handlers that
+// cover it by the compiler's frame there, and the dead tails ASM-based compilers leave (`nop …
+// athrow` under a frame with no locals) have none of the locals the handler reads.
+func addHandlers(b *code.Body, starts []*code.Label, end, handler *code.Label, inits []*code.Insn, dead map[*code.Insn]bool) error {
+	_, err := coverBody(b, starts, end, handler, inits, dead)
 	return err
 }
 
 // coverBody is addHandlers that also returns the instructions that run before `this` is
 // initialised (nil outside constructors), which decide what frames the token appears in.
-func coverBody(b *code.Body, starts []*code.Label, end, handler *code.Label, inits []*code.Insn) (map[*code.Insn]bool, error) {
+func coverBody(b *code.Body, starts []*code.Label, end, handler *code.Label, inits []*code.Insn, dead map[*code.Insn]bool) (map[*code.Insn]bool, error) {
 	if len(starts) == 0 {
 		return nil, fmt.Errorf("%s: no entry point for the probe", b.Method)
 	}
-	if len(inits) == 0 && len(starts) == 1 {
+	if len(inits) == 0 && len(starts) == 1 && len(dead) == 0 {
 		// Not a constructor: everything from the entry sequence to the end is covered.
 		b.AddHandler(starts[0], end, handler, 0)
 		return nil, nil
 	}
 	pre := beforeInit(b, inits)
-	excluded := func(n *code.Insn) bool { return pre[n] }
+	excluded := func(n *code.Insn) bool { return pre[n] || dead[n] }
 	// Entry sequences: from each initialising call (or the method start) to its start label.
 	inEntry := false
 	isStart := map[*code.Label]bool{}
@@ -98,6 +102,30 @@ func beforeInit(b *code.Body, inits []*code.Insn) map[*code.Insn]bool {
 	for _, s := range inits {
 		isInit[s] = true
 	}
+	return reach(b, isInit)
+}
+
+// deadCode returns the instructions no path from the method's start reaches, nil when there
+// are none. Passes insert nothing there: it never runs, and the JVM checks it by the compiler's
+// frames, which know nothing of the locals a pass adds.
+func deadCode(b *code.Body) map[*code.Insn]bool {
+	live := reach(b, nil)
+	var dead map[*code.Insn]bool
+	for n := b.First(); n != nil; n = n.Next() {
+		if !n.IsLabel() && !live[n] {
+			if dead == nil {
+				dead = map[*code.Insn]bool{}
+			}
+			dead[n] = true
+		}
+	}
+	return dead
+}
+
+// reach returns the instructions reachable from the start of the method, following branches,
+// switches, subroutine calls and exception edges, and not going past the instructions in stop
+// (which are themselves reached).
+func reach(b *code.Body, stop map[*code.Insn]bool) map[*code.Insn]bool {
 	// Exception edges: an instruction inside [Start, End) may jump to Handler. Positions in the
 	// list order decide containment.
 	pos := map[*code.Insn]int{}
@@ -134,8 +162,8 @@ func beforeInit(b *code.Body, inits []*code.Insn) map[*code.Insn]bool {
 				pushLabel(h.Handler)
 			}
 		}
-		if isInit[n] {
-			continue // `this` is initialised after this call on this path
+		if stop[n] {
+			continue // for beforeInit: `this` is initialised after this call on this path
 		}
 		if n.Target != nil {
 			pushLabel(n.Target)

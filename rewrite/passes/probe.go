@@ -89,8 +89,12 @@ func (probeEditor) prepareClass(cf *classfile.Class) (any, error) {
 
 func (e probeEditor) editMethod(cf *classfile.Class, m *classfile.Member, b *code.Body, state any) error {
 	r := state.(*probeRefs)
+	dead := deadCode(b)
 	// Allocation calls first, while the node list holds only original instructions.
 	for n := b.First(); n != nil; n = n.Next() {
+		if dead[n] {
+			continue
+		}
 		switch n.Op {
 		case code.NEW:
 			b.InsertAfter(n, b.Seq().Insn(r.alloc))
@@ -103,7 +107,7 @@ func (e probeEditor) editMethod(cf *classfile.Class, m *classfile.Member, b *cod
 
 	token := b.NewLocal(1)
 	for n := b.First(); n != nil; n = n.Next() {
-		if n.Op >= code.IRETURN && n.Op <= code.RETURN {
+		if n.Op >= code.IRETURN && n.Op <= code.RETURN && !dead[n] {
 			b.InsertBefore(n, b.Seq().Load(code.ILOAD, token).Insn(r.exit))
 		}
 	}
@@ -138,7 +142,7 @@ func (e probeEditor) editMethod(cf *classfile.Class, m *classfile.Member, b *cod
 		ranges = append(ranges, start)
 	}
 	b.Append(tail)
-	pre, err := coverBody(b, ranges, end, handler, inits)
+	pre, err := coverBody(b, ranges, end, handler, inits, dead)
 	if err != nil {
 		return err
 	}

@@ -176,7 +176,31 @@ public final class Acct {
         slow(Live.MODE == Live.OFF ? null : o, o == null ? null : o.getClass(), t, account, site, -1, 0);
     }
 
-    /** An object allocated at site when the reference is not at hand (unusual bytecode). */
+    /**
+     * An object of class c allocated at site when the reference is not at hand (new X;
+     * invokespecial X.&lt;init&gt; with no dup: Scala's and Kotlin's singletons); the class gives the
+     * site its size.
+     */
+    public static void object(Class<?> c, Acct t, int site) {
+        try {
+            if (SiteClasses.get(site) == null) SiteClasses.put(site, c);
+            t.add(t.account, site, 1, 0, 0);
+        } catch (Throwable e) {
+            Ledger.drop(e);
+        }
+    }
+
+    /** As {@link #object(Class, Acct, int)}, the account fixed ('*'). */
+    public static Acct object(Class<?> c, Acct t, int account, int site) {
+        try {
+            if (SiteClasses.get(site) == null) SiteClasses.put(site, c);
+        } catch (Throwable e) {
+            Ledger.drop(e);
+        }
+        return object(t, account, site);
+    }
+
+    /** An object allocated at site when the reference is not at hand, its class not named (class files before version 49). */
     public static void object(Acct t, int site) {
         try {
             t.add(t.account, site, 1, 0, 0);
