@@ -87,9 +87,9 @@ func buildCountPass(c *cli.Context) (transform.Class, *accounts.Table, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	table := countTables[c]
-	delete(countTables, c)
-	return pass, table, nil
+	run := countRuns[c]
+	delete(countRuns, c)
+	return pass, run.table, nil
 }
 
 // agentOptions is the text after "=" in -javaagent:heapledger-agent.jar=...: comma-separated

@@ -22,13 +22,21 @@ import (
 // RuntimeJarName is the runtime that rewritten code calls; `make build` puts it beside the binary.
 const RuntimeJarName = "heapledger-runtime.jar"
 
-// countTables remembers the table of the count pass between the factory and finish, per
-// command invocation (one rewrite per process, but tests run several in one process).
-var countTables = map[*cli.Context]*accounts.Table{}
+// countRun is what the count pass's finish needs of its factory: the table, the pass (for the
+// classes it saw) and the accounts.
+type countRun struct {
+	table *accounts.Table
+	pass  *passlib.CountPass
+	set   *accounts.Set
+}
+
+// countRuns remembers each count pass between the factory and finish, per command invocation
+// (one rewrite per process, but tests run several in one process).
+var countRuns = map[*cli.Context]*countRun{}
 
 func init() {
 	rewriteCmd.Flags = append(rewriteCmd.Flags,
-		&cli.StringFlag{Name: "accounts", Usage: "count pass: memory accounts as package patterns, comma-separated: 'a.b' is the classes directly in a.b, 'a.b.*' also its subpackages, '*' everything; the most specific pattern wins"},
+		&cli.StringFlag{Name: "accounts", Usage: "count pass: memory accounts as package patterns, comma-separated: 'a.b' is the classes directly in a.b, 'a.b.*' also its subpackages, '*' everything; the most specific pattern wins; a pattern that matches no class of the input is warned about"},
 		&cli.StringFlag{Name: "accounts-file", Usage: "count pass: read accounts from FILE: one per line, a pattern or 'NAME = pattern, pattern'; # starts a comment"},
 		&cli.StringFlag{Name: "table", Usage: "count pass: the ID table to write (and to continue, when it exists, so separately rewritten jars get distinct IDs)", DefaultText: "OUTPUT.table.tsv"},
 		&cli.BoolFlag{Name: "embed-runtime", Usage: "count pass: copy the heapledger runtime into the output, so it needs nothing else on the class path"},
@@ -44,7 +52,7 @@ func init() {
 }
 
 // rewriteInputs are the inputs of a rewrite being set up, for the count pass's factory (per
-// invocation, as countTables).
+// invocation, as countRuns).
 var rewriteInputs = map[*cli.Context][]string{}
 
 // includeInputTables continues the tables that inputs carry (accounts.TableResource): an input
@@ -114,10 +122,14 @@ func countFactory(c *cli.Context) (transform.Class, error) {
 		}
 		accts = append(accts, a...)
 	}
-	if list := c.String("accounts"); list != "" {
-		s, err := accounts.Parse(list)
+	if c.IsSet("accounts") {
+		s, err := accounts.Parse(c.String("accounts"))
 		if err != nil {
 			return nil, fmt.Errorf("--accounts: %v", err)
+		}
+		if len(s.Accounts) == 0 {
+			// Everything would land in <unaccounted>, which no one asks for by naming accounts.
+			return nil, fmt.Errorf("--accounts %q names no account: give package patterns such as 'com.acme.*,org.lib' or '*' for every class", c.String("accounts"))
 		}
 		accts = append(accts, s.Accounts...)
 	}
@@ -141,12 +153,15 @@ func countFactory(c *cli.Context) (transform.Class, error) {
 		return nil, err
 	}
 	// A fresh table's IDs start where the input says, so that jars rewritten apart can run
-	// together (docs/formats.md, "Site IDs").
-	fp, err := jar.Fingerprint(rewriteInputs[c])
-	if err != nil {
-		return nil, err
+	// together (docs/formats.md, "Site IDs"). The agent's table, with no input, keeps the IDs
+	// from 1, below every placed base.
+	if inputs := rewriteInputs[c]; len(inputs) > 0 {
+		fp, err := jar.Fingerprint(inputs)
+		if err != nil {
+			return nil, err
+		}
+		table.Place(fp)
 	}
-	table.Place(fp)
 	if c.Bool("embed-runtime") {
 		if jar.IsClassOutput(c.String("output")) {
 			return nil, fmt.Errorf("--embed-runtime: a class file output cannot hold the runtime; write a jar or a directory")
@@ -185,22 +200,24 @@ func countFactory(c *cli.Context) (transform.Class, error) {
 	if err := budgetConfig(c, set, table.Config); err != nil {
 		return nil, err
 	}
-	pass, err := passlib.Count(passlib.CountOptions{Accounts: set, Table: table})
+	// serve's --object-init-sites: the agent hooks Object.<init> (0 where the flag is not).
+	pass, err := passlib.Count(passlib.CountOptions{Accounts: set, Table: table, ObjectInit: c.Int("object-init-sites") > 0})
 	if err != nil {
 		return nil, err
 	}
-	countTables[c] = table
+	countRuns[c] = &countRun{table: table, pass: pass, set: set}
 	return pass, nil
 }
 
 // countFinish writes the table beside the output and into it, where the runtime finds it on
 // the class path, and merges the runtime in when asked.
 func countFinish(c *cli.Context, output string, rep *jar.Report) error {
-	table := countTables[c]
-	delete(countTables, c)
-	if table == nil {
+	run := countRuns[c]
+	delete(countRuns, c)
+	if run == nil {
 		return fmt.Errorf("internal: no table for this run")
 	}
+	table := run.table
 	tp := tablePath(c)
 	if err := installTable(table, output, tp, c.Bool("embed-runtime")); err != nil {
 		return err
@@ -219,6 +236,13 @@ func countFinish(c *cli.Context, output string, rep *jar.Report) error {
 		if rj, err := runtimeJar(); err == nil {
 			fmt.Fprintf(stderr, "run with %s on the class path\n", rj)
 		}
+	}
+	for _, u := range run.set.Unmatched(run.pass.Classes()) {
+		hint := ""
+		if u.Hint != "" {
+			hint = " (" + u.Hint + ")"
+		}
+		fmt.Fprintf(stderr, "warning: %s matched no class of the input, so its account stays empty%s\n", u, hint)
 	}
 	return nil
 }

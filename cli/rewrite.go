@@ -90,8 +90,10 @@ makes the exit status non-zero (the output is still written).
 
 Rewriting is idempotent: a class heapledger rewrote before is left as it is, and the table an input
 carries (META-INF/heapledger/table.tsv) is continued, so a rewritten jar rewritten again comes out
-the same. Inputs rewritten apart whose IDs clash are refused: rewrite them together, or one after
-the other with --table.
+the same. Jars rewritten apart run together: a fresh table numbers its sites from a base its input
+chooses (docs/formats.md, "Site IDs"), and the same input and options always give the same output.
+Inputs rewritten apart whose IDs do clash are refused together: rewrite them together, or one
+after the other with --table.
 
 Passes:
 `)

@@ -79,24 +79,6 @@ func (h *hookIndex) role(s *Snapshot, r Row) (hookRole, string) {
 	return notHook, ""
 }
 
-// minus is t less u, figure by figure, each clamped at 0 (an init row can count fewer objects
-// than a site when some were made before the hook was engaged). Rows of unknown size on either
-// side make the difference's bytes partial, and it says so.
-func (t Totals) minus(u Totals) Totals {
-	sub := func(a, b int64) int64 {
-		if a > b {
-			return a - b
-		}
-		return 0
-	}
-	return Totals{
-		Objects: sub(t.Objects, u.Objects), Arrays: sub(t.Arrays, u.Arrays), Elements: sub(t.Elements, u.Elements),
-		Bytes: sub(t.Bytes, u.Bytes), UnknownRows: t.UnknownRows + u.UnknownRows,
-		Live: sub(t.Live, u.Live), LiveBytes: sub(t.LiveBytes, u.LiveBytes),
-		Reclaimed: sub(t.Reclaimed, u.Reclaimed), Untracked: sub(t.Untracked, u.Untracked),
-	}
-}
-
 func (t *Totals) plus(u Totals) {
 	t.Objects += u.Objects
 	t.Arrays += u.Arrays

@@ -167,18 +167,29 @@ func (s *Snapshot) Summarize(top int) *Report {
 			t.add(arr, r)
 		}
 	}
-	for _, a := range byID {
+	var shares []*hookShare
+	hookOf := map[int]*hookShare{}
+	for id, a := range byID {
+		if a.hook != nil {
+			hookOf[id] = &hookShare{classes: a.hook, unnamed: a.unnamed}
+			shares = append(shares, hookOf[id])
+		}
+	}
+	settle(shares)
+	for id, a := range byID {
 		a.TopTypes = topEntries(a.types, top)
 		a.TopMethods = topEntries(a.methods, top)
 		a.TopSites = topEntries(a.sites, top)
-		if v := hookView(a.hook, a.unnamed, top); v.Constructed != (Totals{}) {
-			a.Hook = v
-			if rep.Hook == nil {
-				rep.Hook = &HookView{}
+		if h := hookOf[id]; h != nil {
+			if v := hookView(h, top); v.Constructed != (Totals{}) {
+				a.Hook = v
+				if rep.Hook == nil {
+					rep.Hook = &HookView{}
+				}
+				rep.Hook.Constructed.plus(v.Constructed)
+				rep.Hook.NotSeen.plus(v.NotSeen)
+				rep.Hook.Unnamed.plus(v.Unnamed)
 			}
-			rep.Hook.Constructed.plus(a.Hook.Constructed)
-			rep.Hook.NotSeen.plus(a.Hook.NotSeen)
-			rep.Hook.Unnamed.plus(a.Hook.Unnamed)
 		}
 		rep.Accounts = append(rep.Accounts, a.AccountReport)
 	}
@@ -213,21 +224,17 @@ func topEntries(m map[string]*Totals, top int) []Entry {
 	return out
 }
 
-// hookView is one account's view from the hook: classes with an init row, what their named
-// sites counted, and what is left once the unnamed sites' objects are taken off.
-func hookView(classes map[string]*HookClass, unnamed Totals, top int) *HookView {
-	v := &HookView{Unnamed: unnamed}
-	var beyond Totals // constructed beyond the named sites, summed over classes
-	for _, hc := range classes {
+// hookView is one account's view from the hook, settled (settle): classes with an init row,
+// what their named sites counted, and what no site saw.
+func hookView(h *hookShare, top int) *HookView {
+	v := &HookView{Unnamed: h.unnamed, NotSeen: h.notSeen}
+	for _, hc := range h.classes {
 		if hc.Constructed == (Totals{}) {
 			continue // named sites of a class the hook never counted in this account
 		}
-		hc.NotSeen = hc.Constructed.minus(hc.AtSites)
 		v.Constructed.plus(hc.Constructed)
-		beyond.plus(hc.NotSeen)
 		v.Classes = append(v.Classes, *hc)
 	}
-	v.NotSeen = beyond.minus(unnamed)
 	sort.Slice(v.Classes, func(i, j int) bool {
 		x, y := v.Classes[i], v.Classes[j]
 		if x.NotSeen.Bytes != y.NotSeen.Bytes {

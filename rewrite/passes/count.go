@@ -2,7 +2,9 @@ package passes
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/heapledger/heapledger/rewrite/accounts"
 	"github.com/heapledger/heapledger/rewrite/classfile"
@@ -25,11 +27,16 @@ type CountOptions struct {
 	Accounts *accounts.Set
 	// Table receives every allocation site and names the accounts. Required.
 	Table *accounts.Table
+	// ObjectInit says the runtime's Object.<init> hook counts every construction (the agent's
+	// --object-init), charged to the thread's account at that moment. With every class
+	// accounted, methods do not switch accounts, so sites whose objects run a constructor then
+	// set the account before it runs, for the hook to charge what the site will.
+	ObjectInit bool
 }
 
 // Count returns the memory-accounting pass (issue 3): the account pass and the allocation
 // pass in one rewrite. See docs/instrumentation.md for what is inserted and every skip rule.
-func Count(opt CountOptions) (transform.Class, error) {
+func Count(opt CountOptions) (*CountPass, error) {
 	if opt.Table == nil {
 		return nil, fmt.Errorf("count pass needs a site table")
 	}
@@ -38,10 +45,30 @@ func Count(opt CountOptions) (transform.Class, error) {
 		ed.ids = opt.Table.Merge(opt.Accounts)
 		ed.allAccounted = opt.Accounts.CoversAll()
 	}
-	return &driver{name: "count", ed: ed}, nil
+	return &CountPass{driver: &driver{name: "count", ed: ed}, ed: ed}, nil
+}
+
+// CountPass is the count pass. Besides rewriting classes it notes the ones it saw, so that
+// account patterns that matched none of them can be told (accounts.Set.Unmatched).
+type CountPass struct {
+	*driver
+	ed *countEditor
+}
+
+// Classes returns the internal names of the classes the pass saw, sorted: those it was given,
+// less the ones it never rewrites (heapledger's own, module-info, classes rewritten before).
+func (p *CountPass) Classes() []string {
+	p.ed.mu.Lock()
+	defer p.ed.mu.Unlock()
+	out := slices.Clone(p.ed.seen)
+	slices.Sort(out)
+	return out
 }
 
 type countEditor struct {
+	mu   sync.Mutex
+	seen []string // classes prepared, for CountPass.Classes
+
 	opt CountOptions
 	ids []int // account ID in the table, by 1-based account of opt.Accounts
 	// allAccounted is set when the accounts include "*": then no rewritten class is
@@ -102,6 +129,9 @@ func (e *countEditor) finishClass(cf *classfile.Class, state any, turn *transfor
 }
 
 func (e *countEditor) prepareClass(cf *classfile.Class) (any, error) {
+	e.mu.Lock()
+	e.seen = append(e.seen, cf.Name())
+	e.mu.Unlock()
 	return &countClass{account: e.accountOf(cf.Name())}, nil
 }
 
@@ -552,6 +582,13 @@ func (e *countEditor) insertCount(cc *countClass, b *code.Body, s site, t, stati
 // thread's state then) and the call returns the state, which goes back into t. With eager, t
 // was fetched on entry: objects and arrays take Acct.count, which has no null case.
 func (e *countEditor) insertStaticCount(b *code.Body, s site, t, account int, id uint16, eager bool) error {
+	if e.opt.ObjectInit && constructs(s.kind) {
+		set := b.Seq().Load(code.ALOAD, t).Int(int32(account)).InvokeStatic(AcctClass, "charge", "("+acctDesc+"I)"+acctDesc).Store(code.ASTORE, t)
+		if err := set.Err(); err != nil {
+			return err
+		}
+		b.InsertBefore(s.at, set)
+	}
 	q := b.Seq()
 	if eager && (s.how == "ref" || s.how == "array") {
 		first := "Ljava/lang/Object;"
@@ -592,6 +629,17 @@ func (e *countEditor) insertStaticCount(b *code.Body, s site, t, account int, id
 	}
 	b.InsertAfter(s.at, q)
 	return nil
+}
+
+// constructs reports whether a site's objects run a constructor while the site's instruction
+// runs (object: the <init> call; reflect, lambda, concat: the call or invokedynamic), which the
+// Object.<init> hook counts then.
+func constructs(kind string) bool {
+	switch kind {
+	case accounts.KindObject, accounts.KindReflect, accounts.KindLambda, accounts.KindConcat:
+		return true
+	}
+	return false
 }
 
 // classLiteral pushes the class of a "noref" object site (new X; invokespecial X.<init> with no

@@ -291,6 +291,18 @@ public final class Acct {
         return slow(Live.MODE == Live.OFF ? null : o, o == null ? null : o.getClass(), t, account, site, -1, 0);
     }
 
+    /**
+     * Sets the thread's account before a constructor runs, for the Object.&lt;init&gt; hook (the
+     * agent's --object-init), when every class is accounted and methods do not switch: the
+     * hook then charges what the site counting the object after it does. t may be null (not
+     * fetched yet); the state is returned for the method to keep.
+     */
+    public static Acct charge(Acct t, int account) {
+        Acct a = t != null ? t : Ledger.current();
+        a.account = account;
+        return a;
+    }
+
     /** Tracks a sampled allocation counted on a fast path. */
     private static void sampled(Object o, int account, int site, long n, long elements, long bytes) {
         try {

@@ -189,11 +189,26 @@ public final class ObjectHook {
 
     private static void count(Guard g, Object o) {
         Class<?> c = o.getClass();
-        Entry e = g.last;
-        if (e == null || e.type != c || e.epoch != epoch) g.last = e = entryOf(c, o);
-        if (e.site < 0) return;
+        // The account first: a class's first sight runs JDK code (its name, the table line),
+        // which under --jdk is rewritten, and whose sites would set the thread's account to
+        // theirs and count the hook's own objects; that work counts where nobody reads.
         Acct a = Ledger.here();
-        long key = Counts.key(a.account, e.site, 0);
+        int account = a.account;
+        Entry e = g.last;
+        if (e == null || e.type != c || e.epoch != epoch) {
+            e = find(table, c);
+            if (e == null) {
+                Acct prev = Ledger.mute();
+                try {
+                    e = assign(c, o);
+                } finally {
+                    Ledger.unmute(prev);
+                }
+            }
+            g.last = e;
+        }
+        if (e.site < 0) return;
+        long key = Counts.key(account, e.site, 0);
         long n = a.counts.add(key, 1, 0, 0);
         if (Live.MODE != Live.OFF) Live.track(o, key, n, 1, 0, 0);
     }
