@@ -59,6 +59,9 @@ func printReport(w io.Writer, s *snapshot.Snapshot, rep *snapshot.Report) {
 		}
 		fmt.Fprintln(w)
 	}
+	if rep.Liveness {
+		fmt.Fprintln(w, liveBasis(h))
+	}
 	if c := h["clashes"]; c != "" {
 		fmt.Fprintf(w, "warning: %s: jars rewritten apart whose IDs met; their counts are named <ambiguous: ...>. Rewrite one of them again with --table naming the other's table (docs/formats.md, \"Site IDs\")\n", c)
 	}
@@ -214,4 +217,25 @@ func humanBytes(n int64) string {
 		}
 	}
 	return fmt.Sprintf("%.1f PiB", f/unit)
+}
+
+// liveBasis says what the live figures of a snapshot are of (its gc_before, young and
+// refunded_by_snapshot lines; snapshots of earlier runtimes have none of them).
+func liveBasis(h map[string]string) string {
+	var basis string
+	switch h["gc_before"] {
+	case "true":
+		basis = "live: exactly the tracked objects a full GC just before this snapshot left reachable"
+	case "false":
+		basis = "live: the tracked objects the last collection left (no full GC before this snapshot: old garbage no collection has examined since counts as live; --snapshot-gc makes them exact)"
+	default:
+		return "live: the tracked objects not yet known to be reclaimed (a snapshot of an earlier runtime)"
+	}
+	if y := h["young"]; y != "" && y != "0" {
+		basis += "; " + y + " objects tracked since are in neither live nor reclaimed"
+	}
+	if r := h["refunded_by_snapshot"]; r != "" && r != "0" {
+		basis += "; " + r + " objects the collector had reclaimed were still waiting to be refunded, and the snapshot refunded them"
+	}
+	return basis
 }

@@ -70,7 +70,13 @@ func Leaks(snaps []*Snapshot, opt LeakOptions) ([]Leak, []string, error) {
 		}
 		warnings = append(warnings, which+": comparing different runs")
 	}
-	ordered := append([]*Snapshot(nil), snaps...)
+	ordered, w := comparable(snaps)
+	if w != "" {
+		warnings = append(warnings, w)
+	}
+	if len(ordered) < 2 {
+		return nil, warnings, fmt.Errorf("leak detection needs two or more comparable snapshots: %s", w)
+	}
 	sort.SliceStable(ordered, func(i, j int) bool { return uptime(ordered[i]) < uptime(ordered[j]) })
 	type key struct{ account, site, part int }
 	n := len(ordered)
@@ -188,6 +194,47 @@ func growthBytes(l Leak) int64 {
 		return l.Live[n-1] - l.Live[0]
 	}
 	return l.LiveBytes[n-1] - l.LiveBytes[0]
+}
+
+// comparable keeps the snapshots whose live figures mean the same thing. One taken after a full
+// GC counts what that collection left reachable; one without counts what the last collection
+// left, and old garbage no collection has examined since: a series mixing the two would rise
+// and fall with the GCs, not with leaks. So when both kinds are given, the GC'd ones are
+// compared, if there are two or more, and the others otherwise; the warning says which were
+// left out.
+func comparable(snaps []*Snapshot) ([]*Snapshot, string) {
+	var gcd, not []*Snapshot
+	for _, s := range snaps {
+		if s.Header["gc_before"] == "true" {
+			gcd = append(gcd, s)
+		} else {
+			not = append(not, s)
+		}
+	}
+	switch {
+	case len(gcd) == 0 || len(not) == 0:
+		return append([]*Snapshot(nil), snaps...), ""
+	case len(gcd) >= 2:
+		return gcd, fmt.Sprintf("compared the %d snapshots taken after a full GC only; %d without one (%s) left out: their live figures hold garbage no full collection has cleared", len(gcd), len(not), paths(not))
+	default:
+		return not, fmt.Sprintf("compared the %d snapshots taken without a full GC only; the one with one (%s) left out: a series mixing the two rises and falls with the GCs (rewrite with --snapshot-gc for exact live figures in every snapshot)", len(not), paths(gcd))
+	}
+}
+
+// paths lists the files of snaps, the first three and how many more.
+func paths(snaps []*Snapshot) string {
+	var b []byte
+	for i, s := range snaps {
+		if i == 3 {
+			b = fmt.Appendf(b, ", and %d more", len(snaps)-3)
+			break
+		}
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = append(b, s.Path...)
+	}
+	return string(b)
 }
 
 // runName names the program and process a snapshot comes from.

@@ -6,7 +6,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -40,7 +42,7 @@ type Site struct {
 }
 
 // Table numbers accounts and sites. It is safe for concurrent use: classes are rewritten in
-// parallel, and each takes the IDs of its sites in one go (AddSites), in its turn when the
+// parallel, and each takes the IDs of its sites in one go (Reserve), in its turn when the
 // output must not depend on scheduling (transform.Turn).
 type Table struct {
 	// Config holds rewrite-time settings for the runtime (e.g. "liveness" → "sample:64"),
@@ -51,6 +53,7 @@ type Table struct {
 	accounts []string // index = ID; [0] = UnaccountedName
 	sites    map[int]Site
 	next     int
+	named    []int // the IDs in the order they were named, for NamedSince
 }
 
 // Site IDs of separately rewritten jars must not clash: the runtime reads every table on the
@@ -107,20 +110,52 @@ func (t *Table) AddSite(s Site) int {
 	return id
 }
 
-// AddSites assigns consecutive IDs to sites and returns the first. It fails when the IDs would
-// pass the largest int32, the type rewritten code passes them as.
+// AddSites assigns consecutive IDs to sites and returns the first.
 func (t *Table) AddSites(sites []Site) (int, error) {
+	first, err := t.Reserve(len(sites))
+	if err != nil {
+		return 0, err
+	}
+	for i, s := range sites {
+		t.Name(first+i, s)
+	}
+	return first, nil
+}
+
+// Reserve takes n consecutive IDs and returns the first; Name says what each one used is (an
+// ID reserved and never named is in no table, and no code counts at it). It fails when the IDs
+// would pass the largest int32, the type rewritten code passes them as.
+func (t *Table) Reserve(n int) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	first := t.next
-	if first+len(sites)-1 > math.MaxInt32 {
-		return 0, fmt.Errorf("site IDs would pass %d (%d sites from %d)", math.MaxInt32, len(sites), first)
+	if first+n-1 > math.MaxInt32 {
+		return 0, fmt.Errorf("site IDs would pass %d (%d sites from %d)", math.MaxInt32, n, first)
 	}
-	for i, s := range sites {
-		t.sites[first+i] = s
-	}
-	t.next += len(sites)
+	t.next += n
 	return first, nil
+}
+
+// Name records the site of an ID taken by Reserve.
+func (t *Table) Name(id int, s Site) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, again := t.sites[id]; !again {
+		t.named = append(t.named, id)
+	}
+	t.sites[id] = s
+}
+
+// NamedSince returns the IDs named after the first k namings (0 for all, in the order they
+// were named: IDs reserved together may be named apart, by classes still being rewritten) and
+// the k to ask with next time. The agent's service sends each site's name once with it.
+func (t *Table) NamedSince(k int) ([]int, int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if k >= len(t.named) {
+		return nil, k
+	}
+	return slices.Clone(t.named[k:]), len(t.named)
 }
 
 // Sites returns the number of sites.
@@ -284,8 +319,11 @@ func (t *Table) Include(o *Table) error {
 	}
 	// Checked first, so that a table that cannot take o is left as it was.
 	t.accounts = append(t.accounts, o.accounts[min(len(t.accounts), len(o.accounts)):]...)
-	for id, s := range o.sites {
-		t.sites[id] = s
+	for _, id := range slices.Sorted(maps.Keys(o.sites)) {
+		if _, had := t.sites[id]; !had {
+			t.named = append(t.named, id)
+		}
+		t.sites[id] = o.sites[id]
 		if id >= t.next {
 			t.next = id + 1
 		}

@@ -119,6 +119,25 @@ func (p *Pool) NameAndType(i uint16) (name, desc string, err error) {
 	return name, desc, err
 }
 
+// MemberName returns the name of a Fieldref, Methodref or InterfaceMethodref as its raw bytes
+// (modified UTF-8), without decoding or copying it: for scans that only compare names with
+// ASCII ones. nil when i is not such a constant.
+func (p *Pool) MemberName(i uint16) []byte {
+	c, err := p.typed(i, TagFieldref, TagMethodref, TagInterfaceMethodref)
+	if err != nil {
+		return nil
+	}
+	nt, err := p.typed(c.B, TagNameAndType)
+	if err != nil {
+		return nil
+	}
+	u, err := p.typed(nt.A, TagUtf8)
+	if err != nil {
+		return nil
+	}
+	return u.Bytes
+}
+
 // MemberRef returns owner class, name and descriptor of a Fieldref, Methodref or
 // InterfaceMethodref.
 func (p *Pool) MemberRef(i uint16) (owner, name, desc string, err error) {

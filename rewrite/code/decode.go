@@ -211,31 +211,96 @@ func (d *decoder) target(pc, dest int) error {
 
 // switchLen returns the size of a switch at pc, checking that it fits in the code.
 func (d *decoder) switchLen(pc int) (int, error) {
+	size, why := insnLen(d.bc, pc)
+	if why != "" {
+		return 0, d.errf(pc, "%s", why)
+	}
+	return size, nil
+}
+
+// insnLen returns the size of the instruction at pc, or why it has none: an invalid opcode, a
+// malformed switch or wide, or an instruction that runs past the end of bc.
+func insnLen(bc []byte, pc int) (size int, why string) {
+	op := Opcode(bc[pc])
+	switch formats[op] {
+	case fmtInvalid:
+		return 0, fmt.Sprintf("invalid opcode 0x%02x", uint8(op))
+	case fmtNone:
+		size = 1
+	case fmtLocal, fmtByte, fmtLdc:
+		size = 2
+	case fmtShort, fmtCP, fmtIinc, fmtBranch16:
+		size = 3
+	case fmtMulti:
+		size = 4
+	case fmtBranch32, fmtInvokeInterface, fmtInvokeDynamic:
+		size = 5
+	case fmtTableSwitch, fmtLookupSwitch:
+		return switchSize(bc, pc)
+	case fmtWide:
+		if pc+1 >= len(bc) {
+			return 0, "wide truncated"
+		}
+		switch w := Opcode(bc[pc+1]); {
+		case w == IINC:
+			size = 6
+		case (w >= ILOAD && w <= ALOAD) || (w >= ISTORE && w <= ASTORE) || w == RET:
+			size = 4
+		default:
+			return 0, "wide applied to " + OpName(w)
+		}
+	}
+	if pc+size > len(bc) {
+		return 0, OpName(op) + " truncated at the end of the code"
+	}
+	return size, ""
+}
+
+// switchSize is insnLen of a tableswitch or lookupswitch.
+func switchSize(bc []byte, pc int) (int, string) {
 	p := (pc + 4) &^ 3
-	op := d.bc[pc]
+	op := bc[pc]
 	fixed := 8 // default, npairs: a lookupswitch may have no pairs at all
 	if op == byte(TABLESWITCH) {
 		fixed = 12
 	}
-	if p+fixed > len(d.bc) {
-		return 0, d.errf(pc, "%s truncated", OpName(Opcode(op)))
+	if p+fixed > len(bc) {
+		return 0, OpName(Opcode(op)) + " truncated"
 	}
+	s4 := func(at int) int { return int(int32(binary.BigEndian.Uint32(bc[at:]))) }
 	if op == byte(TABLESWITCH) {
-		lo, hi := d.s4(p+4), d.s4(p+8)
+		lo, hi := s4(p+4), s4(p+8)
 		if lo > hi {
-			return 0, d.errf(pc, "tableswitch low %d > high %d", lo, hi)
+			return 0, fmt.Sprintf("tableswitch low %d > high %d", lo, hi)
 		}
 		cnt := int64(hi) - int64(lo) + 1
-		if int64(p)+12+4*cnt > int64(len(d.bc)) {
-			return 0, d.errf(pc, "tableswitch with %d cases truncated", cnt)
+		if int64(p)+12+4*cnt > int64(len(bc)) {
+			return 0, fmt.Sprintf("tableswitch with %d cases truncated", cnt)
 		}
-		return p + 12 + 4*int(cnt) - pc, nil
+		return p + 12 + 4*int(cnt) - pc, ""
 	}
-	np := d.s4(p + 4)
-	if np < 0 || int64(p)+8+8*int64(np) > int64(len(d.bc)) {
-		return 0, d.errf(pc, "lookupswitch with %d pairs truncated", np)
+	np := s4(p + 4)
+	if np < 0 || int64(p)+8+8*int64(np) > int64(len(bc)) {
+		return 0, fmt.Sprintf("lookupswitch with %d pairs truncated", np)
 	}
-	return p + 8 + 8*np - pc, nil
+	return p + 8 + 8*np - pc, ""
+}
+
+// Scan calls fn with the offset and opcode of each instruction of bc, in order, until fn
+// returns false. It decodes nothing, so a pass can learn what a method holds for the price of
+// a walk over its bytes. A malformed instruction ends the walk with an error naming its offset.
+func Scan(bc []byte, fn func(pc int, op Opcode) bool) error {
+	for pc := 0; pc < len(bc); {
+		size, why := insnLen(bc, pc)
+		if why != "" {
+			return fmt.Errorf("bytecode offset %d: %s", pc, why)
+		}
+		if !fn(pc, Opcode(bc[pc])) {
+			return nil
+		}
+		pc += size
+	}
+	return nil
 }
 
 // scan walks the bytecode once, checking every instruction, marking instruction starts and
@@ -247,39 +312,20 @@ func (d *decoder) scan() (int, error) {
 		op := Opcode(bc[pc])
 		d.marks[pc] |= markStart
 		count++
-		var size int
+		size, why := insnLen(bc, pc)
+		if why != "" {
+			return 0, d.errf(pc, "%s", why)
+		}
 		switch formats[op] {
-		case fmtInvalid:
-			return 0, d.errf(pc, "invalid opcode 0x%02x", uint8(op))
-		case fmtNone:
-			size = 1
-		case fmtLocal, fmtByte, fmtLdc:
-			size = 2
-		case fmtShort, fmtCP, fmtIinc:
-			size = 3
 		case fmtBranch16:
-			size = 3
-			if pc+3 <= len(bc) {
-				if err := d.target(pc, pc+d.s2(pc+1)); err != nil {
-					return 0, err
-				}
-			}
-		case fmtBranch32:
-			size = 5
-			if pc+5 <= len(bc) {
-				if err := d.target(pc, pc+d.s4(pc+1)); err != nil {
-					return 0, err
-				}
-			}
-		case fmtMulti:
-			size = 4
-		case fmtInvokeInterface, fmtInvokeDynamic:
-			size = 5
-		case fmtTableSwitch, fmtLookupSwitch:
-			var err error
-			if size, err = d.switchLen(pc); err != nil {
+			if err := d.target(pc, pc+d.s2(pc+1)); err != nil {
 				return 0, err
 			}
+		case fmtBranch32:
+			if err := d.target(pc, pc+d.s4(pc+1)); err != nil {
+				return 0, err
+			}
+		case fmtTableSwitch, fmtLookupSwitch:
 			p := (pc + 4) &^ 3
 			if err := d.target(pc, pc+d.s4(p)); err != nil {
 				return 0, err
@@ -297,21 +343,6 @@ func (d *decoder) scan() (int, error) {
 					}
 				}
 			}
-		case fmtWide:
-			if pc+1 >= len(bc) {
-				return 0, d.errf(pc, "wide truncated")
-			}
-			switch w := Opcode(bc[pc+1]); {
-			case w == IINC:
-				size = 6
-			case (w >= ILOAD && w <= ALOAD) || (w >= ISTORE && w <= ASTORE) || w == RET:
-				size = 4
-			default:
-				return 0, d.errf(pc, "wide applied to %s", OpName(w))
-			}
-		}
-		if pc+size > len(bc) {
-			return 0, d.errf(pc, "%s truncated at the end of the code", OpName(op))
 		}
 		pc += size
 	}

@@ -1,6 +1,7 @@
 package passes
 
 import (
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"strings"
@@ -85,8 +86,10 @@ type countClass struct {
 	bsmErr  error
 	parsed  bool
 	// The sites of the method being edited, and of the methods whose new code is kept: only
-	// those are numbered, so a method left as it was takes no ID.
+	// those are named, so a method left as it was names no site.
 	method, kept []pendingSite
+	// The IDs reserved for the class (beginClass): reserved from first.
+	first, reserved int
 }
 
 // pendingSite is a site inserted into the code, with the pool constant its ID goes in.
@@ -103,25 +106,59 @@ func (e *countEditor) methodKept(state any, kept bool) {
 	cc.method = cc.method[:0]
 }
 
-// finishClass numbers the sites of the class's kept methods, in the class's turn so that the IDs
-// do not depend on which worker got there first, and fills in their constants.
-func (e *countEditor) finishClass(cf *classfile.Class, state any, turn *transform.Turn) error {
+// beginClass reserves, in the class's turn, an ID for every instruction of the class that may
+// become an allocation site (candidates), so that the IDs follow the input order whatever the
+// workers' timing, and no worker waits for another beyond that scan.
+func (e *countEditor) beginClass(cf *classfile.Class, state any, turn *transform.Turn) error {
 	cc := state.(*countClass)
-	if len(cc.kept) == 0 {
-		return nil
-	}
-	sites := make([]accounts.Site, len(cc.kept))
-	for i, p := range cc.kept {
-		sites[i] = p.site
+	n := 0
+	for _, m := range cf.Methods {
+		c, _, err := cf.MethodCode(m)
+		if err != nil || c == nil {
+			continue // the method is kept as it is, and reported, when its turn comes
+		}
+		k, err := candidates(c.Bytecode, cf.Pool)
+		if err != nil {
+			continue
+		}
+		n += k
 	}
 	turn.Wait()
-	first, err := e.opt.Table.AddSites(sites)
-	turn.Done()
-	if err != nil {
-		return err
+	first, err := e.opt.Table.Reserve(n)
+	cc.first, cc.reserved = first, n
+	return err
+}
+
+// candidates counts the instructions of bc that may become allocation sites (findSites): every
+// constructor call (a `new`'s, or a super()/this(), which is not), array creation,
+// invokedynamic, and call of a method named clone or newInstance.
+func candidates(bc []byte, pool *classfile.Pool) (int, error) {
+	n := 0
+	err := code.Scan(bc, func(pc int, op code.Opcode) bool {
+		switch op {
+		case code.NEWARRAY, code.ANEWARRAY, code.MULTIANEWARRAY, code.INVOKEDYNAMIC:
+			n++
+		case code.INVOKESPECIAL, code.INVOKEVIRTUAL, code.INVOKESTATIC:
+			switch string(pool.MemberName(binary.BigEndian.Uint16(bc[pc+1:]))) { // no allocation
+			case "<init>", "clone", "newInstance":
+				n++
+			}
+		}
+		return true
+	})
+	return n, err
+}
+
+// finishClass names the sites of the class's kept methods with the IDs beginClass reserved, in
+// order, and fills in their constants.
+func (e *countEditor) finishClass(cf *classfile.Class, state any) error {
+	cc := state.(*countClass)
+	if len(cc.kept) > cc.reserved {
+		return fmt.Errorf("internal: %d allocation sites, %d IDs reserved", len(cc.kept), cc.reserved)
 	}
 	for i, p := range cc.kept {
-		if err := cf.Pool.SetInteger(p.id, int32(first+i)); err != nil {
+		e.opt.Table.Name(cc.first+i, p.site)
+		if err := cf.Pool.SetInteger(p.id, int32(cc.first+i)); err != nil {
 			return err
 		}
 	}

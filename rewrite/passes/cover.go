@@ -102,7 +102,14 @@ func beforeInit(b *code.Body, inits []*code.Insn) map[*code.Insn]bool {
 	for _, s := range inits {
 		isInit[s] = true
 	}
-	return reach(b, isInit)
+	seen := reach(b, isInit)
+	out := map[*code.Insn]bool{}
+	for n := b.First(); n != nil; n = n.Next() {
+		if seen[n.Num()] {
+			out[n] = true
+		}
+	}
+	return out
 }
 
 // deadCode returns the instructions no path from the method's start reaches, nil when there
@@ -112,7 +119,7 @@ func deadCode(b *code.Body) map[*code.Insn]bool {
 	live := reach(b, nil)
 	var dead map[*code.Insn]bool
 	for n := b.First(); n != nil; n = n.Next() {
-		if !n.IsLabel() && !live[n] {
+		if !n.IsLabel() && !live[n.Num()] {
 			if dead == nil {
 				dead = map[*code.Insn]bool{}
 			}
@@ -122,26 +129,27 @@ func deadCode(b *code.Body) map[*code.Insn]bool {
 	return dead
 }
 
-// reach returns the instructions reachable from the start of the method, following branches,
-// switches, subroutine calls and exception edges, and not going past the instructions in stop
-// (which are themselves reached).
-func reach(b *code.Body, stop map[*code.Insn]bool) map[*code.Insn]bool {
-	// Exception edges: an instruction inside [Start, End) may jump to Handler. Positions in the
-	// list order decide containment.
-	pos := map[*code.Insn]int{}
-	i := 0
-	for n := b.First(); n != nil; n = n.Next() {
-		pos[n] = i
-		i++
+// reach numbers the body and returns, by node number, the instructions reachable from the
+// start of the method, following branches, switches, subroutine calls and exception edges, and
+// not going past the instructions in stop (which are themselves reached).
+func reach(b *code.Body, stop map[*code.Insn]bool) []bool {
+	seen := make([]bool, b.Number())
+	// Exception edges: an instruction inside [Start, End) may jump to Handler, by list position.
+	type span struct{ from, to int }
+	spans := make([]span, len(b.Handlers))
+	for k, h := range b.Handlers {
+		spans[k] = span{-1, -1}
+		if h.Start.Node() != nil && h.End.Node() != nil {
+			spans[k] = span{h.Start.Node().Num(), h.End.Node().Num()}
+		}
 	}
-	seen := map[*code.Insn]bool{}
 	var work []*code.Insn
 	push := func(n *code.Insn) {
 		for n != nil && n.IsLabel() {
 			n = n.Next()
 		}
-		if n != nil && !seen[n] {
-			seen[n] = true
+		if n != nil && !seen[n.Num()] {
+			seen[n.Num()] = true
 			work = append(work, n)
 		}
 	}
@@ -154,12 +162,9 @@ func reach(b *code.Body, stop map[*code.Insn]bool) map[*code.Insn]bool {
 	for len(work) > 0 {
 		n := work[len(work)-1]
 		work = work[:len(work)-1]
-		for _, h := range b.Handlers {
-			if h.Start.Node() == nil || h.End.Node() == nil {
-				continue
-			}
-			if p := pos[n]; p >= pos[h.Start.Node()] && p < pos[h.End.Node()] {
-				pushLabel(h.Handler)
+		for k, sp := range spans {
+			if p := n.Num(); p >= sp.from && p < sp.to {
+				pushLabel(b.Handlers[k].Handler)
 			}
 		}
 		if stop[n] {

@@ -53,14 +53,17 @@ type framesWriter interface {
 	writesFrames()
 }
 
-// classFinisher is implemented by editors that gather, method by method, what the class needs
-// once all its methods are edited, and finish the class with it in the class's turn (the count
-// pass numbers its allocation sites there, transform.Turn).
+// classFinisher is implemented by editors that take something in the class's turn (the count
+// pass reserves its allocation sites' IDs, transform.Turn), gather method by method what the
+// class needs once all its methods are edited, and finish the class with it.
 type classFinisher interface {
+	// beginClass runs before any method is edited; it is the only step that may wait for the
+	// turn, so that classes still run in parallel through everything after it.
+	beginClass(c *classfile.Class, state any, turn *transform.Turn) error
 	// methodKept says, after each method, whether its new code is kept.
 	methodKept(state any, kept bool)
 	// finishClass runs after the last method when any changed, before the class is written.
-	finishClass(c *classfile.Class, state any, turn *transform.Turn) error
+	finishClass(c *classfile.Class, state any) error
 }
 
 // driver runs a methodEditor over every method of a class.
@@ -115,6 +118,13 @@ func (d *driver) TransformClassInTurn(name string, data []byte, turn *transform.
 	}
 	changed := false
 	fin, _ := d.ed.(classFinisher)
+	if fin != nil {
+		err := fin.beginClass(cf, state, turn)
+		turn.Done()
+		if err != nil {
+			return transform.Result{}, fmt.Errorf("%s: pass %s: %w", cname, d.name, err)
+		}
+	}
 	for _, m := range cf.Methods {
 		ok, skip, err := d.method(cf, cname, m, state)
 		if err != nil {
@@ -132,7 +142,7 @@ func (d *driver) TransformClassInTurn(name string, data []byte, turn *transform.
 		return res, nil
 	}
 	if fin != nil {
-		if err := fin.finishClass(cf, state, turn); err != nil {
+		if err := fin.finishClass(cf, state); err != nil {
 			return transform.Result{}, fmt.Errorf("%s: pass %s: %w", cname, d.name, err)
 		}
 	}

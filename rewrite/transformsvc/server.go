@@ -41,7 +41,7 @@ type Server struct {
 	hookFirst, hookLast int // the reserved range, inclusive; 0, 0 for none
 
 	mu   sync.Mutex // guards sent, and orders table lines before the responses that need them
-	sent int        // highest site ID already sent to the agent
+	sent int        // the sites named so far that were sent, or left out (Table.NamedSince)
 
 	toldRewritten atomic.Bool // the agent was warned about a class rewritten before it loaded
 }
@@ -69,7 +69,6 @@ func (s *Server) Serve(r io.Reader, w io.Writer) error {
 			werr = bw.Flush()
 		}
 	}
-	s.sent = s.Table.NextID() - 1
 	if s.HookSites > 0 {
 		for i := 0; i < s.HookSites; i++ {
 			id := s.Table.AddSite(accounts.Site{Kind: HookSiteKind, Type: "(reserved)", Method: HookSiteMethod, Offset: -1, Line: -1})
@@ -85,6 +84,9 @@ func (s *Server) Serve(r io.Reader, w io.Writer) error {
 		}
 		s.Table.Config[HookSitesConfig] = fmt.Sprintf("%d:%d", s.hookFirst, s.HookSites)
 	}
+	// The hello carries what the table holds so far (the hook's placeholders aside); the
+	// responses carry what is named after it.
+	_, s.sent = s.Table.NamedSince(0)
 	var hello bytes.Buffer
 	if err := s.Table.Write(&hello); err != nil {
 		return err
@@ -185,27 +187,21 @@ func (s *Server) withoutHookSites(lines string) string {
 	return b.String()
 }
 
-// newSites returns the table lines of the sites not yet sent. A response may carry sites of
-// another class still being rewritten; that only names them early. Every site of this class is
-// in the table before this call, so it is sent with this response or an earlier one, never
-// after the class is defined.
+// newSites returns the table lines of the sites named since the last call. A response may carry
+// sites of another class still being rewritten; that only names them early. Every site of this
+// class is named before this call, so it is sent with this response or an earlier one, never
+// after the class is defined. IDs a class reserved and did not use are never named, so the IDs
+// sent need not follow each other.
 func (s *Server) newSites() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var b strings.Builder
-	for id := s.sent + 1; ; id++ {
-		if s.hookFirst > 0 && id == s.hookFirst {
-			s.sent = s.hookLast
-			id = s.hookLast
-			continue
-		}
-		site, ok := s.Table.Site(id)
-		if !ok {
-			break
-		}
+	ids, next := s.Table.NamedSince(s.sent)
+	for _, id := range ids {
+		site, _ := s.Table.Site(id)
 		fmt.Fprintf(&b, "site\t%d\t%s\t%s\t%s\t%d\t%d\n", id, site.Kind, oneLine(site.Type), oneLine(site.Method), site.Offset, site.Line)
-		s.sent = id
 	}
+	s.sent = next
 	return b.String()
 }
 

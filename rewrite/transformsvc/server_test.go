@@ -227,3 +227,26 @@ func TestServeWarnsOnceOfRewrittenClasses(t *testing.T) {
 		}
 	}
 }
+
+// Sites are named as classes finish, and a class's reserved IDs it did not use are never named:
+// every site named is sent once, holes or no holes, whichever class names it first.
+func TestNewSitesAcrossHoles(t *testing.T) {
+	tb := accounts.NewTable(nil)
+	s := &Server{Table: tb}
+	first, _ := tb.Reserve(4)  // class A: 4 candidates
+	second, _ := tb.Reserve(3) // class B
+	tb.Name(second, accounts.Site{Kind: "object", Type: "B", Method: "b.B.m()V"})
+	lines := s.newSites()
+	tb.Name(first, accounts.Site{Kind: "object", Type: "A", Method: "a.A.m()V"})
+	tb.Name(first+2, accounts.Site{Kind: "array", Type: "int[]", Method: "a.A.m()V"})
+	lines += s.newSites()
+	lines += s.newSites() // nothing new
+	for _, id := range []int{second, first, first + 2} {
+		if strings.Count(lines, fmt.Sprintf("site\t%d\t", id)) != 1 {
+			t.Errorf("site %d not sent exactly once:\n%s", id, lines)
+		}
+	}
+	if strings.Count(lines, "site\t") != 3 {
+		t.Errorf("want 3 site lines:\n%s", lines)
+	}
+}

@@ -241,22 +241,34 @@ final class Live {
                 for (int j = i; j < n; j++) {
                     Tracked t = batch[j];
                     if (t.stripe() != stripe) continue;
-                    if (t.prev != null) t.prev.next = t.next;
-                    else if (HEADS[stripe] == t) HEADS[stripe] = t.next;
-                    if (t.next != null) t.next.prev = t.prev;
-                    t.prev = t.next = null;
-                    TRACKED[stripe * 8]--;
                     done++;
+                    // A snapshot's walk refunds what the collector cleared before the reference
+                    // handler enqueues it (liveByKey): it is unlinked already, and counted.
+                    BATCH_GONE[j] = !unlink(t, stripe);
                 }
             }
         }
         synchronized (RECLAIMED) {
             for (int i = 0; i < n; i++) {
                 Tracked t = batch[i];
-                RECLAIMED.add(t.key, t.count(), t.elements(), t.bytes());
+                if (!BATCH_GONE[i]) RECLAIMED.add(t.key, t.count(), t.elements(), t.bytes());
                 batch[i] = null;
             }
         }
+    }
+
+    /** Per entry of BATCH_REFS: refunded by a snapshot already. */
+    private static final boolean[] BATCH_GONE = new boolean[BATCH];
+
+    /** Takes t off its stripe's list, under the stripe's lock; false when it was off already. */
+    private static boolean unlink(Tracked t, int stripe) {
+        if (t.prev == null && t.next == null && HEADS[stripe] != t) return false;
+        if (t.prev != null) t.prev.next = t.next;
+        else HEADS[stripe] = t.next;
+        if (t.next != null) t.next.prev = t.prev;
+        t.prev = t.next = null;
+        TRACKED[stripe * 8]--;
+        return true;
     }
 
     private static java.util.List<java.lang.management.GarbageCollectorMXBean> gcs;
@@ -289,49 +301,70 @@ final class Live {
                 long c = b.getCollectionCount();
                 if (c > 0) n += c;
             }
-            if (n != epoch) epoch = (int) n;
+            // Only forward: a snapshot's full GC moves the epoch on before the collection
+            // (fullGC), and the collectors' counts catch up after it.
+            if (n > epoch) epoch = (int) n;
         } catch (Throwable e) {
             Ledger.drop(e);
         }
     }
 
     /**
-     * Runs a full collection and waits until the references it cleared have been refunded, so a
-     * snapshot after it counts exactly the reachable objects as live.
+     * Runs a full collection for a snapshot and returns the epoch it starts, or -1 when no
+     * collection ran (-XX:+DisableExplicitGC). The epoch moves on before the collection, so the
+     * objects tracked from then on are told from those the collection judged: a walk after it
+     * (liveByKey) counts as live exactly the objects tracked before it that it left reachable,
+     * however fast the program goes on allocating, and refunds itself what it cleared, however
+     * far behind the reference handler and the drain thread are.
      */
-    static void fullGC() {
-        ReferenceQueue<Object> q = new ReferenceQueue<Object>();
-        WeakReference<Object> sentinel = new WeakReference<Object>(new Object(), q);
-        System.gc();
-        try {
-            // The reference handler enqueues after the collection; the sentinel comes with the
-            // others it cleared. Bounded wait: a JVM with -XX:+DisableExplicitGC never clears it.
-            q.remove(2000);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        if (sentinel.get() != null) Snapshots.warn("full GC before the snapshot did not run (-XX:+DisableExplicitGC?)");
-        try {
-            Thread.sleep(20); // let the reference handler finish the batch the sentinel was in
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        drainNow();
+    static int fullGC() {
         updateEpoch();
+        int mark = epoch + 1;
+        epoch = mark;
+        WeakReference<Object> sentinel = new WeakReference<Object>(new Object());
+        System.gc();
+        updateEpoch();
+        if (sentinel.get() != null) {
+            Snapshots.warn("full GC before the snapshot did not run (-XX:+DisableExplicitGC?)");
+            return -1;
+        }
+        return mark;
+    }
+
+    /** What a walk of the tracked objects found besides the live ones (liveByKey). */
+    static final class Walk {
+        /** Cleared by the collector, not refunded yet when the walk met them: it refunded them. */
+        long refunded;
+        /** Tracked since the walk's mark: the collection the live figures are of has not judged them. */
+        long young;
     }
 
     /**
-     * Walks the live tracked objects: per key {distinct birth epochs (surviving generations),
-     * objects, bytes} (unscaled), and live objects by age into ageHistogram.
+     * Walks the tracked objects: per key {distinct birth epochs (surviving generations),
+     * objects, bytes} (unscaled) of the live ones, and live objects by age into ageHistogram.
+     * Live are those tracked before mark, the epoch of the collection the figures are of (a
+     * snapshot's full GC, or the last collection), whose referent it left: what it judged
+     * reachable. Objects tracked since are young, in no figure; what the collector cleared and
+     * nobody refunded yet is refunded here, so no live figure waits on the drain thread.
      */
-    static Map<Long, long[]> liveByKey(long[] ageHistogram) {
+    static Map<Long, long[]> liveByKey(long[] ageHistogram, int mark, Walk w) {
         Map<Long, HashSet<Integer>> born = new HashMap<Long, HashSet<Integer>>();
         Map<Long, long[]> out = new HashMap<Long, long[]>();
-        int now = epoch;
+        int now = epoch & (-1 >>> STRIPE_BITS), before = mark & (-1 >>> STRIPE_BITS);
+        java.util.ArrayList<Tracked> cleared = new java.util.ArrayList<Tracked>();
         for (int i = 0; i < STRIPES; i++) {
             synchronized (LOCKS[i]) {
-                for (Tracked t = HEADS[i]; t != null; t = t.next) {
-                    if (t.get() == null) continue; // cleared, not yet refunded: not live
+                for (Tracked t = HEADS[i], next; t != null; t = next) {
+                    next = t.next;
+                    if (t.get() == null) {
+                        unlink(t, i);
+                        cleared.add(t);
+                        continue;
+                    }
+                    if (t.born() - before >= 0) {
+                        w.young += t.count();
+                        continue;
+                    }
                     HashSet<Integer> s = born.get(t.key);
                     if (s == null) born.put(t.key, s = new HashSet<Integer>());
                     s.add(t.born());
@@ -339,10 +372,16 @@ final class Live {
                     if (v == null) out.put(t.key, v = new long[3]);
                     v[1] += t.count();
                     v[2] += t.bytes();
-                    int age = (now & (-1 >>> STRIPE_BITS)) - t.born();
+                    int age = now - t.born();
                     int bucket = age <= 0 ? 0 : Math.min(ageHistogram.length - 1, 32 - Integer.numberOfLeadingZeros(age));
                     ageHistogram[bucket] += t.count();
                 }
+            }
+        }
+        synchronized (RECLAIMED) {
+            for (Tracked t : cleared) {
+                RECLAIMED.add(t.key, t.count(), t.elements(), t.bytes());
+                w.refunded += t.count();
             }
         }
         for (Map.Entry<Long, HashSet<Integer>> e : born.entrySet()) out.get(e.getKey())[0] = e.getValue().size();

@@ -22,7 +22,7 @@ final class SnapshotFormat {
 
     /** Header keys whose values are integers, written as JSON numbers. */
     private static final java.util.Set<String> INTEGER_KEYS =
-            new java.util.HashSet<String>(Arrays.asList("pid", "uptime_ms", "threads", "dropped"));
+            new java.util.HashSet<String>(Arrays.asList("pid", "uptime_ms", "threads", "dropped", "refunded_by_snapshot", "young"));
 
     static long[] rows(Counts c, Map<Integer, Long> sizes) {
         long[] t = c.table;
@@ -145,20 +145,37 @@ final class SnapshotFormat {
         final long[] ages = new long[16]; // live tracked objects by age in collections: 0, 1, 2-3, 4-7, ...
         Map<Long, long[]> live;
         Counts reclaimed = new Counts(), untracked = new Counts();
+        /** Whether a full GC ran just before: the live figures are then exactly what it left reachable. */
+        boolean gc;
+        final Live.Walk walk = new Live.Walk();
 
-        static LiveView take() {
+        /**
+         * The view after the full GC that started epoch gcMark, or, for -1, as of the last
+         * collection: objects tracked since are in neither live nor reclaimed (Live.liveByKey).
+         */
+        static LiveView take(int gcMark) {
             if (Live.MODE == Live.OFF) return null;
             LiveView v = new LiveView();
+            v.gc = gcMark >= 0;
             Live.drainNow();
             Live.updateEpoch();
-            synchronized (Live.RECLAIMED) {
+            v.live = Live.liveByKey(v.ages, v.gc ? gcMark : Live.epoch, v.walk);
+            synchronized (Live.RECLAIMED) { // after the walk, which refunds what it found cleared
                 v.reclaimed.addAll(Live.RECLAIMED);
             }
             synchronized (Live.UNTRACKED) {
                 v.untracked.addAll(Live.UNTRACKED);
             }
-            v.live = Live.liveByKey(v.ages);
             return v;
+        }
+
+        /** Header lines: whether a full GC preceded, and what the walk found besides the live. */
+        String[][] header() {
+            return new String[][] {
+                {"gc_before", String.valueOf(gc)},
+                {"refunded_by_snapshot", String.valueOf(walk.refunded * Live.RATE)},
+                {"young", String.valueOf(walk.young * Live.RATE)},
+            };
         }
 
         /**

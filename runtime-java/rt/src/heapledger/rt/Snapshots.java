@@ -71,7 +71,7 @@ final class Snapshots {
             warn("the JMX operations (" + LedgerControlMBean.NAME + ") are not available: " + e);
         }
         try {
-            if (Budget.configured()) Budget.start(Tables.load(new java.util.BitSet()));
+            if (Budget.configured()) Budget.start(Tables.load(new int[0]));
         } catch (Throwable e) {
             warn("cannot start account budgets: " + e);
         }
@@ -94,7 +94,7 @@ final class Snapshots {
         }
     }
 
-    /** heapledger.snapshot.gc / HEAPLEDGER_SNAPSHOT_GC: a full GC before each snapshot (not at exit). */
+    /** heapledger.snapshot.gc / HEAPLEDGER_SNAPSHOT_GC: a full GC before each snapshot, the exit's too. */
     static boolean gcBefore() {
         return Boolean.parseBoolean(setting("heapledger.snapshot.gc", "HEAPLEDGER_SNAPSHOT_GC", Config.get("snapshot.gc", "false")));
     }
@@ -225,13 +225,15 @@ final class Snapshots {
         String base = "heapledger-" + program() + "-" + pid() + "-" + n;
         String written = null;
         try {
-            if (Live.MODE != Live.OFF && !reason.equals("exit") && gcBefore()) Live.fullGC();
+            // With snapshot.gc every snapshot, the one at exit too, has its full GC, so that
+            // `heapledger leaks` compares like with like.
+            int gcMark = Live.MODE != Live.OFF && gcBefore() ? Live.fullGC() : -1;
             if (Budget.active) Budget.check(); // snapshots are also budget checkpoints
             // The live view first, the counts after: every object is counted before it is
             // tracked, so counts merged later include every object the view saw, and no row
             // shows more live (+ reclaimed + untracked) objects than it counted, however busy
             // the program is. Both files of format "both" share the one view.
-            SnapshotFormat.LiveView lv = SnapshotFormat.LiveView.take();
+            SnapshotFormat.LiveView lv = SnapshotFormat.LiveView.take(gcMark);
             Counts c = Ledger.merge();
             Tables t = Tables.load(sitesOf(c));
             t.tell();
@@ -263,8 +265,8 @@ final class Snapshots {
         File tmp = new File(f.getPath() + ".tmp");
         Writer w = new OutputStreamWriter(new FileOutputStream(tmp), "UTF-8");
         try {
-            if (json) SnapshotFormat.json(w, c, lv, t, sizes, reason, header(t));
-            else SnapshotFormat.text(w, c, lv, t, sizes, reason, header(t));
+            if (json) SnapshotFormat.json(w, c, lv, t, sizes, reason, header(t, lv));
+            else SnapshotFormat.text(w, c, lv, t, sizes, reason, header(t, lv));
         } finally {
             w.close();
         }
@@ -275,12 +277,12 @@ final class Snapshots {
         return f.getPath();
     }
 
-    static String[][] header(Tables t) {
-        String[][] h = header();
-        if (t.clashes() == 0) return h;
-        String[][] more = java.util.Arrays.copyOf(h, h.length + 1);
-        more[h.length] = new String[] {"clashes", t.clashes() + " IDs named differently by the tables of " + t.clash};
-        return more;
+    /** The header, with the liveness view's lines and, when tables clash, a line saying so. */
+    static String[][] header(Tables t, SnapshotFormat.LiveView lv) {
+        java.util.List<String[]> h = new java.util.ArrayList<String[]>(java.util.Arrays.asList(header()));
+        if (lv != null) h.addAll(java.util.Arrays.asList(lv.header()));
+        if (t.clashes() > 0) h.add(new String[] {"clashes", t.clashes() + " IDs named differently by the tables of " + t.clash});
+        return h.toArray(new String[0][]);
     }
 
     static String[][] header() {
@@ -303,13 +305,20 @@ final class Snapshots {
         return more;
     }
 
-    /** The sites that have counts: the only ones whose names a snapshot needs. */
-    private static java.util.BitSet sitesOf(Counts c) {
-        java.util.BitSet s = new java.util.BitSet();
+    /**
+     * The sites that have counts, sorted: the only ones whose names a snapshot needs. Not a
+     * BitSet: site IDs lie anywhere below 2^31 (docs/formats.md, "Site IDs"), and a BitSet up to
+     * the highest took a hundred megabytes at the exit of every program.
+     */
+    static int[] sitesOf(Counts c) {
         long[] tab = c.table;
+        int[] s = new int[c.size];
+        int n = 0;
         for (int i = 0; i < tab.length; i += Counts.STRIDE) {
-            if (tab[i] != 0) s.set(Counts.site(tab[i] - 1));
+            if (tab[i] != 0 && n < s.length) s[n++] = Counts.site(tab[i] - 1);
         }
+        s = java.util.Arrays.copyOf(s, n);
+        java.util.Arrays.sort(s);
         return s;
     }
 
@@ -447,8 +456,8 @@ final class Snapshots {
         String clash;
         private static boolean told;
 
-        /** The tables on the class path, the agent's and heapledger.table's; of the sites, only those in wanted. */
-        static Tables load(java.util.BitSet wanted) {
+        /** The tables on the class path, the agent's and heapledger.table's; of the sites, only those in wanted (sorted). */
+        static Tables load(int[] wanted) {
             Tables t = new Tables();
             try {
                 ClassLoader cl = ClassLoader.getSystemClassLoader();
@@ -499,7 +508,7 @@ final class Snapshots {
          * decoded or split, which made writing the exit snapshot of such a program several
          * times cheaper.
          */
-        void read(InputStream in, String source, java.util.BitSet wanted) throws IOException {
+        void read(InputStream in, String source, int[] wanted) throws IOException {
             if (sources.length() > 0) sources.append(' ');
             sources.append(source);
             byte[] buf = new byte[1 << 16];
@@ -537,13 +546,15 @@ final class Snapshots {
 
         private static final byte[] SITE = {'s', 'i', 't', 'e', '\t'};
 
-        private void line(byte[] b, int from, int to, String source, java.util.BitSet wanted) {
+        private void line(byte[] b, int from, int to, String source, int[] wanted) {
             if (to > from && b[to - 1] == '\r') to--;
             if (to == from || b[from] == '#') return;
             if (to - from > SITE.length && b[from] == 's' && b[from + 1] == 'i' && b[from + 2] == 't' && b[from + 3] == 'e' && b[from + 4] == '\t') {
-                int id = 0, i = from + SITE.length;
-                while (i < to && b[i] >= '0' && b[i] <= '9' && id < 100000000) id = id * 10 + (b[i++] - '0');
-                if (i > from + SITE.length && i < to && b[i] == '\t' && !wanted.get(id)) return;
+                long id = 0;
+                int i = from + SITE.length;
+                while (i < to && b[i] >= '0' && b[i] <= '9' && id <= Integer.MAX_VALUE) id = id * 10 + (b[i++] - '0');
+                if (i > from + SITE.length && i < to && b[i] == '\t' && id <= Integer.MAX_VALUE
+                        && java.util.Arrays.binarySearch(wanted, (int) id) < 0) return;
             }
             String line = new String(b, from, to - from, java.nio.charset.StandardCharsets.UTF_8);
             String[] f = line.split("\t", -1);

@@ -12,8 +12,9 @@ public class SelfTest {
         String mode = args[0];
         if (mode.equals("table")) {
             // table FILE ID...: the accounts, then the wanted sites' fields as read back.
-            java.util.BitSet wanted = new java.util.BitSet();
-            for (int i = 2; i < args.length; i++) wanted.set(Integer.parseInt(args[i]));
+            int[] wanted = new int[args.length - 2];
+            for (int i = 2; i < args.length; i++) wanted[i - 2] = Integer.parseInt(args[i]);
+            java.util.Arrays.sort(wanted);
             Snapshots.Tables t = new Snapshots.Tables();
             java.io.InputStream in = new java.io.FileInputStream(args[1]);
             try {
