@@ -31,7 +31,7 @@ type Leak struct {
 	Account     string  `json:"account"` // the principal charged: the nearest accounted method on the stack
 	Type        string  `json:"type"`
 	Site        string  `json:"site"`
-	Live        []int64 `json:"live"`       // live objects in each snapshot, in time order
+	Live        []int64 `json:"live"`       // settled live objects in each snapshot (Snapshot.SettledLive), in time order
 	LiveBytes   []int64 `json:"live_bytes"` // live bytes in each snapshot (-1 unknown)
 	Slope       float64 `json:"slope_per_s"`
 	PerSnapshot float64 `json:"slope_per_snapshot"`
@@ -92,6 +92,7 @@ func Leaks(snaps []*Snapshot, opt LeakOptions) ([]Leak, []string, error) {
 		hooks := s.hookIndex()
 		named[i] = map[acctClass]Row{}
 		for _, r := range s.Rows {
+			r = settled(s, r)
 			k := key{r.Account, r.Site, r.Part}
 			if series[k] == nil {
 				series[k] = make([]Row, n)
@@ -194,6 +195,20 @@ func growthBytes(l Leak) int64 {
 		return l.Live[n-1] - l.Live[0]
 	}
 	return l.LiveBytes[n-1] - l.LiveBytes[0]
+}
+
+// settled is r with its live figures those leak detection compares (Snapshot.SettledLive),
+// the bytes in proportion.
+func settled(s *Snapshot, r Row) Row {
+	n := s.SettledLive(r)
+	if n == r.Live {
+		return r
+	}
+	if r.LiveBytes > 0 && r.Live > 0 {
+		r.LiveBytes = int64(float64(r.LiveBytes) * float64(n) / float64(r.Live))
+	}
+	r.Live = n
+	return r
 }
 
 // comparable keeps the snapshots whose live figures mean the same thing. One taken after a full

@@ -89,8 +89,8 @@ func readText(r *bufio.Reader) (*Snapshot, error) {
 				return nil, fmt.Errorf("line 1: not a heapledger snapshot (want %q)", magic+"1")
 			}
 			v, err := strconv.Atoi(strings.TrimPrefix(text, magic))
-			if err != nil || v < 1 || v > 2 {
-				return nil, fmt.Errorf("line 1: snapshot format version %q is not supported (this heapledger reads versions 1 and 2)", strings.TrimPrefix(text, magic))
+			if err != nil || v < 1 || v > 3 {
+				return nil, fmt.Errorf("line 1: snapshot format version %q is not supported (this heapledger reads versions 1 to 3)", strings.TrimPrefix(text, magic))
 			}
 			s.Version = v
 			continue
@@ -116,13 +116,16 @@ func readText(r *bufio.Reader) (*Snapshot, error) {
 			}
 		case "alloc":
 			want := 7
-			if s.Version >= 2 {
+			switch {
+			case s.Version >= 3:
+				want = 14
+			case s.Version == 2:
 				want = 13
 			}
 			if len(f) != want {
 				return nil, fmt.Errorf("line %d: alloc needs %d fields, has %d", line, want-1, len(f)-1)
 			}
-			var v [12]int64
+			var v [13]int64
 			live := false
 			for i := 0; i < want-1 && err == nil; i++ {
 				if i >= 6 && f[i+1] == "-" {
@@ -135,7 +138,7 @@ func readText(r *bufio.Reader) (*Snapshot, error) {
 			}
 			s.Liveness = s.Liveness || live
 			s.Rows = append(s.Rows, Row{Account: int(v[0]), Site: int(v[1]), Part: int(v[2]), Count: v[3], Elements: v[4], Bytes: v[5],
-				Live: v[6], LiveBytes: v[7], Reclaimed: v[8], ReclaimedBytes: v[9], Untracked: v[10], Generations: v[11]})
+				Live: v[6], LiveBytes: v[7], Reclaimed: v[8], ReclaimedBytes: v[9], Untracked: v[10], Generations: v[11], Survived: v[12]})
 		case "ages":
 			for _, x := range f[1:] {
 				var n int64
@@ -204,6 +207,7 @@ type jsonSnapshot struct {
 		Reclaimed              int64
 		ReclaimedBytes         int64 `json:"reclaimed_bytes"`
 		Untracked, Generations int64
+		Survived               int64
 	} `json:"allocations"`
 }
 
@@ -256,7 +260,7 @@ func readJSON(r io.Reader) (*Snapshot, error) {
 	s.Ages = j.Ages
 	for _, a := range j.Allocations {
 		r := Row{Account: a.Account, Site: a.Site, Part: a.Part, Count: a.Count, Elements: a.Elements, Bytes: a.Bytes,
-			LiveBytes: a.LiveBytes, Reclaimed: a.Reclaimed, ReclaimedBytes: a.ReclaimedBytes, Untracked: a.Untracked, Generations: a.Generations}
+			LiveBytes: a.LiveBytes, Reclaimed: a.Reclaimed, ReclaimedBytes: a.ReclaimedBytes, Untracked: a.Untracked, Generations: a.Generations, Survived: a.Survived}
 		if a.Live != nil {
 			r.Live = *a.Live
 			s.Liveness = true

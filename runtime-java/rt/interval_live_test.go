@@ -95,8 +95,8 @@ func TestIntervalSnapshotsLiveWithinCount(t *testing.T) {
 				continue
 			}
 			// alloc ACCOUNT SITE PART COUNT ELEMENTS BYTES LIVE LIVE_BYTES RECLAIMED RECLAIMED_BYTES UNTRACKED GENERATIONS
-			if len(f) != 13 {
-				t.Fatalf("%s line %d: want 13 fields with liveness on: %q", s, i+1, line)
+			if len(f) != 14 {
+				t.Fatalf("%s line %d: want 14 fields with liveness on: %q", s, i+1, line)
 			}
 			n := func(k int) int64 {
 				v, err := strconv.ParseInt(f[k], 10, 64)

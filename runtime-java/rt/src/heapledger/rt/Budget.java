@@ -112,9 +112,8 @@ final class Budget {
         t.start();
     }
 
-    /** Live bytes per account, from the merged counts less the refunds. */
+    /** Live bytes per account, from the merged counts less the refunds (the sweeper's, after each collection). */
     static Map<Integer, Long> liveBytes() {
-        Live.drainNow();
         Counts c = Ledger.merge();
         Counts reclaimed = new Counts();
         synchronized (Live.RECLAIMED) {

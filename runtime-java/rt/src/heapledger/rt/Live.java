@@ -1,6 +1,5 @@
 package heapledger.rt;
 
-import java.lang.ref.ReferenceQueue;
 import java.lang.ref.WeakReference;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -19,7 +18,8 @@ import java.util.Map;
  *
  * <p>Settings: heapledger.liveness / HEAPLEDGER_LIVENESS = off | all | sample:N (default off, or
  * what the rewrite chose); heapledger.liveness.max / HEAPLEDGER_LIVENESS_MAX = the most objects
- * tracked at once (default 4,000,000; 48 bytes each for objects, 72 for arrays). Past the bound
+ * tracked at once (default: an eighth of the maximum heap at 48 bytes each, 4,000,000 at least;
+ * 48 bytes each for objects, 72 for arrays). Past the bound
  * new objects are counted as allocated but not tracked: each snapshot reports how many, per row, and the live
  * figures of those rows are then lower bounds.
  */
@@ -47,7 +47,11 @@ final class Live {
         }
         MODE = mode;
         RATE = mode == ALL ? 1 : rate;
-        long max = 4000000;
+        // As many as fit in an eighth of the largest heap the JVM may have, 4 million at least:
+        // a program allocating fast holds millions of young objects between collections, each
+        // tracked until the collection after its death, and a fixed bound filled with them
+        // left the objects after it untracked, a real leak among them (issue 32).
+        long max = Math.max(4000000, Runtime.getRuntime().maxMemory() / 8 / 48);
         String mx = Snapshots.setting("heapledger.liveness.max", "HEAPLEDGER_LIVENESS_MAX", "");
         if (!mx.isEmpty()) {
             try {
@@ -66,9 +70,9 @@ final class Live {
 
     /**
      * A tracked object: what it was charged to, and when. Every young collection copies the
-     * references made since the last one (they stay reachable until the drain thread has
-     * refunded them), so their size is most of what sampling costs the collector: on sunflow,
-     * 220,000 of them per collection. A plain object needs only its key and epoch (one object,
+     * references made since the last one (they stay reachable until the sweeper has refunded
+     * them), so their size is most of what sampling costs the collector: on sunflow, 220,000 of
+     * them per collection. A plain object needs only its key and epoch (one object,
      * no elements, its bytes come from the site's class at snapshot time); arrays and
      * multianewarrays carry their figures in {@link TrackedArray}. With compressed references
      * this is 48 bytes, against 80 when every reference carried all four figures and its stripe.
@@ -80,7 +84,7 @@ final class Live {
         Tracked prev, next;
 
         Tracked(Object o, long key, int bornStripe) {
-            super(o, QUEUE);
+            super(o); // no queue: the sweeper finds what the collector cleared (sweep)
             this.key = key;
             this.bornStripe = bornStripe;
         }
@@ -107,7 +111,6 @@ final class Live {
         @Override long bytes() { return bytes; }
     }
 
-    static final ReferenceQueue<Object> QUEUE = new ReferenceQueue<Object>();
     private static final int STRIPE_BITS = 6, STRIPES = 1 << STRIPE_BITS;
     /** The tracked references must stay strongly reachable until dequeued; they sit in striped
      *  intrusive lists so threads rarely contend, and removal is O(1). */
@@ -122,7 +125,7 @@ final class Live {
      * load). Nothing on the counting path may call JDK code that allocates.
      */
     private static final long[] TRACKED = new long[STRIPES * 8];
-    /** Refunds, written only by the drain thread. */
+    /** Refunds (sweep, and the walk of a snapshot); guarded by itself. */
     static final Counts RECLAIMED = new Counts();
     /** Objects that should have been tracked but were not (the bound); guarded by itself. */
     static final Counts UNTRACKED = new Counts();
@@ -142,13 +145,19 @@ final class Live {
         // The runtime's own work in rewritten JDK code counts into a private state; its objects
         // are not the program's (SelfCounted).
         if (SelfCounted.on && Ledger.here().quiet) return;
+        int stripe = (int) (Thread.currentThread().getId() & (STRIPES - 1));
+        // After each collection the first thread to track into a stripe refunds what the
+        // collector cleared there, before it adds to it: the work falls on the threads that made
+        // the garbage, in proportion, and never waits for the sweeper, which many allocating
+        // threads on few cores starve (issue 32: millions of cleared references waited, filled
+        // the tracking table, and a real leak went untracked behind them).
+        if (SWEPT[stripe * 16] != epoch) sweepStripe(stripe, false);
         if (tracked() >= MAX) {
             synchronized (UNTRACKED) {
                 UNTRACKED.add(key, count, elements, bytes);
             }
             return;
         }
-        int stripe = (int) (Thread.currentThread().getId() & (STRIPES - 1));
         // The epoch keeps its low 26 bits: ages are differences of a few collections, and a run
         // would need 67 million collections to wrap.
         int bs = (epoch << STRIPE_BITS) | stripe;
@@ -169,16 +178,51 @@ final class Live {
         return n;
     }
 
+    /**
+     * Ages below which an object may still be in the young generation: collectors promote what
+     * survives 15 young collections at the most (HotSpot's MaxTenuringThreshold), so a young
+     * collection clears no object older than this, and a young sweep looks no further.
+     */
+    static final int YOUNG_AGES = 16;
+    /** How often the sweeper looks at the collection counts when no notification comes. */
+    private static final long POLL_MS = 50;
+    /** How often it sweeps every stripe whole (old objects a full or mixed collection cleared). */
+    private static final long FULL_SWEEP_MS = 1000;
+    private static final Object WAKE = new Object();
+    /** Per stripe (a cache line apart), the epoch of its last sweep: sweeping again before the
+     *  next collection would find nothing the collector cleared. */
+    private static final int[] SWEPT = new int[STRIPES * 16];
+
+    /**
+     * Starts the sweeper: after each collection it refunds what the collector cleared, without a
+     * ReferenceQueue. A queue made the JVM's reference handler enqueue every cleared reference
+     * one at a time, under the queue's lock, and a drain thread dequeue it again under the same
+     * lock; under many allocating threads on few cores both fell far behind (hundreds of
+     * thousands of references waiting), and the objects waiting to be refunded filled the
+     * tracking table. The stripes' lists keep the newest first, so a sweep after a young
+     * collection walks only the objects young enough to have been in it.
+     */
     private static void start() {
         if (!SelfCounted.on) listenForCollections();
         Thread d = new Thread("heapledger-liveness") {
             @Override
             public void run() {
+                int swept = epoch;
+                long full = System.currentTimeMillis();
                 while (true) {
                     try {
-                        Object r = QUEUE.remove(1000);
-                        if (r != null) drain((Tracked) r);
+                        synchronized (WAKE) {
+                            WAKE.wait(POLL_MS);
+                        }
                         updateEpoch();
+                        long now = System.currentTimeMillis();
+                        if (now - full >= FULL_SWEEP_MS) {
+                            sweep(true);
+                            full = now;
+                        } else if (epoch != swept) {
+                            sweep(false);
+                        }
+                        swept = epoch;
                     } catch (InterruptedException e) {
                         return;
                     } catch (Throwable e) {
@@ -191,74 +235,48 @@ final class Live {
         d.start();
     }
 
-    /** Refunds everything already enqueued. Safe from any thread: the queue hands each
-     *  reference to one caller only; RECLAIMED is guarded by itself. */
-    static void drainNow() {
-        Object r = QUEUE.poll();
-        if (r != null) drain((Tracked) r);
+    /** A collection ended: the sweeper goes now rather than at its next poll. */
+    private static void collected() {
+        updateEpoch();
+        synchronized (WAKE) {
+            WAKE.notifyAll();
+        }
     }
-
-    private static final int BATCH = 1024;
 
     /**
-     * Refunds first and everything enqueued after it, in batches: a collection clears the
-     * references of a whole young generation at once (about 200,000 on sunflow), and taking the
-     * stripe lock and RECLAIMED's lock once per batch rather than once per reference took this
-     * thread from 0.32 to 0.27 s of CPU on sunflow under sample:64. Only one thread drains at a
-     * time, so the batch array is shared.
+     * Refunds what the collector cleared, stripe by stripe: of the objects young enough to have
+     * been in a young collection, or of all of them when full. Returns how many it refunded.
      */
-    private static void drain(Tracked first) {
-        synchronized (BATCH_REFS) {
-            drainLocked(first);
-        }
+    static long sweep(boolean full) {
+        long n = 0;
+        for (int i = 0; i < STRIPES; i++) n += sweepStripe(i, full);
+        return n;
     }
 
-    private static void drainLocked(Tracked first) {
-        Tracked[] batch = BATCH_REFS;
-        Tracked r = first;
-        while (r != null) {
-            int n = 0;
-            do {
-                batch[n++] = r;
-            } while (n < BATCH && (r = (Tracked) QUEUE.poll()) != null);
-            if (n == BATCH) r = (Tracked) QUEUE.poll();
-            else r = null;
-            refund(batch, n);
-        }
-    }
-
-    private static final Tracked[] BATCH_REFS = new Tracked[BATCH];
-
-    private static void refund(Tracked[] batch, int n) {
-        // Unlink stripe by stripe: most references of a batch come from a few threads' stripes.
-        int done = 0;
-        long seen = 0; // stripes already unlinked, as bits
-        for (int i = 0; i < n && done < n; i++) {
-            int stripe = batch[i].stripe();
-            if ((seen & (1L << stripe)) != 0) continue;
-            seen |= 1L << stripe;
-            synchronized (LOCKS[stripe]) {
-                for (int j = i; j < n; j++) {
-                    Tracked t = batch[j];
-                    if (t.stripe() != stripe) continue;
-                    done++;
-                    // A snapshot's walk refunds what the collector cleared before the reference
-                    // handler enqueues it (liveByKey): it is unlinked already, and counted.
-                    BATCH_GONE[j] = !unlink(t, stripe);
-                }
+    /** sweep for one stripe; the refunds go into RECLAIMED after the stripe's lock is let go. */
+    static long sweepStripe(int stripe, boolean full) {
+        int now = epoch, oldest = (now & (-1 >>> STRIPE_BITS)) - YOUNG_AGES;
+        Tracked gone = null;
+        long n = 0;
+        synchronized (LOCKS[stripe]) {
+            SWEPT[stripe * 16] = now;
+            for (Tracked t = HEADS[stripe], next; t != null; t = next) {
+                next = t.next;
+                if (!full && t.born() - oldest < 0) break; // newest first: the rest are older
+                if (t.get() != null) continue;
+                unlink(t, stripe);
+                t.next = gone; // off the list now: its link can chain the refunds
+                gone = t;
+                n++;
             }
         }
-        synchronized (RECLAIMED) {
-            for (int i = 0; i < n; i++) {
-                Tracked t = batch[i];
-                if (!BATCH_GONE[i]) RECLAIMED.add(t.key, t.count(), t.elements(), t.bytes());
-                batch[i] = null;
+        if (gone != null) {
+            synchronized (RECLAIMED) {
+                for (Tracked t = gone; t != null; t = t.next) RECLAIMED.add(t.key, t.count(), t.elements(), t.bytes());
             }
         }
+        return n;
     }
-
-    /** Per entry of BATCH_REFS: refunded by a snapshot already. */
-    private static final boolean[] BATCH_GONE = new boolean[BATCH];
 
     /** Takes t off its stripe's list, under the stripe's lock; false when it was off already. */
     private static boolean unlink(Tracked t, int stripe) {
@@ -279,7 +297,7 @@ final class Live {
             javax.management.NotificationListener l = new javax.management.NotificationListener() {
                 @Override
                 public void handleNotification(javax.management.Notification n, Object handback) {
-                    updateEpoch();
+                    collected();
                 }
             };
             for (java.lang.management.GarbageCollectorMXBean b : java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()) {
@@ -292,7 +310,7 @@ final class Live {
         }
     }
 
-    /** Reads the collectors' counts; called by the drain thread and before snapshots. */
+    /** Reads the collectors' counts; called by the sweeper and before snapshots. */
     static void updateEpoch() {
         try {
             if (gcs == null) gcs = java.lang.management.ManagementFactory.getGarbageCollectorMXBeans();
@@ -315,7 +333,7 @@ final class Live {
      * objects tracked from then on are told from those the collection judged: a walk after it
      * (liveByKey) counts as live exactly the objects tracked before it that it left reachable,
      * however fast the program goes on allocating, and refunds itself what it cleared, however
-     * far behind the reference handler and the drain thread are.
+     * far behind the sweeper is.
      */
     static int fullGC() {
         updateEpoch();
@@ -341,11 +359,12 @@ final class Live {
 
     /**
      * Walks the tracked objects: per key {distinct birth epochs (surviving generations),
-     * objects, bytes} (unscaled) of the live ones, and live objects by age into ageHistogram.
+     * objects, bytes, objects that survived an earlier collection too} (unscaled) of the live
+     * ones, and live objects by age into ageHistogram.
      * Live are those tracked before mark, the epoch of the collection the figures are of (a
      * snapshot's full GC, or the last collection), whose referent it left: what it judged
      * reachable. Objects tracked since are young, in no figure; what the collector cleared and
-     * nobody refunded yet is refunded here, so no live figure waits on the drain thread.
+     * nobody refunded yet is refunded here, so no live figure waits on the sweeper.
      */
     static Map<Long, long[]> liveByKey(long[] ageHistogram, int mark, Walk w) {
         Map<Long, HashSet<Integer>> born = new HashMap<Long, HashSet<Integer>>();
@@ -369,9 +388,12 @@ final class Live {
                     if (s == null) born.put(t.key, s = new HashSet<Integer>());
                     s.add(t.born());
                     long[] v = out.get(t.key);
-                    if (v == null) out.put(t.key, v = new long[3]);
+                    if (v == null) out.put(t.key, v = new long[4]);
                     v[1] += t.count();
                     v[2] += t.bytes();
+                    // Born before the collection preceding the one the figures are of: it has
+                    // survived a collection besides that one, which garbage in flight never has.
+                    if (t.born() - before < -1) v[3] += t.count();
                     int age = now - t.born();
                     int bucket = age <= 0 ? 0 : Math.min(ageHistogram.length - 1, 32 - Integer.numberOfLeadingZeros(age));
                     ageHistogram[bucket] += t.count();

@@ -13,7 +13,7 @@ import java.util.TreeSet;
  * runs give equal files.
  */
 final class SnapshotFormat {
-    static final int VERSION = 2;
+    static final int VERSION = 3;
     /**
      * The JSON twin's own version: 3 writes the integers of the header and of site lines as JSON
      * numbers (2 wrote them as strings), so a reader of 2 must refuse it rather than miss them.
@@ -77,7 +77,7 @@ final class SnapshotFormat {
                 long[] l = lv.row(k, slot, b, sizes.get(site));
                 for (long x : l) w.write("\t" + x);
             } else {
-                w.write("\t-\t-\t-\t-\t-\t-");
+                w.write("\t-\t-\t-\t-\t-\t-\t-");
             }
             w.write("\n");
         }
@@ -128,7 +128,7 @@ final class SnapshotFormat {
             if (lv != null) {
                 long[] l = lv.row(k, slot, b, sizes.get(site));
                 w.write(",\"live\":" + l[0] + ",\"live_bytes\":" + l[1] + ",\"reclaimed\":" + l[2] + ",\"reclaimed_bytes\":"
-                        + l[3] + ",\"untracked\":" + l[4] + ",\"generations\":" + l[5]);
+                        + l[3] + ",\"untracked\":" + l[4] + ",\"generations\":" + l[5] + ",\"survived\":" + l[6]);
             }
             w.write("}");
             first = false;
@@ -157,7 +157,6 @@ final class SnapshotFormat {
             if (Live.MODE == Live.OFF) return null;
             LiveView v = new LiveView();
             v.gc = gcMark >= 0;
-            Live.drainNow();
             Live.updateEpoch();
             v.live = Live.liveByKey(v.ages, v.gc ? gcMark : Live.epoch, v.walk);
             synchronized (Live.RECLAIMED) { // after the walk, which refunds what it found cleared
@@ -179,7 +178,9 @@ final class SnapshotFormat {
         }
 
         /**
-         * {live, liveBytes, reclaimed, reclaimedBytes, untracked, generations} for a row. Live
+         * {live, liveBytes, reclaimed, reclaimedBytes, untracked, generations, survived} for a
+         * row (survived: the live objects that survived a collection before the one the figures
+         * are of, which garbage still in flight at that collection never has). Live
          * and reclaimed come from the tracked objects, scaled by the sampling rate in sample
          * mode (so a site with fewer allocations than the rate has no estimate, not a guess).
          * Objects past the tracking bound are neither: the row says how many (untracked).
@@ -188,13 +189,13 @@ final class SnapshotFormat {
             long rate = Live.RATE;
             long[] rc = get(reclaimed, key), ut = get(untracked, key);
             long[] lv = live.get(key);
-            if (lv == null) lv = new long[3];
+            if (lv == null) lv = new long[4];
             long size = objectSize == null || objectSize < 0 ? -1 : objectSize;
             boolean object = slot[2] == 0 && slot[3] == 0;
             long liveN = lv[1] * rate, recl = rc[0] * rate, untr = ut[0] * rate;
             long liveBytes = object ? (size < 0 ? -1 : liveN * size) : lv[2] * rate;
             long reclBytes = object ? (size < 0 ? -1 : recl * size) : rc[2] * rate;
-            return new long[] {liveN, liveBytes, recl, reclBytes, untr, lv[0]};
+            return new long[] {liveN, liveBytes, recl, reclBytes, untr, lv[0], lv[3] * rate};
         }
 
         private static long[] get(Counts c, long key) {
