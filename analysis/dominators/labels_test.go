@@ -1,0 +1,191 @@
+package dominators
+
+import (
+	"math/rand"
+	"testing"
+
+	"github.com/heapledger/heapledger/analysis/heapgraph"
+)
+
+// reachWithout returns the nodes reachable from node 0 without passing through node x (x = 0:
+// through any node).
+func reachWithout(g *heapgraph.Graph, x uint32) []bool {
+	seen := make([]bool, g.N())
+	seen[0] = true
+	stack := []uint32{0}
+	for len(stack) > 0 {
+		v := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, w := range g.Successors(v) {
+			if w != x && !seen[w] {
+				seen[w] = true
+				stack = append(stack, w)
+			}
+		}
+	}
+	return seen
+}
+
+// slowUnion is the size of the union of the retained sets of members, found without a dominator
+// tree: x retains what the heap stops reaching without x. Only members inside root's retained set
+// count (root 0: all), as ByLabel counts the members below root.
+func slowUnion(g *heapgraph.Graph, members []uint32, root uint32) uint64 {
+	all := reachWithout(g, ^uint32(0))
+	var under []bool
+	if root != 0 {
+		under = reachWithout(g, root)
+	}
+	in := make([]bool, g.N())
+	for _, x := range members {
+		if !all[x] || (under != nil && under[x]) {
+			continue // unreachable, or reachable without root: not below it
+		}
+		without := reachWithout(g, x)
+		for v := range in {
+			if all[v] && !without[v] {
+				in[v] = true
+			}
+		}
+	}
+	total := uint64(0)
+	for v, ok := range in {
+		if ok {
+			total += g.SizeOf(uint32(v))
+		}
+	}
+	return total
+}
+
+// labelsOf makes Labels of one dimension from each node's group (-1: none), at rate 1.
+func labelsOf(groupOf []int, groups int) *Labels {
+	l := &Labels{Groups: []int{groups}, Rate: 1, Off: []uint32{0}}
+	for v, k := range groupOf {
+		if k >= 0 {
+			l.Nodes = append(l.Nodes, uint32(v))
+			l.Members = append(l.Members, Member{Dim: 0, Group: uint32(k)})
+			l.Off = append(l.Off, uint32(len(l.Members)))
+		}
+	}
+	return l
+}
+
+// TestByLabelIsTheUnionOfRetainedSets: on random graphs, every group's Retained (and AtLeast) is
+// the union of its members' retained sets as a slow reachability computation finds it, for the
+// whole tree and below a node.
+func TestByLabelIsTheUnionOfRetainedSets(t *testing.T) {
+	for seed := int64(1); seed <= 40; seed++ {
+		g := heapgraph.Random(seed, 60, 110, 9)
+		tr := Compute(g, nil)
+		ret := tr.Retained(g)
+		r := rand.New(rand.NewSource(seed))
+		const groups = 3
+		groupOf := make([]int, g.N())
+		for v := range groupOf {
+			groupOf[v] = -1
+			if v > 0 && r.Intn(3) > 0 {
+				groupOf[v] = r.Intn(groups)
+			}
+		}
+		l := labelsOf(groupOf, groups)
+		// Below the super root, and below the node that retains most after it.
+		top := uint32(0)
+		for v := 1; v < g.N(); v++ {
+			if ret[v] > ret[top] || top == 0 {
+				top = uint32(v)
+			}
+		}
+		for _, root := range []uint32{0, top} {
+			got := tr.ByLabel(g, ret, l, root)
+			for k := range groups {
+				var members []uint32
+				for v, gk := range groupOf {
+					if gk == k {
+						members = append(members, uint32(v))
+					}
+				}
+				want := slowUnion(g, members, root)
+				o := got[0][k]
+				if o.Retained != want || o.AtLeast != want || o.Variance != 0 {
+					t.Errorf("seed %d, below %d, group %d: retained %d, at least %d, variance %g; want %d, %d, 0", seed, root, k, o.Retained, o.AtLeast, o.Variance, want, want)
+				}
+			}
+		}
+	}
+}
+
+// TestByLabelCountsEachGroupOfANode: a node in groups of two dimensions, and in two groups of
+// one, counts in each; a member below another of its group adds to its members, not its bytes.
+func TestByLabelCountsEachGroupOfANode(t *testing.T) {
+	g := heapgraph.ListWithData(3) // 0 → e1 → e2 → e3 entries (odd nodes), each with data (even)
+	tr := Compute(g, nil)
+	ret := tr.Retained(g)
+	l := &Labels{Groups: []int{1, 2}, Rate: 1,
+		Nodes:   []uint32{1, 3},
+		Off:     []uint32{0, 3, 4},
+		Members: []Member{{0, 0}, {1, 0}, {1, 1}, {1, 1}},
+	}
+	got := tr.ByLabel(g, ret, l, 0)
+	if o := got[0][0]; o.Members != 1 || o.Shallow != 1 || o.Retained != ret[1] {
+		t.Errorf("dimension 0: %+v, want node 1 retaining %d", o, ret[1])
+	}
+	if o := got[1][0]; o.Members != 1 || o.Retained != ret[1] {
+		t.Errorf("dimension 1, group 0: %+v", o)
+	}
+	if o := got[1][1]; o.Members != 2 || o.Retained != ret[1] || o.AtLeast != ret[1] {
+		t.Errorf("dimension 1, group 1 (node 1 and node 3 below it): %+v, want retained %d", o, ret[1])
+	}
+}
+
+// TestByLabelEstimatesFromASample: every 8th member labelled, rate 8. A holder of independent
+// elements is estimated as 8 times its labelled elements, exactly when they are alike; a linked
+// list of one group as its length, not 8 times each labelled node's tail.
+func TestByLabelEstimatesFromASample(t *testing.T) {
+	const n, rate = 16, 8
+	// Holder 1 with elements 2..17, each holding a payload (18..33) of size 3; elements size 2.
+	b := heapgraph.NewBuilder(2 + 2*n)
+	b.AddEdge(0, 1)
+	b.SetSize(1, 5)
+	for i := range uint32(n) {
+		e, p := 2+i, 2+n+i
+		b.AddEdge(1, e)
+		b.AddEdge(e, p)
+		b.SetSize(e, 2)
+		b.SetSize(p, 3)
+	}
+	g, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := Compute(g, nil)
+	ret := tr.Retained(g)
+	groupOf := make([]int, g.N())
+	for v := range groupOf {
+		groupOf[v] = -1
+	}
+	groupOf[2+7], groupOf[2+15] = 0, 0 // the 8th and the 16th
+	l := labelsOf(groupOf, 1)
+	l.Rate = rate
+	o := tr.ByLabel(g, ret, l, 0)[0][0]
+	if o.Retained != n*5 || o.AtLeast != 10 || o.Variance != rate*(rate-1)*(25+25) || o.Members != 2 {
+		t.Errorf("elements: %+v, want retained %d, at least 10, variance %d", o, n*5, rate*(rate-1)*50)
+	}
+
+	// A list 0 → 1 → ... → 24 of nodes of size 1, nodes 8, 16 and 24 labelled: each claims
+	// its retained set and the 7 nodes it stands for, so each holds itself alone.
+	chain := heapgraph.Chain(24)
+	tr = Compute(chain, nil)
+	ret = tr.Retained(chain)
+	groupOf = make([]int, chain.N())
+	for v := range groupOf {
+		groupOf[v] = -1
+		if v > 0 && v%8 == 0 {
+			groupOf[v] = 0
+		}
+	}
+	l = labelsOf(groupOf, 1)
+	l.Rate = rate
+	o = tr.ByLabel(chain, ret, l, 0)[0][0]
+	if o.Retained != 24 || o.AtLeast != ret[8] {
+		t.Errorf("list: %+v, want retained 24 (the list's nodes), at least %d", o, ret[8])
+	}
+}
