@@ -14,6 +14,7 @@ import (
 	"github.com/heapledger/heapledger/analysis/heapdump"
 	"github.com/heapledger/heapledger/analysis/heapgraph"
 	"github.com/heapledger/heapledger/analysis/leaks"
+	"github.com/heapledger/heapledger/analysis/tracked"
 )
 
 func init() { registerSub("heap", heapAnalyzeCmd) }
@@ -77,6 +78,8 @@ far (where the system tells it), on stderr.`,
 		&cli.BoolFlag{Name: "keep-unreachable", Usage: "analyse objects no GC root reaches too (attached to the super root by the thesis's rule) instead of only counting them; a dump without GC-root records is always analysed so"},
 		&cli.BoolFlag{Name: "keep-page-cache", Usage: "leave the dump's pages in the page cache instead of giving them to the analysis once read (see Page cache)"},
 		&cli.BoolFlag{Name: "timings", Usage: "print on stderr how long each phase took (wall and CPU seconds) and the peak memory so far, a line per phase"},
+		&cli.StringFlag{Name: "table", Usage: "name the accounts and sites of heapledger's tracking references from this table (OUTPUT.table.tsv of the rewrite), for a dump that holds none (see heapledger's runtime)"},
+		&cli.StringFlag{Name: "snapshot", Usage: "name the accounts and sites of heapledger's tracking references from a snapshot of the same run, for a dump that holds no table"},
 	),
 	Action: func(c *cli.Context) error {
 		args, err := interspersedArgs(c, c.Command.Flags)
@@ -108,6 +111,12 @@ far (where the system tells it), on stderr.`,
 		}
 		stderr := errWriter(c)
 		path := args[0]
+		// Names given are read before the dump, whose reading takes far longer than a bad file
+		// needs to be refused.
+		given, err := givenNames(c.String("table"), c.String("snapshot"))
+		if err != nil {
+			return fmt.Errorf("heap analyze: %w", err)
+		}
 		p := newProgress(stderr, c.Bool("progress"))
 		kept0, keptBytes0, _ := heapgraph.SpillFailures()
 		phases := newPhases(stderr, c.Bool("progress"), c.Bool("timings"))
@@ -140,7 +149,7 @@ far (where the system tells it), on stderr.`,
 		}
 		d, err := heapdump.Load(path, heapdump.Options{
 			Dump: c.Int("dump"), Compressed: c.String("compressed"), KeepUnreachable: c.Bool("keep-unreachable"),
-			AllowPartial: c.Bool("partial"), Building: building,
+			AllowPartial: c.Bool("partial"), Building: building, Watch: []heapdump.Watch{tracked.Watch},
 			Progress: func(phase string, done, total int64) { p.update(phase+" "+path, done, total) },
 			Phase: func(name string) {
 				// The passes over the file show their bytes; the steps after them show as phases.
@@ -188,6 +197,10 @@ far (where the system tells it), on stderr.`,
 			Graph: d.Graph, Weak: heapgraph.EdgeSet(d.Weak), ClassOf: d.ClassOf, NumClasses: len(d.Classes),
 			ClassObjects: d.ClassObjects(),
 		}
+		ledger, err := findLedger(d, given, in, func(w string) { fmt.Fprintf(stderr, "warning: %s\n", w) }, phases.start)
+		if err != nil {
+			return fmt.Errorf("heap analyze: %w", err)
+		}
 		d.Weak, d.ClassOf = nil, nil
 		phases.begin("setting columns aside", true)
 		d.Park()
@@ -203,7 +216,7 @@ far (where the system tells it), on stderr.`,
 		if err := d.UnparkViews(); err != nil {
 			return fmt.Errorf("heap analyze: %w", err)
 		}
-		v, err := newAnalysisView(d, rep, opt)
+		v, err := newAnalysisView(d, rep, opt, ledger)
 		phases.stop()
 		if err != nil {
 			return fmt.Errorf("heap analyze: %w", err)
@@ -228,6 +241,7 @@ type analysisView struct {
 	Model     string  `json:"size_model"`
 	Partial   bool    `json:"partial,omitempty"`
 	Threshold float64 `json:"threshold_percent"`
+	top       int     // --top: how many rows each ranking lists
 
 	Objects          int    `json:"objects"`
 	References       int    `json:"references"`
@@ -241,6 +255,9 @@ type analysisView struct {
 	// roots by the thesis's rule, the rest being reached from those.
 	KeptUnreachable  bool `json:"unreachable_kept"`
 	UnreachableRoots int  `json:"unreachable_roots"`
+
+	// Heapledger is what the dump holds of heapledger's runtime, when it ran the program.
+	Heapledger *ledgerView `json:"heapledger,omitempty"`
 
 	Suspects    []suspectView   `json:"suspects"`
 	TopRetained []objectView    `json:"top_retained"`
@@ -269,6 +286,9 @@ type suspectView struct {
 	Accumulation     objectView `json:"accumulation_point"`
 	Path             []stepView `json:"path"`
 	AccumulationPath []stepView `json:"accumulation_path"`
+	// AllocatedBy says which accounts and sites allocated the objects heapledger tracked that
+	// the accumulation point holds (with a dump of a run with liveness).
+	AllocatedBy *allocatedView `json:"allocated_by,omitempty"`
 }
 
 type componentView struct {
@@ -285,10 +305,10 @@ type classView struct {
 	Retained  uint64 `json:"retained"`
 }
 
-func newAnalysisView(d *heapdump.Dump, rep *leaks.Report, opt leaks.Options) (*analysisView, error) {
+func newAnalysisView(d *heapdump.Dump, rep *leaks.Report, opt leaks.Options, ledger *ledgerInDump) (*analysisView, error) {
 	v := &analysisView{
 		Dump: d.Path, DumpIndex: d.DumpIndex, Dumps: d.Dumps, Model: d.Model.String() + ", " + d.ModelFrom, Partial: d.Partial,
-		Threshold: 100 * opt.Threshold,
+		Threshold: 100 * opt.Threshold, top: opt.Top,
 		Objects:   rep.Stats.Objects, References: rep.Stats.Edges, Bytes: rep.Stats.TotalBytes,
 		WeakOnlyObjects: rep.OnlyWeak.Objects, WeakOnlyBytes: rep.OnlyWeak.Bytes,
 		UnreachableObjs: d.Unreachable.Objects, UnreachableBytes: d.Unreachable.Bytes,
@@ -327,8 +347,11 @@ func newAnalysisView(d *heapdump.Dump, rep *leaks.Report, opt leaks.Options) (*a
 	for _, s := range rep.Suspects {
 		v.Suspects = append(v.Suspects, suspectView{
 			objectView: obj(s.Object), Percent: 100 * s.Share, Accumulation: obj(s.Accumulation),
-			Path: steps(s.Path), AccumulationPath: steps(s.AccumulationPath),
+			Path: steps(s.Path), AccumulationPath: steps(s.AccumulationPath), AllocatedBy: ledger.allocated(s),
 		})
+	}
+	if ledger != nil {
+		v.Heapledger = ledger.view(rep)
 	}
 	for _, o := range rep.TopRetained {
 		v.TopRetained = append(v.TopRetained, obj(o))
@@ -365,6 +388,7 @@ func (v *analysisView) writeText(w io.Writer) {
 		if s.Accumulation.Object != s.Object {
 			fmt.Fprintf(w, "    memory accumulates in %s, retaining %d bytes (%.1f%%)\n", s.Accumulation.Object, s.Accumulation.Retained, 100*float64(s.Accumulation.Retained)/float64(max(v.Bytes, 1)))
 		}
+		s.AllocatedBy.writeText(w, v.Heapledger != nil && v.Heapledger.Estimates)
 		writePath(w, "    shortest path from "+rootKind(s.Path)+":", s.Path)
 		if s.Accumulation.Object != s.Object {
 			writePath(w, "    shortest path to the accumulation point:", s.AccumulationPath)
@@ -382,6 +406,9 @@ func (v *analysisView) writeText(w io.Writer) {
 	fmt.Fprintf(w, "\nretained size by class (top %d)\n%14s %12s %14s  %s\n", len(v.ByClass), "retained", "instances", "shallow", "class")
 	for _, c := range v.ByClass {
 		fmt.Fprintf(w, "%14d %12d %14d  %s\n", c.Retained, c.Instances, c.Shallow, c.Class)
+	}
+	if v.Heapledger != nil {
+		v.Heapledger.writeText(w, v.top)
 	}
 	g := v.Graph
 	fmt.Fprintf(w, "\ngraph: %d strongly connected components (%d with more than one object, the largest %d), %d edges between them, %d dominating articulation points\n",

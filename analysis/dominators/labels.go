@@ -2,39 +2,40 @@ package dominators
 
 import (
 	"math/bits"
+	"sync"
 
 	"github.com/heapledger/heapledger/analysis/heapgraph"
 )
 
 // Labels puts some nodes of a graph into groups, in one or more dimensions: heapledger labels
 // each object its runtime tracked with the memory account and the allocation site that made it.
-// A node may be in no group of a dimension, or in several (an object that two sites counted).
+// A node carries labels, and a label stands for one group in each dimension; a node is in the
+// groups its labels give, each once (an object that two sites counted has two labels, of one
+// account: it is in that account's group once). Few distinct labels cover millions of nodes, so
+// a node costs its labels, not a member per dimension.
 //
 // Labels may cover every member of each group, or a sample of them: Rate is then how many
 // members each labelled one stands for (heapledger's liveness sample:N labels every N-th
 // allocation of each site), and ByLabel estimates what the unlabelled members hold.
 type Labels struct {
-	// Nodes lists the labelled nodes, ascending and each once; node Nodes[i] is in the groups
-	// Members[Off[i]:Off[i+1]], each (dimension, group) once.
-	Nodes   []uint32
-	Off     []uint32
-	Members []Member
-	// Groups is how many groups each dimension has: a Member's Group is below Groups[Dim].
-	Groups []int
+	// Nodes lists the labelled nodes, ascending and each once; node Nodes[i] has the labels
+	// Keys[Off[i]:Off[i+1]].
+	Nodes []uint32
+	Off   []uint32
+	Keys  []uint32
+	// Groups[d][k] is the group in dimension d of label k, below Count[d].
+	Groups [][]uint32
+	Count  []int
 	// Rate is how many members of a group each labelled member stands for: 1 when all are
 	// labelled.
 	Rate uint64
 
 	// has marks the labelled nodes, a bit per node of the graph, and rank counts the bits set
-	// before each word of it: a node's index in Nodes in two reads (see find).
-	has  heapgraph.EdgeSet
-	rank []uint32
-}
-
-// Member is a node's membership of group Group of dimension Dim.
-type Member struct {
-	Dim   uint8
-	Group uint32
+	// before each word of it: a node's index in Nodes in two reads (see find). They are made
+	// once, by the first of walks that may run at once.
+	has      heapgraph.EdgeSet
+	rank     []uint32
+	prepared sync.Once
 }
 
 // GroupRetained sums one group's labelled members in a subtree of the dominator tree.
@@ -69,9 +70,10 @@ type GroupRetained struct {
 
 // prepare marks the labelled nodes of a graph of n nodes for find.
 func (l *Labels) prepare(n int) {
-	if l.has != nil {
-		return
-	}
+	l.prepared.Do(func() { l.mark(n) })
+}
+
+func (l *Labels) mark(n int) {
 	l.has = heapgraph.NewEdgeSet(n)
 	for _, v := range l.Nodes {
 		l.has.Add(v)
@@ -93,18 +95,19 @@ func (l *Labels) find(v uint32) (int, bool) {
 
 // ByLabel sums, per group of each dimension, the labelled members in the dominator subtree of
 // root (0 for the whole tree): see GroupRetained. retained holds every node's retained size
-// (Retained). The result is indexed by dimension, then by group.
+// (Retained). The result is indexed by dimension, then by group. Walks of one tree and labels may
+// run at once.
 //
 // The subtree is walked depth first, keeping for each group the member nearest above the current
 // node (an index into a stack of the open members' frames, each linked to the one above it of its
 // group), so each member learns, as the walk leaves it, what the members nearest below it claim.
 func (t *Tree) ByLabel(g *heapgraph.Graph, retained []uint64, l *Labels, root uint32) [][]GroupRetained {
 	off, kids := t.Children()
-	l.prepare(g.N())
+	l.prepare(len(retained))
 	w := labelWalk{g: g, retained: retained, l: l, rate: max(l.Rate, 1)}
-	w.out = make([][]GroupRetained, len(l.Groups))
-	w.open = make([][]int32, len(l.Groups))
-	for d, n := range l.Groups {
+	w.out = make([][]GroupRetained, len(l.Count))
+	w.open = make([][]int32, len(l.Count))
+	for d, n := range l.Count {
 		w.out[d] = make([]GroupRetained, n)
 		w.open[d] = make([]int32, n)
 		for k := range n {
@@ -119,12 +122,11 @@ func (t *Tree) ByLabel(g *heapgraph.Graph, retained []uint64, l *Labels, root ui
 		top := stack.Pop()
 		v := uint32(top)
 		if top&exit != 0 {
-			i, _ := l.find(v)
-			w.leave(v, i)
+			w.leave(v)
 			continue
 		}
 		if i, ok := l.find(v); ok {
-			w.enter(i)
+			w.enter(v, i)
 			stack.Push(exit | uint64(v))
 		}
 		for _, k := range kids[off[v]:off[v+1]] {
@@ -132,8 +134,8 @@ func (t *Tree) ByLabel(g *heapgraph.Graph, retained []uint64, l *Labels, root ui
 				stack.Push(uint64(k))
 			} else if i, ok := l.find(k); ok {
 				// A leaf, most of a dominator tree: entered and left at once.
-				w.enter(i)
-				w.leave(k, i)
+				w.enter(k, i)
+				w.leave(k)
 			}
 		}
 	}
@@ -152,39 +154,52 @@ type labelWalk struct {
 	frames []labelFrame
 }
 
-// labelFrame is an open member's: the frame of its group's member above it, and what the members
-// below it that are done claim of its retained set.
+// labelFrame is an open member's in one group: the member, the group, the frame of the group's
+// member above it, and what the members below it that are done claim of its retained set.
 type labelFrame struct {
+	node    uint32
+	group   uint32
+	dim     uint8
 	up      int32
 	claimed uint64
 }
 
-// enter opens the frames of labelled node Nodes[i], one per group it is in.
-func (w *labelWalk) enter(i int) {
-	for _, m := range w.l.Members[w.l.Off[i]:w.l.Off[i+1]] {
-		w.frames = append(w.frames, labelFrame{up: w.open[m.Dim][m.Group]})
-		w.open[m.Dim][m.Group] = int32(len(w.frames) - 1)
+// enter opens a frame for each group that labelled node v (Nodes[i]) is in.
+func (w *labelWalk) enter(v uint32, i int) {
+	l := w.l
+	first := len(w.frames)
+	for _, key := range l.Keys[l.Off[i]:l.Off[i+1]] {
+		for d := range l.Groups {
+			g := l.Groups[d][key]
+			dup := false
+			for _, f := range w.frames[first:] {
+				dup = dup || f.dim == uint8(d) && f.group == g
+			}
+			if dup {
+				continue
+			}
+			w.frames = append(w.frames, labelFrame{node: v, group: g, dim: uint8(d), up: w.open[d][g]})
+			w.open[d][g] = int32(len(w.frames) - 1)
+		}
 	}
 }
 
 // leave closes the frames enter opened for v, the last on the stack, and counts v in its groups.
-func (w *labelWalk) leave(v uint32, i int) {
-	l := w.l
+func (w *labelWalk) leave(v uint32) {
 	r, s := w.retained[v], w.g.SizeOf(v)
-	for j := int(l.Off[i+1]) - 1; j >= int(l.Off[i]); j-- {
-		m := l.Members[j]
+	for len(w.frames) > 0 && w.frames[len(w.frames)-1].node == v {
 		f := w.frames[len(w.frames)-1]
 		w.frames = w.frames[:len(w.frames)-1]
 		own := s
 		if r > f.claimed && r-f.claimed > own {
 			own = r - f.claimed
 		}
-		o := &w.out[m.Dim][m.Group]
+		o := &w.out[f.dim][f.group]
 		o.Members++
 		o.Shallow += s
 		o.Retained += w.rate * own
 		o.Variance += float64(w.rate) * float64(w.rate-1) * float64(own) * float64(own)
-		w.open[m.Dim][m.Group] = f.up
+		w.open[f.dim][f.group] = f.up
 		if f.up >= 0 {
 			w.frames[f.up].claimed += r + (w.rate-1)*own
 		} else {

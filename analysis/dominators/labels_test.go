@@ -56,14 +56,18 @@ func slowUnion(g *heapgraph.Graph, members []uint32, root uint32) uint64 {
 	return total
 }
 
-// labelsOf makes Labels of one dimension from each node's group (-1: none), at rate 1.
+// labelsOf makes Labels of one dimension from each node's group (-1: none), at rate 1: label k
+// is group k.
 func labelsOf(groupOf []int, groups int) *Labels {
-	l := &Labels{Groups: []int{groups}, Rate: 1, Off: []uint32{0}}
+	l := &Labels{Count: []int{groups}, Rate: 1, Off: []uint32{0}, Groups: [][]uint32{make([]uint32, groups)}}
+	for k := range groups {
+		l.Groups[0][k] = uint32(k)
+	}
 	for v, k := range groupOf {
 		if k >= 0 {
 			l.Nodes = append(l.Nodes, uint32(v))
-			l.Members = append(l.Members, Member{Dim: 0, Group: uint32(k)})
-			l.Off = append(l.Off, uint32(len(l.Members)))
+			l.Keys = append(l.Keys, uint32(k))
+			l.Off = append(l.Off, uint32(len(l.Keys)))
 		}
 	}
 	return l
@@ -113,20 +117,23 @@ func TestByLabelIsTheUnionOfRetainedSets(t *testing.T) {
 	}
 }
 
-// TestByLabelCountsEachGroupOfANode: a node in groups of two dimensions, and in two groups of
-// one, counts in each; a member below another of its group adds to its members, not its bytes.
+// TestByLabelCountsEachGroupOfANode: a node with two labels is in the groups of both, and in a
+// group they share once; a member below another of its group adds to its members, not its bytes.
 func TestByLabelCountsEachGroupOfANode(t *testing.T) {
 	g := heapgraph.ListWithData(3) // 0 → e1 → e2 → e3 entries (odd nodes), each with data (even)
 	tr := Compute(g, nil)
 	ret := tr.Retained(g)
-	l := &Labels{Groups: []int{1, 2}, Rate: 1,
-		Nodes:   []uint32{1, 3},
-		Off:     []uint32{0, 3, 4},
-		Members: []Member{{0, 0}, {1, 0}, {1, 1}, {1, 1}},
+	// Both labels are group 0 of dimension 0; in dimension 1, label 0 is group 0 and label 1
+	// group 1. Node 1 has both labels, node 3 label 1.
+	l := &Labels{Count: []int{1, 2}, Rate: 1,
+		Nodes:  []uint32{1, 3},
+		Off:    []uint32{0, 2, 3},
+		Keys:   []uint32{0, 1, 1},
+		Groups: [][]uint32{{0, 0}, {0, 1}},
 	}
 	got := tr.ByLabel(g, ret, l, 0)
-	if o := got[0][0]; o.Members != 1 || o.Shallow != 1 || o.Retained != ret[1] {
-		t.Errorf("dimension 0: %+v, want node 1 retaining %d", o, ret[1])
+	if o := got[0][0]; o.Members != 2 || o.Shallow != 2 || o.Retained != ret[1] || o.AtLeast != ret[1] {
+		t.Errorf("dimension 0: %+v, want nodes 1 (once) and 3, retaining %d", o, ret[1])
 	}
 	if o := got[1][0]; o.Members != 1 || o.Retained != ret[1] {
 		t.Errorf("dimension 1, group 0: %+v", o)

@@ -336,7 +336,6 @@ func (l *loader) pass2() error {
 	if err != nil {
 		return err
 	}
-	l.gatherWatched(fills)
 	// Warnings in file order, as one sequential read would have given them.
 	var short []fillWarning
 	dangling := 0
@@ -478,7 +477,6 @@ type filler struct {
 	d         *Dump
 	refs      [][]hprof.FieldRef // by class key
 	watch     []*watchAt         // by class key; nil when nothing is watched
-	kept      []keptFields       // per Options.Watch, what this filler's instances gave
 	classNode uint32
 	idSize    int
 	node      uint32 // the node object found last
@@ -598,7 +596,7 @@ func (fl *filler) fill(tag hprof.Tag, id uint64, data []byte, off int64) {
 		}
 		putNode(d.Classes[ck].Node)
 		if fl.watch != nil && fl.watch[ck] != nil {
-			fl.keep(fl.watch[ck], id, data)
+			fl.keep(fl.watch[ck], node, data)
 		}
 	case hprof.TagObjArrayDump:
 		for p := 0; p+idSize <= len(data); p += idSize {

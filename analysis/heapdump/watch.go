@@ -1,10 +1,11 @@
 package heapdump
 
 import (
-	"cmp"
 	"fmt"
+	"math/bits"
 	"slices"
 
+	"github.com/heapledger/heapledger/analysis/heapgraph"
 	"github.com/heapledger/heapledger/analysis/hprof"
 )
 
@@ -39,9 +40,19 @@ type fieldAt struct {
 	off, size int32
 }
 
-// watchLayouts works out, for each class key, the Watch that applies (nil for none): pass 2
-// keeps the fields of its instances. Classes number thousands: looking each one's superclasses
-// up by name here costs nothing that matters.
+// watchSlots finds where pass 2 puts what it keeps: for each Watch, a bit per node marks its
+// instances, and rank counts the bits before each word, so that an instance's values go straight
+// to their place in Dump.Watched, allocated once at its final size. Kept in growing lists, with
+// their ids to sort them by, 2.1 million tracking references took pass 2 from 179 MB to 588 MB and
+// from 1.2 s to 4.9 s.
+type watchSlots struct {
+	bits []heapgraph.EdgeSet
+	rank [][]uint32
+}
+
+// watchLayouts works out, for each class key, the Watch that applies (nil for none), and makes
+// Dump.Watched ready for pass 2 to fill. Classes number thousands: looking each one's
+// superclasses up by name here costs nothing that matters.
 func (l *loader) watchLayouts() []*watchAt {
 	if len(l.opt.Watch) == 0 {
 		return nil
@@ -62,6 +73,38 @@ func (l *loader) watchLayouts() []*watchAt {
 			}
 			out[k] = at
 			break
+		}
+	}
+	n := len(d.Kind)
+	d.Watched = make([]Watched, len(l.opt.Watch))
+	l.slots.bits = make([]heapgraph.EdgeSet, len(l.opt.Watch))
+	l.slots.rank = make([][]uint32, len(l.opt.Watch))
+	for w := range l.opt.Watch {
+		l.slots.bits[w] = heapgraph.NewEdgeSet(n)
+	}
+	for v := 1; v < n; v++ {
+		if at := out[d.ClassOf[v]]; at != nil && d.Kind[v] == KindInstance {
+			l.slots.bits[at.w].Add(uint32(v))
+		}
+	}
+	for w, watch := range l.opt.Watch {
+		set := l.slots.bits[w]
+		rank := make([]uint32, len(set)+1)
+		for i, word := range set {
+			rank[i+1] = rank[i] + uint32(popcount(word))
+		}
+		l.slots.rank[w] = rank
+		count := int(rank[len(set)])
+		nodes := make([]uint32, 0, count)
+		for i, word := range set {
+			for ; word != 0; word &= word - 1 {
+				nodes = append(nodes, uint32(i<<6|bits.TrailingZeros64(word)))
+			}
+		}
+		d.Watched[w].Nodes = nodes
+		d.Watched[w].Values = make([][]uint64, len(watch.Fields))
+		for f := range watch.Fields {
+			d.Watched[w].Values[f] = make([]uint64, count)
 		}
 	}
 	return out
@@ -98,88 +141,49 @@ func (l *loader) fieldOffset(id uint64, name string) fieldAt {
 	return fieldAt{}
 }
 
-// keptFields is what one filler kept of the instances of one Watch: their ids and, flattened,
-// the values of the Watch's fields in each.
-type keptFields struct {
-	ids  []uint64
-	vals []uint64
-}
-
-// keep notes the watched fields of the instance id whose field data is data.
-func (fl *filler) keep(at *watchAt, id uint64, data []byte) {
-	if fl.kept == nil {
-		fl.kept = make([]keptFields, len(fl.l.opt.Watch))
-	}
-	k := &fl.kept[at.w]
-	k.ids = append(k.ids, id)
-	for _, f := range at.fields {
+// keep puts the watched fields of node's instance, whose field data is data, in its slot. Fillers
+// write disjoint slots.
+func (fl *filler) keep(at *watchAt, node uint32, data []byte) {
+	sl := &fl.l.slots
+	set := sl.bits[at.w]
+	i := int(sl.rank[at.w][node>>6]) + popcount(set[node>>6]&(1<<(node&63)-1))
+	values := fl.d.Watched[at.w].Values
+	for f, fa := range at.fields {
 		v := uint64(0)
-		if f.size > 0 && int(f.off+f.size) <= len(data) {
-			for _, b := range data[f.off : f.off+f.size] {
+		if fa.size > 0 && int(fa.off+fa.size) <= len(data) {
+			for _, b := range data[fa.off : fa.off+fa.size] {
 				v = v<<8 | uint64(b)
 			}
 		}
-		k.vals = append(k.vals, v)
+		values[f][i] = v
 	}
 }
 
-// gatherWatched merges what the fillers kept, per Watch, in id order (the fillers read the
-// segments in whatever order they got them).
-func (l *loader) gatherWatched(fills []*filler) {
-	if len(l.opt.Watch) == 0 {
-		return
-	}
-	l.kept = make([]keptFields, len(l.opt.Watch))
-	for w := range l.opt.Watch {
-		nf := len(l.opt.Watch[w].Fields)
-		var all keptFields
-		for _, fl := range fills {
-			if fl.kept != nil {
-				all.ids = append(all.ids, fl.kept[w].ids...)
-				all.vals = append(all.vals, fl.kept[w].vals...)
-			}
-		}
-		order := make([]int, len(all.ids))
-		for i := range order {
-			order[i] = i
-		}
-		slices.SortFunc(order, func(a, b int) int { return cmp.Compare(all.ids[a], all.ids[b]) })
-		k := &l.kept[w]
-		for _, i := range order {
-			k.ids = append(k.ids, all.ids[i])
-			k.vals = append(k.vals, all.vals[i*nf:(i+1)*nf]...)
-		}
-	}
-	for _, fl := range fills {
-		fl.kept = nil
-	}
-}
-
-// resolveWatched turns the kept ids into nodes, once the graph is final (unreachable objects may
-// have been dropped and the rest renumbered), leaving out instances the graph no longer holds.
-func (l *loader) resolveWatched() {
-	d := l.d
-	if len(l.opt.Watch) == 0 {
-		return
-	}
-	d.Watched = make([]Watched, len(l.opt.Watch))
-	for w, k := range l.kept {
-		nf := len(l.opt.Watch[w].Fields)
-		out := &d.Watched[w]
-		out.Values = make([][]uint64, nf)
-		for i, id := range k.ids {
-			n, ok := d.Node(id)
-			if !ok || d.Kind[n] != KindInstance {
+// remapWatched follows dropUnreachable: the watched instances that stay take their new numbers
+// (newIdx keeps the order), the others go with their values.
+func (l *loader) remapWatched(seen bitset, newIdx func(uint32) uint32) {
+	l.slots = watchSlots{}
+	for w := range l.d.Watched {
+		wd := &l.d.Watched[w]
+		k := 0
+		for i, v := range wd.Nodes {
+			if !seen.has(v) {
 				continue
 			}
-			out.Nodes = append(out.Nodes, n)
-			for f := range nf {
-				out.Values[f] = append(out.Values[f], k.vals[i*nf+f])
+			wd.Nodes[k] = newIdx(v)
+			for f := range wd.Values {
+				wd.Values[f][k] = wd.Values[f][i]
 			}
+			k++
+		}
+		wd.Nodes = wd.Nodes[:k]
+		for f := range wd.Values {
+			wd.Values[f] = wd.Values[f][:k]
 		}
 	}
-	l.kept = nil
 }
+
+func popcount(w uint64) int { return bits.OnesCount64(w) }
 
 // Static returns the value of the static field field of the class named class (Java form), as
 // the dump's CLASS DUMP holds it.

@@ -736,8 +736,8 @@ func TestRunTakesArraysMadeAhead(t *testing.T) {
 // apartHeap is a small application heap — a class object (1) holding a list (2) of entries, each
 // with a value — beside a profiler's own objects: its class object, a heads array and a doubly
 // linked list of one tracking object per entry, whose referent is the entry. The profiler's
-// objects are set apart: every edge into or out of them skipped. Entries are labelled in
-// dimension 0 by parity, values in dimension 1.
+// objects are set apart: every edge into or out of them skipped. Entries are labelled by parity
+// and values apart in dimension 0, entries and values apart in dimension 1.
 func apartHeap(t *testing.T, entries int) (Input, uint64) {
 	t.Helper()
 	const hlClass, heads = 3, 4
@@ -792,11 +792,13 @@ func apartHeap(t *testing.T, entries int) (Input, uint64) {
 			}
 		}
 	}
-	l := &dominators.Labels{Groups: []int{2, 1}, Rate: 1, Off: []uint32{0}}
+	// Labels 0 and 1: even and odd entries, groups 0 and 1 of dimension 0 and both group 0 of
+	// dimension 1; label 2: values, group 2 of dimension 0 and group 1 of dimension 1.
+	l := &dominators.Labels{Count: []int{3, 2}, Rate: 1, Off: []uint32{0}, Groups: [][]uint32{{0, 1, 2}, {0, 0, 1}}}
 	for i := range uint32(entries) {
 		e := appFirst + 2*i
 		l.Nodes = append(l.Nodes, e, e+1)
-		l.Members = append(l.Members, dominators.Member{Dim: 0, Group: i % 2}, dominators.Member{Dim: 1, Group: 0})
+		l.Keys = append(l.Keys, i%2, 2)
 		l.Off = append(l.Off, uint32(2*i+1), uint32(2*i+2))
 	}
 	return Input{Graph: g, Weak: weak, Labels: l, Apart: apart, ApartEdges: cut}, appBytes
@@ -833,16 +835,32 @@ func TestApartAndLabels(t *testing.T) {
 		}
 	}
 	for what, dims := range map[string][][]dominators.GroupRetained{"heap": rep.ByLabel, "suspect": rep.Suspects[0].Held} {
-		if len(dims) != 2 || len(dims[0]) != 2 || len(dims[1]) != 1 {
+		if len(dims) != 2 || len(dims[0]) != 3 || len(dims[1]) != 2 {
 			t.Fatalf("%s: groups %+v", what, dims)
 		}
-		for _, o := range dims[0] {
-			if o.Members != entries/2 || o.Retained != entries/2*56 {
-				t.Errorf("%s: entries group %+v; want %d members retaining %d", what, o, entries/2, entries/2*56)
+		byGroup := func(d int) map[uint32]dominators.GroupRetained {
+			m := map[uint32]dominators.GroupRetained{}
+			for _, o := range dims[d] {
+				m[o.Group] = o
+			}
+			return m
+		}
+		d0, d1 := byGroup(0), byGroup(1)
+		for _, k := range []uint32{0, 1} {
+			if o := d0[k]; o.Members != entries/2 || o.Retained != entries/2*56 {
+				t.Errorf("%s: entries of parity %d: %+v; want %d members retaining %d", what, k, o, entries/2, entries/2*56)
 			}
 		}
-		if o := dims[1][0]; o.Members != entries || o.Retained != entries*24 || o.Shallow != entries*24 {
-			t.Errorf("%s: values %+v", what, o)
+		if o := d1[0]; o.Members != entries || o.Retained != entries*56 || o.Shallow != entries*32 {
+			t.Errorf("%s: entries %+v", what, o)
+		}
+		for _, o := range []dominators.GroupRetained{d0[2], d1[1]} {
+			if o.Members != entries || o.Retained != entries*24 || o.Shallow != entries*24 {
+				t.Errorf("%s: values %+v", what, o)
+			}
+		}
+		if dims[0][2].Group != 2 {
+			t.Errorf("%s: groups not largest first: %+v", what, dims[0])
 		}
 	}
 }

@@ -9,7 +9,7 @@ import (
 
 // SetApart finds the runtime's own objects and cuts them off from the application's: it adds
 // every edge into or out of them to d.Weak, which the analysis skips (leaks.Input.Apart takes
-// r.Own and r.Edges).
+// r.Own and r.OwnEdges).
 //
 // The runtime's own objects are the instances and class objects of heapledger's classes and
 // whatever the heap reaches only through them: the tracking references and the lists that link
@@ -52,9 +52,9 @@ func (r *Runtime) SetApart(d *heapdump.Dump) {
 	}
 	reached.Add(0)
 	stack.Push(0)
-	for _, ref := range r.Refs {
-		if ref.Object != 0 {
-			visit(ref.Object)
+	for _, o := range r.Refs.Objects {
+		if o != 0 {
+			visit(o)
 		}
 	}
 	for !stack.Empty() {
@@ -74,8 +74,8 @@ func (r *Runtime) SetApart(d *heapdump.Dump) {
 	for w, word := range r.Own {
 		for ; word != 0; word &= word - 1 {
 			v := uint32(w<<6 | bits.TrailingZeros64(word))
-			r.Objects++
-			r.Bytes += g.SizeOf(v)
+			r.OwnObjects++
+			r.OwnBytes += g.SizeOf(v)
 		}
 	}
 	for v := range uint32(n) {
@@ -83,7 +83,7 @@ func (r *Runtime) SetApart(d *heapdump.Dump) {
 		for e := g.Off[v]; e < g.Off[v+1]; e++ {
 			if from || r.Own.Has(g.Succ[e]) {
 				d.Weak.Add(e)
-				r.Edges++
+				r.OwnEdges++
 			}
 		}
 	}

@@ -36,12 +36,13 @@ var ownPackages = []string{"heapledger.rt.", "heapledger.agent.", "heapledger.pr
 // Watch is what heapdump.Load must be asked to keep for Find (Options.Watch).
 var Watch = heapdump.Watch{Class: TrackedClass, Fields: []string{"key"}}
 
-// Ref is one tracking reference: the object it tracks (its node; 0 when the collector has
-// cleared the reference and the runtime has not refunded it yet) and its key.
-type Ref struct {
-	Node   uint32 // the reference itself
-	Object uint32
-	Key    uint64
+// Refs are the tracking references, in node order: each one's node, the node of the object it
+// tracks (0 when the collector has cleared the reference and the runtime has not refunded it
+// yet), and its key.
+type Refs struct {
+	Nodes   []uint32
+	Objects []uint32
+	Keys    []uint64
 }
 
 // Account, Site and Part unpack a key as Counts.key packs it: account << 32 | site << 1 | part.
@@ -57,21 +58,21 @@ type Runtime struct {
 	// dump does not hold it), and Rate the N of sample:N (1 for all).
 	Liveness string
 	Rate     uint64
-	// Refs lists the tracking references, in node order; Cleared counts those whose object is
-	// gone, and RefBytes their shallow bytes, all of them.
-	Refs     []Ref
+	// Refs are the tracking references; Cleared counts those whose object is gone, and RefBytes
+	// their shallow bytes, all of them.
+	Refs     Refs
 	Cleared  int
 	RefBytes uint64
 	// Table is the table text the runtime held while it wrote the dump, nil when it held none
 	// (a dump taken by jmap or jcmd, or by a runtime older than the field).
 	Table []byte
 
-	// Own marks the runtime's own objects, a bit per node, once SetApart has found them; Objects
-	// and Bytes total them (the tracking references among them), and Edges counts the edges
-	// into or out of them that SetApart skipped.
-	Own            heapgraph.EdgeSet
-	Objects, Bytes uint64
-	Edges          int
+	// Own marks the runtime's own objects, a bit per node, once SetApart has found them;
+	// OwnObjects and OwnBytes total them (the tracking references among them), and OwnEdges
+	// counts the edges into or out of them that SetApart skipped.
+	Own                  heapgraph.EdgeSet
+	OwnObjects, OwnBytes uint64
+	OwnEdges             int
 }
 
 // Find reads the runtime's state from d, loaded with Watch among its Options.Watch (watched is
@@ -91,21 +92,21 @@ func Find(d *heapdump.Dump, watched heapdump.Watched) (*Runtime, error) {
 	if len(watched.Values) != len(Watch.Fields) {
 		return nil, fmt.Errorf("%s: the tracking references' fields were not kept (heapdump.Options.Watch lacks tracked.Watch)", d.Path)
 	}
+	// The nodes and keys are Load's, not copies: a dump of a run with liveness holds millions.
 	g := d.Graph
+	r.Refs = Refs{Nodes: watched.Nodes, Keys: watched.Values[0], Objects: make([]uint32, len(watched.Nodes))}
 	for i, n := range watched.Nodes {
-		ref := Ref{Node: n, Key: watched.Values[0][i]}
 		// The referent is the reference's one weak edge (heapdump marks Reference.referent).
 		for e := g.Off[n]; e < g.Off[n+1]; e++ {
 			if d.IsWeak(e) {
-				ref.Object = g.Succ[e]
+				r.Refs.Objects[i] = g.Succ[e]
 				break
 			}
 		}
-		if ref.Object == 0 {
+		if r.Refs.Objects[i] == 0 {
 			r.Cleared++
 		}
 		r.RefBytes += g.SizeOf(n)
-		r.Refs = append(r.Refs, ref)
 	}
 	table, err := readTable(d)
 	if err != nil {

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
-	"github.com/heapledger/heapledger/analysis/dominators"
 	"github.com/heapledger/heapledger/analysis/heapdump"
 	"github.com/heapledger/heapledger/analysis/hprof"
 	"github.com/heapledger/heapledger/analysis/hprof/hproftest"
@@ -115,17 +115,17 @@ func loadRuntime(t *testing.T, path string) (*heapdump.Dump, *Runtime) {
 func TestFindReadsTheRuntime(t *testing.T) {
 	const items = 20
 	d, r := loadRuntime(t, runtimeDump(t, items, 1, 1, true))
-	if !r.Present || r.Liveness != "all" || r.Rate != 1 || len(r.Refs) != 2*items || r.Cleared != 0 {
+	if !r.Present || r.Liveness != "all" || r.Rate != 1 || len(r.Refs.Nodes) != 2*items || r.Cleared != 0 {
 		t.Fatalf("runtime %+v", r)
 	}
-	for _, ref := range r.Refs {
-		id := d.ObjectID(ref.Object)
+	for i, o := range r.Refs.Objects {
+		id, key := d.ObjectID(o), r.Refs.Keys[i]
 		want := 100
 		if id >= payloadBase {
 			want = 101
 		}
-		if Account(ref.Key) != 1 || Site(ref.Key) != want || Part(ref.Key) != 0 {
-			t.Errorf("reference to 0x%x: key %x (account %d, site %d), want account 1, site %d", id, ref.Key, Account(ref.Key), Site(ref.Key), want)
+		if Account(key) != 1 || Site(key) != want || Part(key) != 0 {
+			t.Errorf("reference to 0x%x: key %x (account %d, site %d), want account 1, site %d", id, key, Account(key), Site(key), want)
 		}
 	}
 	if string(r.Table) != testTable {
@@ -140,7 +140,7 @@ func TestFindReadsTheRuntime(t *testing.T) {
 	}
 
 	_, r = loadRuntime(t, runtimeDump(t, items, 2, 8, false))
-	if r.Liveness != "sample:8" || r.Rate != 8 || len(r.Refs) != 2*(items/8) || r.Table != nil {
+	if r.Liveness != "sample:8" || r.Rate != 8 || len(r.Refs.Nodes) != 2*(items/8) || r.Table != nil {
 		t.Errorf("sampled runtime without a table: %+v", r)
 	}
 }
@@ -172,22 +172,42 @@ func TestSetApartAndLabels(t *testing.T) {
 			}
 		}
 	}
-	if r.Objects != uint64(len(ownIDs)) || r.Bytes != wantBytes {
-		t.Errorf("%d objects, %d bytes apart; want %d, %d", r.Objects, r.Bytes, len(ownIDs), wantBytes)
+	if r.OwnObjects != uint64(len(ownIDs)) || r.OwnBytes != wantBytes {
+		t.Errorf("%d objects, %d bytes apart; want %d, %d", r.OwnObjects, r.OwnBytes, len(ownIDs), wantBytes)
 	}
-	l, gr := r.Labels()
-	if len(l.Nodes) != 2*items || l.Rate != 1 || len(gr.Accounts) != 1 || len(gr.Sites) != 2 || len(gr.Pairs) != 2 {
-		t.Fatalf("labels: %d nodes, rate %d, groups %+v", len(l.Nodes), l.Rate, gr)
+	l, gr := r.Labels(d.Graph.N())
+	if len(l.Nodes) != 2*items || l.Rate != 1 || !slices.Equal(l.Count, []int{1, 2, 2}) || len(gr.Accounts) != 1 || len(gr.Sites) != 2 || len(gr.Pairs) != 2 {
+		t.Fatalf("labels: %d nodes, rate %d, counts %v, groups %+v", len(l.Nodes), l.Rate, l.Count, gr)
 	}
 	for i, v := range l.Nodes {
-		ms := l.Members[l.Off[i]:l.Off[i+1]]
+		keys := l.Keys[l.Off[i]:l.Off[i+1]]
 		site := 100
 		if d.ObjectID(v) >= payloadBase {
 			site = 101
 		}
-		if len(ms) != 3 || ms[0] != (dominators.Member{Dim: DimAccount, Group: 0}) || gr.Sites[ms[1].Group] != site || gr.Pairs[ms[2].Group] != [2]int{1, site} {
-			t.Errorf("%s: members %+v", d.Describe(v), ms)
+		if i > 0 && v <= l.Nodes[i-1] {
+			t.Errorf("labelled nodes out of order at %d", i)
 		}
+		if len(keys) != 1 || gr.Accounts[l.Groups[DimAccount][keys[0]]] != 1 || gr.Sites[l.Groups[DimSite][keys[0]]] != site || gr.Pairs[l.Groups[DimPair][keys[0]]] != [2]int{1, site} {
+			t.Errorf("%s: labels %v", d.Describe(v), keys)
+		}
+	}
+}
+
+// TestLabelsOfObjectsTrackedTwice: an object with two tracking references of one pair (the parts
+// of a multianewarray) has its label once; one with references of two pairs has both.
+func TestLabelsOfObjectsTrackedTwice(t *testing.T) {
+	r := &Runtime{Rate: 1, Refs: Refs{
+		Nodes:   []uint32{10, 11, 12, 13, 14},
+		Objects: []uint32{7, 3, 7, 3, 0},
+		Keys:    []uint64{1<<32 | 5<<1, 1<<32 | 5<<1 | 1, 1<<32 | 5<<1 | 1, 2<<32 | 6<<1, 1<<32 | 9<<1},
+	}}
+	l, gr := r.Labels(16)
+	if !slices.Equal(l.Nodes, []uint32{3, 7}) || !slices.Equal(l.Off, []uint32{0, 2, 3}) {
+		t.Fatalf("nodes %v, offsets %v: want 3 (two pairs) and 7 (one pair, twice); the cleared reference left out", l.Nodes, l.Off)
+	}
+	if len(gr.Pairs) != 2 || gr.Pairs[l.Keys[2]] != [2]int{1, 5} || !slices.Equal(l.Count, []int{2, 2, 2}) {
+		t.Errorf("labels %v, pairs %v, counts %v", l.Keys, gr.Pairs, l.Count)
 	}
 }
 
