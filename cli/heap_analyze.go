@@ -46,6 +46,25 @@ Objects that nothing reaches from a GC root, garbage the dump caught, are counte
 without referrers, and the lowest id of each cycle that nothing else refers to). A dump with no
 GC-root records is always analysed that way.
 
+A dump of a program heapledger ran with liveness (--liveness all or sample:N) holds the runtime's
+tracking references: one per tracked object, naming the object and the account and allocation
+site it was charged to. The report then gives retained size per memory account and per
+allocation site: the size of the union of the retained sets of the live objects the account (the
+site) allocated, what the collector would free with any of them, counted once (an object two of
+them hold together, neither alone, is not in it, as in retained size by class). Below each
+suspect's accumulation point it lists the accounts and sites that allocated what the point holds.
+With liveness all the figures are exact. With sample:N they are estimates from every N-th
+allocation of each site on each thread, marked so, with an error of two standard errors (about
+95%) and a sure lower bound ("at least": what the tracked objects alone retain); what objects of
+a site that allocated fewer than N of them hold alone is never sampled and not in them.
+heapledger's own objects (the tracking references, the lists that link them, its counters and
+tables: everything the heap reaches only through heapledger's classes) are counted apart and left
+out of every other figure, suspect and ranking. Names come from the table the runtime holds in
+the dumps it writes itself (heapledger.snapshot.heapdump, --budget-action dump, the JMX heapDump
+operation); for a dump taken with jmap or jcmd, --table (the rewrite's OUTPUT.table.tsv) or
+--snapshot (a snapshot of the same run) names them, and without either the report shows IDs.
+See docs/runtime.md, "Heap dumps".
+
 Memory: to keep its peak below the dump's size (for a gzip-compressed dump, the size it inflates
 to), the analysis moves the per-object columns a phase does not read to temporary files in $TMPDIR
 (or /tmp), unlinked as soon as they are made, so nothing is left behind, and maps them back
@@ -78,8 +97,8 @@ far (where the system tells it), on stderr.`,
 		&cli.BoolFlag{Name: "keep-unreachable", Usage: "analyse objects no GC root reaches too (attached to the super root by the thesis's rule) instead of only counting them; a dump without GC-root records is always analysed so"},
 		&cli.BoolFlag{Name: "keep-page-cache", Usage: "leave the dump's pages in the page cache instead of giving them to the analysis once read (see Page cache)"},
 		&cli.BoolFlag{Name: "timings", Usage: "print on stderr how long each phase took (wall and CPU seconds) and the peak memory so far, a line per phase"},
-		&cli.StringFlag{Name: "table", Usage: "name the accounts and sites of heapledger's tracking references from this table (OUTPUT.table.tsv of the rewrite), for a dump that holds none (see heapledger's runtime)"},
-		&cli.StringFlag{Name: "snapshot", Usage: "name the accounts and sites of heapledger's tracking references from a snapshot of the same run, for a dump that holds no table"},
+		&cli.StringFlag{Name: "table", Usage: "name the accounts and sites of heapledger's tracking references from this table (the rewrite's OUTPUT.table.tsv), for a dump that holds none, such as one jmap or jcmd took; the dump's own table wins where both name an ID"},
+		&cli.StringFlag{Name: "snapshot", Usage: "name the accounts and sites of heapledger's tracking references from a snapshot of the same run (it names the sites that counted), for a dump that holds no table"},
 	),
 	Action: func(c *cli.Context) error {
 		args, err := interspersedArgs(c, c.Command.Flags)
@@ -309,7 +328,7 @@ func newAnalysisView(d *heapdump.Dump, rep *leaks.Report, opt leaks.Options, led
 	v := &analysisView{
 		Dump: d.Path, DumpIndex: d.DumpIndex, Dumps: d.Dumps, Model: d.Model.String() + ", " + d.ModelFrom, Partial: d.Partial,
 		Threshold: 100 * opt.Threshold, top: opt.Top,
-		Objects:   rep.Stats.Objects, References: rep.Stats.Edges, Bytes: rep.Stats.TotalBytes,
+		Objects: rep.Stats.Objects, References: rep.Stats.Edges, Bytes: rep.Stats.TotalBytes,
 		WeakOnlyObjects: rep.OnlyWeak.Objects, WeakOnlyBytes: rep.OnlyWeak.Bytes,
 		UnreachableObjs: d.Unreachable.Objects, UnreachableBytes: d.Unreachable.Bytes,
 		KeptUnreachable: d.UnreachableKept, UnreachableRoots: d.UnreachableRoots,
@@ -381,6 +400,9 @@ func (v *analysisView) writeText(w io.Writer) {
 	} else {
 		fmt.Fprintf(w, "; %d unreachable objects (%d bytes) left out\n", v.UnreachableObjs, v.UnreachableBytes)
 	}
+	if v.Heapledger != nil {
+		v.Heapledger.writeSummary(w)
+	}
 
 	fmt.Fprintf(w, "\nleak suspects (objects retaining more than %g%% of the heap): %d\n", v.Threshold, len(v.Suspects))
 	for i, s := range v.Suspects {
@@ -408,7 +430,7 @@ func (v *analysisView) writeText(w io.Writer) {
 		fmt.Fprintf(w, "%14d %12d %14d  %s\n", c.Retained, c.Instances, c.Shallow, c.Class)
 	}
 	if v.Heapledger != nil {
-		v.Heapledger.writeText(w, v.top)
+		v.Heapledger.writeTables(w, v.top)
 	}
 	g := v.Graph
 	fmt.Fprintf(w, "\ngraph: %d strongly connected components (%d with more than one object, the largest %d), %d edges between them, %d dominating articulation points\n",

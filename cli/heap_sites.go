@@ -93,8 +93,8 @@ type ledgerView struct {
 	ClearedReferences  int    `json:"cleared_references"`
 	// RuntimeObjects and RuntimeBytes total everything set apart: the tracking references and
 	// every other object only heapledger's classes hold.
-	RuntimeObjects uint64 `json:"runtime_objects"`
-	RuntimeBytes   uint64 `json:"runtime_bytes"`
+	RuntimeObjects uint64   `json:"runtime_objects"`
+	RuntimeBytes   uint64   `json:"runtime_bytes"`
 	NamesFrom      []string `json:"names_from"`
 
 	Accounts []groupView `json:"retained_by_account"`
@@ -183,13 +183,13 @@ func (l *ledgerInDump) rows(groups []dominators.GroupRetained, dim int) []groupV
 // heldShown is how many sites the text report lists below each suspect, and accounts.
 const heldShown = 5
 
-// writeText prints the runtime's part of the report: what was set apart, then retained size by
-// account and by site.
-func (v *ledgerView) writeText(w io.Writer, top int) {
-	fmt.Fprintf(w, "\nheapledger: liveness %s; left out of every figure here as heapledger's own: %d tracking references (%d bytes",
+// writeSummary says, below the heap's totals, what the figures leave out as heapledger's own, and
+// where the names of accounts and sites come from.
+func (v *ledgerView) writeSummary(w io.Writer) {
+	fmt.Fprintf(w, "heapledger (liveness %s): left out of every figure as its own: %d tracking references (%d bytes",
 		v.Liveness, v.TrackingReferences, v.TrackingBytes)
 	if v.ClearedReferences > 0 {
-		fmt.Fprintf(w, ", %d of them cleared by the collector and not yet refunded", v.ClearedReferences)
+		fmt.Fprintf(w, "; %d of them cleared by the collector, not yet refunded", v.ClearedReferences)
 	}
 	fmt.Fprintf(w, ") and %d other objects of its runtime (%d bytes)\n", v.RuntimeObjects-uint64(v.TrackingReferences), v.RuntimeBytes-v.TrackingBytes)
 	if v.TrackingReferences == 0 {
@@ -198,11 +198,18 @@ func (v *ledgerView) writeText(w io.Writer, top int) {
 	if len(v.NamesFrom) > 0 {
 		fmt.Fprintf(w, "names of accounts and sites: %s\n", strings.Join(v.NamesFrom, "; "))
 	} else {
-		fmt.Fprintln(w, "names of accounts and sites: none (the dump holds no table: the runtime did not write it; --table or --snapshot names them)")
+		fmt.Fprintln(w, "names of accounts and sites: none (the dump holds no table, as a dump the runtime did not write; --table or --snapshot names them)")
+	}
+}
+
+// writeTables prints retained size by account and by site (top of them).
+func (v *ledgerView) writeTables(w io.Writer, top int) {
+	if v.TrackingReferences == 0 {
+		return
 	}
 	basis := "exact: liveness all tracked every allocation"
 	if v.Estimates {
-		basis = fmt.Sprintf("estimated from every %d-th allocation of each site: ± is two standard errors (about 95%%), at least is what the tracked objects alone retain", v.Rate)
+		basis = fmt.Sprintf("estimated from every %s allocation of each site: ± is two standard errors (about 95%%), at least is what the tracked objects alone retain", ordinal(v.Rate))
 	}
 	fmt.Fprintf(w, "\nretained size by memory account (%s)\n", basis)
 	writeGroups(w, v.Accounts, len(v.Accounts), v.Estimates, "account", func(g groupView) string { return g.Account })
@@ -238,9 +245,9 @@ func (a *allocatedView) writeText(w io.Writer, estimates bool) {
 	fmt.Fprintln(w, "    what it holds was allocated by (retained bytes, objects):")
 	est := func(g groupView) string {
 		if estimates {
-			return fmt.Sprintf("%d ± %d bytes, ~%d objects", g.Retained, g.Error, g.Objects)
+			return fmt.Sprintf("%d ± %d bytes, ~%s", g.Retained, g.Error, objects(g.Objects))
 		}
-		return fmt.Sprintf("%d bytes, %d objects", g.Retained, g.Objects)
+		return fmt.Sprintf("%d bytes, %s", g.Retained, objects(g.Objects))
 	}
 	for _, g := range a.Accounts[:min(heldShown, len(a.Accounts))] {
 		fmt.Fprintf(w, "      account %s: %s\n", g.Account, est(g))
@@ -254,4 +261,28 @@ func (a *allocatedView) writeText(w io.Writer, estimates bool) {
 	if more := len(a.Sites) - heldShown; more > 0 {
 		fmt.Fprintf(w, "      ... %d more sites (all of them in --json)\n", more)
 	}
+}
+
+// ordinal writes n as "8th", "2nd", "21st", "12th".
+func ordinal(n uint64) string {
+	suffix := "th"
+	if n%100 < 11 || n%100 > 13 {
+		switch n % 10 {
+		case 1:
+			suffix = "st"
+		case 2:
+			suffix = "nd"
+		case 3:
+			suffix = "rd"
+		}
+	}
+	return fmt.Sprint(n) + suffix
+}
+
+// objects is "1 object" or "N objects".
+func objects(n uint64) string {
+	if n == 1 {
+		return "1 object"
+	}
+	return fmt.Sprintf("%d objects", n)
 }

@@ -2,6 +2,7 @@ package dominators
 
 import (
 	"math/bits"
+	"slices"
 	"sync"
 
 	"github.com/heapledger/heapledger/analysis/heapgraph"
@@ -35,6 +36,7 @@ type Labels struct {
 	// once, by the first of walks that may run at once.
 	has      heapgraph.EdgeSet
 	rank     []uint32
+	classes  [][][]uint32 // for a sample: per dimension and group, its members' classes
 	prepared sync.Once
 }
 
@@ -47,18 +49,21 @@ type Labels struct {
 // members nearest below it. Objects that two members hold together, neither alone, are in
 // neither retained set and not in the union, as in retained size by class.
 //
-// With Rate N > 1 only every N-th member is labelled, and Retained is an estimate: each labelled
-// member stands for N like it, so its own part is counted N times, and the members nearest below
-// it claim, besides their retained sets, the own parts of the N-1 unlabelled members each stands
-// for, which would lie beside them in the same holder (a collection's elements) or between them (a
-// linked list's nodes), and come off its own part. Its own part is never less than its shallow
-// size. A collection of independent objects is then estimated as N times its sampled elements,
-// and a linked list of one site as its length in nodes, not N times its whole tail. Variance
-// estimates the variance of Retained as the Horvitz–Thompson estimator's is estimated for a
-// sample that takes each member with probability 1/N: N(N-1) times the sum of the squared own
-// parts. AtLeast is the union of the labelled members' retained sets alone, which the whole
-// group's union contains: a bound below that holds however the sample fell. With Rate 1,
-// Retained and AtLeast are the same exact figure and Variance is 0.
+// With Rate N > 1 only every N-th member is labelled, and Retained is an estimate, N times the
+// sum of the labelled members' own parts (the Horvitz–Thompson estimator of a sum from a sample
+// that takes each member with probability 1/N). The unlabelled members are not known, so a
+// member's own part ends, besides at the labelled members below it, at every unlabelled object
+// of a class that the group's labelled members have: such an object may be a member the sample
+// left out, whose own part the N-fold count of the labelled ones stands for. That keeps each own
+// part a figure of the member and the heap alone, whichever members the sample took: a linked
+// list of one site is estimated from its labelled nodes' own parts, each a node, not from the
+// tails they hold. What an unlabelled object of such a class holds that is not a member's (a
+// string another account made, held by one of the group's) is in no own part, so the estimate
+// then falls short of the union by that much. Variance is the estimator's variance as estimated
+// from the sample: N(N-1) times the sum of the squared own parts. AtLeast is the union of the
+// labelled members' retained sets alone, which the whole group's union contains: a bound below
+// that holds however the sample fell. With Rate 1, Retained and AtLeast are the same exact
+// figure and Variance is 0.
 type GroupRetained struct {
 	Group    uint32
 	Members  uint64 // labelled members met
@@ -68,9 +73,15 @@ type GroupRetained struct {
 	Variance float64
 }
 
-// prepare marks the labelled nodes of a graph of n nodes for find.
-func (l *Labels) prepare(n int) {
-	l.prepared.Do(func() { l.mark(n) })
+// prepare marks the labelled nodes of a graph of n nodes for find and, for a sample, collects the
+// classes of each group's labelled members (classOf gives each node's).
+func (l *Labels) prepare(n int, classOf []uint32) {
+	l.prepared.Do(func() {
+		l.mark(n)
+		if l.Rate > 1 {
+			l.groupClasses(classOf)
+		}
+	})
 }
 
 func (l *Labels) mark(n int) {
@@ -81,6 +92,38 @@ func (l *Labels) mark(n int) {
 	l.rank = make([]uint32, len(l.has)+1)
 	for w, word := range l.has {
 		l.rank[w+1] = l.rank[w] + uint32(bits.OnesCount64(word))
+	}
+}
+
+// groupClasses sets l.classes[d][g] to the classes of the labelled members of group g of
+// dimension d, sorted: a label (an account and a site) has objects of one class or a few.
+func (l *Labels) groupClasses(classOf []uint32) {
+	labelClasses := make([][]uint32, 0)
+	for i, v := range l.Nodes {
+		c := classOf[v]
+		for _, k := range l.Keys[l.Off[i]:l.Off[i+1]] {
+			for int(k) >= len(labelClasses) {
+				labelClasses = append(labelClasses, nil)
+			}
+			if !slices.Contains(labelClasses[k], c) {
+				labelClasses[k] = append(labelClasses[k], c)
+			}
+		}
+	}
+	l.classes = make([][][]uint32, len(l.Groups))
+	for d := range l.Groups {
+		l.classes[d] = make([][]uint32, l.Count[d])
+		for k, cs := range labelClasses {
+			g := l.Groups[d][k]
+			for _, c := range cs {
+				if !slices.Contains(l.classes[d][g], c) {
+					l.classes[d][g] = append(l.classes[d][g], c)
+				}
+			}
+		}
+		for _, cs := range l.classes[d] {
+			slices.Sort(cs)
+		}
 	}
 }
 
@@ -95,24 +138,32 @@ func (l *Labels) find(v uint32) (int, bool) {
 
 // ByLabel sums, per group of each dimension, the labelled members in the dominator subtree of
 // root (0 for the whole tree): see GroupRetained. retained holds every node's retained size
-// (Retained). The result is indexed by dimension, then by group. Walks of one tree and labels may
-// run at once.
+// (Retained); classOf, each node's class, is read only for a sample (Rate > 1), whose own parts
+// end at unlabelled objects of the groups' classes. The result is indexed by dimension, then by
+// group. Walks of one tree and labels may run at once.
 //
 // The subtree is walked depth first, keeping for each group the member nearest above the current
 // node (an index into a stack of the open members' frames, each linked to the one above it of its
 // group), so each member learns, as the walk leaves it, what the members nearest below it claim.
-func (t *Tree) ByLabel(g *heapgraph.Graph, retained []uint64, l *Labels, root uint32) [][]GroupRetained {
+func (t *Tree) ByLabel(g *heapgraph.Graph, retained []uint64, l *Labels, root uint32, classOf []uint32) [][]GroupRetained {
 	off, kids := t.Children()
-	l.prepare(len(retained))
+	l.prepare(len(retained), classOf)
 	w := labelWalk{g: g, retained: retained, l: l, rate: max(l.Rate, 1)}
+	if w.rate > 1 {
+		w.classOf = classOf
+	}
 	w.out = make([][]GroupRetained, len(l.Count))
 	w.open = make([][]int32, len(l.Count))
+	w.opened = make([][]uint32, len(l.Count))
+	w.at = make([][]int32, len(l.Count))
 	for d, n := range l.Count {
 		w.out[d] = make([]GroupRetained, n)
 		w.open[d] = make([]int32, n)
+		w.at[d] = make([]int32, n)
 		for k := range n {
 			w.out[d][k].Group = uint32(k)
 			w.open[d][k] = -1
+			w.at[d][k] = -1
 		}
 	}
 	const exit = 1 << 32
@@ -125,16 +176,14 @@ func (t *Tree) ByLabel(g *heapgraph.Graph, retained []uint64, l *Labels, root ui
 			w.leave(v)
 			continue
 		}
-		if i, ok := l.find(v); ok {
-			w.enter(v, i)
+		if w.enter(v) {
 			stack.Push(exit | uint64(v))
 		}
 		for _, k := range kids[off[v]:off[v+1]] {
 			if off[k] < off[k+1] {
 				stack.Push(uint64(k))
-			} else if i, ok := l.find(k); ok {
+			} else if w.enter(k) {
 				// A leaf, most of a dominator tree: entered and left at once.
-				w.enter(k, i)
 				w.leave(k)
 			}
 		}
@@ -148,48 +197,89 @@ type labelWalk struct {
 	retained []uint64
 	l        *Labels
 	rate     uint64
+	classOf  []uint32 // for a sample: own parts end at unlabelled objects of a group's classes
 	out      [][]GroupRetained
-	// open[d][k] is the frame of group k of dimension d's member nearest above (-1: none).
+	// open[d][k] is the frame of group k of dimension d nearest above (-1: none); opened[d]
+	// lists the groups of dimension d that have one, and at[d][k] is k's place in it (-1: none).
 	open   [][]int32
+	opened [][]uint32
+	at     [][]int32
 	frames []labelFrame
 }
 
-// labelFrame is an open member's in one group: the member, the group, the frame of the group's
-// member above it, and what the members below it that are done claim of its retained set.
+// labelFrame is an open frame of one group: a member's, or, with a sample, an unlabelled object's
+// of one of the group's classes below a member (cut), which may be a member the sample left out.
+// It holds the frame of the group's member above it and what the frames below it that are done
+// claim of its retained set.
 type labelFrame struct {
 	node    uint32
 	group   uint32
 	dim     uint8
+	cut     bool
 	up      int32
 	claimed uint64
 }
 
-// enter opens a frame for each group that labelled node v (Nodes[i]) is in.
-func (w *labelWalk) enter(v uint32, i int) {
+// enter opens v's frames: one for each group it is labelled in, or, for an unlabelled v in a
+// sample, one for each group with a member above it that has objects of v's class. It reports
+// whether it opened any.
+func (w *labelWalk) enter(v uint32) bool {
 	l := w.l
 	first := len(w.frames)
-	for _, key := range l.Keys[l.Off[i]:l.Off[i+1]] {
-		for d := range l.Groups {
-			g := l.Groups[d][key]
-			dup := false
-			for _, f := range w.frames[first:] {
-				dup = dup || f.dim == uint8(d) && f.group == g
+	if i, ok := l.find(v); ok {
+		for _, key := range l.Keys[l.Off[i]:l.Off[i+1]] {
+			for d := range l.Groups {
+				w.push(v, uint8(d), l.Groups[d][key], first, false)
 			}
-			if dup {
-				continue
-			}
-			w.frames = append(w.frames, labelFrame{node: v, group: g, dim: uint8(d), up: w.open[d][g]})
-			w.open[d][g] = int32(len(w.frames) - 1)
 		}
+		return true
+	}
+	if w.classOf == nil {
+		return false
+	}
+	c := w.classOf[v]
+	for d, groups := range w.opened {
+		for _, g := range groups {
+			if _, ok := slices.BinarySearch(l.classes[d][g], c); ok {
+				w.push(v, uint8(d), g, first, true)
+			}
+		}
+	}
+	return len(w.frames) > first
+}
+
+// push opens a frame of group g of dimension d for v, unless v has one since first.
+func (w *labelWalk) push(v uint32, d uint8, g uint32, first int, cut bool) {
+	for _, f := range w.frames[first:] {
+		if f.dim == d && f.group == g {
+			return
+		}
+	}
+	up := w.open[d][g]
+	w.frames = append(w.frames, labelFrame{node: v, group: g, dim: d, cut: cut, up: up})
+	w.open[d][g] = int32(len(w.frames) - 1)
+	if up < 0 {
+		w.at[d][g] = int32(len(w.opened[d]))
+		w.opened[d] = append(w.opened[d], g)
 	}
 }
 
-// leave closes the frames enter opened for v, the last on the stack, and counts v in its groups.
+// leave closes the frames enter opened for v, the last on the stack, and counts v in the groups
+// it is a member of.
 func (w *labelWalk) leave(v uint32) {
 	r, s := w.retained[v], w.g.SizeOf(v)
 	for len(w.frames) > 0 && w.frames[len(w.frames)-1].node == v {
 		f := w.frames[len(w.frames)-1]
 		w.frames = w.frames[:len(w.frames)-1]
+		w.open[f.dim][f.group] = f.up
+		if f.up >= 0 {
+			w.frames[f.up].claimed += r
+		} else {
+			w.close(f.dim, f.group)
+		}
+		if f.cut {
+			continue
+		}
 		own := s
 		if r > f.claimed && r-f.claimed > own {
 			own = r - f.claimed
@@ -199,11 +289,19 @@ func (w *labelWalk) leave(v uint32) {
 		o.Shallow += s
 		o.Retained += w.rate * own
 		o.Variance += float64(w.rate) * float64(w.rate-1) * float64(own) * float64(own)
-		w.open[f.dim][f.group] = f.up
-		if f.up >= 0 {
-			w.frames[f.up].claimed += r + (w.rate-1)*own
-		} else {
+		if f.up < 0 {
 			o.AtLeast += r
 		}
 	}
+}
+
+// close takes group g of dimension d, which has no frame open any more, off the open list.
+func (w *labelWalk) close(d uint8, g uint32) {
+	list := w.opened[d]
+	i := w.at[d][g]
+	last := list[len(list)-1]
+	list[i] = last
+	w.at[d][last] = i
+	w.opened[d] = list[:len(list)-1]
+	w.at[d][g] = -1
 }

@@ -75,8 +75,14 @@ func (l *loader) watchLayouts() []*watchAt {
 			break
 		}
 	}
-	n := len(d.Kind)
 	d.Watched = make([]Watched, len(l.opt.Watch))
+	for w, watch := range l.opt.Watch {
+		d.Watched[w].Values = make([][]uint64, len(watch.Fields))
+	}
+	if !slices.ContainsFunc(out, func(at *watchAt) bool { return at != nil }) {
+		return nil // no class of the dump is watched: a dump of a JVM heapledger did not run, say
+	}
+	n := len(d.Kind)
 	l.slots.bits = make([]heapgraph.EdgeSet, len(l.opt.Watch))
 	l.slots.rank = make([][]uint32, len(l.opt.Watch))
 	for w := range l.opt.Watch {
@@ -102,7 +108,6 @@ func (l *loader) watchLayouts() []*watchAt {
 			}
 		}
 		d.Watched[w].Nodes = nodes
-		d.Watched[w].Values = make([][]uint64, len(watch.Fields))
 		for f := range watch.Fields {
 			d.Watched[w].Values[f] = make([]uint64, count)
 		}

@@ -52,12 +52,16 @@ func TestWatchKeepsFields(t *testing.T) {
 			d, err := Load(path, Options{Watch: []Watch{
 				{Class: "app.Obj", Fields: []string{"nothing"}},
 				{Class: "app.Tracked", Fields: []string{"key", "referent", "count", "nothing"}},
+				{Class: "no.such.Class", Fields: []string{"x"}},
 			}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(d.Watched) != 2 {
-				t.Fatalf("%d watched, want 2", len(d.Watched))
+			if len(d.Watched) != 3 {
+				t.Fatalf("%d watched, want 3", len(d.Watched))
+			}
+			if none := d.Watched[2]; len(none.Nodes) != 0 || len(none.Values) != 1 || len(none.Values[0]) != 0 {
+				t.Errorf("a class the dump does not have: %+v", none)
 			}
 			obj, tr := d.Watched[0], d.Watched[1]
 			if len(obj.Nodes) != 1 || d.ObjectID(obj.Nodes[0]) != 0x100 || !slices.Equal(obj.Values[0], []uint64{0}) {
@@ -79,9 +83,13 @@ func TestWatchKeepsFields(t *testing.T) {
 func TestStaticAndArrayData(t *testing.T) {
 	for _, idSize := range []int{4, 8} {
 		for _, path := range []string{write(t, watchDump(idSize)), writeGzip(t, watchDump(idSize))} {
-			d, err := Load(path, Options{})
+			// Watching only a class the dump does not have costs nothing and finds nothing.
+			d, err := Load(path, Options{Watch: []Watch{{Class: "no.such.Class", Fields: []string{"x", "y"}}}})
 			if err != nil {
 				t.Fatal(err)
+			}
+			if len(d.Watched) != 1 || len(d.Watched[0].Nodes) != 0 || len(d.Watched[0].Values) != 2 {
+				t.Errorf("watched %+v", d.Watched)
 			}
 			if v, ok := d.Static("app.Holder", "RATE"); !ok || v.Type != hprof.TypeInt || v.Bits != 8 {
 				t.Errorf("RATE: %+v %v", v, ok)

@@ -413,10 +413,10 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 		// The heap's walk on one core, the suspects' on the other: below a suspect that holds
 		// most of the heap, its walk is about as long.
 		phase("retained size by label")
-		heapgraph.Both(func() { rep.ByLabel = groupsHeld(tree.ByLabel(g, ret, in.Labels, 0)) }, func() {
+		heapgraph.Both(func() { rep.ByLabel = groupsHeld(tree.ByLabel(g, ret, in.Labels, 0, in.ClassOf)) }, func() {
 			for i := range rep.Suspects {
 				s := &rep.Suspects[i]
-				s.Held = groupsHeld(tree.ByLabel(g, ret, in.Labels, s.Accumulation.Node))
+				s.Held = groupsHeld(tree.ByLabel(g, ret, in.Labels, s.Accumulation.Node, in.ClassOf))
 			}
 		})
 	}
