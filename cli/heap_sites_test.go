@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heapledger/heapledger/analysis/ddmin"
 	"github.com/heapledger/heapledger/analysis/heapdump"
+	"github.com/heapledger/heapledger/analysis/heapgraph"
 	"github.com/heapledger/heapledger/fixtures/heapdumps"
 )
 
@@ -181,14 +183,12 @@ func runSitesFixture(t *testing.T, n, payload int, self bool, jvm ...string) (st
 	return dumps[0], sitesRun{table: out + ".table.tsv", snaps: snaps}
 }
 
-// slowHeap answers, for a dump, what a set of objects retains, by reachability alone: no
-// dominator tree. It follows strong references only, as retained sizes do, and never enters
-// heapledger's objects, which the analysis sets apart.
+// slowHeap answers, for a dump, what a set of objects retains by reachability alone, with no
+// dominator tree (ddmin.SlowUnionRetained). It follows strong references only, as retained sizes
+// do, and no reference into heapledger's objects, which the analysis sets apart.
 type slowHeap struct {
 	d    *heapdump.Dump
-	own  []bool   // heapledger's objects
-	base []bool   // what the roots reach
-	dist []uint32 // how many references from the roots, for what they reach
+	skip heapgraph.EdgeSet
 }
 
 func newSlowHeap(t *testing.T, path string) *slowHeap {
@@ -197,81 +197,28 @@ func newSlowHeap(t *testing.T, path string) *slowHeap {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &slowHeap{d: d, own: make([]bool, d.Graph.N())}
+	g := d.Graph
 	// heapledger's objects: the instances, arrays and class objects of its runtime's classes.
-	for v := range h.own {
+	own := make([]bool, g.N())
+	for v := range own {
 		name := d.ClassName(uint32(v))
 		if k := d.ClassOfClassObject(uint32(v)); k >= 0 {
 			name = d.Classes[k].Name
 		}
-		h.own[v] = strings.HasPrefix(name, "heapledger.")
+		own[v] = strings.HasPrefix(name, "heapledger.")
 	}
-	h.base = h.reach(^uint32(0))
-	// Breadth first from the roots, for the order of union: an object's dominators come before it.
-	h.dist = make([]uint32, d.Graph.N())
-	queue := []uint32{0}
-	for len(queue) > 0 {
-		v := queue[0]
-		queue = queue[1:]
-		for e := d.Graph.Off[v]; e < d.Graph.Off[v+1]; e++ {
-			if w := d.Graph.Succ[e]; w != 0 && h.dist[w] == 0 && h.base[w] && !h.own[w] && !d.IsWeak(e) {
-				h.dist[w] = h.dist[v] + 1
-				queue = append(queue, w)
-			}
+	skip := heapgraph.NewEdgeSet(len(g.Succ))
+	for e, w := range g.Succ {
+		if d.IsWeak(uint32(e)) || own[w] {
+			skip.Add(uint32(e))
 		}
 	}
-	return h
+	return &slowHeap{d: d, skip: skip}
 }
 
-// reach marks what the roots reach without passing through node without.
-func (h *slowHeap) reach(without uint32) []bool {
-	g := h.d.Graph
-	seen := make([]bool, g.N())
-	seen[0] = true
-	stack := []uint32{0}
-	for len(stack) > 0 {
-		v := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		for e := g.Off[v]; e < g.Off[v+1]; e++ {
-			w := g.Succ[e]
-			if !seen[w] && w != without && !h.own[w] && !h.d.IsWeak(e) {
-				seen[w] = true
-				stack = append(stack, w)
-			}
-		}
-	}
-	return seen
-}
-
-// union is the size of the union of the members' retained sets (what the heap stops reaching
-// without each member), and how many members are live. Members are taken nearest the roots
-// first: one inside the union already is held by one taken before, so what it retains is in the
-// union, and it needs no search of its own.
-func (h *slowHeap) union(members []uint32) (bytes uint64, live int) {
-	members = slices.Clone(members)
-	slices.SortFunc(members, func(a, b uint32) int { return int(h.dist[a]) - int(h.dist[b]) })
-	in := make([]bool, len(h.base))
-	for _, x := range members {
-		if !h.base[x] {
-			continue
-		}
-		live++
-		if in[x] {
-			continue
-		}
-		without := h.reach(x)
-		for v, ok := range h.base {
-			if ok && !without[v] {
-				in[v] = true
-			}
-		}
-	}
-	for v, ok := range in {
-		if ok {
-			bytes += h.d.Graph.SizeOf(uint32(v))
-		}
-	}
-	return bytes, live
+// union is the size of the union of the members' retained sets, and how many are live.
+func (h *slowHeap) union(members []uint32) (uint64, int) {
+	return ddmin.SlowUnionRetained(h.d.Graph, h.skip, members)
 }
 
 // ofClass lists the nodes of a class, and with elem, instead, the nodes of class elem that they

@@ -8,55 +8,6 @@ import (
 	"github.com/heapledger/heapledger/analysis/heapgraph"
 )
 
-// reachWithout returns the nodes reachable from node 0 without passing through node x (x = 0:
-// through any node).
-func reachWithout(g *heapgraph.Graph, x uint32) []bool {
-	seen := make([]bool, g.N())
-	seen[0] = true
-	stack := []uint32{0}
-	for len(stack) > 0 {
-		v := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		for _, w := range g.Successors(v) {
-			if w != x && !seen[w] {
-				seen[w] = true
-				stack = append(stack, w)
-			}
-		}
-	}
-	return seen
-}
-
-// slowUnion is the size of the union of the retained sets of members, found without a dominator
-// tree: x retains what the heap stops reaching without x. Only members inside root's retained set
-// count (root 0: all), as ByLabel counts the members below root.
-func slowUnion(g *heapgraph.Graph, members []uint32, root uint32) uint64 {
-	all := reachWithout(g, ^uint32(0))
-	var under []bool
-	if root != 0 {
-		under = reachWithout(g, root)
-	}
-	in := make([]bool, g.N())
-	for _, x := range members {
-		if !all[x] || (under != nil && under[x]) {
-			continue // unreachable, or reachable without root: not below it
-		}
-		without := reachWithout(g, x)
-		for v := range in {
-			if all[v] && !without[v] {
-				in[v] = true
-			}
-		}
-	}
-	total := uint64(0)
-	for v, ok := range in {
-		if ok {
-			total += g.SizeOf(uint32(v))
-		}
-	}
-	return total
-}
-
 // labelsOf makes Labels of one dimension from each node's group (-1: none), at rate 1: label k
 // is group k.
 func labelsOf(groupOf []int, groups int) *Labels {
@@ -72,50 +23,6 @@ func labelsOf(groupOf []int, groups int) *Labels {
 		}
 	}
 	return l
-}
-
-// TestByLabelIsTheUnionOfRetainedSets: on random graphs, every group's Retained (and AtLeast) is
-// the union of its members' retained sets as a slow reachability computation finds it, for the
-// whole tree and below a node.
-func TestByLabelIsTheUnionOfRetainedSets(t *testing.T) {
-	for seed := int64(1); seed <= 40; seed++ {
-		g := heapgraph.Random(seed, 60, 110, 9)
-		tr := Compute(g, nil)
-		ret := tr.Retained(g)
-		r := rand.New(rand.NewSource(seed))
-		const groups = 3
-		groupOf := make([]int, g.N())
-		for v := range groupOf {
-			groupOf[v] = -1
-			if v > 0 && r.Intn(3) > 0 {
-				groupOf[v] = r.Intn(groups)
-			}
-		}
-		l := labelsOf(groupOf, groups)
-		// Below the super root, and below the node that retains most after it.
-		top := uint32(0)
-		for v := 1; v < g.N(); v++ {
-			if ret[v] > ret[top] || top == 0 {
-				top = uint32(v)
-			}
-		}
-		for _, root := range []uint32{0, top} {
-			got := tr.ByLabel(g, ret, l, root, nil)
-			for k := range groups {
-				var members []uint32
-				for v, gk := range groupOf {
-					if gk == k {
-						members = append(members, uint32(v))
-					}
-				}
-				want := slowUnion(g, members, root)
-				o := got[0][k]
-				if o.Retained != want || o.AtLeast != want || o.Variance != 0 {
-					t.Errorf("seed %d, below %d, group %d: retained %d, at least %d, variance %g; want %d, %d, 0", seed, root, k, o.Retained, o.AtLeast, o.Variance, want, want)
-				}
-			}
-		}
-	}
 }
 
 // TestByLabelCountsEachGroupOfANode: a node with two labels is in the groups of both, and in a
