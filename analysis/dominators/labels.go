@@ -78,7 +78,7 @@ type GroupRetained struct {
 func (l *Labels) prepare(n int, classOf []uint32) {
 	l.prepared.Do(func() {
 		l.mark(n)
-		if l.Rate > 1 {
+		if l.Rate > 1 && classOf != nil {
 			l.groupClasses(classOf)
 		}
 	})
@@ -139,7 +139,7 @@ func (l *Labels) find(v uint32) (int, bool) {
 // ByLabel sums, per group of each dimension, the labelled members in the dominator subtree of
 // root (0 for the whole tree): see GroupRetained. retained holds every node's retained size
 // (Retained); classOf, each node's class, is read only for a sample (Rate > 1), whose own parts
-// end at unlabelled objects of the groups' classes. The result is indexed by dimension, then by
+// end at unlabelled objects of the groups' classes (without it, nil, only at labelled members). The result is indexed by dimension, then by
 // group. Walks of one tree and labels may run at once.
 //
 // The subtree is walked depth first, keeping for each group the member nearest above the current
@@ -149,7 +149,7 @@ func (t *Tree) ByLabel(g *heapgraph.Graph, retained []uint64, l *Labels, root ui
 	off, kids := t.Children()
 	l.prepare(len(retained), classOf)
 	w := labelWalk{g: g, retained: retained, l: l, rate: max(l.Rate, 1)}
-	if w.rate > 1 {
+	if w.rate > 1 && l.classes != nil {
 		w.classOf = classOf
 	}
 	w.out = make([][]GroupRetained, len(l.Count))

@@ -104,10 +104,3 @@ func (n *Names) Site(id int) string {
 	}
 	return "site#" + strconv.Itoa(id)
 }
-
-// Named reports whether account and site are both named.
-func (n *Names) Named(account, site int) bool {
-	_, a := n.Accounts[account]
-	s, ok := n.Sites[site]
-	return a && ok && s.Method != ""
-}

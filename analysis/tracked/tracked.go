@@ -9,6 +9,7 @@ package tracked
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/heapledger/heapledger/analysis/heapdump"
 	"github.com/heapledger/heapledger/analysis/heapgraph"
@@ -55,7 +56,8 @@ type Runtime struct {
 	// Present says the dump holds classes of heapledger's runtime, agent or probe.
 	Present bool
 	// Liveness is the runtime's liveness setting: "off", "all" or "sample:N" ("" when the
-	// dump does not hold it), and Rate the N of sample:N (1 for all).
+	// dump holds the liveness class without its settings), and Rate the N of sample:N (1 for
+	// all).
 	Liveness string
 	Rate     uint64
 	// Refs are the tracking references; Cleared counts those whose object is gone, and RefBytes
@@ -120,6 +122,11 @@ func Find(d *heapdump.Dump, watched heapdump.Watched) (*Runtime, error) {
 func (r *Runtime) liveness(d *heapdump.Dump) {
 	mode, ok1 := d.Static(LiveClass, "MODE")
 	rate, ok2 := d.Static(LiveClass, "RATE")
+	if !ok1 && !ok2 && !slices.ContainsFunc(d.Classes, func(c heapdump.Class) bool { return c.Name == LiveClass }) {
+		// The runtime never loaded its liveness class: liveness was off.
+		r.Liveness, r.Rate = "off", 1
+		return
+	}
 	if !ok1 || !ok2 {
 		return
 	}

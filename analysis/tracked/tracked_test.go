@@ -29,6 +29,8 @@ const (
 // with a byte[] payload — run by heapledger's runtime with the given liveness MODE and RATE: a
 // tracking reference per item (account 1, site 100) and per payload (site 101, an array's),
 // linked both ways from Live.HEADS, and, when withTable, the table in Snapshots.heapDumpTable.
+// MODE 0 (off) tracks nothing, and MODE -1 leaves the Live class out, as a runtime that never
+// loaded it.
 func runtimeDump(t *testing.T, items, mode, rate int, withTable bool) string {
 	t.Helper()
 	b := hproftest.New(8)
@@ -42,9 +44,11 @@ func runtimeDump(t *testing.T, items, mode, rate int, withTable bool) string {
 	b.Class(trackedArrayClass, trackedClass, "heapledger/rt/Live$TrackedArray", []hproftest.Field{{Name: "count", Type: hprof.TypeLong}}, nil)
 	b.Class(headsClass, objClass, "[Lheapledger/rt/Live$Tracked;", nil, nil)
 	b.Class(objArrayClass, objClass, "[Ljava/lang/Object;", nil, nil)
-	b.ClassWithStatics(liveClass, objClass, "heapledger/rt/Live", nil, []hproftest.Static{
-		{Name: "MODE", Type: hprof.TypeInt, Bits: uint64(mode)}, {Name: "RATE", Type: hprof.TypeInt, Bits: uint64(rate)},
-		{Name: "HEADS", Type: obj, Bits: heads}})
+	if mode >= 0 {
+		b.ClassWithStatics(liveClass, objClass, "heapledger/rt/Live", nil, []hproftest.Static{
+			{Name: "MODE", Type: hprof.TypeInt, Bits: uint64(mode)}, {Name: "RATE", Type: hprof.TypeInt, Bits: uint64(rate)},
+			{Name: "HEADS", Type: obj, Bits: heads}})
+	}
 	tableRef := uint64(0)
 	if withTable {
 		tableRef = table
@@ -64,7 +68,7 @@ func runtimeDump(t *testing.T, items, mode, rate int, withTable bool) string {
 	// Tracking references, every rate-th item and payload, linked in one list.
 	var refs []uint64
 	for i := range uint64(items) {
-		if (i+1)%uint64(rate) == 0 {
+		if mode > 0 && (i+1)%uint64(rate) == 0 {
 			refs = append(refs, itemBase+8*i, payloadBase+8*i)
 		}
 	}
@@ -83,10 +87,14 @@ func runtimeDump(t *testing.T, items, mode, rate int, withTable bool) string {
 			b.Instance(id, trackedClass, 1<<32|100<<1, 0, prev, next, o, 0)
 		}
 	}
-	b.ObjArray(heads, headsClass, trackBase)
+	if mode > 0 {
+		b.ObjArray(heads, headsClass, trackBase)
+	}
 	// The JVM's classes are sticky roots; the application's and heapledger's hang off theirs.
 	for _, c := range []uint64{objClass, refClass, weakClass, objArrayClass, liveClass, snapsClass, holderClass} {
-		b.Root(hprof.TagRootStickyClass, c)
+		if c != liveClass || mode >= 0 {
+			b.Root(hprof.TagRootStickyClass, c)
+		}
 	}
 	b.EndSegment()
 	b.EndDump()
@@ -142,6 +150,12 @@ func TestFindReadsTheRuntime(t *testing.T) {
 	_, r = loadRuntime(t, runtimeDump(t, items, 2, 8, false))
 	if r.Liveness != "sample:8" || r.Rate != 8 || len(r.Refs.Nodes) != 2*(items/8) || r.Table != nil {
 		t.Errorf("sampled runtime without a table: %+v", r)
+	}
+	for _, mode := range []int{0, -1} {
+		_, r = loadRuntime(t, runtimeDump(t, items, mode, 1, true))
+		if !r.Present || r.Liveness != "off" || len(r.Refs.Nodes) != 0 {
+			t.Errorf("liveness off (mode %d): %+v", mode, r)
+		}
 	}
 }
 
