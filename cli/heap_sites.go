@@ -180,7 +180,7 @@ func (l *ledgerInDump) rows(groups []dominators.GroupRetained, dim int) []groupV
 	return out
 }
 
-// heldShown is how many sites the text report lists below each suspect, and accounts.
+// heldShown is how many accounts, and how many sites, the text report lists below each suspect.
 const heldShown = 5
 
 // writeSummary says, below the heap's totals, what the figures leave out as heapledger's own, and
@@ -233,7 +233,7 @@ func writeGroups(w io.Writer, rows []groupView, n int, estimates bool, what stri
 	}
 }
 
-// writeAllocated prints, below a suspect, who made what its accumulation point holds.
+// writeText prints, below a suspect, who made what its accumulation point holds.
 func (a *allocatedView) writeText(w io.Writer, estimates bool) {
 	if a == nil {
 		return
