@@ -29,6 +29,19 @@ type Site struct {
 	Line   int    // source line, -1 when unknown
 }
 
+// Where names the site for people, as reports list it: its method, line and bytecode offset, then
+// typ, what it allocates ("com.acme.A.run()V line 12 @7 java.lang.String").
+func (s Site) Where(typ string) string {
+	w := s.Method
+	if s.Line >= 0 {
+		w += " line " + itoa(s.Line)
+	}
+	if s.Offset >= 0 {
+		w += " @" + itoa(s.Offset)
+	}
+	return w + " " + typ
+}
+
 // Row is the count of one (account, site, part). Part 1 of a multianewarray site holds the
 // arrays of its primitive base type; part 0 everything else.
 type Row struct {
