@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heapledger/heapledger/analysis/ddmin"
 	"github.com/heapledger/heapledger/analysis/heapdump"
 	"github.com/heapledger/heapledger/analysis/heapgraph"
 	"github.com/heapledger/heapledger/fixtures/heapdumps"
+	"github.com/heapledger/heapledger/internal/ddmin"
 )
 
 // sitesFixture is a program in three accounts whose live objects the test knows by class alone:

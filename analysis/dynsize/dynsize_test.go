@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/heapledger/heapledger/analysis/ddmin"
 	"github.com/heapledger/heapledger/analysis/dynsize"
 	"github.com/heapledger/heapledger/analysis/heapgraph"
+	"github.com/heapledger/heapledger/internal/ddmin"
 )
 
 func build(t *testing.T, n int, edges ...[2]uint32) *heapgraph.Graph {

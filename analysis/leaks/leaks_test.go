@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heapledger/heapledger/analysis/ddmin"
 	"github.com/heapledger/heapledger/analysis/dominators"
 	"github.com/heapledger/heapledger/analysis/heapgraph"
+	"github.com/heapledger/heapledger/internal/ddmin"
 )
 
 // plantedLeak builds a small heap with a leak: a static map (class object 1 → map 2 → table 3)

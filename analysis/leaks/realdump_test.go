@@ -5,11 +5,11 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/heapledger/heapledger/analysis/ddmin"
 	"github.com/heapledger/heapledger/analysis/dominators"
 	"github.com/heapledger/heapledger/analysis/heapdump"
 	"github.com/heapledger/heapledger/analysis/heapgraph"
 	"github.com/heapledger/heapledger/fixtures/heapdumps"
+	"github.com/heapledger/heapledger/internal/ddmin"
 )
 
 // TestRealDump analyses the fixture program's heap dump: retained sizes from the dominator tree
