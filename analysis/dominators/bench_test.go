@@ -4,12 +4,13 @@ import (
 	"testing"
 
 	"github.com/heapledger/heapledger/analysis/heapgraph"
+	"github.com/heapledger/heapledger/analysis/heapgraph/graphtest"
 )
 
 // BenchmarkDominators measures the dominator tree plus retained sizes on graphs of 3 million
 // nodes; ns/node is the figure to compare across shapes and sizes.
 func BenchmarkDominators(b *testing.B) {
-	for _, c := range heapgraph.BenchGraphs(3_000_000) {
+	for _, c := range graphtest.BenchGraphs(3_000_000) {
 		b.Run(c.Name, func(b *testing.B) {
 			cpu := heapgraph.CPUTime()
 			for i := 0; i < b.N; i++ {

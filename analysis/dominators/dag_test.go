@@ -4,16 +4,17 @@ import (
 	"testing"
 
 	"github.com/heapledger/heapledger/analysis/heapgraph"
+	"github.com/heapledger/heapledger/analysis/heapgraph/graphtest"
 )
 
 // TestDAGAgreesWithCompute compares the forward-only DAG algorithm with SEMI-NCA on the thesis's
 // DAGs and on long chains, where the jump pointers matter.
 func TestDAGAgreesWithCompute(t *testing.T) {
 	for name, g := range map[string]*heapgraph.Graph{
-		"Ladder":       heapgraph.Ladder(5000),
-		"Triangle":     heapgraph.Triangle(80),
-		"BalancedTree": heapgraph.BalancedTree(4095),
-		"ListWithData": heapgraph.ListWithData(300_000),
+		"Ladder":       graphtest.Ladder(5000),
+		"Triangle":     graphtest.Triangle(80),
+		"BalancedTree": graphtest.BalancedTree(4095),
+		"ListWithData": graphtest.ListWithData(300_000),
 		// A chain whose every link also points at one sink: each new predecessor of the sink
 		// is deep in the tree, the case that makes naive ancestor climbing quadratic.
 		"ChainToSink": chainToSink(t, 200_000),
@@ -49,7 +50,7 @@ func chainToSink(t *testing.T, n int) *heapgraph.Graph {
 }
 
 func TestDAGRejectsBackwardEdges(t *testing.T) {
-	g, err := heapgraph.FromEdges(3, [2]uint32{0, 2}, [2]uint32{2, 1})
+	g, err := graphtest.FromEdges(3, [2]uint32{0, 2}, [2]uint32{2, 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/heapledger/heapledger/analysis/heapgraph"
+	"github.com/heapledger/heapledger/analysis/heapgraph/graphtest"
 )
 
 const none = heapgraph.NoNode
@@ -12,7 +13,7 @@ const none = heapgraph.NoNode
 // build makes a graph of n nodes, each of size 1 except the super root, from "from,to" pairs.
 func build(t *testing.T, n int, edges ...[2]uint32) *heapgraph.Graph {
 	t.Helper()
-	g, err := heapgraph.FromEdges(n, edges...)
+	g, err := graphtest.FromEdges(n, edges...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +78,7 @@ func TestSharedChildren(t *testing.T) {
 
 func TestBalancedTree(t *testing.T) {
 	const n = 1000
-	g := heapgraph.BalancedTree(n)
+	g := graphtest.BalancedTree(n)
 	tr := Compute(g, nil)
 	ret := tr.Retained(g)
 	for i := uint32(1); i <= n; i++ {
@@ -101,7 +102,7 @@ func TestBalancedTree(t *testing.T) {
 func TestListWithData(t *testing.T) {
 	const entries = 2_000_000
 	n := 2 * entries
-	g := heapgraph.ListWithData(entries)
+	g := graphtest.ListWithData(entries)
 	tr := Compute(g, nil)
 	ret := tr.Retained(g)
 	for i := 1; i <= n; i += 2 {
@@ -123,7 +124,7 @@ func TestListWithData(t *testing.T) {
 // the whole list and each entry only itself and its data.
 func TestDoublyLinkedList(t *testing.T) {
 	const n = 100_000
-	g := heapgraph.DoublyLinkedList(n)
+	g := graphtest.DoublyLinkedList(n)
 	tr := Compute(g, nil)
 	ret := tr.Retained(g)
 	if ret[1] != 2*n+1 {
@@ -139,7 +140,7 @@ func TestDoublyLinkedList(t *testing.T) {
 
 func TestLadderAndTriangle(t *testing.T) {
 	const n = 500
-	g := heapgraph.Ladder(n)
+	g := graphtest.Ladder(n)
 	tr := Compute(g, nil)
 	ret := tr.Retained(g)
 	for i := uint32(2); i <= n; i++ {
@@ -152,19 +153,19 @@ func TestLadderAndTriangle(t *testing.T) {
 	}
 
 	const rows = 60
-	g = heapgraph.Triangle(rows)
+	g = graphtest.Triangle(rows)
 	tr = Compute(g, nil)
 	ret = tr.Retained(g)
-	apex := heapgraph.TriangleID(0, 0)
+	apex := graphtest.TriangleID(0, 0)
 	for r := 1; r < rows; r++ {
 		for c := 0; c <= r; c++ {
-			v := heapgraph.TriangleID(r, c)
+			v := graphtest.TriangleID(r, c)
 			wantIdom, wantRet := apex, uint64(1)
 			switch c {
 			case 0:
-				wantIdom, wantRet = heapgraph.TriangleID(r-1, 0), uint64(rows-r)
+				wantIdom, wantRet = graphtest.TriangleID(r-1, 0), uint64(rows-r)
 			case r:
-				wantIdom, wantRet = heapgraph.TriangleID(r-1, r-1), uint64(rows-r)
+				wantIdom, wantRet = graphtest.TriangleID(r-1, r-1), uint64(rows-r)
 			}
 			if tr.Idom[v] != wantIdom || ret[v] != wantRet {
 				t.Fatalf("triangle (%d,%d): idom %d retained %d; want %d and %d", r, c, tr.Idom[v], ret[v], wantIdom, wantRet)
@@ -190,7 +191,7 @@ func TestSkipAndUnreachable(t *testing.T) {
 // listOfClasses is a list of class-1 entries each holding a class-2 object, with its tree, the
 // retained sizes and the classes.
 func listOfClasses(entries int) (g *heapgraph.Graph, tr *Tree, ret []uint64, classOf []uint32) {
-	g = heapgraph.ListWithData(entries)
+	g = graphtest.ListWithData(entries)
 	tr = Compute(g, nil)
 	ret = tr.Retained(g)
 	classOf = make([]uint32, g.N())
@@ -246,7 +247,7 @@ func TestByClassSplitPathsHoldEachClassOnce(t *testing.T) {
 }
 
 func TestChildren(t *testing.T) {
-	g := heapgraph.BalancedTree(7)
+	g := graphtest.BalancedTree(7)
 	off, kids := Compute(g, nil).Children()
 	if got := kids[off[1]:off[2]]; len(got) != 2 || got[0] != 2 || got[1] != 3 {
 		t.Errorf("children of 1 = %v, want [2 3]", got)
@@ -262,7 +263,7 @@ func TestChildren(t *testing.T) {
 func TestChildrenAndReleaseNodes(t *testing.T) {
 	for seed := int64(1); seed <= 200; seed++ {
 		n := 2 + int(seed%60)
-		g := heapgraph.Random(seed, n, int(seed%4+1)*n, 5)
+		g := graphtest.Random(seed, n, int(seed%4+1)*n, 5)
 		tr := Compute(g, nil)
 		off, kids := tr.Children()
 		for d := 0; d < n; d++ {
@@ -316,9 +317,9 @@ func TestChildrenAndReleaseNodes(t *testing.T) {
 // A Scratch that spills keeps the preorder in a temporary file through the semidominator loop;
 // the tree must come out the same as with everything in memory.
 func TestSpillingScratchGivesTheSameTree(t *testing.T) {
-	graphs := []*heapgraph.Graph{heapgraph.DoublyLinkedList(500), heapgraph.Triangle(30), heapgraph.ListWithData(300)}
+	graphs := []*heapgraph.Graph{graphtest.DoublyLinkedList(500), graphtest.Triangle(30), graphtest.ListWithData(300)}
 	for seed := int64(1); seed <= 20; seed++ {
-		graphs = append(graphs, heapgraph.Random(seed, 200, 600, 9))
+		graphs = append(graphs, graphtest.Random(seed, 200, 600, 9))
 	}
 	for i, g := range graphs {
 		want := Compute(g, nil)
@@ -338,7 +339,7 @@ func TestSpillingScratchGivesTheSameTree(t *testing.T) {
 func TestSplitPredecessorListsGiveTheSameTree(t *testing.T) {
 	for seed := int64(1); seed <= 60; seed++ {
 		n := 3 + int(seed*7%300)
-		g := heapgraph.Random(seed, n, 3*n, 5)
+		g := graphtest.Random(seed, n, 3*n, 5)
 		// Every node refers to the last one too, as instances to their class.
 		var off, succ []uint32
 		for v := 0; v < n; v++ {

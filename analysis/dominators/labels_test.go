@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/heapledger/heapledger/analysis/heapgraph"
+	"github.com/heapledger/heapledger/analysis/heapgraph/graphtest"
 )
 
 // labelsOf makes Labels of one dimension from each node's group (-1: none), at rate 1: label k
@@ -28,7 +29,7 @@ func labelsOf(groupOf []int, groups int) *Labels {
 // TestByLabelCountsEachGroupOfANode: a node with two labels is in the groups of both, and in a
 // group they share once; a member below another of its group adds to its members, not its bytes.
 func TestByLabelCountsEachGroupOfANode(t *testing.T) {
-	g := heapgraph.ListWithData(3) // 0 → e1 → e2 → e3 entries (odd nodes), each with data (even)
+	g := graphtest.ListWithData(3) // 0 → e1 → e2 → e3 entries (odd nodes), each with data (even)
 	tr := Compute(g, nil)
 	ret := tr.Retained(g)
 	// Both labels are group 0 of dimension 0; in dimension 1, label 0 is group 0 and label 1
@@ -89,7 +90,7 @@ func TestByLabelEstimatesFromASample(t *testing.T) {
 	}
 
 	// A list 0 → 1 → ... → 24 of nodes of size 1, nodes 8, 16 and 24 labelled.
-	chain := heapgraph.Chain(24)
+	chain := graphtest.Chain(24)
 	tr = Compute(chain, nil)
 	ret = tr.Retained(chain)
 	groupOf = make([]int, chain.N())

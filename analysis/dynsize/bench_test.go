@@ -5,12 +5,13 @@ import (
 
 	"github.com/heapledger/heapledger/analysis/dynsize"
 	"github.com/heapledger/heapledger/analysis/heapgraph"
+	"github.com/heapledger/heapledger/analysis/heapgraph/graphtest"
 )
 
 // BenchmarkDynamicSize measures components, condensation, dominating articulation points with
 // their sizes, and the top 20 by dynamic size, on graphs of 3 million nodes.
 func BenchmarkDynamicSize(b *testing.B) {
-	for _, c := range heapgraph.BenchGraphs(3_000_000) {
+	for _, c := range graphtest.BenchGraphs(3_000_000) {
 		b.Run(c.Name, func(b *testing.B) {
 			var visited uint64
 			cpu := heapgraph.CPUTime()

@@ -6,12 +6,13 @@ import (
 
 	"github.com/heapledger/heapledger/analysis/dynsize"
 	"github.com/heapledger/heapledger/analysis/heapgraph"
+	"github.com/heapledger/heapledger/analysis/heapgraph/graphtest"
 	"github.com/heapledger/heapledger/internal/ddmin"
 )
 
 func build(t *testing.T, n int, edges ...[2]uint32) *heapgraph.Graph {
 	t.Helper()
-	g, err := heapgraph.FromEdges(n, edges...)
+	g, err := graphtest.FromEdges(n, edges...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +188,7 @@ func TestGeneratedGraphs(t *testing.T) {
 	t.Run("ListWithData", func(t *testing.T) {
 		const entries = 500_000 // deep enough that anything recursive would blow up
 		n := 2 * entries
-		s := dynsize.New(heapgraph.ListWithData(entries), nil)
+		s := dynsize.New(graphtest.ListWithData(entries), nil)
 		for i := 1; i <= n; i += 2 {
 			if got := s.Of(uint32(i)); got != uint64(n-i+1) {
 				t.Fatalf("entry %d: dynamic size %d, want %d", i, got, n-i+1)
@@ -198,7 +199,7 @@ func TestGeneratedGraphs(t *testing.T) {
 		}
 	})
 	t.Run("BalancedTree", func(t *testing.T) {
-		g := heapgraph.BalancedTree(1023)
+		g := graphtest.BalancedTree(1023)
 		s := dynsize.New(g, nil)
 		for v := uint32(1); v <= 1023; v++ {
 			if got := s.Of(v); got != reachSize(g, v) {
@@ -208,7 +209,7 @@ func TestGeneratedGraphs(t *testing.T) {
 	})
 	t.Run("Ladder", func(t *testing.T) {
 		const n = 300
-		s := dynsize.New(heapgraph.Ladder(n), nil)
+		s := dynsize.New(graphtest.Ladder(n), nil)
 		for i := 1; i <= n; i++ {
 			if got := s.Of(uint32(i)); got != uint64(n-i+1) {
 				t.Fatalf("ladder %d: %d, want %d", i, got, n-i+1)
@@ -217,11 +218,11 @@ func TestGeneratedGraphs(t *testing.T) {
 	})
 	t.Run("Triangle", func(t *testing.T) {
 		const rows = 40
-		s := dynsize.New(heapgraph.Triangle(rows), nil)
+		s := dynsize.New(graphtest.Triangle(rows), nil)
 		for r := 0; r < rows; r++ {
 			k := uint64(rows - r)
 			for c := 0; c <= r; c++ {
-				if got := s.Of(heapgraph.TriangleID(r, c)); got != k*(k+1)/2 {
+				if got := s.Of(graphtest.TriangleID(r, c)); got != k*(k+1)/2 {
 					t.Fatalf("triangle (%d,%d): %d, want %d", r, c, got, k*(k+1)/2)
 				}
 			}
@@ -232,7 +233,7 @@ func TestGeneratedGraphs(t *testing.T) {
 	})
 	t.Run("DoublyLinkedList", func(t *testing.T) {
 		const n = 200_000
-		g := heapgraph.DoublyLinkedList(n)
+		g := graphtest.DoublyLinkedList(n)
 		s := dynsize.New(g, nil)
 		// The entries form one component; each reaches all entries and all data.
 		rep, members := s.Describe([]uint32{s.Comp[2]})

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/heapledger/heapledger/analysis/heapgraph"
+	"github.com/heapledger/heapledger/analysis/heapgraph/graphtest"
 )
 
 // The DAG laid out without grouping nodes by component must be the one the definition gives:
@@ -16,7 +17,7 @@ import (
 func TestCondenseMatchesDefinition(t *testing.T) {
 	for seed := int64(1); seed <= 300; seed++ {
 		n := 1 + int(seed%50)
-		g := heapgraph.Random(seed, n, int(seed%4+1)*n, 9)
+		g := graphtest.Random(seed, n, int(seed%4+1)*n, 9)
 		var skip heapgraph.EdgeSet
 		if seed%3 == 0 {
 			skip = everyNth(g, 1, 4)
@@ -96,7 +97,7 @@ func everyNth(g *heapgraph.Graph, first, step uint32) heapgraph.EdgeSet {
 // deeper per entry (a frame each) and keeps every entry waiting for the list's one component.
 func TestSearchWithinBudget(t *testing.T) {
 	const entries = 30000
-	g := heapgraph.DoublyLinkedList(entries)
+	g := graphtest.DoublyLinkedList(entries)
 	want := Search(g, nil, nil)
 	// The deepest path: the head, every entry and the last entry's data object (node 0 is
 	// searched last, the data objects are leaves). Entries wait on the second stack only as the
@@ -117,7 +118,7 @@ func TestSearchWithinBudget(t *testing.T) {
 	// A random graph's search within a budget is the unlimited one's, whatever gives up or not.
 	for seed := int64(1); seed <= 200; seed++ {
 		n := 2 + int(seed%60)
-		g := heapgraph.Random(seed, n, int(seed%4+1)*n, 9)
+		g := graphtest.Random(seed, n, int(seed%4+1)*n, 9)
 		want := Search(g, nil, nil)
 		if got := SearchWithin(g, nil, nil, NewStackRoom(int64(seed%7)*16)); got != nil && !reflect.DeepEqual(got, want) {
 			t.Fatalf("seed %d: the search within a budget found other components", seed)
@@ -130,7 +131,7 @@ func TestSearchWithinBudget(t *testing.T) {
 // up if they do not.
 func TestStackRoomHold(t *testing.T) {
 	const entries = 30000
-	g := heapgraph.DoublyLinkedList(entries)
+	g := graphtest.DoublyLinkedList(entries)
 	need := int64(entries+2) * 12
 	for _, tc := range []struct {
 		room, more int64
@@ -157,7 +158,7 @@ func TestStackRoomHold(t *testing.T) {
 // grow by a frame per object, the room is lowered once the stacks hold 64 KB.
 func TestStackRoomHoldWhileSearching(t *testing.T) {
 	const objects = 1_000_000
-	g := heapgraph.Chain(objects)
+	g := graphtest.Chain(objects)
 	room := NewStackRoom(1 << 30)
 	// Once the stacks hold 64 KB, the search waits while another goroutine lowers its room: it
 	// could otherwise finish before that goroutine ran at all.
@@ -181,7 +182,7 @@ func TestStackRoomHoldWhileSearching(t *testing.T) {
 // BenchmarkComponents measures the components' search alone (which runs beside the dominators'
 // depth-first search) on graphs of 3 million nodes.
 func BenchmarkComponents(b *testing.B) {
-	for _, c := range heapgraph.BenchGraphs(3_000_000) {
+	for _, c := range graphtest.BenchGraphs(3_000_000) {
 		b.Run(c.Name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				components(c.Graph, nil, nil, nil)
@@ -196,7 +197,7 @@ func BenchmarkComponents(b *testing.B) {
 func TestComponentSizesPastBigSize(t *testing.T) {
 	for seed := int64(1); seed <= 40; seed++ {
 		n := 50 + int(seed*13%400)
-		g := heapgraph.Random(seed, n, 3*n, 9)
+		g := graphtest.Random(seed, n, 3*n, 9)
 		for v := 1; v < n; v += 3 {
 			g.SetSize(uint32(v), uint64(heapgraph.BigSize)<<g.SizeShift/2+uint64(v)<<g.SizeShift) // two make a big sum
 		}

@@ -91,16 +91,3 @@ func (g *Graph) String() string {
 	}
 	return s
 }
-
-// FromEdges builds a graph of n nodes from an edge list, every node but the super root with
-// shallow size 1 — the form of the small hand-drawn graphs of the thesis used in tests.
-func FromEdges(n int, edges ...[2]uint32) (*Graph, error) {
-	b := NewBuilder(n)
-	for i := 1; i < n; i++ {
-		b.SetSize(uint32(i), 1)
-	}
-	for _, e := range edges {
-		b.AddEdge(e[0], e[1])
-	}
-	return b.Build()
-}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/heapledger/heapledger/analysis/dominators"
 	"github.com/heapledger/heapledger/analysis/heapgraph"
+	"github.com/heapledger/heapledger/analysis/heapgraph/graphtest"
 	"github.com/heapledger/heapledger/internal/ddmin"
 )
 
@@ -142,7 +143,7 @@ func TestSharedValuesDynamicVersusRetained(t *testing.T) {
 	for d := uint32(5); d < 15; d++ {
 		edges = append(edges, [2]uint32{2, d}, [2]uint32{4, d})
 	}
-	g, err := heapgraph.FromEdges(15, edges...)
+	g, err := graphtest.FromEdges(15, edges...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +164,7 @@ func TestSharedValuesDynamicVersusRetained(t *testing.T) {
 }
 
 func TestOnlyWeaklyReachable(t *testing.T) {
-	g, err := heapgraph.FromEdges(5, [2]uint32{0, 1}, [2]uint32{1, 2}, [2]uint32{2, 3}, [2]uint32{1, 4})
+	g, err := graphtest.FromEdges(5, [2]uint32{0, 1}, [2]uint32{1, 2}, [2]uint32{2, 3}, [2]uint32{1, 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +230,7 @@ func TestSplitSuspects(t *testing.T) {
 // the list, so without classes the descent runs to the tail; with classes it stops at the head.
 func TestChainAccumulation(t *testing.T) {
 	const entries = 1000
-	list := heapgraph.ListWithData(entries) // entries are odd nodes, data even
+	list := graphtest.ListWithData(entries) // entries are odd nodes, data even
 	b := heapgraph.NewBuilder(list.N() + 1)
 	holder := uint32(list.N())
 	b.AddEdge(0, holder)
@@ -437,7 +438,7 @@ func testTopBy(t *testing.T, n int) {
 
 // TestDegenerateHeaps: an empty heap and a heap that nothing reaches must not trip anything.
 func TestDegenerateHeaps(t *testing.T) {
-	empty, err := heapgraph.FromEdges(1)
+	empty, err := graphtest.FromEdges(1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -445,7 +446,7 @@ func TestDegenerateHeaps(t *testing.T) {
 	if rep.Stats.Objects != 0 || len(rep.Suspects) != 0 || len(rep.TopRetained) != 0 || len(rep.TopDynamic) != 0 {
 		t.Errorf("empty heap: %+v", rep)
 	}
-	orphans, err := heapgraph.FromEdges(4, [2]uint32{1, 2}, [2]uint32{2, 1}, [2]uint32{3, 3})
+	orphans, err := graphtest.FromEdges(4, [2]uint32{1, 2}, [2]uint32{2, 1}, [2]uint32{3, 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -464,7 +465,7 @@ func TestDegenerateHeaps(t *testing.T) {
 // with none (0), where the two run side by side.
 func TestSpillingRunMatchesAnalyze(t *testing.T) {
 	leak, _ := plantedLeak(t)
-	g, err := heapgraph.FromEdges(5, [2]uint32{0, 1}, [2]uint32{1, 2}, [2]uint32{2, 3}, [2]uint32{1, 4})
+	g, err := graphtest.FromEdges(5, [2]uint32{0, 1}, [2]uint32{1, 2}, [2]uint32{2, 3}, [2]uint32{1, 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -525,7 +526,7 @@ func TestSpillingRunMatchesAnalyze(t *testing.T) {
 // A column let go (forget) is one its caller left out: its file closes while it is out, and a
 // column still wanted, or in, keeps its own.
 func TestForgetLetsGoOnlyColumnsLeftOut(t *testing.T) {
-	g := heapgraph.Chain(1000)
+	g := graphtest.Chain(1000)
 	in := &Input{Graph: g, Weak: heapgraph.NewEdgeSet(len(g.Succ))}
 	off := slices.Clone(g.Off)
 	cols := &parked{on: true}
@@ -579,7 +580,7 @@ func TestComponentsBesideWithinLimit(t *testing.T) {
 		{300_000, 4 << 20, "found"},
 		{50_000, minStackRoom - 1, "not started"},
 	} {
-		g := heapgraph.Chain(tc.objects)
+		g := graphtest.Chain(tc.objects)
 		in := Input{Graph: g}
 		want := Analyze(in, DefaultOptions)
 		n, e := int64(g.N()), int64(len(g.Succ))
@@ -691,7 +692,7 @@ func TestRunTakesArraysMadeAhead(t *testing.T) {
 	defer func(r func() int64) { resident, besideDone = r, nil }(resident)
 	resident = func() int64 { return fixed }
 	const objects = 200_000 // a list: 3.2 MB of stacks for the components' search, and of arrays made ahead
-	g := heapgraph.Chain(objects)
+	g := graphtest.Chain(objects)
 	in := Input{Graph: g}
 	want := Analyze(in, DefaultOptions)
 	n, e := int64(g.N()), int64(len(g.Succ))

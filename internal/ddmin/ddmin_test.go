@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/heapledger/heapledger/analysis/heapgraph"
+	"github.com/heapledger/heapledger/analysis/heapgraph/graphtest"
 )
 
 func TestMinimizeFindsTheCulprits(t *testing.T) {
@@ -39,7 +40,7 @@ func randomGraphs(count int) []*heapgraph.Graph {
 			n = 60 + int(seed%90)
 			m = n + int(seed%int64(2*n))
 		}
-		gs = append(gs, heapgraph.Random(seed, n, m, 5))
+		gs = append(gs, graphtest.Random(seed, n, m, 5))
 	}
 	return gs
 }

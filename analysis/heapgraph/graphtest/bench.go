@@ -1,14 +1,16 @@
-package heapgraph
+package graphtest
+
+import "github.com/heapledger/heapledger/analysis/heapgraph"
 
 // BenchGraphs are the shapes the analysis benchmarks run on, each of about n nodes: the deep
 // ones (lists) defeat recursion and stress path compression, the random one has many cycles.
 func BenchGraphs(n int) []struct {
 	Name  string
-	Graph *Graph
+	Graph *heapgraph.Graph
 } {
 	return []struct {
 		Name  string
-		Graph *Graph
+		Graph *heapgraph.Graph
 	}{
 		{"BalancedTree", BalancedTree(n)},
 		{"ListWithData", ListWithData(n / 2)},
