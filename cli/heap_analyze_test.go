@@ -11,10 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heapledger/heapledger/analysis/heapgraph"
 	"github.com/heapledger/heapledger/analysis/hprof"
 	"github.com/heapledger/heapledger/analysis/hprof/hproftest"
-	"github.com/heapledger/heapledger/analysis/leaks"
+	"github.com/heapledger/heapledger/analysis/pipeline"
 	"github.com/heapledger/heapledger/fixtures/heapdumps"
 )
 
@@ -30,7 +29,7 @@ func TestHeapAnalyzeFindsPlantedLeak(t *testing.T) {
 	if strings.Contains(errOut, "analysing") {
 		t.Errorf("phase progress on stderr though it is not a terminal and --progress is not given: %q", errOut)
 	}
-	var v analysisView
+	var v pipeline.Report
 	if err := json.Unmarshal([]byte(js), &v); err != nil {
 		t.Fatalf("--json output does not parse: %v\n%s", err, js)
 	}
@@ -84,7 +83,7 @@ func TestHeapAnalyzeKeepUnreachable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var a, b analysisView
+	var a, b pipeline.Report
 	if err := json.Unmarshal([]byte(plain), &a); err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +129,7 @@ func TestHeapAnalyzeWithoutRoots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var v analysisView
+	var v pipeline.Report
 	if err := json.Unmarshal([]byte(out), &v); err != nil {
 		t.Fatal(err)
 	}
@@ -191,82 +190,12 @@ func TestHeapAnalyzeTimings(t *testing.T) {
 		}
 		phases = append(phases, strings.Join(f[:len(f)-6], " "))
 	}
-	want := []string{"reading objects", "reading references", "building the graph", "setting columns aside",
+	want := []string{"reading objects", "indexing objects", "reading references", "building the graph", "setting columns aside",
 		"depth-first search", "dominator tree", "retained sizes", "leak suspects", "retained size by class",
 		"paths from GC roots", "strongly connected components", "dynamic sizes", "naming references",
 		"writing the report", "total"}
 	if strings.Join(phases, ", ") != strings.Join(want, ", ") {
 		t.Errorf("phases timed:\n%s\nwant\n%s", strings.Join(phases, ", "), strings.Join(want, ", "))
-	}
-}
-
-// Building the graph asks for the analysis's first arrays to be made ahead, with the room the
-// file's size leaves; given all the room there is (the fixture is smaller than the program
-// itself), the analysis takes them and reports the same.
-func TestHeapAnalyzeMakesArraysAhead(t *testing.T) {
-	dump := heapdumps.Dump(t)
-	plain, _, err := runCLI(t, "heap", "analyze", dump, "--json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func(m func(int, int64) *leaks.Ahead) { makeAhead = m }(makeAhead)
-	var asked []int
-	var made *leaks.Ahead
-	makeAhead = func(nodes int, room int64) *leaks.Ahead {
-		asked = append(asked, nodes)
-		made = leaks.MakeAhead(nodes, 1<<40)
-		return made
-	}
-	out, _, err := runCLI(t, "heap", "analyze", dump, "--json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v analysisView
-	if err := json.Unmarshal([]byte(out), &v); err != nil {
-		t.Fatal(err)
-	}
-	if len(asked) != 1 || asked[0] <= v.Objects {
-		t.Fatalf("arrays asked for %v nodes, want once for more than the %d objects (the super root too)", asked, v.Objects)
-	}
-	if made == nil && runtime.GOMAXPROCS(0) >= 2 {
-		t.Fatal("no arrays made with all the room there is")
-	}
-	if out != plain {
-		t.Error("the arrays made ahead changed the report")
-	}
-}
-
-// The analysis gives the dump's page cache as the graph is built, and stops giving at its end;
-// not with --keep-page-cache. The report is the same either way.
-func TestHeapAnalyzeGivesPageCache(t *testing.T) {
-	dump := heapdumps.Dump(t)
-	defer func(g func(string) (func(), error)) { giveCache = g }(giveCache)
-	var given []string
-	stopped := 0
-	giveCache = func(path string) (func(), error) {
-		given = append(given, path)
-		stop, err := heapgraph.GiveCache(path)
-		if err != nil {
-			return nil, err
-		}
-		return func() { stopped++; stop() }, nil
-	}
-	kept, _, err := runCLI(t, "heap", "analyze", dump, "--json", "--keep-page-cache")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(given) != 0 {
-		t.Fatalf("--keep-page-cache gave the page cache of %v", given)
-	}
-	out, _, err := runCLI(t, "heap", "analyze", dump, "--json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(given) != 1 || given[0] != dump || stopped != 1 {
-		t.Fatalf("page cache given for %v and stopped %d times, want once for %s, stopped once", given, stopped, dump)
-	}
-	if out != kept {
-		t.Error("giving the page cache changed the report")
 	}
 }
 
@@ -372,7 +301,7 @@ func lazySeqDump(t *testing.T, chunks int) (path string, varID, headID uint64) {
 // in the text, not an element near its tail, where the retained size finally drops.
 func TestHeapAnalyzeChainOfTwoClasses(t *testing.T) {
 	dump, varID, headID := lazySeqDump(t, 3000)
-	var v analysisView
+	var v pipeline.Report
 	cliJSON(t, &v, "heap", "analyze", "--json", "--top", "3", dump)
 	if len(v.Suspects) != 1 {
 		t.Fatalf("suspects %+v, want the Var holding the sequence only", v.Suspects)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/heapledger/heapledger/analysis/heapdump"
 	"github.com/heapledger/heapledger/analysis/heapgraph"
+	"github.com/heapledger/heapledger/analysis/pipeline"
 	"github.com/heapledger/heapledger/fixtures/heapdumps"
 	"github.com/heapledger/heapledger/internal/ddmin"
 )
@@ -256,7 +257,7 @@ func fixtureTruth(t *testing.T, h *slowHeap) map[string][]uint32 {
 }
 
 // siteRow finds the row of the site in method that allocates typ.
-func siteRow(t *testing.T, rows []groupView, method, typ string) groupView {
+func siteRow(t *testing.T, rows []pipeline.Group, method, typ string) pipeline.Group {
 	t.Helper()
 	for _, r := range rows {
 		if strings.HasPrefix(r.Site, method+" ") && strings.HasSuffix(r.Site, " "+typ) {
@@ -264,7 +265,7 @@ func siteRow(t *testing.T, rows []groupView, method, typ string) groupView {
 		}
 	}
 	t.Fatalf("no site of %s in %s among %+v", typ, method, rows)
-	return groupView{}
+	return pipeline.Group{}
 }
 
 // TestHeapAnalyzeRetainedPerAccount: a dump the runtime wrote of the fixture run with liveness
@@ -275,7 +276,7 @@ func siteRow(t *testing.T, rows []groupView, method, typ string) groupView {
 func TestHeapAnalyzeRetainedPerAccount(t *testing.T) {
 	const n = 12000
 	dump := sitesDump(t, n, 900)
-	var v analysisView
+	var v pipeline.Report
 	cliJSON(t, &v, "heap", "analyze", "--json", dump)
 	hv := v.Heapledger
 	if hv == nil || hv.Liveness != "all" || hv.Estimates || len(hv.NamesFrom) != 1 || !strings.Contains(hv.NamesFrom[0], "in the dump") {
@@ -283,7 +284,7 @@ func TestHeapAnalyzeRetainedPerAccount(t *testing.T) {
 	}
 	h := newSlowHeap(t, dump)
 	truth := fixtureTruth(t, h)
-	accounts := map[string]groupView{}
+	accounts := map[string]pipeline.Group{}
 	for _, r := range hv.Accounts {
 		accounts[r.Account] = r
 	}
@@ -343,7 +344,7 @@ func TestHeapAnalyzeRetainedPerAccount(t *testing.T) {
 func TestHeapAnalyzeRetainedPerAccountSampled(t *testing.T) {
 	const n = 12000
 	dump := sitesDump(t, n, 900, "-Dheapledger.liveness=sample:8")
-	var v analysisView
+	var v pipeline.Report
 	cliJSON(t, &v, "heap", "analyze", "--json", dump)
 	hv := v.Heapledger
 	if hv == nil || hv.Liveness != "sample:8" || !hv.Estimates || hv.Rate != 8 {
@@ -384,7 +385,7 @@ func TestHeapAnalyzeRetainedPerAccountSampled(t *testing.T) {
 func TestHeapAnalyzeSetsHeapledgerApart(t *testing.T) {
 	const n = 460000 // items, payloads, and a tenth as many tags and their arrays: 1.01 million tracked
 	dump := sitesDump(t, n, 1)
-	var v analysisView
+	var v pipeline.Report
 	cliJSON(t, &v, "heap", "analyze", "--json", "--top", "10", dump)
 	hv := v.Heapledger
 	if hv == nil || hv.TrackingReferences < 1_000_000 || hv.RuntimeObjects < uint64(hv.TrackingReferences) {
@@ -429,7 +430,7 @@ func TestHeapAnalyzeSetsHeapledgerApart(t *testing.T) {
 // name nothing.
 func TestHeapAnalyzeNamesFromTableOrSnapshot(t *testing.T) {
 	dump, run := runSitesFixture(t, 2000, 100, true)
-	var plain analysisView
+	var plain pipeline.Report
 	cliJSON(t, &plain, "heap", "analyze", "--json", dump)
 	hv := plain.Heapledger
 	if hv == nil || len(hv.NamesFrom) != 0 || len(hv.Accounts) != 3 || hv.Accounts[0].Account != "account-1" || !strings.HasPrefix(hv.Sites[0].Site, "site#") {
@@ -444,7 +445,7 @@ func TestHeapAnalyzeNamesFromTableOrSnapshot(t *testing.T) {
 		t.Fatalf("the run wrote no snapshot in %s", run.snaps)
 	}
 	for flag, file := range map[string]string{"--table": run.table, "--snapshot": snaps[0]} {
-		var v analysisView
+		var v pipeline.Report
 		cliJSON(t, &v, "heap", "analyze", "--json", flag, file, dump)
 		if h := v.Heapledger; h == nil || !slices.Equal(h.NamesFrom, []string{file}) || h.Accounts[0].Account != "hsfix.alpha" ||
 			h.Accounts[0].Retained != hv.Accounts[0].Retained || !strings.HasPrefix(h.Sites[0].Site, "hsfix.alpha.Store.fill(II)V line") {

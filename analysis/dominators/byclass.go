@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/heapledger/heapledger/analysis/heapgraph"
+	"github.com/heapledger/heapledger/analysis/internal/memory"
 )
 
 // ClassRetained sums the objects of one class.
@@ -46,7 +47,7 @@ func (t *Tree) ByClass(g *heapgraph.Graph, retained []uint64, classOf []uint32, 
 		go func() {
 			defer wg.Done()
 			mine, onPath := newByClass(nClasses), make([]uint32, nClasses)
-			var stack heapgraph.Stack[uint64]
+			var stack memory.Stack[uint64]
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(tasks) {
@@ -182,8 +183,8 @@ func (w *byClassWalk) split(out []ClassRetained) ([]byClassTask, []pathStep) {
 // walk counts the subtree of root into out, onPath holding the classes above it, on stack, which
 // it leaves empty for the next walk. A dominator tree can be a chain as long as the longest
 // linked list in the heap, and the stack then holds a few entries per link: in chunks (see
-// heapgraph.Stack) it leaves no garbage as it grows.
-func (w *byClassWalk) walk(root uint32, out []ClassRetained, onPath []uint32, stack *heapgraph.Stack[uint64]) {
+// memory.Stack) it leaves no garbage as it grows.
+func (w *byClassWalk) walk(root uint32, out []ClassRetained, onPath []uint32, stack *memory.Stack[uint64]) {
 	const exit = 1 << 32
 	stack.Push(uint64(root))
 	for !stack.Empty() {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/heapledger/heapledger/analysis/heapgraph"
+	"github.com/heapledger/heapledger/analysis/internal/memory"
 )
 
 // DAG returns the immediate dominators of a directed acyclic graph whose edges all go from a
@@ -20,7 +21,7 @@ import (
 func DAG(g *heapgraph.Graph) ([]uint32, error) { return DAGWith(g, nil) }
 
 // DAGWith is DAG taking its work arrays, and the result's, from sc.
-func DAGWith(g *heapgraph.Graph, sc *heapgraph.Scratch) ([]uint32, error) {
+func DAGWith(g *heapgraph.Graph, sc *memory.Scratch) ([]uint32, error) {
 	n := g.N()
 	const none = heapgraph.NoNode
 	idom := sc.Uint32s(n)

@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 
 	"github.com/heapledger/heapledger/analysis/heapgraph"
+	"github.com/heapledger/heapledger/analysis/internal/cores"
+	"github.com/heapledger/heapledger/analysis/internal/memory"
 )
 
 // Tree is the dominator tree of the part of a graph reachable from node 0.
@@ -30,7 +32,7 @@ type Tree struct {
 	Order []uint32
 
 	childOff, kids []uint32 // child lists, built on first use
-	sc             *heapgraph.Scratch
+	sc             *memory.Scratch
 }
 
 // Compute builds the dominator tree of g from node 0, leaving out the edges in skip (nil for
@@ -44,9 +46,9 @@ func Compute(g *heapgraph.Graph, skip heapgraph.EdgeSet) *Tree {
 }
 
 // ComputeWith is Compute taking its work arrays from sc and giving them back to it; the tree's
-// own arrays go back with Release. It fails only when sc spills (see heapgraph.Scratch.Spill)
+// own arrays go back with Release. It fails only when sc spills (see memory.Scratch.Spill)
 // and a spilled array cannot be read back.
-func ComputeWith(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch) (*Tree, error) {
+func ComputeWith(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *memory.Scratch) (*Tree, error) {
 	return Search(g, skip, sc).Finish()
 }
 
@@ -54,21 +56,21 @@ func ComputeWith(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scrat
 // predecessor lists are made, so g's edges are not read again. A caller short of memory can move
 // them out before Finish, which needs only the arrays held here.
 type Searched struct {
-	sc      *heapgraph.Scratch
+	sc      *memory.Scratch
 	n, r    uint32
 	parent  []uint32 // DFS-tree parent, by preorder number
 	isRoot  []uint64 // a bit per node the root refers to
 	roff    []uint32 // the predecessor lists are preds[roff[t]:roff[t+1]]
 	preds   []uint32
-	pre     []uint32                   // node → preorder number; its array becomes the ancestors
-	vertex  []uint32                   // preorder number → node, unless spilled
-	spilled *heapgraph.Spilled[uint32] // vertex, when sc spills
-	tree    heapgraph.EdgeSet          // from DepthFirst to ListPredecessors: the DFS tree's edges
+	pre     []uint32                // node → preorder number; its array becomes the ancestors
+	vertex  []uint32                // preorder number → node, unless spilled
+	spilled *memory.Spilled[uint32] // vertex, when sc spills
+	tree    heapgraph.EdgeSet       // from DepthFirst to ListPredecessors: the DFS tree's edges
 }
 
 // Search does the first half of ComputeWith: the depth-first search from node 0, leaving out the
 // edges in skip, and the predecessor lists by preorder number.
-func Search(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch) *Searched {
+func Search(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *memory.Scratch) *Searched {
 	s := DepthFirst(g, skip, sc)
 	s.ListPredecessors(g, skip, true)
 	return s
@@ -77,7 +79,7 @@ func Search(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch) *
 // DepthFirst is the first step of Search, the depth-first search alone (one core: a search's
 // order cannot be split), apart so that its time can be shown on its own: every step after it
 // depends on the order it finds. ListPredecessors must follow, with the same g and skip.
-func DepthFirst(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch) *Searched {
+func DepthFirst(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *memory.Scratch) *Searched {
 	n := g.N()
 	const none = heapgraph.NoNode
 
@@ -92,7 +94,7 @@ func DepthFirst(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratc
 	// rather than in an array by preorder number: that took a word per node of fresh memory
 	// in the phase where the components' search takes its own beside (180 MB on a dump of 45
 	// million objects), for the few nodes open at once. The search climbs back through parent.
-	var next heapgraph.Stack[uint32]
+	var next memory.Stack[uint32]
 	// The edges the search descends by, which ListPredecessors leaves out: marked here, a bit
 	// read in edge order there saves looking up each edge's target's parent, at random.
 	tree := heapgraph.EdgeSet(sc.Uint64s((len(g.Succ) + 63) / 64))
@@ -164,7 +166,7 @@ func (s *Searched) ListPredecessorsKeeping(g *heapgraph.Graph, skip heapgraph.Ed
 		// Its memory goes back to the system as it is written out, rather than to sc, which
 		// would keep it resident through the predecessor lists. (A collection here freed nothing
 		// more, and cost 0.3 ms on the small benchmark dump.)
-		s.spilled, s.vertex = heapgraph.Spill(s.vertex), nil
+		s.spilled, s.vertex = memory.Spill(sc.Memory(), s.vertex), nil
 	}
 
 	// A node the root refers to has the root as its semidominator whatever else refers to it,
@@ -224,7 +226,7 @@ func (s *Searched) ListPredecessorsKeeping(g *heapgraph.Graph, skip heapgraph.Ed
 				listEdges(&lists, bounds[i], bounds[i+1], count)
 			}
 		}
-		heapgraph.Both(func() { take(true, counter{roff}) }, func() { take(false, counter{other}) })
+		cores.Both(func() { take(true, counter{roff}) }, func() { take(false, counter{other}) })
 		place := func(first bool, p placer) {
 			for i := range runs {
 				if mine[i] == first {
@@ -241,7 +243,7 @@ func (s *Searched) ListPredecessorsKeeping(g *heapgraph.Graph, skip heapgraph.Ed
 			roff[t], other[t] = total, total-c0
 		}
 		preds = sc.Uint32s(int(total))
-		heapgraph.Both(func() { place(true, placer{roff, preds}) }, func() { place(false, placer{other, preds}) })
+		cores.Both(func() { place(true, placer{roff, preds}) }, func() { place(false, placer{other, preds}) })
 		copy(roff, other) // the starts
 		roff[r] = total
 		sc.Release(other)
@@ -423,7 +425,7 @@ func (s *Searched) Finish() (*Tree, error) {
 		}
 	}
 	if mid := r / 2; runtime.GOMAXPROCS(0) >= 2 && r >= 1<<16 {
-		heapgraph.Both(func() { fill(1, mid) }, func() { fill(mid, r) })
+		cores.Both(func() { fill(1, mid) }, func() { fill(mid, r) })
 	} else {
 		fill(1, r)
 	}

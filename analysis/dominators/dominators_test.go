@@ -6,6 +6,7 @@ import (
 
 	"github.com/heapledger/heapledger/analysis/heapgraph"
 	"github.com/heapledger/heapledger/analysis/heapgraph/graphtest"
+	"github.com/heapledger/heapledger/analysis/internal/memory"
 )
 
 const none = heapgraph.NoNode
@@ -323,7 +324,7 @@ func TestSpillingScratchGivesTheSameTree(t *testing.T) {
 	}
 	for i, g := range graphs {
 		want := Compute(g, nil)
-		got, err := ComputeWith(g, nil, &heapgraph.Scratch{Spill: true})
+		got, err := ComputeWith(g, nil, &memory.Scratch{Spill: true})
 		if err != nil {
 			t.Fatal(err)
 		}

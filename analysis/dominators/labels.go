@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/heapledger/heapledger/analysis/heapgraph"
+	"github.com/heapledger/heapledger/analysis/internal/memory"
 )
 
 // Labels puts some nodes of a graph into groups, in one or more dimensions: heapledger labels
@@ -167,7 +168,7 @@ func (t *Tree) ByLabel(g *heapgraph.Graph, retained []uint64, l *Labels, root ui
 		}
 	}
 	const exit = 1 << 32
-	var stack heapgraph.Stack[uint64]
+	var stack memory.Stack[uint64]
 	stack.Push(uint64(root))
 	for !stack.Empty() {
 		top := stack.Pop()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/heapledger/heapledger/analysis/dominators"
 	"github.com/heapledger/heapledger/analysis/heapgraph"
+	"github.com/heapledger/heapledger/analysis/internal/memory"
 )
 
 // Sizes answers dynamic-size queries on one graph.
@@ -56,6 +57,8 @@ type Sizes struct {
 	// WalkBudget is how many components a walk of Top may expand before Top batches it with
 	// others (0: a 64th of the DAG, at least 10,000).
 	WalkBudget uint64
+
+	mem *memory.Budget // where the arrays come from: the Scratch's the Sizes was made with
 }
 
 // New condenses g (leaving out the edges in skip), finds the dominating articulation points and
@@ -80,8 +83,8 @@ const WorkArrays = 5
 // ComputeArrays is how many node-sized arrays Compute takes from its Scratch.
 const ComputeArrays = 1
 
-// NewWith is New taking its work arrays, and its own, from sc (see heapgraph.Scratch).
-func NewWith(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch) *Sizes {
+// NewWith is New taking its work arrays, and its own, from sc (see memory.Scratch).
+func NewWith(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *memory.Scratch) *Sizes {
 	s := Prepare(g, skip, sc)
 	s.Compute(g, sc)
 	return s
@@ -92,7 +95,7 @@ func NewWith(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch) 
 // to the system: the DAG's dominator tree, whose arrays Prepare leaves in sc, is the larger of
 // the two halves' peaks, and Compute takes only ComputeArrays arrays from sc and allocates the
 // dynamic sizes afresh.
-func Prepare(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch) *Sizes {
+func Prepare(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *memory.Scratch) *Sizes {
 	s := Condensed(g, skip, sc)
 	s.Dominate(sc)
 	return s
@@ -100,7 +103,7 @@ func Prepare(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch) 
 
 // Condensed is the first step of Prepare: the components and the condensed DAG. It is the last
 // step that reads g's edges, so a caller short of memory can move them out before Dominate.
-func Condensed(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch) *Sizes {
+func Condensed(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *memory.Scratch) *Sizes {
 	return CondensedFrom(g, skip, Search(g, skip, sc), sc)
 }
 
@@ -113,7 +116,7 @@ type Found struct {
 // Search is the part of Condensed that finds the components, apart so that a caller can run it
 // beside other work that reads the same graph (it only reads g and skip). Its node-sized array
 // comes from sc, which must then not be in use elsewhere meanwhile (nil allocates it).
-func Search(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch) *Found {
+func Search(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *memory.Scratch) *Found {
 	return SearchWithin(g, skip, sc, nil)
 }
 
@@ -122,7 +125,7 @@ func Search(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch) *
 // stackCheck frames before the search sees it), which a graph's
 // shape alone decides (12 bytes per node on the deepest path, and 4 per node of the largest
 // component). The rest of what it takes is known in advance: a word per node.
-func SearchWithin(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch, room *StackRoom) *Found {
+func SearchWithin(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *memory.Scratch, room *StackRoom) *Found {
 	comp, count := components(g, skip, sc, room)
 	if comp == nil && g.N() > 0 {
 		return nil
@@ -132,10 +135,10 @@ func SearchWithin(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scra
 
 // CondensedFrom is Condensed with the components already found by Search on the same g and
 // skip; f must not be used afterwards.
-func CondensedFrom(g *heapgraph.Graph, skip heapgraph.EdgeSet, f *Found, sc *heapgraph.Scratch) *Sizes {
+func CondensedFrom(g *heapgraph.Graph, skip heapgraph.EdgeSet, f *Found, sc *memory.Scratch) *Sizes {
 	comp, count := f.comp, f.count
 	*f = Found{}
-	s := &Sizes{Comp: comp, Hub: heapgraph.NoNode}
+	s := &Sizes{Comp: comp, Hub: heapgraph.NoNode, mem: sc.Memory()}
 	// Component sizes in nodes are counted as the DAG is made, rather than kept per component
 	// through the walks: only the statistics and the few ranked components (Members) need them.
 	s.DAG, s.rootEdges = condense(g, skip, comp, count, sc, s)
@@ -144,7 +147,7 @@ func CondensedFrom(g *heapgraph.Graph, skip heapgraph.EdgeSet, f *Found, sc *hea
 
 // Dominate is the second step of Prepare: the DAG's dominator tree and its dominating
 // articulation points. The immediate dominators stay, a word per component, for Walk.
-func (s *Sizes) Dominate(sc *heapgraph.Scratch) {
+func (s *Sizes) Dominate(sc *memory.Scratch) {
 	idom, err := dominators.DAGWith(s.DAG, sc)
 	if err != nil {
 		panic(err) // Condense numbers components topologically; a backward edge is a bug here
@@ -155,7 +158,7 @@ func (s *Sizes) Dominate(sc *heapgraph.Scratch) {
 
 // Compute finishes what Prepare began on the same graph: the components' sizes and the exact
 // dynamic size of every dominating articulation point.
-func (s *Sizes) Compute(g *heapgraph.Graph, sc *heapgraph.Scratch) {
+func (s *Sizes) Compute(g *heapgraph.Graph, sc *memory.Scratch) {
 	s.Weigh(g, sc)
 	s.Walk()
 }
@@ -163,7 +166,7 @@ func (s *Sizes) Compute(g *heapgraph.Graph, sc *heapgraph.Scratch) {
 // Weigh is the first step of Compute: the components' shallow sizes. It is the last step that
 // reads g or Comp (but for Of and Describe, which read one node's component, or the whole
 // column once), so a caller short of memory can move them out before Walk.
-func (s *Sizes) Weigh(g *heapgraph.Graph, sc *heapgraph.Scratch) {
+func (s *Sizes) Weigh(g *heapgraph.Graph, sc *memory.Scratch) {
 	// Allocated only now, after the DAG's dominator tree is gone, to keep the peak down.
 	componentSizes(g, s.DAG, s.Comp, sc)
 }
@@ -177,7 +180,7 @@ func (s *Sizes) Weigh(g *heapgraph.Graph, sc *heapgraph.Scratch) {
 // leaves free as soon as it is known (see StartPoints), and the channel returned is closed once
 // they are; else Points or WalkAndBound works them out. On the 411 MB benchmark dump the tree
 // took 47 ms and the points 28, the sizes and the hub 51 on the other core.
-func (s *Sizes) DominateAndWeigh(g *heapgraph.Graph, sc *heapgraph.Scratch, size []uint32, beside bool) <-chan struct{} {
+func (s *Sizes) DominateAndWeigh(g *heapgraph.Graph, sc *memory.Scratch, size []uint32, beside bool) <-chan struct{} {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -199,7 +202,7 @@ func (s *Sizes) DominateAndWeigh(g *heapgraph.Graph, sc *heapgraph.Scratch, size
 
 // Points works out the dominating articulation points after DominateAndWeigh, when the walks
 // are not to do it beside them.
-func (s *Sizes) Points(sc *heapgraph.Scratch) {
+func (s *Sizes) Points(sc *memory.Scratch) {
 	if s.DAP == nil {
 		s.DAP = dominatingArticulationPoints(s.DAG, s.idom, sc)
 		s.dropHubAtPoint()
@@ -219,7 +222,7 @@ func (s *Sizes) Walk() { s.walkPoints(false, nil) }
 // walks at a component need only the points at and above it. That takes a word per component
 // more while it runs, from sc. On the 411 MB benchmark dump the points took 28 ms and the walks
 // 66 ms, one after the other, on one core.
-func (s *Sizes) WalkAndBound(sc *heapgraph.Scratch) {
+func (s *Sizes) WalkAndBound(sc *memory.Scratch) {
 	if s.DAP == nil {
 		s.StartPoints(sc)
 	}
@@ -231,7 +234,7 @@ func (s *Sizes) WalkAndBound(sc *heapgraph.Scratch) {
 // StartPoints starts working out the points for WalkAndBound ahead of it, on another core, and
 // returns a channel closed once they are known: a caller with other work for that core can
 // queue it behind them, where it would otherwise hold up the walks, which wait on the points.
-func (s *Sizes) StartPoints(sc *heapgraph.Scratch) <-chan struct{} {
+func (s *Sizes) StartPoints(sc *memory.Scratch) <-chan struct{} {
 	var done <-chan struct{}
 	s.ready, done = s.pointsBeside(sc)
 	return done
@@ -249,7 +252,7 @@ func (s *Sizes) StartPoints(sc *heapgraph.Scratch) <-chan struct{} {
 // pointsBeside); with c = 0, until all are.
 func (s *Sizes) walkPoints(bound bool, ready func(c int)) {
 	count := s.DAG.N()
-	s.seen, s.dyn = newBitset(count), heapgraph.Make[uint64](count)
+	s.seen, s.dyn = newBitset(s.mem, count), memory.Make[uint64](s.mem, count)
 	if !s.hubPicked {
 		s.pickHub(true)
 	}
@@ -347,7 +350,7 @@ func (s *Sizes) pickHub(points bool) {
 		return
 	}
 	s.Hub = best
-	s.inHub = newBitset(n)
+	s.inHub = newBitset(s.mem, n)
 	s.inHub.set(best)
 	stack := []uint32{best}
 	for len(stack) > 0 {
@@ -360,7 +363,7 @@ func (s *Sizes) pickHub(points bool) {
 			}
 		}
 	}
-	s.reachesHub = newBitset(n)
+	s.reachesHub = newBitset(s.mem, n)
 	for c := int(best); c >= 0; c-- { // nothing numbered after the hub reaches it
 		r := uint32(c) == best
 		for _, d := range s.realSuccessors(uint32(c)) {
@@ -395,9 +398,9 @@ func (s *Sizes) realSuccessors(c uint32) []uint32 {
 // exactly when that minimum over its successors is c itself: everything it reaches is dominated
 // by it. (Were some reachable y not dominated by c, the first such node on a path from c has an
 // immediate dominator above c, which reaches c and so has a smaller number.)
-func dominatingArticulationPoints(dag *heapgraph.Graph, idom []uint32, sc *heapgraph.Scratch) Set {
+func dominatingArticulationPoints(dag *heapgraph.Graph, idom []uint32, sc *memory.Scratch) Set {
 	n := dag.N()
-	dap := Set(newBitset(n))
+	dap := Set(newBitset(sc.Memory(), n))
 	value := sc.Uint32s(n)
 	defer sc.Release(value)
 	markPoints(dag, idom, value, dap, nil)
@@ -432,10 +435,10 @@ var pointsBlock = 4096
 // those at and above a component (see walkPoints), which with c = 0 also gives the array back
 // to sc once all are known, and a channel closed once they are. With one core the points are
 // worked out at once instead.
-func (s *Sizes) pointsBeside(sc *heapgraph.Scratch) (ready func(c int), points <-chan struct{}) {
+func (s *Sizes) pointsBeside(sc *memory.Scratch) (ready func(c int), points <-chan struct{}) {
 	n := s.DAG.N()
 	value := sc.Uint32s(n)
-	s.DAP = Set(newBitset(n))
+	s.DAP = Set(newBitset(sc.Memory(), n))
 	finished := make(chan struct{})
 	if runtime.GOMAXPROCS(0) < 2 {
 		markPoints(s.DAG, s.idom, value, s.DAP, nil)
@@ -564,7 +567,7 @@ func (s *Sizes) Batch(cs []uint32) []uint64 {
 		lo = min(lo, c)
 	}
 	if s.masks == nil {
-		s.masks = heapgraph.Make[uint32](n)
+		s.masks = memory.Make[uint32](s.mem, n)
 	}
 	mask := s.masks // all zero between batches
 	for i, c := range cs {
@@ -607,14 +610,14 @@ func (s *Sizes) Batch(cs []uint32) []uint64 {
 }
 
 // Release gives the memory of the DAG and of the walks' arrays back to the system at once
-// (heapgraph.Release), for a caller done with everything but Comp, which stays: the Sizes must
+// (memory.Release), for a caller done with everything but Comp, which stays: the Sizes must
 // not be used afterwards but for it.
 func (s *Sizes) Release() {
 	if s.DAG != nil {
-		heapgraph.Release(s.DAG.Off, s.DAG.Succ, s.DAG.Size)
+		memory.Release(s.mem, s.DAG.Off, s.DAG.Succ, s.DAG.Size)
 	}
-	heapgraph.Release(s.idom, s.marked, s.masks, s.stack, s.boundary)
-	heapgraph.Release(s.dyn, s.DAP, s.inHub, s.reachesHub, s.seen)
+	memory.Release(s.mem, s.idom, s.marked, s.masks, s.stack, s.boundary)
+	memory.Release(s.mem, s.dyn, s.DAP, s.inHub, s.reachesHub, s.seen)
 	*s = Sizes{Comp: s.Comp}
 }
 
@@ -729,7 +732,7 @@ func (s *Sizes) Top(k int) []Ranked {
 	if !s.bounded {
 		bound = s.upperBounds()
 	}
-	queued := newBitset(n)
+	queued := newBitset(s.mem, n)
 	q := &rankHeap{}
 	// pushAll queues the components cs not queued yet, each keyed by its bound capped by parent.
 	// Many at once (a big array's hundred thousand elements) are appended and the heap made
@@ -951,7 +954,7 @@ func (h rankHeap) down(i int) {
 type Set []uint64
 
 // NewSet returns an empty set for n components.
-func NewSet(n int) Set { return Set(newBitset(n)) }
+func NewSet(n int) Set { return make(Set, (n+63)/64) }
 
 // Has reports whether component c is in the set.
 func (s Set) Has(c uint32) bool { return bitset(s).has(c) }
@@ -972,7 +975,7 @@ func (s Set) Count() int {
 // the component list and live while memory peaks.
 type bitset []uint64
 
-func newBitset(n int) bitset       { return heapgraph.Make[uint64]((n + 63) / 64) }
-func (b bitset) set(c uint32)      { b[c>>6] |= 1 << (c & 63) }
-func (b bitset) has(c uint32) bool { return b[c>>6]&(1<<(c&63)) != 0 }
-func (b bitset) clear(c uint32)    { b[c>>6] &^= 1 << (c & 63) }
+func newBitset(mem *memory.Budget, n int) bitset { return memory.Make[uint64](mem, (n+63)/64) }
+func (b bitset) set(c uint32)                    { b[c>>6] |= 1 << (c & 63) }
+func (b bitset) has(c uint32) bool               { return b[c>>6]&(1<<(c&63)) != 0 }
+func (b bitset) clear(c uint32)                  { b[c>>6] &^= 1 << (c & 63) }

@@ -18,6 +18,8 @@ import (
 	"unsafe"
 
 	"github.com/heapledger/heapledger/analysis/heapgraph"
+	"github.com/heapledger/heapledger/analysis/internal/cores"
+	"github.com/heapledger/heapledger/analysis/internal/memory"
 )
 
 // Components labels each node with its strongly connected component, leaving out the edges in
@@ -37,7 +39,7 @@ func Components(g *heapgraph.Graph, skip heapgraph.EdgeSet) (comp []uint32, coun
 // components is Components taking its array from sc. With a room, the search gives up,
 // returning a nil comp, once its two stacks hold more than the room allows (12 bytes per open
 // node, 4 per node waiting for its component), which it sees within stackCheck pushes.
-func components(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratch, room *StackRoom) (comp []uint32, count int) {
+func components(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *memory.Scratch, room *StackRoom) (comp []uint32, count int) {
 	n := g.N()
 	r := sc.Uint32s(n) // 0: not visited yet
 	type frame struct {
@@ -48,8 +50,8 @@ func components(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *heapgraph.Scratc
 	// left about twice their final size in garbage, while the dominators' search, beside this
 	// one, held its own arrays: on the smallest benchmark dump that took the peak over the file's
 	// size.
-	var frames heapgraph.Stack[frame]
-	var done heapgraph.Stack[uint32] // visited nodes whose component is not complete yet (Tarjan's stack)
+	var frames memory.Stack[frame]
+	var done memory.Stack[uint32] // visited nodes whose component is not complete yet (Tarjan's stack)
 	// The stacks are weighed against the room, and what they hold told, every stackCheck
 	// pushes: often enough for a caller lowering the room (StackRoom.Hold) to count on it, and
 	// for the stacks to pass it by no more than stackCheck frames; rarely enough to cost
@@ -219,7 +221,7 @@ func Condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count i
 
 // componentSizes sets the DAG's sizes: each component's the sum of its members' shallow sizes,
 // in g's units.
-func componentSizes(g, dag *heapgraph.Graph, comp []uint32, sc *heapgraph.Scratch) {
+func componentSizes(g, dag *heapgraph.Graph, comp []uint32, sc *memory.Scratch) {
 	sumSizes(g, dag, comp, sc.Uint32s(dag.N()))
 }
 
@@ -247,7 +249,7 @@ func sumSizes(g, dag *heapgraph.Graph, comp []uint32, size []uint32) {
 // component, duplicates included, and marks the components they enter; a second pass, over the
 // nodes from the last, drops each edge in front of those already placed for its component, so
 // every list comes out in node order; then duplicates are squeezed out list by list.
-func condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count int, sc *heapgraph.Scratch, s *Sizes) (dag *heapgraph.Graph, rootEdges uint32) {
+func condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count int, sc *memory.Scratch, s *Sizes) (dag *heapgraph.Graph, rootEdges uint32) {
 	// off[c] counts the edges leaving c, then becomes the end of c's range (for component 0,
 	// the end of its real edges; its root edges follow them). The components with predecessors
 	// are marked on the way, each core in a bit set of its own, as both mark components of
@@ -261,10 +263,10 @@ func condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count i
 	if s != nil {
 		members = sc.Uint32s(count)
 	}
-	entered := [2]bitset{newBitset(count), newBitset(count)}
+	entered := [2]bitset{newBitset(sc.Memory(), count), newBitset(sc.Memory(), count)}
 	var big [2]int
 	var largest [2]uint32
-	heapgraph.ByParity(func(part uint32) { // by the components' parity
+	cores.ByParity(func(part uint32) { // by the components' parity
 		mine := entered[part]
 		for v, c := range comp {
 			if c&1 != part {
@@ -326,8 +328,8 @@ func condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count i
 	// Written by the two cores below, each its components' lists, which fault its pages in
 	// as they go: Make would have them faulted in by a third goroutine, on one of the same two
 	// cores.
-	succ := heapgraph.Reserve[uint32](int(total))
-	heapgraph.ByParity(func(part uint32) { // by the components' parity
+	succ := memory.Reserve[uint32](sc.Memory(), int(total))
+	cores.ByParity(func(part uint32) { // by the components' parity
 		for v := len(comp) - 1; v >= 0; v-- {
 			c := comp[v]
 			if c&1 != part {
@@ -411,8 +413,8 @@ func condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count i
 		return w
 	}
 	if mid < count {
-		heapgraph.Both(func() { w = squeeze(0, mid, start2, hasPred) },
-			func() { w2 = squeeze(mid, count, off[count], newBitset(count)) })
+		cores.Both(func() { w = squeeze(0, mid, start2, hasPred) },
+			func() { w2 = squeeze(mid, count, off[count], newBitset(sc.Memory(), count)) })
 		shift := start2 - w
 		w += uint32(copy(succ[w:], succ[start2:w2]))
 		for c := mid; c < count; c++ {

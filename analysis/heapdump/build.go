@@ -8,11 +8,11 @@ import (
 	"os"
 	"runtime"
 	"slices"
-	"sync"
 	"sync/atomic"
 
 	"github.com/heapledger/heapledger/analysis/heapgraph"
 	"github.com/heapledger/heapledger/analysis/hprof"
+	"github.com/heapledger/heapledger/analysis/internal/memory"
 )
 
 // prepare turns pass 1's file-order records into id-ordered nodes with sizes, resolves roots and
@@ -127,7 +127,7 @@ func (l *loader) prepare() {
 	// The id table is built on the other core meanwhile: it reads only the ids.
 	idsDone := make(chan struct{})
 	go func() {
-		d.ids = newObjectIDs(l.ids)
+		d.ids = newObjectIDs(l.mem, l.ids)
 		close(idsDone)
 	}()
 	refSlots := make([]uint32, len(d.Classes))
@@ -189,7 +189,7 @@ func (l *loader) prepare() {
 	<-idsDone
 	// The table holds what it needs of the ids (never their array): the array's memory goes
 	// back to the system now, rather than at a collection.
-	heapgraph.Release(l.ids)
+	memory.Release(l.mem, l.ids)
 	l.ids = nil
 
 	// GC roots: every record is kept; the super root points at each rooted object once.
@@ -229,7 +229,7 @@ func (l *loader) prepare() {
 	// The successor array is written in pass 2, a segment's nodes' lists at a time, by the core
 	// reading the segment: its pages are faulted in there, on both cores, rather than all here
 	// on one first (on a virtual machine, at 1.3 µs a page: 4 ms of the small benchmark dump).
-	g.Succ = heapgraph.Reserve[uint32](int(total))
+	g.Succ = memory.Reserve[uint32](l.mem, int(total))
 	d.Graph = g
 	copy(g.Succ, rootNodes)
 	d.Weak = make([]uint64, (total+63)/64)
@@ -298,9 +298,6 @@ func (l *loader) classifyReferences() {
 // otherwise in one sequential read.
 func (l *loader) pass2() error {
 	d := l.d
-	if l.tooBig {
-		return fmt.Errorf("%s: more than 2^32 references: too large for the 32-bit edge indices of heapgraph.Graph", l.path)
-	}
 	var classNode uint32 // java.lang.Class's own class object, the class of every class object
 	if n := len(d.ClassOf); n > 1 {
 		for i := 1; i < n; i++ {
@@ -391,7 +388,9 @@ func (l *loader) pass2Sequential(fl *filler) (int, error) {
 			// Pass 1 read the same bytes, so this is a file that changed under us.
 			return k, fmt.Errorf("%s: second pass: %w", l.path, err)
 		}
-		l.progress("reading references", r, &last)
+		if err := l.progress(r, &last); err != nil {
+			return k, err
+		}
 		if rec.Tag&hprof.SubTag == 0 || rec.Dump != target {
 			continue
 		}
@@ -418,7 +417,6 @@ func (l *loader) pass2Indexed(newFiller func() *filler) (int, error) {
 		fills[w] = newFiller()
 	}
 	var total atomic.Int64
-	var progressMu sync.Mutex
 	var done atomic.Int64
 	batches := make([]struct {
 		headers []hprof.Header
@@ -457,15 +455,11 @@ func (l *loader) pass2Indexed(newFiller func() *filler) (int, error) {
 			}
 		}
 		total.Add(int64(k - k0))
-		if l.opt.Progress != nil {
-			n := l.segs[i].Len
-			if dn := done.Add(n); dn>>25 != (dn-n)>>25 {
-				progressMu.Lock()
-				l.opt.Progress("reading references", dn, l.size)
-				progressMu.Unlock()
-			}
+		n := l.segs[i].Len
+		if dn := done.Add(n); dn>>25 != (dn-n)>>25 {
+			l.opt.Monitor.Read(dn, l.size)
 		}
-		return nil
+		return l.opt.Monitor.Err()
 	})
 	return int(total.Load()), err
 }

@@ -30,6 +30,8 @@ import (
 
 	"github.com/heapledger/heapledger/analysis/heapgraph"
 	"github.com/heapledger/heapledger/analysis/hprof"
+	"github.com/heapledger/heapledger/analysis/internal/memory"
+	"github.com/heapledger/heapledger/analysis/progress"
 )
 
 // Kind says what a node is.
@@ -122,19 +124,14 @@ type Options struct {
 	// AllowPartial makes a truncated file load as far as it goes, with Dump.Partial set, instead
 	// of failing.
 	AllowPartial bool
-	// Progress, if set, is called now and then with the phase and bytes done of total (total is
-	// -1 when unknown, e.g. for gzip input).
-	Progress func(phase string, done, total int64)
-	// Phase, if set, is called as each step of loading begins: "reading objects", "reading
-	// references", "building the graph".
-	Phase func(name string)
-	// Building, if set, is called as building the graph begins, with its number of nodes so
-	// far (the super root and any unreachable objects included, so no fewer than the graph
-	// will have). That step runs mostly on one core: a caller can use the others meanwhile
-	// (see leaks.MakeAhead).
-	Building func(nodes int)
+	// Monitor, if set, is told of the steps of loading and of the bytes read, and cancels the
+	// load (see progress.Monitor).
+	Monitor *progress.Monitor
 	// Watch names instance fields whose values the load keeps, in Dump.Watched (see Watch).
 	Watch []Watch
+	// Memory is where the Dump's columns come from and go when parked (nil: make, and the
+	// system's temporary directory). The Dump uses it until it is dropped.
+	Memory *memory.Budget
 }
 
 // Dump is a loaded heap dump. All per-node slices are indexed by node (0 = super root).
@@ -176,6 +173,7 @@ type Dump struct {
 	// Watched holds, per Options.Watch, the instances found and their fields' values.
 	Watched []Watched
 
+	mem       *memory.Budget   // see Options.Memory
 	ids       objectIDs        // HPROF object id of each node: see ObjectID
 	parked    *parkedCols      // what Park moved out, nil when nothing is
 	classObjs bitset           // the class objects, so that IsClassObject works while Kind is parked

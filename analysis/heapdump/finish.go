@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/heapledger/heapledger/analysis/heapgraph"
+	"github.com/heapledger/heapledger/analysis/internal/cores"
 )
 
 // finish squeezes unused successor slots out, deals with unreachable objects and totals classes.
@@ -65,7 +66,7 @@ func (l *loader) finish() {
 	half := len(d.ClassOf) / 2
 	type total struct{ instances, bytes uint64 }
 	other := make([]total, len(d.Classes))
-	heapgraph.Both(func() {
+	cores.Both(func() {
 		for i, k := range d.Kind {
 			if k == KindClass {
 				d.classObjs.set(uint32(i))
@@ -324,7 +325,7 @@ func (l *loader) dropUnreachable(seen bitset) {
 	// offsets took 13 ms of the 411 MB dump's 70 ms of dropping, on one core).
 	var w uint32
 	var weak heapgraph.EdgeSet
-	heapgraph.Both(func() {
+	cores.Both(func() {
 		w, weak = removeEdges(g, d.Weak, gaps)
 		nv := 0
 		keptRuns(seen, n, func(a, b int) {

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/heapledger/heapledger/analysis/heapgraph"
+	"github.com/heapledger/heapledger/analysis/internal/memory"
 )
 
 // objectIDs holds the nodes' object ids, ascending, and finds a node by id without a hash table.
@@ -25,11 +26,12 @@ import (
 // share their high bits and are told apart by their low ones. Memory: about 5 bytes per node
 // either way, against 9 for whole ids and 16+ for a map.
 type objectIDs struct {
-	n      int      // nodes, the super root included
-	full   []uint64 // every id, when they are too sparse for the compact form; else nil
-	base   uint64   // the smallest id
-	low    []uint32 // low 32 bits of id - base, per node (0 for the super root)
-	hiNode []uint32 // from node hiNode[i] on, (id - base) >> 32 is hiVal[i] (0 before hiNode[0])
+	mem    *memory.Budget // where the tables come from
+	n      int            // nodes, the super root included
+	full   []uint64       // every id, when they are too sparse for the compact form; else nil
+	base   uint64         // the smallest id
+	low    []uint32       // low 32 bits of id - base, per node (0 for the super root)
+	hiNode []uint32       // from node hiNode[i] on, (id - base) >> 32 is hiVal[i] (0 before hiNode[0])
 	hiVal  []uint32
 	ranks  ranks // when set (dir != nil), find uses it and bucket is nil
 	shift  uint
@@ -63,16 +65,16 @@ const nodesPerBucket = 4
 
 // newObjectIDs takes the nodes' ids (ids[0] is the super root's and is not stored; the rest must
 // be ascending).
-func newObjectIDs(ids []uint64) objectIDs {
+func newObjectIDs(mem *memory.Budget, ids []uint64) objectIDs {
 	n := len(ids)
-	x := objectIDs{n: n}
+	x := objectIDs{mem: mem, n: n}
 	if n <= 1 {
 		return x
 	}
 	x.base = ids[1]
 	span := ids[n-1] - x.base
 	if x.shiftFor(span) > 32 {
-		x.full = heapgraph.Make[uint64](n)
+		x.full = memory.Make[uint64](x.mem, n)
 		copy(x.full[1:], ids[1:])
 		x.index(nil)
 		return x
@@ -96,7 +98,7 @@ func newObjectIDs(ids []uint64) objectIDs {
 // setLow makes the low bits of the keys key(1), key(2), ... (ascending; key is called once for
 // each, in that order), and the nodes where their high bits change.
 func (x *objectIDs) setLow(key func(i int) uint64) {
-	x.low = heapgraph.Make[uint32](x.n)
+	x.low = memory.Make[uint32](x.mem, x.n)
 	x.hiNode, x.hiVal = nil, nil
 	hi := uint32(0)
 	for i := 1; i < x.n; i++ {
@@ -132,7 +134,7 @@ func (x *objectIDs) index(s *survey) {
 	}
 	x.shift = x.shiftFor(span)
 	nb := int(span>>x.shift) + 2
-	x.bucket = heapgraph.Make[uint32](nb)
+	x.bucket = memory.Make[uint32](x.mem, nb)
 	// Each node's key is (id - base) >> shift, ascending: the slots up to it start at it. The
 	// high bits are followed along, not looked up per node as at does.
 	b, shift := 0, x.shift
@@ -230,11 +232,11 @@ func (x *objectIDs) indexRanks(span uint64, s *survey, ids []uint64) bool {
 		return false
 	}
 	r := ranks{shift: shift, pageShift: best}
-	dir := heapgraph.Make[uint32](int(slots>>best + 1))
+	dir := memory.Make[uint32](x.mem, int(slots>>best+1))
 	for i := range dir {
 		dir[i] = heapgraph.NoNode
 	}
-	words := heapgraph.Make[uint64](int(bestPages << (best - 6) * 2))
+	words := memory.Make[uint64](x.mem, int(bestPages<<(best-6)*2))
 	// The ids ascend, so each page's come together: a page gets its words as its first id
 	// comes, and every id sets its bit. The word being filled is kept apart until the ids move
 	// past it: setting the bits in memory, each would wait for the one before it to be stored.
@@ -476,7 +478,7 @@ func (x *objectIDs) keep(kept bitset) {
 				w++
 			}
 		}
-		*x = newObjectIDs(x.full[:w])
+		*x = newObjectIDs(x.mem, x.full[:w])
 		return
 	}
 	if kept.has(1) {
@@ -521,7 +523,7 @@ func (x *objectIDs) keep(kept bitset) {
 	x.n, x.base, x.low, x.hiNode, x.hiVal = int(w), base, x.low[:w], hiNode, hiVal
 	if x.shiftFor(x.at(w-1)-base) > 32 {
 		// Fewer nodes over the same ids: too sparse now for a slot to share high bits.
-		full := heapgraph.Make[uint64](int(w))
+		full := memory.Make[uint64](x.mem, int(w))
 		for i := uint32(1); i < w; i++ {
 			full[i] = x.at(i)
 		}

@@ -35,7 +35,7 @@ func TestObjectIDs(t *testing.T) {
 				id += (step + align - 1) &^ (align - 1)
 			}
 		}
-		x := newObjectIDs(ids)
+		x := newObjectIDs(nil, ids)
 		if x.ranks.dir != nil {
 			byRanks++
 		}

@@ -11,8 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/heapledger/heapledger/analysis/heapgraph"
 	"github.com/heapledger/heapledger/analysis/hprof"
+	"github.com/heapledger/heapledger/analysis/internal/memory"
 )
 
 // pad marks successor slots reserved in pass 1 that pass 2 left empty (a reference to an id
@@ -71,6 +71,7 @@ type loader struct {
 // on another core, merged into the loader's afterwards (see mergeShard). The schema is shared:
 // schemaMu guards it while two shards run.
 type shard struct {
+	mem      *memory.Budget // where the columns come from
 	path     string
 	size     int64
 	schema   *hprof.Schema
@@ -105,6 +106,28 @@ type shard struct {
 
 // Load reads the heap dump at path into a graph. See the package comment for the graph's shape.
 func Load(path string, opt Options) (*Dump, error) {
+	x, err := NewLoader(path, opt)
+	if err != nil {
+		return nil, err
+	}
+	for _, step := range []func() error{x.Read, x.Index, x.References} {
+		if err := step(); err != nil {
+			return nil, err
+		}
+	}
+	return x.Build(nil), nil
+}
+
+// Loader reads a heap dump in the steps that Load takes one after the other, for a caller with
+// work of its own between them: Read (pass 1 over the file: objects, classes, roots), Index
+// (the nodes' order and sizes, the id index, the successor offsets), References (pass 2: every
+// object's references) and Build (unreachable objects, classes' totals). Each must follow the
+// one before, once. Each reports to Options.Monitor and stops with its error once it is
+// cancelled.
+type Loader struct{ l *loader }
+
+// NewLoader checks the options and the file, and returns a Loader ready to Read it.
+func NewLoader(path string, opt Options) (*Loader, error) {
 	switch opt.Compressed {
 	case "", "auto", "on", "off":
 	default:
@@ -117,40 +140,77 @@ func Load(path string, opt Options) (*Dump, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := newLoader(path, st.Size(), opt)
-	phase := func(name string) {
-		if opt.Phase != nil {
-			opt.Phase(name)
-		}
+	return &Loader{newLoader(path, st.Size(), opt)}, nil
+}
+
+// Read is pass 1: it records every object of the chosen dump (id, class, kind, array length)
+// and a bound of its references, and the classes and roots. Peak memory stays the data's, not
+// the data's plus the garbage collector's headroom: per-node columns are reserved once (see
+// minObjectRecord) and the step allocates little else.
+func (x *Loader) Read() error {
+	l := x.l
+	if err := l.opt.Monitor.Pass("read", "reading objects"); err != nil {
+		return err
 	}
-	// Peak memory must stay the data's, not the data's plus the garbage collector's headroom:
-	// per-node slices are reserved once (see minObjectRecord) and the phases allocate little else.
-	phase("reading objects")
 	if err := l.pass1(); err != nil {
-		return nil, err
+		return err
 	}
 	if l.d.gzip {
 		// Growing slices (gzip input has no size to reserve by) leave their old arrays behind.
 		// The indexed pass grows none, and gives back what its far shard leaves (mergeShard).
 		debug.FreeOSMemory()
 	}
-	phase("reading references")
-	l.prepare()
-	if err := l.pass2(); err != nil {
-		return nil, err
+	return nil
+}
+
+// Index puts the nodes in id order, sizes them, builds the id index and lays out the
+// successor offsets for References. It fails when the references are more than the graph's
+// 32-bit offsets hold.
+func (x *Loader) Index() error {
+	l := x.l
+	if err := l.opt.Monitor.Begin("index", "indexing objects"); err != nil {
+		return err
 	}
-	phase("building the graph")
-	if opt.Building != nil {
-		opt.Building(l.d.Graph.N())
+	l.prepare()
+	if l.tooBig {
+		return fmt.Errorf("%s: more than 2^32 references: too large for the 32-bit edge indices of heapgraph.Graph", l.path)
+	}
+	return nil
+}
+
+// References is pass 2: it fills every object's successors.
+func (x *Loader) References() error {
+	l := x.l
+	if err := l.opt.Monitor.Pass("graph", "reading references"); err != nil {
+		return err
+	}
+	return l.pass2()
+}
+
+// Nodes returns the number of nodes so far: after References, the super root and every object,
+// the unreachable ones too, so no fewer than the Dump's graph will have.
+func (x *Loader) Nodes() int { return x.l.d.Graph.N() }
+
+// Build finishes the graph (unreachable objects dropped or rooted by the thesis's rule, the
+// classes' totals) and returns the Dump. The step runs mostly on one core: with starting not
+// nil, a caller that can use the other meanwhile is told as it starts, with the nodes so far
+// (see Nodes). The Loader must not be used afterwards.
+func (x *Loader) Build(starting func(nodes int)) *Dump {
+	l := x.l
+	l.opt.Monitor.Begin("graph", "building the graph") // too short a step to stop in
+	if starting != nil {
+		starting(x.Nodes())
 	}
 	l.finish()
 	l.slots = watchSlots{}
 	l.d.schema = l.schema
-	return l.d, nil
+	x.l = nil
+	return l.d
 }
 
 func newLoader(path string, size int64, opt Options) *loader {
-	return &loader{shard: shard{path: path, size: size, schemaMu: new(sync.Mutex)}, opt: opt, d: &Dump{Path: path}, warned: map[string]int{}}
+	return &loader{shard: shard{mem: opt.Memory, path: path, size: size, schemaMu: new(sync.Mutex)}, opt: opt,
+		d: &Dump{Path: path, mem: opt.Memory}, warned: map[string]int{}}
 }
 
 func (l *loader) warn(key, msg string) {
@@ -175,24 +235,23 @@ func (l *loader) open() (*os.File, *hprof.Reader, error) {
 	return f, r, nil
 }
 
-func (l *loader) progress(phase string, r *hprof.Reader, last *int64) {
-	l.progressAt(phase, r.Offset(), r.Gzip, last)
+func (l *loader) progress(r *hprof.Reader, last *int64) error {
+	return l.progressAt(r.Offset(), r.Gzip, last)
 }
 
 // progressAt reports off bytes of the file done (of an unknown total when gzip) at most every
-// 32 MB.
-func (l *loader) progressAt(phase string, off int64, gzip bool, last *int64) {
-	if l.opt.Progress == nil {
-		return
+// 32 MB, and then whether the load is cancelled.
+func (l *loader) progressAt(off int64, gzip bool, last *int64) error {
+	if off-*last < 32<<20 {
+		return nil
 	}
-	if off-*last >= 32<<20 {
-		*last = off
-		total := l.size
-		if gzip {
-			total = -1
-		}
-		l.opt.Progress(phase, off, total)
+	*last = off
+	total := l.size
+	if gzip {
+		total = -1
 	}
+	l.opt.Monitor.Read(off, total)
+	return l.opt.Monitor.Err()
 }
 
 func (l *loader) reset() {
@@ -312,7 +371,9 @@ func (l *loader) pass1() error {
 			}
 			return fmt.Errorf("%s: %w", l.path, err)
 		}
-		l.progress("reading objects", r, &last)
+		if err := l.progress(r, &last); err != nil {
+			return err
+		}
 		// A dump starts with its first segment, which may hold no record at all (an empty dump).
 		if rec.Dump != 0 && rec.Dump != cur {
 			if l.opt.Dump != 0 && cur == l.opt.Dump {
@@ -430,11 +491,11 @@ func (l *loader) reserve(size int64) {
 	}
 	l.reserved = true
 	est := int(size/minObjectRecord) + 2
-	l.ids = heapgraph.Reserve[uint64](est)[:0]
-	l.aux = heapgraph.Reserve[uint32](est)[:0]
-	l.cls = heapgraph.Reserve[uint32](est)[:0]
-	l.deg = heapgraph.Reserve[uint32](est + 1)[:0]
-	l.kind = heapgraph.Reserve[Kind](est)[:0]
+	l.ids = memory.Reserve[uint64](l.mem, est)[:0]
+	l.aux = memory.Reserve[uint32](l.mem, est)[:0]
+	l.cls = memory.Reserve[uint32](l.mem, est)[:0]
+	l.deg = memory.Reserve[uint32](l.mem, est+1)[:0]
+	l.kind = memory.Reserve[Kind](l.mem, est)[:0]
 }
 
 // pass1Indexed is pass 1 for an uncompressed, intact file: it indexes the heap-dump segments
@@ -573,7 +634,9 @@ func (l *loader) scanPass1(f *os.File, target int) (*hprof.Index, error) {
 		l.segMain = append(l.segMain, l.mainCount)
 		r.SkipPrimitiveData = true
 		// The far shard's bytes count too: the halves are read at once.
-		l.progressAt("reading objects", r.Offset()+l.farRead.Load(), false, &last)
+		if err := l.progressAt(r.Offset()+l.farRead.Load(), false, &last); err != nil {
+			return err
+		}
 		first := len(l.ids)
 		if err := l.readSegment(r, headers, fields); err != nil {
 			if l.opt.Dump == 0 {
@@ -606,10 +669,10 @@ func (l *loader) scanPass1(f *os.File, target int) (*hprof.Index, error) {
 	if l.window > 0 {
 		// The room faulted in past the last node goes back: it would stay resident, unused,
 		// through the analysis (up to the window's 1.3 MB on a small dump, 11 MB on a large).
-		heapgraph.FaultsDone()
-		heapgraph.Release(l.ids[len(l.ids):])
-		heapgraph.Release(l.deg[len(l.deg):], l.aux[len(l.aux):], l.cls[len(l.cls):])
-		heapgraph.Release(l.kind[len(l.kind):])
+		memory.FaultsDone(l.mem)
+		memory.Release(l.mem, l.ids[len(l.ids):])
+		memory.Release(l.mem, l.deg[len(l.deg):], l.aux[len(l.aux):], l.cls[len(l.cls):])
+		memory.Release(l.mem, l.kind[len(l.kind):])
 	}
 	if err != nil {
 		return nil, err
@@ -660,8 +723,8 @@ func (s *shard) readSegment(r *hprof.Reader, headers []hprof.Header, fields [][]
 // to work on small dumps.
 var farShardMin int64 = 16 << 20
 
-// fileCached is heapgraph.CachedEnd, which tests replace.
-var fileCached = heapgraph.CachedEnd
+// fileCached is memory.CachedEnd, which tests replace.
+var fileCached = memory.CachedEnd
 
 // farShard reads the segments of the far half of the file into a shard of its own, on a
 // goroutine of its own, as the walk finds them (see scanPass1).
@@ -683,10 +746,10 @@ type farShard struct {
 func (l *loader) newFarShard(f *os.File, idx *hprof.Index, split int64, firstDone <-chan struct{}) *farShard {
 	est := int((l.size-split)/minObjectRecord) + 2
 	fs := &farShard{
-		shard: shard{path: l.path, size: l.size, schema: l.schema, schemaMu: l.schemaMu,
-			ids: heapgraph.Reserve[uint64](est)[:0], cls: heapgraph.Reserve[uint32](est)[:0],
-			kind: heapgraph.Reserve[Kind](est)[:0], aux: heapgraph.Reserve[uint32](est)[:0],
-			deg: heapgraph.Reserve[uint32](est)[:0], keys: map[uint64]uint32{}},
+		shard: shard{mem: l.mem, path: l.path, size: l.size, schema: l.schema, schemaMu: l.schemaMu,
+			ids: memory.Reserve[uint64](l.mem, est)[:0], cls: memory.Reserve[uint32](l.mem, est)[:0],
+			kind: memory.Reserve[Kind](l.mem, est)[:0], aux: memory.Reserve[uint32](l.mem, est)[:0],
+			deg: memory.Reserve[uint32](l.mem, est)[:0], keys: map[uint64]uint32{}},
 		read:  &l.farRead,
 		abort: make(chan struct{}),
 		done:  make(chan struct{}),
@@ -771,17 +834,17 @@ func (l *loader) mergeShard(fs *farShard) {
 		l.segMain = append(l.segMain, l.mainCount+fs.segMain[i])
 	}
 	l.d.segIDs = append(l.d.segIDs, fs.segIDs...)
-	l.ids = heapgraph.AppendReleasing(l.ids, fs.ids)
-	l.cls = heapgraph.AppendReleasing(l.cls, fs.cls)
-	l.kind = heapgraph.AppendReleasing(l.kind, fs.kind)
-	l.aux = heapgraph.AppendReleasing(l.aux, fs.aux)
-	l.deg = heapgraph.AppendReleasing(l.deg, fs.deg)
-	// And the room past the far shard's last node that was faulted in ahead (heapgraph.FaultsDone
+	l.ids = memory.AppendReleasing(l.mem, l.ids, fs.ids)
+	l.cls = memory.AppendReleasing(l.mem, l.cls, fs.cls)
+	l.kind = memory.AppendReleasing(l.mem, l.kind, fs.kind)
+	l.aux = memory.AppendReleasing(l.mem, l.aux, fs.aux)
+	l.deg = memory.AppendReleasing(l.mem, l.deg, fs.deg)
+	// And the room past the far shard's last node that was faulted in ahead (memory.FaultsDone
 	// is waited for, with the loader's own, before the loader's room goes back).
-	heapgraph.FaultsDone()
-	heapgraph.Release(fs.ids)
-	heapgraph.Release(fs.cls, fs.aux, fs.deg)
-	heapgraph.Release(fs.kind)
+	memory.FaultsDone(l.mem)
+	memory.Release(l.mem, fs.ids)
+	memory.Release(l.mem, fs.cls, fs.aux, fs.deg)
+	memory.Release(l.mem, fs.kind)
 	l.mainCount += fs.mainCount
 	l.roots = append(l.roots, fs.roots...)
 	l.votes.Add(&fs.votes)
@@ -859,7 +922,7 @@ const smallFaultAheadNodes = 1 << 16
 // (see faultAhead), for a shard that reads alone or beside another.
 func faultWindow(ids []uint64, alone bool) int {
 	switch {
-	case heapgraph.HugeArray(int64(cap(ids)) * 8):
+	case memory.HugeArray(int64(cap(ids)) * 8):
 		return faultAheadNodes
 	case alone && runtime.GOMAXPROCS(0) >= 2:
 		return smallFaultAheadNodes
@@ -868,7 +931,7 @@ func faultWindow(ids []uint64, alone bool) int {
 }
 
 // faultAhead has the pages of the node columns that pass 1 will soon append to faulted in on
-// another core (heapgraph.FaultAhead): they are reserved for the largest count the file could
+// another core (memory.FaultAhead): they are reserved for the largest count the file could
 // hold, which leaves them untouched until written, and on a virtual machine fresh pages cost
 // pass 1 about as much as decoding did (a 4 KB page 1.3 µs: a third of pass 1 on the small
 // benchmark dump, read from disk on one core).
@@ -878,11 +941,11 @@ func (s *shard) faultAhead() {
 		return
 	}
 	from, to := s.faulted, n+s.window
-	heapgraph.FaultAhead(s.ids, from, to)
-	heapgraph.FaultAhead(s.aux, from, to)
-	heapgraph.FaultAhead(s.cls, from, to)
-	heapgraph.FaultAhead(s.deg, from, to)
-	heapgraph.FaultAhead(s.kind, from, to)
+	memory.FaultAhead(s.mem, s.ids, from, to)
+	memory.FaultAhead(s.mem, s.aux, from, to)
+	memory.FaultAhead(s.mem, s.cls, from, to)
+	memory.FaultAhead(s.mem, s.deg, from, to)
+	memory.FaultAhead(s.mem, s.kind, from, to)
 	s.faulted = to
 }
 

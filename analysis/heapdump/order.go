@@ -4,7 +4,8 @@ import (
 	"cmp"
 	"slices"
 
-	"github.com/heapledger/heapledger/analysis/heapgraph"
+	"github.com/heapledger/heapledger/analysis/internal/cores"
+	"github.com/heapledger/heapledger/analysis/internal/memory"
 )
 
 // order puts the nodes in ascending id order. HotSpot writes the class dumps first and then the
@@ -47,7 +48,7 @@ func (l *loader) order() {
 	}
 	mid := max(1, n/2)
 	var a, b scan
-	heapgraph.Both(func() { a = scanFrom(1, mid) }, func() { b = scanFrom(mid, n) })
+	cores.Both(func() { a = scanFrom(1, mid) }, func() { b = scanFrom(mid, n) })
 	few := append(a.few, b.few...)
 	sorted := a.sorted && b.sorted && (!a.started || !b.started || a.last <= b.first)
 	if sorted && len(few) <= n/4 {
@@ -55,7 +56,7 @@ func (l *loader) order() {
 		l.mainInOrder = true
 		return
 	}
-	ord := heapgraph.Make[uint32](n)
+	ord := memory.Make[uint32](l.mem, n)
 	for i := range ord {
 		ord[i] = uint32(i)
 	}
@@ -154,7 +155,7 @@ func (l *loader) mergeLeading(k int, class func(j int) (id uint64, cls, aux, deg
 		}
 		move(p, r, n)
 	}
-	heapgraph.Both(func() {
+	cores.Both(func() {
 		walk(func(dst, from, to int) { copy(l.ids[dst:], l.ids[from:to]) },
 			func(p, j int) { l.ids[p], _, _, _ = class(j) })
 	}, func() {

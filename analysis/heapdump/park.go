@@ -3,17 +3,17 @@ package heapdump
 import (
 	"fmt"
 
-	"github.com/heapledger/heapledger/analysis/heapgraph"
+	"github.com/heapledger/heapledger/analysis/internal/memory"
 )
 
 // parkedCols holds the columns Park moved to temporary files.
 type parkedCols struct {
-	kind             *heapgraph.Spilled[Kind]
-	low, bucket, dir *heapgraph.Spilled[uint32]
-	full, words      *heapgraph.Spilled[uint64]
+	kind             *memory.Spilled[Kind]
+	low, bucket, dir *memory.Spilled[uint32]
+	full, words      *memory.Spilled[uint64]
 }
 
-// Park moves the object ids and the node kinds to temporary files (see heapgraph.Spilled) until
+// Park moves the object ids and the node kinds to temporary files (see memory.Spilled) until
 // Unpark. The graph algorithms read neither: only naming the few objects a report shows does,
 // and the id lookup index alone is about a fifth of what a dump holds per object. While parked,
 // ObjectID, Node, Describe, EdgeNames and Kind must not be used; IsClassObject and ClassName may.
@@ -22,22 +22,22 @@ func (d *Dump) Park() {
 		return
 	}
 	p := &parkedCols{}
-	p.kind, d.Kind = heapgraph.Spill(d.Kind), nil
+	p.kind, d.Kind = memory.Spill(d.mem, d.Kind), nil
 	x := &d.ids
 	if x.full != nil {
-		p.full, x.full = heapgraph.Spill(x.full), nil
+		p.full, x.full = memory.Spill(d.mem, x.full), nil
 	}
 	// Where the ranks find the nodes, the low bits are not needed again (see dropLow).
 	x.dropLow()
 	if x.low != nil {
-		p.low, x.low = heapgraph.Spill(x.low), nil
+		p.low, x.low = memory.Spill(d.mem, x.low), nil
 	}
 	if x.bucket != nil {
-		p.bucket, x.bucket = heapgraph.Spill(x.bucket), nil
+		p.bucket, x.bucket = memory.Spill(d.mem, x.bucket), nil
 	}
 	if x.ranks.dir != nil {
-		p.dir, x.ranks.dir = heapgraph.Spill(x.ranks.dir), nil
-		p.words, x.ranks.words = heapgraph.Spill(x.ranks.words), nil
+		p.dir, x.ranks.dir = memory.Spill(d.mem, x.ranks.dir), nil
+		p.words, x.ranks.words = memory.Spill(d.mem, x.ranks.words), nil
 	}
 	d.parked = p
 }
@@ -47,7 +47,7 @@ func (d *Dump) Unpark() error { return d.unpark(false) }
 
 // UnparkViews is Unpark for a caller that names a few objects and ends, such as a command
 // printing a report: the columns come back as read-only views of their files, never unmapped
-// (heapgraph.Spilled.View), whose pages are read in only as the lookups need them. The Dump must
+// (memory.Spilled.View), whose pages are read in only as the lookups need them. The Dump must
 // not be changed afterwards.
 func (d *Dump) UnparkViews() error { return d.unpark(true) }
 
@@ -70,7 +70,7 @@ func (d *Dump) unpark(view bool) error {
 
 // restore reads back what s holds (nil for nil), or views it, unless *err is set already; an
 // error it meets goes in *err, naming the dump at path and what the column holds.
-func restore[T ~uint8 | ~uint32 | ~uint64](s *heapgraph.Spilled[T], path, what string, view bool, err *error) []T {
+func restore[T ~uint8 | ~uint32 | ~uint64](s *memory.Spilled[T], path, what string, view bool, err *error) []T {
 	if s == nil || *err != nil {
 		return nil
 	}

@@ -78,14 +78,21 @@ func TestUnreachableDroppedOrKept(t *testing.T) {
 	b := hproftest.New(8)
 	b.Chain(0x100, 0x20)
 	p := write(t, b.Bytes())
-	var building []int
-	d, err := Load(p, Options{Building: func(nodes int) { building = append(building, nodes) }})
+	x, err := NewLoader(p, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Building is told the nodes before the unreachable ones go: the super root and 8 objects.
+	for _, step := range []func() error{x.Read, x.Index, x.References} {
+		if err := step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// As building starts the nodes are all there, the unreachable ones too: the super root and
+	// 8 objects.
+	var building []int
+	d := x.Build(func(nodes int) { building = append(building, nodes) })
 	if !slices.Equal(building, []int{9}) {
-		t.Errorf("Building called with %v, want once with 9 nodes", building)
+		t.Errorf("building told %v, want once 9 nodes", building)
 	}
 	// A, B, C and both classes are reachable; D, E, F are not.
 	if got := idsOf(d, allNodes(d)); !slices.Equal(got, []uint64{0x10, 0x20, 0x100, 0x108, 0x110}) {

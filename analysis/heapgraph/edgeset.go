@@ -7,7 +7,7 @@ package heapgraph
 type EdgeSet []uint64
 
 // NewEdgeSet returns an empty set able to hold edge indexes below n.
-func NewEdgeSet(n int) EdgeSet { return Make[uint64]((n + 63) / 64) }
+func NewEdgeSet(n int) EdgeSet { return make(EdgeSet, (n+63)/64) }
 
 // Add puts edge e in the set.
 func (s EdgeSet) Add(e uint32) { s[e>>6] |= 1 << (e & 63) }

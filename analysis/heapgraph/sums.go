@@ -1,6 +1,10 @@
 package heapgraph
 
-import "runtime"
+import (
+	"runtime"
+
+	"github.com/heapledger/heapledger/analysis/internal/cores"
+)
 
 // RunningSums turns the counts in a into running sums in place (CSR offsets from counts) and
 // returns their total: with exclusive, a[i] becomes the sum of the counts before i, else of those
@@ -25,7 +29,7 @@ func RunningSums(a []uint32, exclusive bool) uint64 {
 	}
 	mid := len(a) / 2
 	var first, second uint64
-	Both(func() { first = sum(a[:mid]) }, func() { second = sum(a[mid:]) })
+	cores.Both(func() { first = sum(a[:mid]) }, func() { second = sum(a[mid:]) })
 	lift := uint32(first)
 	for i := range a[mid:] {
 		a[mid+i] += lift

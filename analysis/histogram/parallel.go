@@ -8,8 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/heapledger/heapledger/analysis/heapgraph"
 	"github.com/heapledger/heapledger/analysis/hprof"
+	"github.com/heapledger/heapledger/analysis/internal/memory"
 )
 
 // classRec is a CLASS DUMP a worker met and decoded, kept until the schema takes them in file
@@ -67,7 +67,7 @@ func fromSegments(path string, f *os.File, opt Options) (*Histogram, bool) {
 		// waits for one; from disk it waits on the disk at every hop, and a worker of its own
 		// reads meanwhile (the small benchmark dump's histogram from disk took 44 ms with the
 		// walker as a worker, against 30).
-		WalkerWorks: heapgraph.CachedEnd(f, st.Size()),
+		WalkerWorks: memory.CachedEnd(f, st.Size()),
 		// The class names are read back from the runs of symbols the index noted, on the walk's
 		// goroutine, while the other workers count.
 		Walked: func(idx *hprof.Index) error {

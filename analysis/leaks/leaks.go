@@ -17,6 +17,8 @@ import (
 	"github.com/heapledger/heapledger/analysis/dominators"
 	"github.com/heapledger/heapledger/analysis/dynsize"
 	"github.com/heapledger/heapledger/analysis/heapgraph"
+	"github.com/heapledger/heapledger/analysis/internal/cores"
+	"github.com/heapledger/heapledger/analysis/internal/memory"
 )
 
 // Input is the graph to analyse and what the analysis needs to know about its nodes.
@@ -81,8 +83,11 @@ type Options struct {
 	// sizes' bytes of a dump, at the end of its analysis). Their files go as soon as Run has
 	// read them for the last time.
 	Leave Columns
+	// Memory is where the analysis's arrays come from and its columns go (nil: make, and the
+	// system's temporary directory).
+	Memory *memory.Budget
 	// Views, with Spill, has the other columns come back as read-only views of their files
-	// (heapgraph.Spilled.View), never unmapped, instead of copies: for a caller that reads a
+	// (memory.Spilled.View), never unmapped, instead of copies: for a caller that reads a
 	// few elements of them and ends, such as a command printing the report.
 	Views bool
 }
@@ -199,7 +204,7 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 		phase(name)
 	}
 	rep = &Report{}
-	cols := &parked{on: opt.Spill}
+	cols := &parked{on: opt.Spill, mem: opt.Memory}
 	defer func() {
 		if e := cols.unparkBut(in, opt.Leave, opt.Views); e != nil && err == nil {
 			rep, err = nil, e
@@ -207,8 +212,8 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 		cols.close()
 	}()
 
-	// The phases hand their work arrays on to the next (see heapgraph.Scratch).
-	sc := &heapgraph.Scratch{Spill: opt.Spill}
+	// The phases hand their work arrays on to the next (see memory.Scratch).
+	sc := &memory.Scratch{Spill: opt.Spill, Budget: opt.Memory}
 	defer sc.Drop()
 	edges := len(g.Succ)
 	// The edges the dynamic sizes skip are marked on the other core while the shallow sizes and
@@ -219,7 +224,7 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 	if runtime.GOMAXPROCS(0) >= 2 {
 		ch := make(chan heapgraph.EdgeSet, 1)
 		early = ch
-		go func() { ch <- dynamicSkip(g, in.Weak, in.ClassObjects) }()
+		go func() { ch <- dynamicSkip(opt.Memory, g, in.Weak, in.ClassObjects) }()
 	}
 	cols.park(in, true, true, false)
 	freeing("depth-first search")
@@ -237,7 +242,7 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 	var found *dynsize.Found
 	var foundDone chan struct{}
 	// Arrays made ahead go to the searches that take them: each search's first arrays.
-	var searchSc *heapgraph.Scratch
+	var searchSc *memory.Scratch
 	faulted := int64(0) // bytes of them resident already, counted in resident()
 	if a := opt.Ahead; a != nil {
 		arrays := a.take(n)
@@ -246,7 +251,7 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 		}
 		sc.Give(arrays[:min(len(arrays), dfsArrays)]...)
 		if len(arrays) > dfsArrays {
-			searchSc = &heapgraph.Scratch{}
+			searchSc = &memory.Scratch{Budget: opt.Memory}
 			searchSc.Give(arrays[dfsArrays:]...)
 		}
 	}
@@ -413,7 +418,7 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 		// The heap's walk on one core, the suspects' on the other: below a suspect that holds
 		// most of the heap, its walk is about as long.
 		phase("retained size by label")
-		heapgraph.Both(func() { rep.ByLabel = groupsHeld(tree.ByLabel(g, ret, in.Labels, 0, in.ClassOf)) }, func() {
+		cores.Both(func() { rep.ByLabel = groupsHeld(tree.ByLabel(g, ret, in.Labels, 0, in.ClassOf)) }, func() {
 			for i := range rep.Suspects {
 				s := &rep.Suspects[i]
 				s.Held = groupsHeld(tree.ByLabel(g, ret, in.Labels, s.Accumulation.Node, in.ClassOf))
@@ -422,7 +427,7 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 	}
 	// Neither the retained sizes nor the tree are needed again; the rest of the analysis reads
 	// the edges, and the sizes only once the components are condensed.
-	heapgraph.Release(ret)
+	memory.Release(opt.Memory, ret)
 	ret = nil
 	tree.Release()
 	off, kids = nil, nil
@@ -450,7 +455,7 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 
 	phase("strongly connected components")
 	if found == nil {
-		skip = dynamicSkip(g, in.Weak, in.ClassObjects)
+		skip = dynamicSkip(opt.Memory, g, in.Weak, in.ClassObjects)
 		found = dynsize.Search(g, skip, sc)
 	}
 	dyn := dynsize.CondensedFrom(g, skip, found, sc)
@@ -476,7 +481,7 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 			return nil, err
 		}
 		pointsBeside := !limited || beside(resident(), 4*int64(n)+9*int64(count), opt.MemoryLimit)
-		points = dyn.DominateAndWeigh(g, sc, heapgraph.Make[uint32](count), pointsBeside)
+		points = dyn.DominateAndWeigh(g, sc, memory.Make[uint32](opt.Memory, count), pointsBeside)
 		weighed = true
 	} else {
 		dyn.Dominate(sc)
@@ -504,7 +509,7 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 	if weighed && points == nil {
 		dyn.Points(sc)
 	}
-	var comps *heapgraph.Spilled[uint32]
+	var comps *memory.Spilled[uint32]
 	// The column goes out on the other core while the walks, on one, sum the points' sizes:
 	// after the points, which the walks wait on.
 	spilled := make(chan struct{})
@@ -516,7 +521,7 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 			if points != nil {
 				<-points
 			}
-			comps = heapgraph.Spill(comp)
+			comps = memory.Spill(opt.Memory, comp)
 		}()
 		compOf = func(v uint32) (uint32, error) { return comps.At(int(v)) }
 	} else {
@@ -576,7 +581,7 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 		d, d2 := dynsize.NewDescriber(ranked), dynsize.NewDescriber(ranked)
 		half := comps.Len() / 2
 		var err1, err2 error
-		heapgraph.Both(func() { err1 = comps.ScanRange(make([]uint32, 16<<10), 0, half, d.Add) },
+		cores.Both(func() { err1 = comps.ScanRange(make([]uint32, 16<<10), 0, half, d.Add) },
 			func() { err2 = comps.ScanRange(make([]uint32, 16<<10), half, comps.Len(), d2.Add) })
 		<-released
 		if err := errors.Join(err1, err2); err != nil {
@@ -617,7 +622,7 @@ const aheadArrays = dfsArrays + 1
 // on a virtual machine whose host backs fresh memory anew costs seconds on a dump of tens of
 // millions of objects. It returns nil when nothing fits, or there is one core only. Run must
 // be given the result (Options.Ahead) for a graph of no more than nodes nodes.
-func MakeAhead(nodes int, room int64) *Ahead {
+func MakeAhead(mem *memory.Budget, nodes int, room int64) *Ahead {
 	if runtime.GOMAXPROCS(0) < 2 || nodes <= 0 {
 		return nil
 	}
@@ -630,12 +635,12 @@ func MakeAhead(nodes int, room int64) *Ahead {
 	go func() {
 		arrays := make([][]uint32, k)
 		for i := range arrays {
-			arrays[i] = heapgraph.Reserve[uint32](nodes + 1)
+			arrays[i] = memory.Reserve[uint32](mem, nodes+1)
 		}
 		a.arrays = arrays
 		close(a.made)
 		for _, b := range arrays {
-			if a.dropped.Load() || !heapgraph.Populate(b, &a.faulted) {
+			if a.dropped.Load() || !memory.Populate(mem, b, &a.faulted) {
 				return
 			}
 		}
@@ -662,9 +667,9 @@ func (a *Ahead) take(n int) [][]uint32 {
 	return arrays
 }
 
-// resident is heapgraph.Resident, which tests replace to choose the room that a memory limit
+// resident is memory.Resident, which tests replace to choose the room that a memory limit
 // leaves.
-var resident = heapgraph.Resident
+var resident = memory.Resident
 
 // besideDone, set in tests, learns whether the components' search beside the depth-first search
 // found them or gave up.
@@ -689,6 +694,7 @@ func beside(resident, more, limit int64) bool {
 // already where it is asked to be as a no-op, so that each phase says only what it needs.
 type parked struct {
 	on                        bool
+	mem                       *memory.Budget
 	size, classOf, offs, succ column[uint32]
 	weak                      column[uint64]
 }
@@ -705,15 +711,15 @@ func (p *parked) park(in *Input, size, classOf, edges bool) {
 	// collects them; parking the edges beside the dominator tree, a collection here stopped the
 	// tree for nothing (0.7 ms on the small benchmark dump, and as much three times more).
 	if size {
-		p.size.park(&g.Size)
+		p.size.park(p.mem, &g.Size)
 	}
 	if classOf {
-		p.classOf.park(&in.ClassOf)
+		p.classOf.park(p.mem, &in.ClassOf)
 	}
 	if edges {
-		p.offs.park(&g.Off)
-		p.succ.park(&g.Succ)
-		p.weak.park((*[]uint64)(&in.Weak))
+		p.offs.park(p.mem, &g.Off)
+		p.succ.park(p.mem, &g.Succ)
+		p.weak.park(p.mem, (*[]uint64)(&in.Weak))
 	}
 }
 
@@ -760,7 +766,7 @@ func (p *parked) unparkBut(in *Input, leave Columns, views bool) error {
 
 // forget discards the files of the columns in leave that are out, which the caller must know Run
 // reads no more and does not hand back (Options.Leave). The page cache that held one is freed at
-// once, in one piece, for the next arrays to take (see heapgraph.GiveCache), rather than when Run
+// once, in one piece, for the next arrays to take (see memory.Budget.GiveCache), rather than when Run
 // returns. The edges of the large benchmark dump take 400 MB there.
 func (p *parked) forget(leave Columns) {
 	if leave.Sizes {
@@ -785,20 +791,20 @@ func (p *parked) close() {
 
 // column is one input column and its copy in a temporary file, written the first time the
 // column goes out and kept, so that it goes out again without a second write (Run changes no
-// column). Inside Run a column comes back as a view of its file (see heapgraph.Spilled.Map),
+// column). Inside Run a column comes back as a view of its file (see memory.Spilled.Map),
 // which going out again just unmaps; only what Run hands back to its caller is a copy.
 type column[T ~uint32 | ~uint64] struct {
-	file *heapgraph.Spilled[T]
+	file *memory.Spilled[T]
 	out  bool
 	view bool // in, as a view of the file
 }
 
-func (c *column[T]) park(a *[]T) {
+func (c *column[T]) park(mem *memory.Budget, a *[]T) {
 	if c.out || *a == nil {
 		return
 	}
 	if c.file == nil {
-		c.file = heapgraph.Spill(*a)
+		c.file = memory.Spill(mem, *a)
 	}
 	if c.view {
 		c.file.Unmap()
@@ -1031,8 +1037,8 @@ func shortestPaths(g *heapgraph.Graph, weak heapgraph.EdgeSet, targets []uint32,
 
 // dynamicSkip is the set of edges dynamic sizes leave out: weak referents and references into
 // class objects.
-func dynamicSkip(g *heapgraph.Graph, weak, classObjects heapgraph.EdgeSet) heapgraph.EdgeSet {
-	skip := heapgraph.NewEdgeSet(len(g.Succ))
+func dynamicSkip(mem *memory.Budget, g *heapgraph.Graph, weak, classObjects heapgraph.EdgeSet) heapgraph.EdgeSet {
+	skip := heapgraph.EdgeSet(memory.Make[uint64](mem, (len(g.Succ)+63)/64))
 	copy(skip, weak)
 	if len(classObjects) > 0 {
 		for e, w := range g.Succ[g.Off[1]:] {
@@ -1054,7 +1060,7 @@ func topBy(val []uint64, k int, keep func(uint32) bool) []uint32 {
 	// Each core ranks half the nodes; the best k of the two rankings are the best k of all.
 	var a, b []uint32
 	mid := len(val) / 2
-	heapgraph.Both(func() { a = topIn(val, 0, mid, k, keep) }, func() { b = topIn(val, mid, len(val), k, keep) })
+	cores.Both(func() { a = topIn(val, 0, mid, k, keep) }, func() { b = topIn(val, mid, len(val), k, keep) })
 	h := &minHeap{val: val}
 	out := make([]uint32, 0, min(k, len(a)+len(b)))
 	for len(out) < cap(out) {

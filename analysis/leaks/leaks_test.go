@@ -666,7 +666,7 @@ func TestMakeAheadFitsTheRoom(t *testing.T) {
 		{aheadSlack(nodes) + 10*per, aheadArrays},
 		{-1, 0},
 	} {
-		a := MakeAhead(nodes, tc.room)
+		a := MakeAhead(nil, nodes, tc.room)
 		got := 0
 		if a != nil {
 			got = len(a.take(nodes))
@@ -675,7 +675,7 @@ func TestMakeAheadFitsTheRoom(t *testing.T) {
 			t.Errorf("room %d: %d arrays made, want %d", tc.room, got, tc.want)
 		}
 	}
-	if MakeAhead(0, 1<<40) != nil {
+	if MakeAhead(nil, 0, 1<<40) != nil {
 		t.Error("arrays made for a graph of no nodes")
 	}
 }
@@ -712,7 +712,7 @@ func TestRunTakesArraysMadeAhead(t *testing.T) {
 		opt.MemoryLimit = fixed + 20*n + e/4 + 4<<20 - aheadArrays*4*(n+1)
 		var a *Ahead
 		if tc.nodes > 0 {
-			if a = MakeAhead(tc.nodes, 1<<40); a == nil {
+			if a = MakeAhead(nil, tc.nodes, 1<<40); a == nil {
 				t.Fatal("no arrays made ahead with all the room in the world")
 			}
 			<-a.made

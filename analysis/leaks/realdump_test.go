@@ -51,7 +51,7 @@ func TestRealDump(t *testing.T) {
 		if o.Retained != ret[o.Node] {
 			t.Errorf("report says %s retains %d, dominator tree %d", d.Describe(o.Node), o.Retained, ret[o.Node])
 		}
-		if slow := ddmin.SlowDynamic(g, dynamicSkip(g, weak, in.ClassObjects), o.Node); o.Dynamic != slow {
+		if slow := ddmin.SlowDynamic(g, dynamicSkip(nil, g, weak, in.ClassObjects), o.Node); o.Dynamic != slow {
 			t.Errorf("%s: dynamic size %d, by reachability %d", d.Describe(o.Node), o.Dynamic, slow)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/heapledger/heapledger/analysis/heapdump"
 	"github.com/heapledger/heapledger/analysis/heapgraph"
+	"github.com/heapledger/heapledger/analysis/internal/memory"
 )
 
 // SetApart finds the runtime's own objects and cuts them off from the application's: it adds
@@ -43,7 +44,7 @@ func (r *Runtime) SetApart(d *heapdump.Dump) {
 		return isOwn[d.ClassOf[v]]
 	}
 	reached := heapgraph.NewEdgeSet(n)
-	var stack heapgraph.Stack[uint32]
+	var stack memory.Stack[uint32]
 	visit := func(v uint32) {
 		if !reached.Has(v) && !own(v) {
 			reached.Add(v)

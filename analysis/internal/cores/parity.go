@@ -1,4 +1,4 @@
-package heapgraph
+package cores
 
 // ByParity runs each(0) and each(1) at once, on two cores, and waits for both. A pass that
 // fills per-node lists (counts, then cursors) splits its work by the parity of the lists' nodes

@@ -1,4 +1,4 @@
-package heapgraph
+package memory
 
 import (
 	"os"
@@ -19,9 +19,10 @@ func scrambled(n int) []uint32 {
 }
 
 func TestSpillRoundTrips(t *testing.T) {
+	b := New(0, t.TempDir())
 	a := scrambled(100_003)
 	want := slices.Clone(a)
-	s := Spill(a)
+	s := Spill(b, a)
 	if s.files == nil {
 		t.Fatal("the column stayed in memory although the temporary directory is writable")
 	}
@@ -43,30 +44,30 @@ func TestSpillRoundTrips(t *testing.T) {
 	if err != nil || !slices.Equal(got, want) {
 		t.Fatalf("restored column differs (err %v)", err)
 	}
-	s64 := Spill([]uint64{1 << 40, 3, ^uint64(0)})
+	s64 := Spill(b, []uint64{1 << 40, 3, ^uint64(0)})
 	if got, err := s64.Restore(make([]uint64, 5)); err != nil || !slices.Equal(got, []uint64{1 << 40, 3, ^uint64(0)}) {
 		t.Fatalf("uint64 column came back as %v, %v", got, err)
 	}
-	s8 := Spill([]uint8{4, 0, 255})
+	s8 := Spill(b, []uint8{4, 0, 255})
 	if v, err := s8.At(2); err != nil || v != 255 {
 		t.Fatalf("At(2) of a byte column = %d, %v", v, err)
 	}
 	s8.Close()
-	if got, err := Spill([]uint32(nil)).Restore(nil); err != nil || len(got) != 0 {
+	if got, err := Spill(b, []uint32(nil)).Restore(nil); err != nil || len(got) != 0 {
 		t.Fatalf("an empty column came back as %v, %v", got, err)
 	}
 }
 
 func TestSpillKeepsTheColumnWhenItCannotWrite(t *testing.T) {
-	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
-	n0, b0, _ := SpillFailures()
+	b := New(0, filepath.Join(t.TempDir(), "missing"))
+	n0, b0, _ := b.SpillFailures()
 	a := []uint32{5, 6, 7}
-	s := Spill(a)
+	s := Spill(b, a)
 	if s.files != nil {
 		t.Fatal("spilled into a directory that does not exist")
 	}
-	if n, b, err := SpillFailures(); n != n0+1 || b != b0+12 || err == nil || !strings.Contains(err.Error(), "missing") {
-		t.Errorf("SpillFailures() = %d, %d, %v after one failure; want %d, %d and the reason", n, b, err, n0+1, b0+12)
+	if n, bytes, err := b.SpillFailures(); n != n0+1 || bytes != b0+12 || err == nil || !strings.Contains(err.Error(), "missing") {
+		t.Errorf("SpillFailures() = %d, %d, %v after one failure; want %d, %d and the reason", n, bytes, err, n0+1, b0+12)
 	}
 	if v, err := s.At(1); err != nil || v != 6 {
 		t.Fatalf("At(1) = %d, %v", v, err)
@@ -77,7 +78,7 @@ func TestSpillKeepsTheColumnWhenItCannotWrite(t *testing.T) {
 	}
 	big := make([]uint32, 2*spillPart/4+1) // two parts, where there are two cores
 	big[len(big)-1] = 9
-	if s := Spill(big); s.files != nil || s.kept == nil {
+	if s := Spill(b, big); s.files != nil || s.kept == nil {
 		t.Fatal("a column in two parts spilled into a directory that does not exist")
 	} else if v, err := s.At(len(big) - 1); err != nil || v != 9 {
 		t.Fatalf("At(last) of the kept column = %d, %v", v, err)
@@ -87,6 +88,7 @@ func TestSpillKeepsTheColumnWhenItCannotWrite(t *testing.T) {
 // A column of 2·spillPart bytes and more goes out as two files, written and read back on two
 // cores; elements on either side of the split come back as they were.
 func TestSpillInTwoParts(t *testing.T) {
+	b := New(0, t.TempDir())
 	if runtime.GOMAXPROCS(0) < 2 {
 		t.Skip("one core: a column is written as one file")
 	}
@@ -95,7 +97,7 @@ func TestSpillInTwoParts(t *testing.T) {
 		a[i] = uint64(i) * 0x9E3779B97F4A7C15
 	}
 	want := slices.Clone(a)
-	s := Spill(a)
+	s := Spill(b, a)
 	if len(s.files) != 2 {
 		t.Fatalf("a column of %d bytes went out as %d file(s), want 2", 8*len(a), len(s.files))
 	}
@@ -118,16 +120,17 @@ func TestSpillInTwoParts(t *testing.T) {
 // Map's view of a column, in one file or two, holds what went out, and ends with Unmap; a
 // column can be viewed again, and loaded meanwhile.
 func TestSpillMap(t *testing.T) {
+	b := New(0, t.TempDir())
 	for _, n := range []int{1, 1023, 100_003, 2*spillPart/4 + 5} {
 		a := scrambled(n)
 		want := slices.Clone(a)
-		s := Spill(a)
+		s := Spill(b, a)
 		mapAndCompare(t, s, want)
 		s.Close()
 	}
 	// A column kept in memory, its file unwritable, is its own view.
-	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
-	s := Spill([]uint64{7, 8})
+	b = New(0, filepath.Join(t.TempDir(), "missing"))
+	s := Spill(b, []uint64{7, 8})
 	if v, err := s.Map(); err != nil || !slices.Equal(v, []uint64{7, 8}) {
 		t.Fatalf("kept column viewed as %v, %v", v, err)
 	}
@@ -157,10 +160,11 @@ func mapAndCompare[T uint32 | uint64](t *testing.T, s *Spilled[T], want []T) {
 // View hands a column back for good: it holds what went out, one file or two, and stays valid
 // after the Spilled has let its files go; a kept column is its own view.
 func TestSpillView(t *testing.T) {
+	b := New(0, t.TempDir())
 	for _, n := range []int{1, 1023, 100_003, 2*spillPart/4 + 5} {
 		a := scrambled(n)
 		want := slices.Clone(a)
-		s := Spill(a)
+		s := Spill(b, a)
 		clear(a)
 		v, err := s.View()
 		if err != nil || !slices.Equal(v, want) {
@@ -178,9 +182,9 @@ func TestSpillView(t *testing.T) {
 			t.Fatal("the view is the spilled array itself")
 		}
 	}
-	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
+	b = New(0, filepath.Join(t.TempDir(), "missing"))
 	kept := []uint64{7, 8}
-	if v, err := Spill(kept).View(); err != nil || &v[0] != &kept[0] {
+	if v, err := Spill(b, kept).View(); err != nil || &v[0] != &kept[0] {
 		t.Fatalf("kept column viewed as %v, %v; want the column itself", v, err)
 	}
 }
@@ -188,10 +192,11 @@ func TestSpillView(t *testing.T) {
 // ScanRange over the whole column hands it over in parts of the buffer's size, never across the two files, with
 // the index of each part's first element; the parts make up the column.
 func TestSpillScan(t *testing.T) {
+	b := New(0, t.TempDir())
 	for _, n := range []int{0, 1, 4095, 4096, 4097, 100_003, 2*spillPart/4 + 5} {
 		a := scrambled(n)
 		want := slices.Clone(a)
-		s := Spill(a)
+		s := Spill(b, a)
 		for _, size := range []int{0, 1000, 4096} {
 			var got []uint32
 			err := s.ScanRange(make([]uint32, size), 0, s.Len(), func(lo int, part []uint32) {
@@ -215,7 +220,7 @@ func TestSpillScan(t *testing.T) {
 	// Ranges, across the two files' boundary too, give their elements only.
 	a := scrambled(2*spillPart/4 + 5)
 	want := slices.Clone(a)
-	s := Spill(a)
+	s := Spill(b, a)
 	mid := min(s.part, len(want)-5) // the files' boundary where there are two (one core writes one)
 	for _, r := range [][2]int{{0, 0}, {0, 1}, {3, 9000}, {mid - 5, mid + 5}, {len(want) - 7, len(want)}} {
 		var got []uint32
@@ -232,7 +237,7 @@ func TestSpillScan(t *testing.T) {
 		t.Fatal("a range past the column's end was scanned")
 	}
 	s.Close()
-	s = Spill([]uint32{1, 2, 3})
+	s = Spill(b, []uint32{1, 2, 3})
 	s.files[0].Close() // reading back fails
 	if err := s.ScanRange(nil, 0, s.Len(), func(int, []uint32) {}); err == nil {
 		t.Fatal("Scan of a column whose file cannot be read succeeded")

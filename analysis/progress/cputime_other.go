@@ -1,6 +1,6 @@
 //go:build !unix
 
-package heapgraph
+package progress
 
 import "time"
 

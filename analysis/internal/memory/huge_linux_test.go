@@ -1,6 +1,6 @@
 //go:build linux
 
-package heapgraph
+package memory
 
 import (
 	"os"
@@ -27,25 +27,27 @@ func resident(t *testing.T, a []uint64) int {
 // A large array from Make becomes resident without the caller touching it; one from Reserve
 // does not.
 func TestMakeFaultsPagesInAhead(t *testing.T) {
+	b := New(0, "")
+	defer b.Close()
 	if runtime.GOMAXPROCS(0) < 2 {
 		t.Skip("the faulter works only with two cores or more")
 	}
 	// Memory the program used before would come back cleared by the allocator, so resident.
 	debug.FreeOSMemory()
-	reserved := Reserve[uint64](hugeMin / 8 * 2)
+	reserved := Reserve[uint64](b, hugeMin/8*2)
 	// The heap may still hand back a few pages an earlier test left resident (a run with
 	// -count=3 did): what Reserve is judged by is what came in after it returned.
 	already := resident(t, reserved)
 	quarter := len(reserved) / 4
 	margin := hugePage / 8
 	alreadyOutside := resident(t, reserved[2*quarter+margin:]) + resident(t, reserved[:quarter-margin])
-	made := Make[uint64](hugeMin / 8 * 2)
+	made := Make[uint64](b, hugeMin/8*2)
 	pages := len(made) * 8 / 4096
 	deadline := time.Now().Add(20 * time.Second)
-	for resident(t, made) < pages && time.Now().Before(deadline) && !faulter.off.Load() {
+	for resident(t, made) < pages && time.Now().Before(deadline) && !b.faults.off.Load() {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if faulter.off.Load() {
+	if b.faults.off.Load() {
 		t.Skip("the kernel has no MADV_POPULATE_WRITE")
 	}
 	if got := resident(t, made); got < pages {
@@ -57,7 +59,7 @@ func TestMakeFaultsPagesInAhead(t *testing.T) {
 		t.Errorf("Reserve: %d of %d pages resident (%d when it returned), none touched", got, pages, already)
 	}
 	// FaultAhead brings in the pages of the range asked for, and not the rest.
-	FaultAhead(reserved, quarter, 2*quarter)
+	FaultAhead(b, reserved, quarter, 2*quarter)
 	for resident(t, reserved[quarter:2*quarter]) < pages/4 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -74,12 +76,14 @@ func TestMakeFaultsPagesInAhead(t *testing.T) {
 // Populate makes every page of an array from Reserve resident, counting the bytes, and leaves
 // what the array holds as it was.
 func TestPopulate(t *testing.T) {
+	b := New(0, "")
+	defer b.Close()
 	debug.FreeOSMemory()
 	for _, n := range []int{3 << 10, hugeMin / 8 * 2} { // 4 KB pages, and huge ones
-		a := Reserve[uint64](n)
+		a := Reserve[uint64](b, n)
 		a[7] = 42 // written while the rest is not resident
 		var done atomic.Int64
-		if !Populate(a, &done) {
+		if !Populate(b, a, &done) {
 			t.Skip("the kernel has no MADV_POPULATE_WRITE")
 		}
 		if got, want := done.Load(), int64(n*8); got != want {
@@ -98,7 +102,7 @@ func TestPopulate(t *testing.T) {
 		}
 	}
 	var done atomic.Int64
-	if !Populate([]uint32(nil), &done) || done.Load() != 0 {
+	if !Populate(b, []uint32(nil), &done) || done.Load() != 0 {
 		t.Error("Populate of nothing must succeed and count nothing")
 	}
 }
@@ -131,12 +135,9 @@ func TestSpillFailingPartWayKeepsTheColumn(t *testing.T) {
 	}
 	lim := old
 	defer syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old)
-	n0, b0, first0 := SpillFailures()
-	defer func() { // the other tests expect the failures they cause, and the first reason
-		kept.Lock()
-		kept.n, kept.bytes, kept.first = n0, b0, first0
-		kept.Unlock()
-	}()
+	b := New(0, "")
+	defer b.Close()
+	n0, _, _ := b.SpillFailures()
 	// Two parts of 12 MB, each failing in its second chunk; then two parts of which only the
 	// first, one element longer, passes the limit, so that the second, written whole and given
 	// back, must come back from its file.
@@ -149,12 +150,12 @@ func TestSpillFailingPartWayKeepsTheColumn(t *testing.T) {
 		for i := range a {
 			a[i] = uint32(i) * 2654435761
 		}
-		s := Spill(a)
+		s := Spill(b, a)
 		syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old)
 		if s.files != nil {
 			t.Fatalf("%d elements: the column went out although its files could not be written whole", n)
 		}
-		if n, _, err := SpillFailures(); n == n0 || err == nil {
+		if n, _, err := b.SpillFailures(); n == n0 || err == nil {
 			t.Errorf("SpillFailures: %d after %d, %v", n, n0, err)
 		}
 		for i, v := range a {
@@ -167,12 +168,14 @@ func TestSpillFailingPartWayKeepsTheColumn(t *testing.T) {
 
 // Spilling gives the column's memory back as it goes, before the caller drops the array.
 func TestSpillGivesMemoryBack(t *testing.T) {
+	b := New(0, "")
+	defer b.Close()
 	a := make([]uint64, 64<<20/8)
 	for i := range a {
 		a[i] = uint64(i)
 	}
 	before := Resident()
-	s := Spill(a)
+	s := Spill(b, a)
 	after := Resident()
 	runtime.KeepAlive(a)
 	if s.files == nil {
@@ -191,8 +194,10 @@ func TestSpillGivesMemoryBack(t *testing.T) {
 // that a caller reading an element before writing it faults once, not twice; one from Reserve
 // does not.
 func TestMakeWritesSmallArraysPages(t *testing.T) {
+	b := New(0, "")
+	defer b.Close()
 	debug.FreeOSMemory() // freed memory would come back cleared by the allocator, so resident
-	made := Make[uint64](4 << 20 / 8)
+	made := Make[uint64](b, 4<<20/8)
 	if got, want := resident(t, made), len(made)*8/4096; got < want {
 		t.Errorf("%d of the 4 MB array's %d pages resident after Make", got, want)
 	}
@@ -207,7 +212,7 @@ func TestMakeWritesSmallArraysPages(t *testing.T) {
 	var reserved [3][]uint64
 	fewest := len(made)
 	for i := range reserved {
-		reserved[i] = Reserve[uint64](4 << 20 / 8)
+		reserved[i] = Reserve[uint64](b, 4<<20/8)
 		fewest = min(fewest, resident(t, reserved[i]))
 	}
 	if fewest > 1 {
@@ -274,35 +279,36 @@ func TestGiveCache(t *testing.T) {
 	if !cached(0) || !cached(1) || !cached(2) {
 		t.Fatal("a file just written and synced is not in the page cache")
 	}
-	defer func(b int64) { givingBatch = b }(givingBatch)
-	givingBatch = 0 // an array's size at a time
-	stop, err := GiveCache(path)
+	b := New(0, "")
+	defer b.Close()
+	b.cache.batch = 0 // an array's size at a time
+	stop, err := b.GiveCache(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	given := cacheGiven()
-	Make[uint8](donateMin - 1) // too small to give for
-	Make[uint64](4 * mb / 8)
+	given := b.cacheGiven()
+	Make[uint8](b, donateMin-1) // too small to give for
+	Make[uint64](b, 4*mb/8)
 	if !cached(0) || !cached(1) || cached(2) {
 		t.Errorf("after a 4 MB array, cached by 4 MB part: %v %v %v, want the last part dropped", cached(0), cached(1), cached(2))
 	}
-	if got := cacheGiven() - given; got != 4*mb {
+	if got := b.cacheGiven() - given; got != 4*mb {
 		t.Errorf("%d bytes given for a 4 MB array", got)
 	}
-	a := Reserve[uint32](hugeMin / 4) // large enough to be faulted in ahead
-	FaultAhead(a, 0, mb)              // the pages of 4 MB more
+	a := Reserve[uint32](b, hugeMin/4) // large enough to be faulted in ahead
+	FaultAhead(b, a, 0, mb)            // the pages of 4 MB more
 	if !cached(0) || cached(1) {
 		t.Errorf("after 4 MB faulted ahead, cached by part: %v %v, want the middle part dropped too", cached(0), cached(1))
 	}
 	stop()
-	Make[uint64](4 * mb / 8)
+	Make[uint64](b, 4*mb/8)
 	if !cached(0) {
 		t.Error("an array made after stop dropped the file's cache")
 	}
-	if _, err := GiveCache(path + ".missing"); err == nil {
+	if _, err := b.GiveCache(path + ".missing"); err == nil {
 		t.Error("a missing file gave no error")
 	}
-	if _, err := GiveCache(t.TempDir()); err == nil {
+	if _, err := b.GiveCache(t.TempDir()); err == nil {
 		t.Error("a directory gave no error")
 	}
 }
@@ -313,24 +319,25 @@ func TestGiveCachePopulateAndEnd(t *testing.T) {
 	if err := os.WriteFile(path, make([]byte, 6<<20), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	defer func(b int64) { givingBatch = b }(givingBatch)
-	givingBatch = 0
-	stop, err := GiveCache(path)
+	b := New(0, "")
+	defer b.Close()
+	b.cache.batch = 0
+	stop, err := b.GiveCache(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer stop()
-	given := cacheGiven()
+	given := b.cacheGiven()
 	var done atomic.Int64
-	if !Populate(Reserve[uint64](4<<20/8), &done) {
+	if !Populate(b, Reserve[uint64](b, 4<<20/8), &done) {
 		t.Skip("the system cannot populate pages")
 	}
-	Make[uint64](4 << 20 / 8)
-	if got := cacheGiven() - given; got != 6<<20 {
+	Make[uint64](b, 4<<20/8)
+	if got := b.cacheGiven() - given; got != 6<<20 {
 		t.Errorf("%d bytes given for 8 MB of arrays from a 6 MB file, want the file's 6 MB", got)
 	}
-	Make[uint64](4 << 20 / 8)
-	if got := cacheGiven() - given; got != 6<<20 {
+	Make[uint64](b, 4<<20/8)
+	if got := b.cacheGiven() - given; got != 6<<20 {
 		t.Errorf("%d bytes given after the whole file was", got)
 	}
 }
@@ -342,19 +349,20 @@ func TestGiveCacheInBatches(t *testing.T) {
 	if err := os.WriteFile(path, make([]byte, 64<<20), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	defer func(b int64) { givingBatch = b }(givingBatch)
-	givingBatch = 8 << 20
-	stop, err := GiveCache(path)
+	b := New(0, "")
+	defer b.Close()
+	b.cache.batch = 8 << 20
+	stop, err := b.GiveCache(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer stop()
-	given := cacheGiven()
+	given := b.cacheGiven()
 	for i, c := range []struct {
 		make, given int64 // MB
 	}{{3, 8}, {3, 8}, {3, 16}, {1, 16}, {20, 30}, {6, 38}, {2, 38}, {1, 46}} {
-		Make[uint8](int(c.make << 20))
-		if got := (cacheGiven() - given) >> 20; got != c.given {
+		Make[uint8](b, int(c.make<<20))
+		if got := (b.cacheGiven() - given) >> 20; got != c.given {
 			t.Errorf("after array %d (%d MB): %d MB given, want %d", i, c.make, got, c.given)
 		}
 	}
@@ -363,6 +371,8 @@ func TestGiveCacheInBatches(t *testing.T) {
 // Release gives an array's whole pages back at once: they leave memory and read as zeros. A
 // Scratch's Free does that to every array it holds, and forgets them.
 func TestReleaseGivesPagesBack(t *testing.T) {
+	b := New(0, "")
+	defer b.Close()
 	a := make([]uint64, 64<<10) // 512 KB
 	for i := range a {
 		a[i] = uint64(i) | 1
@@ -370,7 +380,7 @@ func TestReleaseGivesPagesBack(t *testing.T) {
 	if resident(t, a) == 0 {
 		t.Fatal("a written array is not resident")
 	}
-	Release(a[:10]) // the whole capacity goes, not only the slice's length
+	Release(b, a[:10]) // the whole capacity goes, not only the slice's length
 	if n := resident(t, a); n > 1 {
 		t.Fatalf("%d pages of a released array still resident", n)
 	}
@@ -379,15 +389,15 @@ func TestReleaseGivesPagesBack(t *testing.T) {
 			t.Fatalf("element %d reads %d after Release", i, v)
 		}
 	}
-	var s Scratch
-	b := make([]uint64, 64<<10)
-	for i := range b {
-		b[i] = 1
+	s := Scratch{Budget: b}
+	c := make([]uint64, 64<<10)
+	for i := range c {
+		c[i] = 1
 	}
-	s.Release64(b)
+	s.Release64(c)
 	s.Free()
-	if len(s.free64) != 0 || resident(t, b) > 1 {
-		t.Fatalf("Free kept %d arrays, %d pages of them resident", len(s.free64), resident(t, b))
+	if len(s.free64) != 0 || resident(t, c) > 1 {
+		t.Fatalf("Free kept %d arrays, %d pages of them resident", len(s.free64), resident(t, c))
 	}
 	// Trim gives back the arrays it forgets, and only those.
 	big, small := make([]uint32, 256<<10), make([]uint32, 128<<10)
@@ -418,20 +428,22 @@ func words(a []uint32) []uint64 {
 // FaultAhead faults in the pages asked for, of an array of any size, on the faulter; once
 // FaultsDone returns they are in. Released, they go again.
 func TestFaultAheadThenFaultsDone(t *testing.T) {
+	b := New(0, "")
+	defer b.Close()
 	if runtime.GOMAXPROCS(0) < 2 {
 		t.Skip("the faulter works only with two cores or more")
 	}
 	debug.FreeOSMemory()
-	a := Reserve[uint64](1 << 20)[:0] // 8 MB of 4 KB pages
-	FaultAhead(a, 0, 64<<10)          // the first 512 KB
-	FaultsDone()
-	if faulter.off.Load() {
+	a := Reserve[uint64](b, 1<<20)[:0] // 8 MB of 4 KB pages
+	FaultAhead(b, a, 0, 64<<10)        // the first 512 KB
+	FaultsDone(b)
+	if b.faults.off.Load() {
 		t.Skip("no madvise to populate with")
 	}
 	if in := resident(t, a[:64<<10]); in < 128 {
 		t.Fatalf("%d pages of the 128 asked for resident after FaultsDone", in)
 	}
-	Release(a[32<<10 : 64<<10]) // and on to the end of the array
+	Release(b, a[32<<10:64<<10]) // and on to the end of the array
 	if in := resident(t, a[32<<10:64<<10]); in > 0 {
 		t.Fatalf("%d pages resident after they were released", in)
 	}

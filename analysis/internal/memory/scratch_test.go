@@ -1,4 +1,4 @@
-package heapgraph
+package memory
 
 import "testing"
 
@@ -39,7 +39,7 @@ func TestScratchReusesZeroedAndTrims(t *testing.T) {
 // handed back by Release is cleared.
 func TestScratchGiveSkipsTheClear(t *testing.T) {
 	var s Scratch
-	given, released := Make[uint32](1<<16), Make[uint32](1<<17)
+	given, released := Make[uint32](nil, 1<<16), Make[uint32](nil, 1<<17)
 	s.Give(given)
 	s.Release(released)
 	if len(s.free) != 2 {
@@ -78,7 +78,7 @@ func TestScratchUint64s(t *testing.T) {
 // Make is make with advice: the slice must be make's, whether or not the kernel takes it.
 func TestMakeIsMake(t *testing.T) {
 	for _, n := range []int{0, 1, 1000, hugeMin/4 + 12345} {
-		a := Make[uint32](n)
+		a := Make[uint32](nil, n)
 		if len(a) != n || cap(a) != n {
 			t.Fatalf("Make(%d) gave len %d cap %d", n, len(a), cap(a))
 		}

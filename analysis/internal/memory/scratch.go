@@ -1,4 +1,4 @@
-package heapgraph
+package memory
 
 import (
 	"cmp"
@@ -18,6 +18,8 @@ type Scratch struct {
 	// files (see Spilled) instead of keeping them resident. Such a phase can then fail with an
 	// error, if a file cannot be read back.
 	Spill bool
+	// Budget is where the arrays come from (nil: make).
+	Budget *Budget
 }
 
 // held is an array a Scratch holds for reuse.
@@ -30,21 +32,29 @@ type held[T uint32 | uint64] struct {
 // Spills reports whether the phases may spill arrays to temporary files.
 func (s *Scratch) Spills() bool { return s != nil && s.Spill }
 
+// Memory is the budget the arrays come from (nil for a nil Scratch).
+func (s *Scratch) Memory() *Budget {
+	if s == nil {
+		return nil
+	}
+	return s.Budget
+}
+
 // Uint32s returns a zeroed slice of n elements, reusing a released array when one is large
 // enough (the smallest such, so that big arrays stay for big requests).
 func (s *Scratch) Uint32s(n int) []uint32 {
 	if s == nil {
-		return Make[uint32](n)
+		return Make[uint32](nil, n)
 	}
-	return take(&s.free, n)
+	return take(s.Budget, &s.free, n)
 }
 
 // Uint64s is Uint32s for 64-bit words (sizes).
 func (s *Scratch) Uint64s(n int) []uint64 {
 	if s == nil {
-		return Make[uint64](n)
+		return Make[uint64](nil, n)
 	}
-	return take(&s.free64, n)
+	return take(s.Budget, &s.free64, n)
 }
 
 // Release hands arrays back for reuse; the caller must not use them afterwards. Arrays under
@@ -80,7 +90,7 @@ func (s *Scratch) MoveTo(t *Scratch) {
 	s.free, s.free64 = nil, nil
 }
 
-func take[T uint32 | uint64](free *[]held[T], n int) []T {
+func take[T uint32 | uint64](b *Budget, free *[]held[T], n int) []T {
 	best := -1
 	for i, h := range *free {
 		if cap(h.a) >= n && (best < 0 || cap(h.a) < cap((*free)[best].a)) {
@@ -88,15 +98,15 @@ func take[T uint32 | uint64](free *[]held[T], n int) []T {
 		}
 	}
 	if best < 0 {
-		return Make[T](n)
+		return Make[T](b, n)
 	}
 	h := (*free)[best]
 	*free = slices.Delete(*free, best, best+1)
-	b := h.a[:n]
+	a := h.a[:n]
 	if !h.zero {
-		clear(b)
+		clear(a)
 	}
-	return b
+	return a
 }
 
 func keep[T uint32 | uint64](free *[]held[T], bufs [][]T, minLen int, zero bool) {
@@ -116,7 +126,7 @@ func (s *Scratch) Trim(k int) {
 	}
 	slices.SortFunc(s.free, func(a, b held[uint32]) int { return cmp.Compare(cap(b.a), cap(a.a)) })
 	for _, h := range s.free[k:] {
-		Release(h.a)
+		Release(s.Budget, h.a)
 	}
 	clear(s.free[k:])
 	s.free = s.free[:k]
@@ -129,10 +139,10 @@ func (s *Scratch) Free() {
 		return
 	}
 	for _, h := range s.free {
-		Release(h.a)
+		Release(s.Budget, h.a)
 	}
 	for _, h := range s.free64 {
-		Release(h.a)
+		Release(s.Budget, h.a)
 	}
 	s.Drop()
 }

@@ -1,6 +1,6 @@
 //go:build linux
 
-package heapgraph
+package memory
 
 import (
 	"os"
@@ -16,7 +16,7 @@ import (
 
 const hugePage = 2 << 20
 
-func adviseHuge[T ~uint8 | ~uint32 | ~uint64](a []T, fill bool) {
+func adviseHuge[T ~uint8 | ~uint32 | ~uint64](b *Budget, a []T, fill bool) {
 	if cap(a) == 0 {
 		return
 	}
@@ -34,31 +34,34 @@ func adviseHuge[T ~uint8 | ~uint32 | ~uint64](a []T, fill bool) {
 		_ = syscall.Madvise(all[from:to], 14) // MADV_HUGEPAGE
 	}
 	if fill {
-		prefault(unsafe.SliceData(all), 0, size)
+		b.faulter().prefault(unsafe.SliceData(all), 0, size)
 	}
 }
 
-func faultAhead[T ~uint8 | ~uint32 | ~uint64](a []T, from, to int) {
+func faultAhead[T ~uint8 | ~uint32 | ~uint64](b *Budget, a []T, from, to int) {
 	var z T
 	if from >= to {
 		return
 	}
 	a = a[:cap(a)]
-	donate(int64(to-from) * int64(unsafe.Sizeof(z)))
-	prefault((*byte)(unsafe.Pointer(unsafe.SliceData(a))), uintptr(from)*unsafe.Sizeof(z), uintptr(to)*unsafe.Sizeof(z))
+	b.donate(int64(to-from) * int64(unsafe.Sizeof(z)))
+	b.faulter().prefault((*byte)(unsafe.Pointer(unsafe.SliceData(a))), uintptr(from)*unsafe.Sizeof(z), uintptr(to)*unsafe.Sizeof(z))
 }
 
 // madvPopulateWrite faults pages in writable, as writing them would, without changing what they
 // hold (Linux 5.14 on).
 const madvPopulateWrite = 23
 
-// The faulter is one goroutine that faults in the pages of the arrays Make hands it, in order,
-// while their callers start to use them. It holds them weakly: an array dropped before its
-// turn, or half-way, is left alone rather than kept alive and made resident.
-var faulter struct {
-	once  sync.Once
-	queue chan faultJob
-	off   atomic.Bool // the kernel refused: no madvise to populate with
+// faulter is one goroutine of a Budget that faults in the pages of the arrays Make hands it, in
+// order, while their callers start to use them. It holds them weakly: an array dropped before
+// its turn, or half-way, is left alone rather than kept alive and made resident. It starts on
+// first use and ends with the Budget (stop).
+type faulter struct {
+	mu      sync.Mutex
+	queue   chan faultJob // nil until started, and again once stopped
+	stopped bool
+	exited  chan struct{}
+	off     atomic.Bool // the kernel refused: no madvise to populate with
 }
 
 type faultJob struct {
@@ -67,37 +70,71 @@ type faultJob struct {
 	done     chan struct{} // when not nil, a marker: closed once the jobs before it are done
 }
 
-// prefault queues the bytes [from, to) of the array at p for the faulter.
-func prefault(p *byte, from, to uintptr) {
+// faulter returns b's faulter, nil for a nil b.
+func (b *Budget) faulter() *faulter {
+	if b == nil {
+		return nil
+	}
+	return &b.faults
+}
+
+// start returns the queue, starting the goroutine if it is not running; nil once stopped.
+func (f *faulter) start() chan faultJob {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.queue == nil && !f.stopped {
+		f.queue, f.exited = make(chan faultJob, 256), make(chan struct{})
+		go f.faultIn(f.queue, f.exited)
+	}
+	return f.queue
+}
+
+// stop ends the goroutine once the jobs queued are done.
+func (f *faulter) stop() {
+	f.mu.Lock()
+	q, exited := f.queue, f.exited
+	f.queue, f.stopped = nil, true
+	f.mu.Unlock()
+	if q != nil {
+		close(q)
+		<-exited
+	}
+}
+
+// prefault queues the bytes [from, to) of the array at p for the faulter. A nil faulter (of a
+// nil Budget) does nothing.
+func (f *faulter) prefault(p *byte, from, to uintptr) {
 	// With one core the faulter would only take turns with the caller.
-	if faulter.off.Load() || runtime.GOMAXPROCS(0) < 2 {
+	if f == nil || f.off.Load() || runtime.GOMAXPROCS(0) < 2 {
 		return
 	}
-	faulter.once.Do(startFaulter)
+	q := f.start()
+	if q == nil {
+		return
+	}
 	select {
-	case faulter.queue <- faultJob{p: weak.Make(p), from: from, to: to}:
+	case q <- faultJob{p: weak.Make(p), from: from, to: to}:
 	default: // the caller faults the pages in itself, as it would without the faulter
 	}
 }
 
-// faultsDone queues a marker behind the jobs queued so far and waits for the faulter to reach it.
-func faultsDone() {
-	if runtime.GOMAXPROCS(0) < 2 {
+// done queues a marker behind the jobs queued so far and waits for the faulter to reach it.
+func (f *faulter) done() {
+	if f == nil || runtime.GOMAXPROCS(0) < 2 {
 		return // no faulter: prefault queues nothing
 	}
-	faulter.once.Do(startFaulter)
+	q := f.start()
+	if q == nil {
+		return
+	}
 	done := make(chan struct{})
-	faulter.queue <- faultJob{done: done}
+	q <- faultJob{done: done}
 	<-done
 }
 
-func startFaulter() {
-	faulter.queue = make(chan faultJob, 256)
-	go faultIn()
-}
-
-func faultIn() {
-	for job := range faulter.queue {
+func (f *faulter) faultIn(queue <-chan faultJob, exited chan<- struct{}) {
+	defer close(exited)
+	for job := range queue {
 		if job.done != nil {
 			close(job.done)
 			continue
@@ -109,7 +146,7 @@ func faultIn() {
 			if p == nil {
 				break
 			}
-			err := populate(unsafe.Add(unsafe.Pointer(p), off), min(hugePage, job.to-off))
+			err := f.populate(unsafe.Add(unsafe.Pointer(p), off), min(hugePage, job.to-off))
 			runtime.KeepAlive(p)
 			if err != nil {
 				break
@@ -122,17 +159,21 @@ func faultIn() {
 // goes. It changes nothing a holds, so the array may be in use meanwhile. It reports false,
 // stopping there, where the system cannot (no MADV_POPULATE_WRITE before Linux 5.14; other
 // systems).
-func Populate[T ~uint8 | ~uint32 | ~uint64](a []T, done *atomic.Int64) bool {
+func Populate[T ~uint8 | ~uint32 | ~uint64](b *Budget, a []T, done *atomic.Int64) bool {
 	var z T
 	size := uintptr(cap(a)) * unsafe.Sizeof(z)
-	if size == 0 || faulter.off.Load() {
+	f := b.faulter()
+	if f == nil {
+		f = &faulter{}
+	}
+	if size == 0 || f.off.Load() {
 		return size == 0
 	}
 	p := unsafe.Pointer(unsafe.SliceData(a[:cap(a)]))
 	for off := uintptr(0); off < size; off += hugePage {
 		n := min(hugePage, size-off)
-		donate(int64(n))
-		if populate(unsafe.Add(p, off), n) != nil {
+		b.donate(int64(n))
+		if f.populate(unsafe.Add(p, off), n) != nil {
 			return false
 		}
 		done.Add(int64(n))
@@ -144,7 +185,7 @@ func Populate[T ~uint8 | ~uint32 | ~uint64](a []T, done *atomic.Int64) bool {
 // populate faults in the pages of n bytes from p. The range is widened to whole pages: faulting
 // in a neighbour's share of a page changes nothing it holds. A kernel without the advice turns
 // the faulter, and Populate, off.
-func populate(p unsafe.Pointer, n uintptr) error {
+func (f *faulter) populate(p unsafe.Pointer, n uintptr) error {
 	const page = 4096
 	start := uintptr(p) &^ (page - 1)
 	n += uintptr(p) - start
@@ -154,7 +195,7 @@ func populate(p unsafe.Pointer, n uintptr) error {
 			continue
 		}
 		if e == syscall.EINVAL { // no such advice before Linux 5.14: no one asks again
-			faulter.off.Store(true)
+			f.off.Store(true)
 		}
 		if e != 0 {
 			return e
@@ -182,27 +223,17 @@ func Resident() int64 {
 	return pages * int64(os.Getpagesize())
 }
 
-// PeakResident returns the most memory the process has had resident so far (bytes; the peak
-// RSS that GNU time reports), or -1 if it cannot tell.
-func PeakResident() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return -1
-	}
-	return ru.Maxrss << 10 // Linux counts it in KiB
-}
-
-// release gives the whole pages inside b back to the system (MADV_DONTNEED): they read as zero
+// release gives the whole pages inside p back to the system (MADV_DONTNEED): they read as zero
 // afterwards, and count as resident again only when touched.
-func release(b []byte) {
+func (b *Budget) release(p []byte) {
 	const page = 4096
-	if len(b) == 0 {
+	if len(p) == 0 {
 		return
 	}
-	start := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-	lo, hi := (start+page-1)&^(page-1), (start+uintptr(len(b)))&^(page-1)
+	start := uintptr(unsafe.Pointer(unsafe.SliceData(p)))
+	lo, hi := (start+page-1)&^(page-1), (start+uintptr(len(p)))&^(page-1)
 	if hi > lo {
-		_ = syscall.Madvise(b[lo-start:hi-start], syscall.MADV_DONTNEED)
+		_ = syscall.Madvise(p[lo-start:hi-start], syscall.MADV_DONTNEED)
 	}
 }
 

@@ -1,4 +1,4 @@
-package heapgraph
+package memory
 
 import (
 	"errors"
@@ -27,7 +27,8 @@ type Spilled[T ~uint8 | ~uint32 | ~uint64] struct {
 	files  []*os.File // the column in parts of part elements (whole pages), the last part shorter
 	part   int
 	n      int
-	kept   []T    // the column itself when it could not be written out
+	kept   []T // the column itself when it could not be written out
+	b      *Budget
 	mapped []byte // the files' mapping, while Map's view is out (see Map)
 }
 
@@ -40,8 +41,8 @@ const spillPart = 4 << 20
 // Spill moves a to temporary files, giving a's memory back to the system as it goes: afterwards
 // a reads as zeros and must not be used (the caller drops it; Restore gives the contents back).
 // Only when a file cannot be written does a keep its contents, and the column stays in it.
-func Spill[T ~uint8 | ~uint32 | ~uint64](a []T) *Spilled[T] {
-	s := &Spilled[T]{n: len(a)}
+func Spill[T ~uint8 | ~uint32 | ~uint64](b *Budget, a []T) *Spilled[T] {
+	s := &Spilled[T]{n: len(a), b: b}
 	if len(a) == 0 {
 		return s
 	}
@@ -55,7 +56,7 @@ func Spill[T ~uint8 | ~uint32 | ~uint64](a []T) *Spilled[T] {
 	files := make([]*os.File, parts)
 	written := make([]int, parts) // bytes of each part written, and given back
 	errs := make([]error, parts)
-	s.each(func(i, lo, hi int) { files[i], written[i], errs[i] = spillFile(asBytes(a[lo:hi])) })
+	s.each(func(i, lo, hi int) { files[i], written[i], errs[i] = b.spillFile(asBytes(a[lo:hi])) })
 	if err := errors.Join(errs...); err != nil {
 		// What went out, of the part that failed and of any other, comes back from its file.
 		s.each(func(i, lo, hi int) {
@@ -64,12 +65,14 @@ func Spill[T ~uint8 | ~uint32 | ~uint64](a []T) *Spilled[T] {
 				return
 			}
 			if _, rerr := f.ReadAt(asBytes(a[lo:hi])[:written[i]], 0); rerr != nil {
-				panic(fmt.Sprintf("heapgraph: a column could neither be written out (%v) nor read back (%v)", err, rerr))
+				panic(fmt.Sprintf("memory: a column could neither be written out (%v) nor read back (%v)", err, rerr))
 			}
 			f.Close()
 		})
 		s.kept = a
-		kept.add(len(asBytes(a)), err)
+		if b != nil {
+			b.kept.add(len(asBytes(a)), err)
+		}
 		return s
 	}
 	s.files = files
@@ -86,8 +89,8 @@ const spillChunk = 8 << 20
 // fault in the host each, and spilling a column early in an analysis ran at a tenth of the speed
 // of one at its end. It returns how many bytes went out (and were given back) either way: when a
 // write fails, the file is returned open with them, for the caller to read back.
-func spillFile(b []byte) (f *os.File, written int, err error) {
-	if f, err = os.CreateTemp("", "heapledger-spill-*"); err != nil {
+func (bg *Budget) spillFile(b []byte) (f *os.File, written int, err error) {
+	if f, err = os.CreateTemp(bg.Dir(), "heapledger-spill-*"); err != nil {
 		return nil, 0, err
 	}
 	os.Remove(f.Name())
@@ -96,7 +99,7 @@ func spillFile(b []byte) (f *os.File, written int, err error) {
 		if _, err := f.Write(b[written:end]); err != nil {
 			return f, written, err
 		}
-		release(b[written:end])
+		bg.release(b[written:end])
 		written = end
 	}
 	return f, written, nil
@@ -118,10 +121,9 @@ func (s *Spilled[T]) each(fn func(i, lo, hi int)) {
 	wg.Wait()
 }
 
-// kept tallies the columns that stayed in memory because their file could not be written: the
-// results do not change, but the memory does, and the user is told (SpillFailures).
-var kept keptColumns
-
+// keptColumns tallies the columns that stayed in memory because their file could not be
+// written: the results do not change, but the memory does, and the user is told
+// (SpillFailures).
 type keptColumns struct {
 	sync.Mutex
 	n     int
@@ -139,12 +141,12 @@ func (k *keptColumns) add(bytes int, err error) {
 	k.bytes += int64(bytes)
 }
 
-// SpillFailures reports how many columns, of how many bytes, stayed in memory since the program
-// started because their temporary file could not be made or written, and why the first did.
-func SpillFailures() (n int, bytes int64, first error) {
-	kept.Lock()
-	defer kept.Unlock()
-	return kept.n, kept.bytes, kept.first
+// SpillFailures reports how many columns, of how many bytes, stayed in memory because their
+// file in b's directory could not be made or written, and why the first did.
+func (b *Budget) SpillFailures() (n int, bytes int64, first error) {
+	b.kept.Lock()
+	defer b.kept.Unlock()
+	return b.kept.n, b.kept.bytes, b.kept.first
 }
 
 // Len is the number of elements spilled.
@@ -168,7 +170,7 @@ func (s *Spilled[T]) Load(dst []T) ([]T, error) {
 		return s.kept, nil
 	}
 	if cap(dst) < s.n {
-		dst = Make[T](s.n)
+		dst = Make[T](s.b, s.n)
 	}
 	dst = dst[:s.n]
 	errs := make([]error, len(s.files))

@@ -1,4 +1,4 @@
-package heapgraph
+package memory
 
 // Stack is a last-in first-out stack kept in chunks of a fixed size. A slice grown by append
 // copies itself into an array twice as large each time it fills, and leaves the old one to the
@@ -58,7 +58,7 @@ func (s *Stack[T]) Top() *T {
 
 func (s *Stack[T]) shrink() {
 	if len(s.below) == 0 {
-		panic("heapgraph: Pop or Top on an empty Stack")
+		panic("memory: Pop or Top on an empty Stack")
 	}
 	s.spare = s.top[:0]
 	s.top = s.below[len(s.below)-1]

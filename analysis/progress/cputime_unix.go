@@ -1,6 +1,8 @@
 //go:build unix
 
-package heapgraph
+// Package progress follows a heap analysis as it goes: which phase runs, how far it has got,
+// and what it has used so far.
+package progress
 
 import (
 	"syscall"

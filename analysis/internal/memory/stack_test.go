@@ -1,4 +1,4 @@
-package heapgraph
+package memory
 
 import (
 	"math/rand/v2"

@@ -1,4 +1,5 @@
-package heapgraph
+// Package cores splits the passes of a heap analysis between the machine's two cores.
+package cores
 
 import "sync"
 

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package heapgraph
+package memory
 
 import (
 	"os"
@@ -9,23 +9,27 @@ import (
 
 // adviseHuge does nothing where transparent huge pages and populating madvise are not Linux's
 // to give.
-func adviseHuge[T ~uint8 | ~uint32 | ~uint64](a []T, fill bool) {}
+func adviseHuge[T ~uint8 | ~uint32 | ~uint64](b *Budget, a []T, fill bool) {}
 
-func faultAhead[T ~uint8 | ~uint32 | ~uint64](a []T, from, to int) {}
+func faultAhead[T ~uint8 | ~uint32 | ~uint64](b *Budget, a []T, from, to int) {}
 
-func faultsDone() {}
+// faulter faults nothing in ahead here.
+type faulter struct{}
+
+func (b *Budget) faulter() *faulter { return nil }
+func (f *faulter) done()            {}
+func (f *faulter) stop()            {}
 
 // Populate cannot fault pages in ahead here: it reports false.
-func Populate[T ~uint8 | ~uint32 | ~uint64](a []T, done *atomic.Int64) bool { return cap(a) == 0 }
+func Populate[T ~uint8 | ~uint32 | ~uint64](b *Budget, a []T, done *atomic.Int64) bool {
+	return cap(a) == 0
+}
 
 // Resident cannot tell the resident memory here.
 func Resident() int64 { return -1 }
 
-// PeakResident is not known here: it reports -1.
-func PeakResident() int64 { return -1 }
-
-// release leaves b as it is where there is no madvise to give its pages back with.
-func release(b []byte) {}
+// release leaves p as it is where there is no madvise to give its pages back with.
+func (b *Budget) release(p []byte) {}
 
 // Cached cannot tell here whether the page cache holds a file's pages: it reports true, as the
 // Linux one does where it cannot tell.

@@ -1,0 +1,181 @@
+// Package pipeline analyses a heap dump from its file to a report with every object named: the
+// library entry point behind `heapledger heap analyze`. It runs the phases of the analysis in
+// order, owns the memory they work in, and reports their progress to a listener.
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"strings"
+
+	"github.com/heapledger/heapledger/analysis/heapdump"
+	"github.com/heapledger/heapledger/analysis/heapgraph"
+	"github.com/heapledger/heapledger/analysis/internal/memory"
+	"github.com/heapledger/heapledger/analysis/leaks"
+	"github.com/heapledger/heapledger/analysis/progress"
+	"github.com/heapledger/heapledger/analysis/tracked"
+)
+
+// Options say which dump of a file to analyse, and how.
+type Options struct {
+	// Dump picks the heap dump of a file holding several (1-based); 0 means the last.
+	Dump int
+	// Compressed overrides the compressed-reference inference: "" or "auto" infers it, "on" or
+	// "off" force it (see heapdump.Options).
+	Compressed string
+	// KeepUnreachable analyses objects no GC root reaches too, attached to the super root by the
+	// thesis's rule, instead of only counting them.
+	KeepUnreachable bool
+	// AllowPartial analyses what a truncated file holds instead of failing.
+	AllowPartial bool
+	// Threshold is the share of the heap (above 0, at most 1) an object must retain to be a
+	// leak suspect; Top is how many objects and classes each ranking lists.
+	Threshold float64
+	Top       int
+	// KeepPageCache leaves the dump's pages in the page cache, where the analysis otherwise
+	// takes the memory they hold once it has read the file for the last time.
+	KeepPageCache bool
+	// Names names the accounts and sites of heapledger's tracking references where the dump's own
+	// table does not (nil: none).
+	Names *tracked.Names
+	// Listener is told of the steps of the analysis as they run (nil: no one).
+	Listener progress.Listener
+}
+
+// Analyze analyses the dump at path and returns its report. It stops with an error wrapping
+// progress.ErrCancelled once ctx is done.
+func Analyze(ctx context.Context, path string, opt Options) (*Report, error) {
+	if opt.Names == nil {
+		opt.Names = tracked.NewNames()
+	}
+	// The big arrays become garbage between phases, where they go back to the system as they
+	// are dropped (memory.Release, Scratch.Trim, spilling) or by a collection that the phase
+	// after starts with. A lower GOGC does not lower the peak: it only makes the collector run
+	// more often on the big arrays each phase allocates, stopping every goroutine to scan its
+	// stack each time. A higher one spares the collections Go's pace would start in the middle
+	// of a phase, counting arrays given back already as heap until collected. GOGC still
+	// overrides (docs/heapdump-benchmarks.md has the measurements).
+	if os.Getenv("GOGC") == "" {
+		defer debug.SetGCPercent(debug.SetGCPercent(400))
+	}
+	m := progress.New(ctx, opt.Listener)
+	mem := memory.New(0, "")
+	defer mem.Close()
+	// The analysis aims to peak under the dump's size (docs/heapdump-benchmarks.md): work that
+	// could overlap on another core does so only within it.
+	size := int64(-1)
+	if st, err := os.Stat(path); err == nil {
+		size = st.Size()
+	}
+	x, err := heapdump.NewLoader(path, heapdump.Options{
+		Dump: opt.Dump, Compressed: opt.Compressed, KeepUnreachable: opt.KeepUnreachable,
+		AllowPartial: opt.AllowPartial, Watch: []heapdump.Watch{tracked.Watch}, Monitor: m, Memory: mem,
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, step := range []func() error{x.Read, x.Index, x.References} {
+		if err := step(); err != nil {
+			return nil, err
+		}
+	}
+	// Building the graph runs mostly on one core; the other meanwhile makes the first phase's
+	// arrays and faults their pages in, if the memory the file's size allows for leaves room for
+	// them (for a gzip dump, the compressed size: all that is known then).
+	var ahead *leaks.Ahead
+	stopGiving := func() {}
+	defer func() { stopGiving() }()
+	d := x.Build(func(nodes int) {
+		// The file has been read for the last time: its page cache is the memory the arrays
+		// made from here on take. Giving is an optimisation: a file whose cache cannot be given
+		// is analysed all the same.
+		if !opt.KeepPageCache {
+			if stop, err := giveCache(mem, path); err == nil {
+				stopGiving = stop
+			}
+		}
+		if r := memory.Resident(); size >= 0 && r >= 0 {
+			ahead = makeAhead(mem, nodes, size-r)
+		}
+	})
+	for _, w := range d.Warnings {
+		if !strings.HasPrefix(w, path) {
+			w = path + ": " + w
+		}
+		m.Warn(w)
+	}
+	lopt := leaks.DefaultOptions
+	lopt.Threshold = opt.Threshold
+	lopt.Top = opt.Top
+	lopt.Phase = func(name string) { m.Begin(leaksPhase(name), name) }
+	lopt.Ahead = ahead
+	lopt.Memory = mem
+	// The analysis moves the columns a phase does not read to temporary files meanwhile, and
+	// the Dump must not hold them too for that to free any memory.
+	lopt.Spill = true
+	// Naming the reported objects needs their ids, kinds and classes and the edge offsets,
+	// not the edges, the sizes or the weak edges: those stay out when the analysis ends.
+	lopt.Leave = leaks.Columns{Sizes: true, Succ: true, Weak: true}
+	// Those come back as views of their files, whose pages the few lookups read in, rather
+	// than as copies in fresh memory.
+	lopt.Views = true
+	// For a gzip-compressed dump the limit is the size it inflates to: the graph is the same
+	// as the plain file's.
+	if size >= 0 {
+		lopt.MemoryLimit = max(size, d.Bytes)
+	}
+	in := &leaks.Input{
+		Graph: d.Graph, Weak: heapgraph.EdgeSet(d.Weak), ClassOf: d.ClassOf, NumClasses: len(d.Classes),
+		ClassObjects: d.ClassObjects(),
+	}
+	ledger, err := findLedger(d, opt.Names, in, m.Warn, func(name string) { m.Begin("graph", name) })
+	if err != nil {
+		return nil, err
+	}
+	d.Weak, d.ClassOf = nil, nil
+	m.Begin("graph", "setting columns aside")
+	d.Park()
+	rep, err := leaks.Run(in, lopt)
+	d.ClassOf = in.ClassOf
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	// The ids come back as views too: nothing needs the memory the analysis leaves behind,
+	// which goes back to the system as the caller ends.
+	d.Graph.Size, d.Graph.Succ, in.Weak, in.Graph = nil, nil, nil, nil
+	m.Begin("report", "naming references")
+	if err := d.UnparkViews(); err != nil {
+		return nil, err
+	}
+	v, err := name(d, rep, opt.Threshold, opt.Top, ledger)
+	if err != nil {
+		return nil, err
+	}
+	if n, b, why := mem.SpillFailures(); n > 0 {
+		m.Warn(fmt.Sprintf("%d column(s) of the analysis (%d MB) stayed in memory, as their temporary files could not be written (first: %v); the results are the same, the peak memory higher", n, b>>20, why))
+	}
+	return v, nil
+}
+
+// leaksPhase names the phase of the analysis each step of leaks.Run belongs to.
+func leaksPhase(step string) string {
+	switch step {
+	case "depth-first search", "dominator tree":
+		return "dominators"
+	case "retained sizes":
+		return "retained sizes"
+	case "strongly connected components", "dynamic sizes":
+		return "dynamic sizes"
+	}
+	return "suspects"
+}
+
+// giveCache is Budget.GiveCache, which tests replace to see that the analysis gives the dump's
+// page cache only once the file is read and unless asked not to.
+var giveCache = (*memory.Budget).GiveCache
+
+// makeAhead is leaks.MakeAhead, which tests replace to see that building the graph asks for the
+// analysis's arrays, with the room they choose.
+var makeAhead = leaks.MakeAhead
