@@ -1,6 +1,8 @@
 package leaks
 
 import (
+	"context"
+	"errors"
 	"math/rand"
 	"reflect"
 	"runtime"
@@ -12,6 +14,7 @@ import (
 	"github.com/heapledger/heapledger/analysis/dominators"
 	"github.com/heapledger/heapledger/analysis/heapgraph"
 	"github.com/heapledger/heapledger/analysis/heapgraph/graphtest"
+	"github.com/heapledger/heapledger/analysis/progress"
 	"github.com/heapledger/heapledger/internal/ddmin"
 )
 
@@ -523,27 +526,55 @@ func TestSpillingRunMatchesAnalyze(t *testing.T) {
 	}
 }
 
-// A column let go (forget) is one its caller left out: its file closes while it is out, and a
-// column still wanted, or in, keeps its own.
-func TestForgetLetsGoOnlyColumnsLeftOut(t *testing.T) {
-	g := graphtest.Chain(1000)
-	in := &Input{Graph: g, Weak: heapgraph.NewEdgeSet(len(g.Succ))}
-	off := slices.Clone(g.Off)
-	cols := &parked{on: true}
-	defer cols.close()
-	cols.park(in, false, false, true)
-	cols.forget(Columns{Sizes: true, Succ: true})
-	if cols.succ.file != nil || cols.weak.file == nil || cols.offs.file == nil {
-		t.Fatal("forget closed other files than the out columns left out")
+// stepsSeen records the steps an analysis begins, and cancels it as cancelAt begins.
+type stepsSeen struct {
+	steps    []string
+	cancelAt string
+	cancel   context.CancelFunc
+}
+
+func (s *stepsSeen) Begin(st progress.Step) {
+	s.steps = append(s.steps, st.Phase+"/"+st.Name)
+	if st.Name == s.cancelAt {
+		s.cancel()
 	}
-	if cols.size.file != nil || g.Size == nil {
-		t.Fatal("forget touched the sizes, which were in")
-	}
-	if err := cols.unpark(in, false, false, true); err == nil {
-		t.Error("edges let go came back without an error")
-	}
-	if !slices.Equal(g.Off, off) {
-		t.Error("the edge offsets, still wanted, did not come back")
+}
+func (s *stepsSeen) Read(done, total int64) {}
+func (s *stepsSeen) Warn(msg string)        {}
+
+// Every step reports to the Monitor under its phase, in order; a cancelled analysis stops at the
+// step it is cancelled in, fails with progress.ErrCancelled, and still hands every column back
+// as it was.
+func TestRunReportsStepsAndCancels(t *testing.T) {
+	leak, _ := plantedLeak(t)
+	g := leak.Graph
+	off, succ, size, classOf := slices.Clone(g.Off), slices.Clone(g.Succ), slices.Clone(g.Size), slices.Clone(leak.ClassOf)
+	all := []string{"dominators/depth-first search", "dominators/dominator tree", "retained sizes/retained sizes",
+		"suspects/leak suspects", "suspects/retained size by class", "suspects/paths from GC roots",
+		"dynamic sizes/strongly connected components", "dynamic sizes/dynamic sizes"}
+	for _, c := range []struct {
+		cancelAt string
+		want     []string
+	}{{"", all}, {"retained sizes", all[:3]}, {"dynamic sizes", all}} {
+		ctx, cancel := context.WithCancel(context.Background())
+		seen := &stepsSeen{cancelAt: c.cancelAt, cancel: cancel}
+		in := leak
+		in.ClassOf = slices.Clone(classOf) // a column that goes out reads as zeros in its old array
+		opt := DefaultOptions
+		opt.Spill = true
+		opt.Monitor = progress.New(ctx, seen)
+		rep, err := Run(&in, opt)
+		cancel()
+		if c.cancelAt == "" && err != nil || c.cancelAt != "" && (!errors.Is(err, progress.ErrCancelled) || rep != nil) {
+			t.Fatalf("cancelled at %q: report %v, error %v", c.cancelAt, rep != nil, err)
+		}
+		if !slices.Equal(seen.steps, c.want) {
+			t.Errorf("cancelled at %q: steps\n%q\nwant\n%q", c.cancelAt, seen.steps, c.want)
+		}
+		if !slices.Equal(in.Graph.Off, off) || !slices.Equal(in.Graph.Succ, succ) || !slices.Equal(in.Graph.Size, size) ||
+			!slices.Equal(in.ClassOf, classOf) {
+			t.Fatalf("cancelled at %q: a column did not come back as it was", c.cancelAt)
+		}
 	}
 }
 

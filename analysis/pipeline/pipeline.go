@@ -109,7 +109,7 @@ func Analyze(ctx context.Context, path string, opt Options) (*Report, error) {
 	lopt := leaks.DefaultOptions
 	lopt.Threshold = opt.Threshold
 	lopt.Top = opt.Top
-	lopt.Phase = func(name string) { m.Begin(leaksPhase(name), name) }
+	lopt.Monitor = m
 	lopt.Ahead = ahead
 	lopt.Memory = mem
 	// The analysis moves the columns a phase does not read to temporary files meanwhile, and
@@ -157,19 +157,6 @@ func Analyze(ctx context.Context, path string, opt Options) (*Report, error) {
 		m.Warn(fmt.Sprintf("%d column(s) of the analysis (%d MB) stayed in memory, as their temporary files could not be written (first: %v); the results are the same, the peak memory higher", n, b>>20, why))
 	}
 	return v, nil
-}
-
-// leaksPhase names the phase of the analysis each step of leaks.Run belongs to.
-func leaksPhase(step string) string {
-	switch step {
-	case "depth-first search", "dominator tree":
-		return "dominators"
-	case "retained sizes":
-		return "retained sizes"
-	case "strongly connected components", "dynamic sizes":
-		return "dynamic sizes"
-	}
-	return "suspects"
 }
 
 // giveCache is Budget.GiveCache, which tests replace to see that the analysis gives the dump's
