@@ -217,7 +217,12 @@ func (l *loader) prepare() {
 	// Running sums turn the degrees into CSR offsets in place, on two cores for many nodes.
 	l.deg = append(l.deg, 0)
 	total := heapgraph.RunningSums(l.deg[:n], true)
-	if total >= uint64(pad) {
+	// Attaching unreachable objects to the super root (finish) adds an edge per object at most.
+	extra := uint64(0)
+	if l.opt.KeepUnreachable || len(d.Roots) == 0 {
+		extra = uint64(n - 1)
+	}
+	if total+extra > maxEdges {
 		l.tooBig = true
 		return
 	}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/heapledger/heapledger/analysis/heapgraph"
 	"github.com/heapledger/heapledger/analysis/hprof"
 	"github.com/heapledger/heapledger/analysis/internal/memory"
 )
@@ -18,6 +19,16 @@ import (
 // pad marks successor slots reserved in pass 1 that pass 2 left empty (a reference to an id
 // absent from the dump); they are squeezed out before the graph is handed over.
 const pad = ^uint32(0)
+
+// The graph numbers nodes and edges with 32-bit indices (heapgraph.Graph): a dump with more is
+// refused as soon as its count is known, before the graph is built, rather than have an index
+// wrap. Tests lower them to exercise the check on a small dump.
+var (
+	// maxNodes is the most nodes, the super root included: NoNode is no node.
+	maxNodes = int(heapgraph.NoNode)
+	// maxEdges is the most references, the super root's included: pad marks an empty slot.
+	maxEdges = uint64(pad) - 1
+)
 
 // unresolved marks an instance whose class layout was not yet known in pass 1, so its
 // reference count is an upper bound computed afterwards.
@@ -155,6 +166,9 @@ func (x *Loader) Read() error {
 	if err := l.pass1(); err != nil {
 		return err
 	}
+	if len(l.ids) > maxNodes {
+		return fmt.Errorf("%s: %d objects: more than the %d the graph's 32-bit node numbers hold; the dump cannot be analysed", l.path, len(l.ids)-1, maxNodes-1)
+	}
 	if l.d.gzip {
 		// Growing slices (gzip input has no size to reserve by) leave their old arrays behind.
 		// The indexed pass grows none, and gives back what its far shard leaves (mergeShard).
@@ -165,7 +179,7 @@ func (x *Loader) Read() error {
 
 // Index puts the nodes in id order, sizes them, builds the id index and lays out the
 // successor offsets for References. It fails when the references are more than the graph's
-// 32-bit offsets hold.
+// 32-bit offsets hold (maxEdges).
 func (x *Loader) Index() error {
 	l := x.l
 	if err := l.opt.Monitor.Begin("index", "indexing objects"); err != nil {
@@ -173,7 +187,7 @@ func (x *Loader) Index() error {
 	}
 	l.prepare()
 	if l.tooBig {
-		return fmt.Errorf("%s: more than 2^32 references: too large for the 32-bit edge indices of heapgraph.Graph", l.path)
+		return fmt.Errorf("%s: more than %d references (counting one from the super root to each GC root, and to each unreachable object kept): more than the graph's 32-bit edge indices hold; the dump cannot be analysed", l.path, maxEdges)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package heapdump
 import (
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -716,4 +717,51 @@ func mustNode(t *testing.T, d *Dump, id uint64) uint32 {
 		t.Fatalf("no node with id %x", id)
 	}
 	return v
+}
+
+// The graph's 32-bit numbering never wraps: a dump with more objects or references than it holds
+// is refused, naming the limit, before its references are read. The limits are lowered to this
+// small dump's counts: at a count it loads, one above it is refused; kept unreachable objects
+// count an edge each from the super root.
+func TestCountLimits(t *testing.T) {
+	b := hproftest.New(8)
+	b.Chain(0x100, 0x20)
+	p := write(t, b.Bytes())
+	x, err := NewLoader(p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := errors.Join(x.Read(), x.Index()); err != nil {
+		t.Fatal(err)
+	}
+	g := x.l.d.Graph
+	nodes, edges := g.N(), uint64(g.Off[g.N()]) // the references pass 2 has room for
+	if nodes != 9 {
+		t.Fatalf("%d nodes, want the super root and 8 objects", nodes)
+	}
+	defer func(n int, e uint64) { maxNodes, maxEdges = n, e }(maxNodes, maxEdges)
+	for _, c := range []struct {
+		nodes  int
+		edges  uint64
+		keep   bool
+		loaded int // nodes in the graph: D, E and F are unreachable
+		refuse string
+	}{
+		{nodes, edges, false, 6, ""},
+		{nodes - 1, edges, false, 0, "8 objects: more than the 7 "},
+		{nodes, edges - 1, false, 0, fmt.Sprintf("more than %d references", edges-1)},
+		{nodes, edges + 8, true, 9, ""},
+		{nodes, edges + 7, true, 0, fmt.Sprintf("more than %d references", edges+7)},
+	} {
+		maxNodes, maxEdges = c.nodes, c.edges
+		d, err := Load(p, Options{KeepUnreachable: c.keep})
+		switch {
+		case c.refuse == "" && err != nil:
+			t.Errorf("limits %d nodes, %d edges (keep %v): %v", c.nodes, c.edges, c.keep, err)
+		case c.refuse == "" && d.Graph.N() != c.loaded:
+			t.Errorf("limits %d nodes, %d edges (keep %v): %d nodes loaded", c.nodes, c.edges, c.keep, d.Graph.N())
+		case c.refuse != "" && (err == nil || !strings.Contains(err.Error(), c.refuse)):
+			t.Errorf("limits %d nodes, %d edges (keep %v): error %v, want one saying %q", c.nodes, c.edges, c.keep, err, c.refuse)
+		}
+	}
 }
