@@ -10,9 +10,9 @@ import (
 )
 
 // Analysis is one run of the analysis over an Input, a step at a time: Dominators,
-// RetainedSizes, Suspects and DynamicSizes, in that order, then Finish. Run takes them one after
-// the other; a caller with a table of phases of its own (the pipeline) runs them from it. Each
-// step reports to Options.Monitor, and fails with its error once the analysis is cancelled.
+// RetainedSizes, Suspects and DynamicSizes, in that order (Steps), then Finish, which Run does.
+// Each step reports to Options.Monitor under its phase's name, and fails with its error once
+// the analysis is cancelled.
 //
 // The order is memory's: the suspects need the dominator tree and the retained sizes, which go
 // before the components' arrays are made; the dynamic sizes of the suspects and the top objects,
@@ -65,27 +65,13 @@ func Start(in *Input, opt Options) *Analysis {
 	return a
 }
 
-// Steps are the Analysis's steps, in the order they run, each with the phase it is.
-func (a *Analysis) Steps() []struct {
-	Phase string
-	Run   func() error
-} {
-	return []struct {
-		Phase string
-		Run   func() error
-	}{
-		{"dominators", a.Dominators},
-		{"retained sizes", a.RetainedSizes},
-		{"suspects", a.Suspects},
-		{"dynamic sizes", a.DynamicSizes},
-	}
+// Steps are the Analysis's steps, in the order they run.
+func (a *Analysis) Steps() []func() error {
+	return []func() error{a.Dominators, a.RetainedSizes, a.Suspects, a.DynamicSizes}
 }
 
 // begin reports the step of phase that begins, and whether the analysis is cancelled.
 func (a *Analysis) begin(phase, step string) error {
-	if a.opt.Phase != nil {
-		a.opt.Phase(step)
-	}
 	return a.opt.Monitor.Begin(phase, step)
 }
 

@@ -60,8 +60,6 @@ type Options struct {
 	// Monitor, if set, is told of each step as it starts, and cancels the analysis (see
 	// progress.Monitor). Run gives the memory a step frees back to the system itself.
 	Monitor *progress.Monitor
-	// Phase, if set, is told the name of each step as it starts (a test's view of them).
-	Phase func(name string)
 	// Spill lets Run move columns and work arrays that a phase does not read to temporary
 	// files, so that the analysis of a big heap peaks lower (see Run).
 	Spill bool
@@ -165,12 +163,13 @@ type Report struct {
 
 // Analyze runs the whole analysis: dominator tree, retained sizes, suspects and their
 // accumulation points, retained size by class, shortest strong paths, dynamic sizes. It keeps
-// every array in memory (see Run).
+// every array in memory and cannot fail, so it neither spills nor reports progress nor stops:
+// Options.Spill and Options.Monitor are Run's.
 func Analyze(in Input, opt Options) *Report {
-	opt.Spill = false
+	opt.Spill, opt.Monitor = false, nil
 	rep, err := Run(&in, opt)
 	if err != nil {
-		panic(err) // only spilled arrays can fail to come back
+		panic(err) // no column went out, and nothing cancels
 	}
 	return rep
 }
@@ -178,14 +177,14 @@ func Analyze(in Input, opt Options) *Report {
 // Run is Analyze for inputs too big to hold beside the analysis's own arrays: with opt.Spill,
 // the input's columns that a step does not read (the graph's edges, offsets and sizes, the
 // classes, the weak edges) wait in temporary files while it runs, and so do some of the
-// steps' own arrays. The columns are back in in (and its Graph) when Run returns, perhaps in
-// other arrays of the same contents, so the caller must hold no other references to them for
-// the memory to be freed meanwhile, even when Run fails. It fails only if a spilled column
+// steps' own arrays. The columns are back in in (and its Graph) when Run returns, failed or
+// not, perhaps in other arrays of the same contents, so the caller must hold no other
+// references to them for the memory to be freed meanwhile. It fails only if a spilled column
 // cannot be read back, or the analysis is cancelled (Options.Monitor).
 func Run(in *Input, opt Options) (*Report, error) {
 	a := Start(in, opt)
-	for _, s := range a.Steps() {
-		if err := s.Run(); err != nil {
+	for _, step := range a.Steps() {
+		if err := step(); err != nil {
 			// The columns come back all the same: the caller's Input is whole again.
 			_, ferr := a.Finish()
 			return nil, errors.Join(err, ferr)
