@@ -67,10 +67,10 @@ operation); for a dump taken with jmap or jcmd, --table (the rewrite's OUTPUT.ta
 See docs/runtime.md, "Heap dumps".
 
 Memory: to keep its peak below the dump's size (for a gzip-compressed dump, the size it inflates
-to), the analysis moves the per-object columns a phase does not read to temporary files in $TMPDIR
-(or /tmp), unlinked as soon as they are made, so nothing is left behind, and maps them back
-read-only while a later phase reads them; they need disk space of the same order as the memory
-they save. When they cannot be written (no such directory, a full disk) the columns stay in
+to), the analysis moves the per-object columns a phase does not read to temporary files in
+--temp-dir (by default $TMPDIR, or /tmp), unlinked as soon as they are made, so nothing is left
+behind, and maps them back read-only while a later phase reads them; they need disk space of the
+same order as the memory they save, on a disk: on a tmpfs the files are memory too. When they cannot be written (no such directory, a full disk) the columns stay in
 memory, the results are the same, and a warning on stderr says how much stayed and why. Work
 that could overlap on the second core while holding more memory (making the two searches'
 first arrays while the graph is built; the search for strongly connected components, beside the
@@ -97,6 +97,7 @@ far (where the system tells it), on stderr.`,
 		&cli.IntFlag{Name: "top", Value: leaks.DefaultOptions.Top, Usage: "how many objects and classes each ranking lists"},
 		&cli.BoolFlag{Name: "keep-unreachable", Usage: "analyse objects no GC root reaches too (attached to the super root by the thesis's rule) instead of only counting them; a dump without GC-root records is always analysed so"},
 		&cli.BoolFlag{Name: "keep-page-cache", Usage: "leave the dump's pages in the page cache instead of giving them to the analysis once read (see Page cache)"},
+		&cli.StringFlag{Name: "temp-dir", Usage: "directory for the columns a phase does not read, on a disk with room (default: $TMPDIR, or /tmp; see Memory)"},
 		&cli.BoolFlag{Name: "timings", Usage: "print on stderr how long each phase took (wall and CPU seconds) and the peak memory so far, a line per phase"},
 		&cli.StringFlag{Name: "table", Usage: "name the accounts and sites of heapledger's tracking references from this table (the rewrite's OUTPUT.table.tsv), for a dump that holds none, such as one jmap or jcmd took; the dump's own table wins where both name an ID"},
 		&cli.StringFlag{Name: "snapshot", Usage: "name the accounts and sites of heapledger's tracking references from a snapshot of the same run (it names the sites that counted), for a dump that holds no table"},
@@ -122,6 +123,11 @@ far (where the system tells it), on stderr.`,
 		if err != nil {
 			return fmt.Errorf("heap analyze: %w", err)
 		}
+		if dir := c.String("temp-dir"); dir != "" {
+			if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+				return fmt.Errorf("heap analyze: --temp-dir %s: not a directory", dir)
+			}
+		}
 		path := args[0]
 		shown := newPhases(errWriter(c), path, c.Bool("progress"), c.Bool("timings"))
 		defer shown.end()
@@ -131,7 +137,7 @@ far (where the system tells it), on stderr.`,
 		rep, err := pipeline.Analyze(ctx, path, pipeline.Options{
 			Dump: c.Int("dump"), Compressed: c.String("compressed"), KeepUnreachable: c.Bool("keep-unreachable"),
 			AllowPartial: c.Bool("partial"), Threshold: th / 100, Top: c.Int("top"),
-			KeepPageCache: c.Bool("keep-page-cache"), Names: names, Listener: shown,
+			KeepPageCache: c.Bool("keep-page-cache"), Names: names, Listener: shown, TempDir: c.String("temp-dir"),
 		})
 		if err != nil {
 			if strings.Contains(err.Error(), "input ends at offset") && !c.Bool("partial") {

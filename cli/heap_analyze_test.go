@@ -217,6 +217,15 @@ func TestHeapAnalyzeWarnsWhenColumnsCannotSpill(t *testing.T) {
 	if !strings.Contains(errOut, "stayed in memory") || !strings.Contains(errOut, "missing") {
 		t.Errorf("no warning that the columns stayed in memory, and why: %q", errOut)
 	}
+	// --temp-dir wins over TMPDIR; a directory that is not there is refused before the dump is read.
+	out, errOut, err = runCLI(t, "heap", "analyze", "--temp-dir", t.TempDir(), dump, "--json")
+	if err != nil || out != plain || strings.Contains(errOut, "stayed in memory") {
+		t.Errorf("--temp-dir: error %v, same report %v, stderr %q", err, out == plain, errOut)
+	}
+	missing := filepath.Join(t.TempDir(), "gone")
+	if _, _, err := runCLI(t, "heap", "analyze", "--temp-dir", missing, dump); err == nil || !strings.Contains(err.Error(), "--temp-dir "+missing) {
+		t.Errorf("--temp-dir of a missing directory: %v", err)
+	}
 }
 
 // --progress shows every phase that runs long enough, the steps of loading between the passes

@@ -42,6 +42,9 @@ type Options struct {
 	Names *tracked.Names
 	// Listener is told of the steps of the analysis as they run (nil: no one).
 	Listener progress.Listener
+	// TempDir is where the columns a phase does not read wait ("": the system's temporary
+	// directory). It saves memory only on a disk: on a tmpfs the files are memory too.
+	TempDir string
 }
 
 // Analyze analyses the dump at path and returns its report. It stops with an error wrapping
@@ -61,7 +64,7 @@ func Analyze(ctx context.Context, path string, opt Options) (*Report, error) {
 		defer debug.SetGCPercent(debug.SetGCPercent(400))
 	}
 	m := progress.New(ctx, opt.Listener)
-	mem := memory.New(0, "")
+	mem := memory.New(0, opt.TempDir)
 	defer mem.Close()
 	// The analysis aims to peak under the dump's size (docs/heapdump-benchmarks.md): work that
 	// could overlap on another core does so only within it.

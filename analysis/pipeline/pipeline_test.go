@@ -3,11 +3,15 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/heapledger/heapledger/analysis/internal/memory"
 	"github.com/heapledger/heapledger/analysis/leaks"
+	"github.com/heapledger/heapledger/analysis/progress"
 	"github.com/heapledger/heapledger/fixtures/heapdumps"
 )
 
@@ -85,3 +89,30 @@ func TestGivesPageCache(t *testing.T) {
 		t.Error("giving the page cache changed the report")
 	}
 }
+
+// The columns go to the directory asked for: where it cannot take them, they stay in memory, the
+// report is the same, and the warning names the directory.
+func TestTempDir(t *testing.T) {
+	dump := heapdumps.Dump(t)
+	plain := analyze(t, dump, Options{})
+	if got := analyze(t, dump, Options{TempDir: t.TempDir()}); got != plain {
+		t.Error("the report changed with the columns in another directory")
+	}
+	missing := filepath.Join(t.TempDir(), "missing")
+	var warned warnings
+	if got := analyze(t, dump, Options{TempDir: missing, Listener: &warned}); got != plain {
+		t.Error("the report changed when the columns stayed in memory")
+	}
+	if !slices.ContainsFunc(warned, func(w string) bool {
+		return strings.Contains(w, "stayed in memory") && strings.Contains(w, missing)
+	}) {
+		t.Errorf("warnings %q, want one that the columns stayed in memory, naming %s", warned, missing)
+	}
+}
+
+// warnings keeps the warnings a Listener is told.
+type warnings []string
+
+func (w *warnings) Begin(progress.Step)    {}
+func (w *warnings) Read(done, total int64) {}
+func (w *warnings) Warn(msg string)        { *w = append(*w, msg) }
