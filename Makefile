@@ -11,9 +11,10 @@ all: build
 deps:
 	bash scripts/install-deps.sh
 
-# Java-side builds (runtime, agent, test tools) are compiled by scripts/build-java.sh when present.
+# The Java side (runtime, probe, agent, the Gradle plugin, test tools): scripts/build-java.sh runs
+# the top-level build.gradle with Debian's Gradle, offline.
 java:
-	@if [ -x scripts/build-java.sh ]; then bash scripts/build-java.sh; fi
+	bash scripts/build-java.sh
 
 # A static binary without urfave/cli's documentation generators (unused here): it starts in about
 # 3.5 ms instead of 5.5 (no dynamic loader, no markdown package to initialise), which is most of a
@@ -25,7 +26,7 @@ go:
 
 # bin/ is a self-contained distribution: the binary finds its Java runtime beside itself.
 build: java go
-	@for j in heapledger-runtime heapledger-probe heapledger-agent; do \
+	@for j in heapledger-runtime heapledger-probe heapledger-agent heapledger-gradle-plugin; do \
 		if [ -f build/$$j.jar ]; then cp -f build/$$j.jar bin/; fi; \
 	done
 

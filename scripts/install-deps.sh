@@ -16,6 +16,9 @@ PKGS=(
   jasmin-sable libjava-allocation-instrumenter-java
   # JDK 17 (the default JDK) with javac
   openjdk-17-jdk-headless
+  # the top-level build.gradle (the Java side, the Gradle plugin) and the Gradle fixture: Debian's
+  # Gradle 4.4.1, patched by Debian to run on JDK 17; JUnit 4 for the fixture projects' tests
+  gradle junit4
   zip unzip
   # heap-dump benchmark: the VisualVM heap library as the peer, GNU time for peak RSS
   visualvm time
