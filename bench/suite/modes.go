@@ -92,6 +92,10 @@ var modes = []*Mode{
 	withVerify(offlineMode("heapledger-count", "count", []string{"--accounts", "*", "--embed-runtime"}, nil,
 		"the product: every package an account, every allocation counted exactly, runtime embedded; each run must write its exit snapshot"),
 		verifySnapshot),
+	// What users run (issue 35): the program's own main packages as accounts, so methods switch
+	// accounts at the boundaries between them; '*' above is the one configuration where none do.
+	accountsMode("heapledger-accounts",
+		"the count pass with the workload's main packages as 6–15 memory accounts (listed in the workload table), as a user would account them; each run must write its exit snapshot"),
 	// Liveness (issue 4): the count pass plus a weak reference per tracked object.
 	withVerify(offlineMode("heapledger-live-sample64", "count", []string{"--accounts", "*", "--liveness", "sample:64", "--embed-runtime"}, nil,
 		"heapledger-count with liveness sampled: every 64th allocation per thread and site tracked by a weak reference, refunded when reclaimed"),
@@ -164,6 +168,43 @@ func plainLaunch(env *Env, w *Workload, p *Prepared) (*Launch, error) {
 // DIR. The mode is offered only when `rewrite --help` succeeds and lists the pass and every flag,
 // and the needed jars exist.
 func offlineMode(name, pass string, flags, needs []string, what string) *Mode {
+	return offlineModeFor(name, pass, flags, nil, needs, what)
+}
+
+// accountsMode is heapledger-count with each workload's own accounts (Workload.Accounts) in
+// place of '*'. A pattern that matches no class of the workload fails the mode rather than
+// measuring fewer accounts than the doc says.
+func accountsMode(name, what string) *Mode {
+	m := offlineModeFor(name, "count", []string{"--accounts", "LIST", "--embed-runtime"}, func(w *Workload) []string {
+		return []string{"--accounts", strings.Join(w.Accounts, ",")}
+	}, nil, what)
+	launch := m.Launch
+	m.Launch = func(env *Env, w *Workload, p *Prepared) (*Launch, error) {
+		if len(w.Accounts) == 0 {
+			return nil, fmt.Errorf("workload %s names no accounts", w.Name)
+		}
+		l, err := launch(env, w, p)
+		if err != nil {
+			return nil, err
+		}
+		log, err := os.ReadFile(filepath.Join(filepath.Dir(l.Classpath[0]), "rewrite.log"))
+		if err != nil {
+			return nil, err
+		}
+		if i := bytes.Index(log, []byte("matched no class")); i >= 0 {
+			start := bytes.LastIndexByte(log[:i], '\n') + 1
+			end := i + bytes.IndexByte(log[i:], '\n')
+			return nil, fmt.Errorf("%s: the accounts of workload %s do not fit its jars: %s", name, w.Name, log[start:end])
+		}
+		return l, nil
+	}
+	return withVerify(m, verifySnapshot)
+}
+
+// offlineModeFor is offlineMode where perWorkload, when set, gives flags that depend on the
+// workload; they replace the flags of the same names in flags, which stand for them in the
+// help check and the doc.
+func offlineModeFor(name, pass string, flags []string, perWorkload func(*Workload) []string, needs []string, what string) *Mode {
 	all := append([]string{"--pass", pass}, flags...)
 	return &Mode{
 		Name: name,
@@ -184,7 +225,11 @@ func offlineMode(name, pass string, flags, needs []string, what string) *Mode {
 			return nil
 		},
 		Launch: func(env *Env, w *Workload, p *Prepared) (*Launch, error) {
-			l, err := env.rewriteOffline(name, all, w, p)
+			flags := all
+			if perWorkload != nil {
+				flags = replaceFlags(all, perWorkload(w))
+			}
+			l, err := env.rewriteOffline(name, flags, w, p)
 			if err != nil {
 				return nil, err
 			}
@@ -206,6 +251,20 @@ func offlineMode(name, pass string, flags, needs []string, what string) *Mode {
 			return l, nil
 		},
 	}
+}
+
+// replaceFlags returns flags with the value of each flag named in with (pairs of name, value)
+// replaced by with's.
+func replaceFlags(flags, with []string) []string {
+	out := append([]string(nil), flags...)
+	for i := 0; i+1 < len(with); i += 2 {
+		for j := 0; j+1 < len(out); j++ {
+			if out[j] == with[i] {
+				out[j+1] = with[i+1]
+			}
+		}
+	}
+	return out
 }
 
 // commandHelp returns `BIN COMMAND --help`, or why the binary cannot serve a mode: it is not

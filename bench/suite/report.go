@@ -337,13 +337,14 @@ func (rep *Report) Markdown() string {
 			fmt.Fprintf(&b, "| %s | **not run**: %s |\n", md.Name, strings.ReplaceAll(why, "\n", " "))
 		}
 	}
-	b.WriteString("\n## Workloads\n\n| workload | program | input | code jars |\n|---|---|---|---|\n")
+	b.WriteString("\n## Workloads\n\n| workload | program | input | code jars | accounts (heapledger-accounts) |\n|---|---|---|---|---|\n")
 	for _, res := range rep.Results {
 		var names []string
 		for _, j := range res.P.Jars {
 			names = append(names, shortJar(j))
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", res.W.Name, res.W.Program, res.P.Input, strings.Join(names, ", "))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d: `%s` |\n", res.W.Name, res.W.Program, res.P.Input, strings.Join(names, ", "),
+			len(res.W.Accounts), strings.Join(res.W.Accounts, "`, `"))
 	}
 	b.WriteString("\n## Machine\n\n")
 	fmt.Fprintf(&b, "- CPU: %s, %d logical cores\n- Memory: %.1f GiB\n- Kernel: Linux %s\n- JDK: %s\n- Date: %s; suite took %s\n- Load average (1, 5, 15 min): %s at start, %s at end\n",

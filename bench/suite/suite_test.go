@@ -1,15 +1,20 @@
 package main
 
 import (
+	"archive/zip"
 	"bytes"
+	"context"
 	"fmt"
 	"image"
 	"image/color"
+	"io"
 	"math"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/heapledger/heapledger/rewrite/accounts"
 )
 
 // requireJava skips outside CI when the JDK or the Debian jars the quick workloads need are
@@ -251,5 +256,60 @@ func TestVerifySnapshot(t *testing.T) {
 	}
 	if err := verifySnapshot(nil, dir); err != nil {
 		t.Errorf("a valid snapshot fails: %v", err)
+	}
+}
+
+// TestWorkloadAccountsFitTheirJars: every workload names the accounts a user would (issue 35:
+// 6 to 15 main packages; parallel, one package, has one), and every pattern of the quick
+// workloads matches a class of their code jars, so heapledger-accounts measures as many
+// boundaries as the doc says (the other workloads' patterns were checked once the same way, and
+// the mode fails a run whose rewrite warns that a pattern matched nothing).
+func TestWorkloadAccountsFitTheirJars(t *testing.T) {
+	requireJava(t)
+	root, err := findRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &Env{Ctx: context.Background(), Root: root, Quick: true, Out: t.TempDir(), Log: io.Discard}
+	if env.Java, env.Javac, env.JarTool, env.JFRTool, err = findJDK(""); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range workloads {
+		if n := len(w.Accounts); w.Name != "parallel" && (n < 6 || n > 15) {
+			t.Errorf("%s: %d accounts, want 6 to 15", w.Name, n)
+		}
+		if !w.InQuick {
+			continue // preparing them takes minutes; heapledger-accounts refuses a misfit when it runs
+		}
+		p, err := w.Prepare(env)
+		if err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Errorf("%s: %v", w.Name, err)
+			}
+			continue
+		}
+		set, err := accounts.Parse(strings.Join(w.Accounts, ","))
+		if err != nil {
+			t.Fatalf("%s: %v", w.Name, err)
+		}
+		var classes []string
+		for _, j := range p.Jars {
+			zr, err := zip.OpenReader(j)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range zr.File {
+				if name, ok := strings.CutSuffix(f.Name, ".class"); ok {
+					classes = append(classes, name)
+				}
+			}
+			zr.Close()
+		}
+		for _, u := range set.Unmatched(classes) {
+			t.Errorf("%s: %s matches no class of %v", w.Name, u, p.Jars)
+		}
+	}
+	if got := replaceFlags([]string{"--pass", "count", "--accounts", "LIST", "--embed-runtime"}, []string{"--accounts", "a.b,c"}); strings.Join(got, " ") != "--pass count --accounts a.b,c --embed-runtime" {
+		t.Errorf("replaceFlags = %q", got)
 	}
 }

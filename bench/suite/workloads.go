@@ -18,7 +18,12 @@ type Workload struct {
 	Name    string
 	Program string // what runs, for the doc
 	InQuick bool   // part of --quick, the test-suite subset
-	Prepare func(env *Env) (*Prepared, error)
+	// Accounts is what a user of the program would account: its main packages, 6 to 15 of
+	// them (the heapledger-accounts mode), as `rewrite --accounts` patterns. The count of
+	// accounts and where their boundaries fall is what switching costs (issue 35), which '*'
+	// never shows: there, no method switches.
+	Accounts []string
+	Prepare  func(env *Env) (*Prepared, error)
 }
 
 // Prepared is a workload ready to run: its code jars (what a rewriting mode rewrites), other
@@ -70,14 +75,22 @@ func jars(pkg string, names ...string) ([]string, error) {
 // workloads is the suite, in report order. Sizes are chosen for 2–10 s plain runs on a 2-core
 // machine; quick sizes keep the test-suite subset to a few seconds per run.
 var workloads = []*Workload{
-	{Name: "sunflow", Program: "org.sunflow.Benchmark -bench 2 256 (Debian sunflow)", Prepare: prepareSunflow},
-	{Name: "xalan", Program: "org.apache.xalan.xslt.Process (Debian libxalan2-java)", InQuick: true, Prepare: prepareXalan},
-	{Name: "h2", Program: "org.h2.tools.RunScript on jdbc:h2:mem (Debian libh2-java)", InQuick: true, Prepare: prepareH2},
-	{Name: "ecj", Program: "org.eclipse.jdt.internal.compiler.batch.Main (Debian libecj-java)", Prepare: prepareEcj},
-	{Name: "lucene", Program: "lucene-demo 4.10 IndexFiles, then SearchFiles (Debian liblucene4.10-java)", Prepare: prepareLucene},
-	{Name: "fop", Program: "org.apache.fop.cli.Main, FO → PDF (Debian fop)", Prepare: prepareFop},
-	{Name: "batik", Program: "org.apache.batik.apps.rasterizer.Main, SVG → PNG (Debian libbatik-java)", Prepare: prepareBatik},
-	{Name: "parallel", Program: "bench.parallel.ParallelAlloc, 64 threads, 8 MB arrays (bench/suite/java)", Prepare: prepareParallel},
+	{Name: "sunflow", Program: "org.sunflow.Benchmark -bench 2 256 (Debian sunflow)", Prepare: prepareSunflow,
+		Accounts: []string{"org.sunflow", "org.sunflow.core", "org.sunflow.core.accel", "org.sunflow.core.primitive", "org.sunflow.core.shader", "org.sunflow.core.renderer", "org.sunflow.core.gi", "org.sunflow.core.parser", "org.sunflow.image.*", "org.sunflow.math", "org.sunflow.system.*"}},
+	{Name: "xalan", Program: "org.apache.xalan.xslt.Process (Debian libxalan2-java)", InQuick: true, Prepare: prepareXalan,
+		Accounts: []string{"org.apache.xalan.processor", "org.apache.xalan.templates", "org.apache.xalan.transformer", "org.apache.xalan.xsltc.*", "org.apache.xml.dtm.*", "org.apache.xml.serializer.*", "org.apache.xml.utils.*", "org.apache.xpath.*", "org.apache.xerces.*", "org.apache.bcel.*"}},
+	{Name: "h2", Program: "org.h2.tools.RunScript on jdbc:h2:mem (Debian libh2-java)", InQuick: true, Prepare: prepareH2,
+		Accounts: []string{"org.h2.command.*", "org.h2.engine", "org.h2.expression.*", "org.h2.index", "org.h2.mvstore.*", "org.h2.result", "org.h2.store.*", "org.h2.table", "org.h2.tools", "org.h2.util.*", "org.h2.value"}},
+	{Name: "ecj", Program: "org.eclipse.jdt.internal.compiler.batch.Main (Debian libecj-java)", Prepare: prepareEcj,
+		Accounts: []string{"org.eclipse.jdt.internal.compiler", "org.eclipse.jdt.internal.compiler.ast", "org.eclipse.jdt.internal.compiler.batch", "org.eclipse.jdt.internal.compiler.classfmt", "org.eclipse.jdt.internal.compiler.codegen", "org.eclipse.jdt.internal.compiler.flow", "org.eclipse.jdt.internal.compiler.lookup", "org.eclipse.jdt.internal.compiler.parser", "org.eclipse.jdt.internal.compiler.problem", "org.eclipse.jdt.internal.compiler.util"}},
+	{Name: "lucene", Program: "lucene-demo 4.10 IndexFiles, then SearchFiles (Debian liblucene4.10-java)", Prepare: prepareLucene,
+		Accounts: []string{"org.apache.lucene.demo", "org.apache.lucene.analysis.*", "org.apache.lucene.codecs.*", "org.apache.lucene.document", "org.apache.lucene.index", "org.apache.lucene.queryparser.*", "org.apache.lucene.search.*", "org.apache.lucene.store", "org.apache.lucene.util", "org.apache.lucene.util.packed", "org.apache.lucene.util.fst"}},
+	{Name: "fop", Program: "org.apache.fop.cli.Main, FO → PDF (Debian fop)", Prepare: prepareFop,
+		Accounts: []string{"org.apache.fop.apps", "org.apache.fop.area.*", "org.apache.fop.fo.*", "org.apache.fop.fonts.*", "org.apache.fop.layoutmgr.*", "org.apache.fop.pdf", "org.apache.fop.render.*", "org.apache.xmlgraphics.*", "org.apache.batik.*", "org.apache.xerces.*", "org.apache.xalan.*"}},
+	{Name: "batik", Program: "org.apache.batik.apps.rasterizer.Main, SVG → PNG (Debian libbatik-java)", Prepare: prepareBatik,
+		Accounts: []string{"org.apache.batik.anim.*", "org.apache.batik.bridge.*", "org.apache.batik.css.*", "org.apache.batik.dom.*", "org.apache.batik.ext.awt.*", "org.apache.batik.gvt.*", "org.apache.batik.parser", "org.apache.batik.transcoder.*", "org.apache.batik.util", "org.apache.xmlgraphics.*", "org.apache.xerces.*"}},
+	{Name: "parallel", Program: "bench.parallel.ParallelAlloc, 64 threads, 8 MB arrays (bench/suite/java)", Prepare: prepareParallel,
+		Accounts: []string{"bench.parallel"}},
 }
 
 // inputDir returns the directory for a workload's generated input, and whether it is already

@@ -116,18 +116,37 @@ final class Live {
     private static final Tracked[] HEADS = new Tracked[STRIPES];
     private static final Object[] LOCKS = new Object[STRIPES];
     /**
-     * Objects tracked now, per stripe (a cache line apart), each changed under its stripe's
-     * lock, so threads on different stripes never share a counter's cache line. Not a
-     * LongAdder: under contention it allocates cells in java.util.concurrent code, which the agent's --jdk
+     * Per stripe, a cache line apart ({@link #TRACKED_AT} and the offsets after it), each changed
+     * under its stripe's lock, so threads on different stripes never share a counter's cache
+     * line: the objects tracked now; of them, those tracked since the stripe's last turn (NEW)
+     * and those tracked in the turn before it (PENDING); and, as of the last sweep, the settled
+     * ones (the rest: tracked before a collection that left them). Not a LongAdder: under
+     * contention it allocates cells in java.util.concurrent code, which the agent's --jdk
      * rewrites, so counting them re-entered the liveness path from inside it until the stack
      * overflowed (a program thread then lost its accounting state: TestAgentJDKLiveness under
      * load). Nothing on the counting path may call JDK code that allocates.
      */
-    private static final long[] TRACKED = new long[STRIPES * 8];
+    private static final long[] STATE = new long[STRIPES * 8];
+    private static final int TRACKED_AT = 0, NEW_AT = 1, PENDING_AT = 2, SETTLED_AT = 3;
+    /**
+     * Per stripe, a weak reference to an object made at the stripe's last turn that nothing
+     * else holds: the first collection after the turn clears it. A sweep that finds it cleared
+     * knows, without reading any collection count, that every object tracked before the turn
+     * has been through a collection (turn). Collection counts trail the collections under
+     * load: objects made between a collection and the count's update passed for survivors of
+     * it, 16 million of them in a second of 32 threads' churn, and filled the bound (issue 32).
+     */
+    private static final Turn[] TURNS = new Turn[STRIPES];
+
+    /** What TURNS holds: a weak reference to an object of its own. */
+    private static final class Turn extends WeakReference<Object> {
+        Turn() {
+            super(new Object());
+        }
+    }
+
     /** Whether the bound was said to be reached (under UNTRACKED's lock). */
     private static boolean boundTold;
-    /** Per stripe, TRACKED after its last sweep (settled), written under the stripe's lock. */
-    private static final long[] SETTLED = new long[STRIPES * 8];
     /** Refunds (sweep, and the walk of a snapshot); guarded by itself. */
     static final Counts RECLAIMED = new Counts();
     /** Objects that should have been tracked but were not (the bound); guarded by itself. */
@@ -142,7 +161,10 @@ final class Live {
     static volatile int collections;
 
     static {
-        for (int i = 0; i < STRIPES; i++) LOCKS[i] = new Object();
+        for (int i = 0; i < STRIPES; i++) {
+            LOCKS[i] = new Object();
+            TURNS[i] = new Turn();
+        }
     }
 
     /**
@@ -182,27 +204,28 @@ final class Live {
             t.next = h;
             if (h != null) h.prev = t;
             HEADS[stripe] = t;
-            TRACKED[stripe * 8]++;
+            STATE[stripe * 8 + TRACKED_AT]++;
+            STATE[stripe * 8 + NEW_AT]++;
         }
     }
 
     /**
-     * Objects tracked at the last sweep of each stripe, which followed a collection: those that
-     * survived one. The bound applies to them, not to the objects made since: those are as many
-     * as the young generation holds, and the next collection frees the references of the ones
-     * that die (a bound on all of them left everything made past it untracked between two
-     * collections, a real leak among it, issue 32).
+     * Tracked objects that survived a collection, as of each stripe's last sweep: those tracked
+     * before the turn before its last one (turn). The bound applies to them, not to the objects
+     * made since: those are as many as the young generation holds, and the next collection
+     * frees the references of the ones that die (a bound on all of them left everything made
+     * past it untracked between two collections, a real leak among it, issue 32).
      */
     static long settled() {
         long n = 0;
-        for (int i = 0; i < SETTLED.length; i += 8) n += SETTLED[i];
+        for (int i = SETTLED_AT; i < STATE.length; i += 8) n += STATE[i];
         return n;
     }
 
     /** Objects tracked now; read without the locks, so it may trail by the objects in flight. */
     static long tracked() {
         long n = 0;
-        for (int i = 0; i < TRACKED.length; i += 8) n += TRACKED[i];
+        for (int i = TRACKED_AT; i < STATE.length; i += 8) n += STATE[i];
         return n;
     }
 
@@ -281,28 +304,33 @@ final class Live {
         return n;
     }
 
-    /** sweep for one stripe; the refunds go into RECLAIMED after the stripe's lock is let go. */
+    /**
+     * sweep for one stripe; the refunds go into RECLAIMED after the stripe's lock is let go.
+     * Its list holds, newest first, the objects tracked since its last turn (NEW), those of
+     * the turn before (PENDING), then the settled ones, so a node's place tells its group.
+     */
     static long sweepStripe(int stripe, boolean full) {
         int now = epoch, oldest = (now & (-1 >>> STRIPE_BITS)) - YOUNG_AGES;
         Tracked gone = null;
         long n = 0;
-        int current = now & (-1 >>> STRIPE_BITS);
-        long fresh = 0; // tracked since the last collection: not held against the bound
         synchronized (LOCKS[stripe]) {
             SWEPT[stripe * 16] = collections;
-            for (Tracked t = HEADS[stripe], next; t != null; t = next) {
+            boolean collected = TURNS[stripe].get() == null; // read before the walk: see turn
+            long fresh = STATE[stripe * 8 + NEW_AT], young = fresh + STATE[stripe * 8 + PENDING_AT];
+            long goneNew = 0, gonePending = 0, at = 0;
+            for (Tracked t = HEADS[stripe], next; t != null; t = next, at++) {
                 next = t.next;
-                if (!full && t.born() - oldest < 0) break; // newest first: the rest are older
-                if (t.get() != null) {
-                    if (t.born() == current) fresh++;
-                    continue;
-                }
+                // newest first: past the groups, the rest are older
+                if (!full && at >= young && t.born() - oldest < 0) break;
+                if (t.get() != null) continue;
+                if (at < fresh) goneNew++;
+                else if (at < young) gonePending++;
                 unlink(t, stripe);
                 t.next = gone; // off the list now: its link can chain the refunds
                 gone = t;
                 n++;
             }
-            SETTLED[stripe * 8] = TRACKED[stripe * 8] - fresh;
+            turn(stripe, goneNew, gonePending, collected);
         }
         if (gone != null) {
             synchronized (RECLAIMED) {
@@ -312,6 +340,26 @@ final class Live {
         return n;
     }
 
+    /**
+     * Settles a stripe's groups after a walk took off goneNew of its NEW objects and
+     * gonePending of its PENDING ones; under the stripe's lock. When a collection came since
+     * its last turn (collected), the stripe turns: a collection has passed over every object
+     * tracked before that turn, so the PENDING ones still here settled, and the NEW ones,
+     * which may have been made before or after that collection, become PENDING until the next.
+     */
+    private static void turn(int stripe, long goneNew, long gonePending, boolean collected) {
+        int s = stripe * 8;
+        long fresh = STATE[s + NEW_AT] - goneNew, pending = STATE[s + PENDING_AT] - gonePending;
+        if (collected) {
+            pending = fresh;
+            fresh = 0;
+            TURNS[stripe] = new Turn();
+        }
+        STATE[s + NEW_AT] = fresh;
+        STATE[s + PENDING_AT] = pending;
+        STATE[s + SETTLED_AT] = STATE[s + TRACKED_AT] - fresh - pending;
+    }
+
     /** Takes t off its stripe's list, under the stripe's lock; false when it was off already. */
     private static boolean unlink(Tracked t, int stripe) {
         if (t.prev == null && t.next == null && HEADS[stripe] != t) return false;
@@ -319,7 +367,7 @@ final class Live {
         else HEADS[stripe] = t.next;
         if (t.next != null) t.next.prev = t.prev;
         t.prev = t.next = null;
-        TRACKED[stripe * 8]--;
+        STATE[stripe * 8 + TRACKED_AT]--;
         return true;
     }
 
@@ -408,9 +456,14 @@ final class Live {
         java.util.ArrayList<Tracked> cleared = new java.util.ArrayList<Tracked>();
         for (int i = 0; i < STRIPES; i++) {
             synchronized (LOCKS[i]) {
+                long fresh = STATE[i * 8 + NEW_AT], young = fresh + STATE[i * 8 + PENDING_AT];
+                long goneNew = 0, gonePending = 0, at = -1;
                 for (Tracked t = HEADS[i], next; t != null; t = next) {
                     next = t.next;
+                    at++;
                     if (t.get() == null) {
+                        if (at < fresh) goneNew++;
+                        else if (at < young) gonePending++;
                         unlink(t, i);
                         cleared.add(t);
                         continue;
@@ -433,6 +486,7 @@ final class Live {
                     int bucket = age <= 0 ? 0 : Math.min(ageHistogram.length - 1, 32 - Integer.numberOfLeadingZeros(age));
                     ageHistogram[bucket] += t.count();
                 }
+                turn(i, goneNew, gonePending, false);
             }
         }
         synchronized (RECLAIMED) {
