@@ -91,13 +91,9 @@ cache alone, for a dump about to be analysed again.
 
 --timings prints how long each phase took, wall and CPU seconds, and the peak resident memory so
 far (where the system tells it), on stderr.`,
-	Flags: append(dumpFlags(),
-		&cli.Float64Flag{Name: "threshold", Value: 100 * leaks.DefaultOptions.Threshold, Usage: "percent of the heap an object must retain to be a leak suspect"},
+	Flags: append(analyzeFlags(),
+		&cli.BoolFlag{Name: "json", Usage: "write JSON instead of text"},
 		&cli.IntFlag{Name: "top", Value: leaks.DefaultOptions.Top, Usage: "how many objects and classes each ranking lists"},
-		&cli.BoolFlag{Name: "keep-unreachable", Usage: "analyse objects no GC root reaches too (attached to the super root by the thesis's rule) instead of only counting them; a dump without GC-root records is always analysed so"},
-		&cli.BoolFlag{Name: "keep-page-cache", Usage: "leave the dump's pages in the page cache instead of giving them to the analysis once read (see Page cache)"},
-		&cli.BoolFlag{Name: "timings", Usage: "print on stderr how long each phase took (wall and CPU seconds) and the peak memory so far, a line per phase"},
-		&cli.StringFlag{Name: "table", Usage: "name the accounts and sites of heapledger's tracking references from this table (the rewrite's OUTPUT.table.tsv), for a dump that holds none, such as one jmap or jcmd took; the dump's own table wins where both name an ID"},
 		&cli.StringFlag{Name: "snapshot", Usage: "name the accounts and sites of heapledger's tracking references from a snapshot of the same run (it names the sites that counted), for a dump that holds no table"},
 	),
 	Action: func(c *cli.Context) error {
@@ -108,140 +104,20 @@ far (where the system tells it), on stderr.`,
 		if len(args) != 1 {
 			return fmt.Errorf("heap analyze: want exactly one DUMP argument, got %d", len(args))
 		}
-		th := c.Float64("threshold")
-		if th <= 0 || th > 100 {
-			return fmt.Errorf("heap analyze: --threshold %g: want a percentage above 0 and at most 100", th)
+		if err := checkAnalyzeFlags(c); err != nil {
+			return fmt.Errorf("heap analyze: %w", err)
 		}
-		if c.Int("top") < 0 {
-			return fmt.Errorf("heap analyze: --top %d: want 0 or more", c.Int("top"))
-		}
-		// The big arrays become garbage between phases, where they go back to the system as they
-		// are dropped (heapgraph.Release, Scratch.Trim, spilling) or by a collection that the
-		// phase after starts with. A lower GOGC does not lower the peak: it only made the
-		// collector run more often on the big arrays each phase allocates, stopping every
-		// goroutine to scan its stack each time (at 20%, 51 collections on the 47 MB dump, and
-		// 7% of its CPU samples were the collector waiting for busy goroutines to stop). A
-		// higher one spares the collections Go's pace would start in the middle of a phase,
-		// counting arrays given back already as heap until collected: at 400 the 47 MB dump's
-		// components phase ran 2.5 ms faster than at 100, and the peaks measured the same.
-		// GOGC still overrides.
-		if os.Getenv("GOGC") == "" {
-			defer debug.SetGCPercent(debug.SetGCPercent(400))
-		}
-		stderr := errWriter(c)
-		path := args[0]
 		// Names given are read before the dump, whose reading takes far longer than a bad file
 		// needs to be refused.
 		given, err := givenNames(c.String("table"), c.String("snapshot"))
 		if err != nil {
 			return fmt.Errorf("heap analyze: %w", err)
 		}
-		p := newProgress(stderr, c.Bool("progress"))
-		kept0, keptBytes0, _ := heapgraph.SpillFailures()
-		phases := newPhases(stderr, c.Bool("progress"), c.Bool("timings"))
+		phases := newPhases(errWriter(c), c.Bool("progress"), c.Bool("timings"))
 		defer phases.end()
-		// The analysis aims to peak under the dump's size (docs/heapdump-benchmarks.md): work
-		// that could overlap on another core does so only within it.
-		size := int64(-1)
-		if st, err := os.Stat(path); err == nil {
-			size = st.Size()
-		}
-		// Building the graph runs mostly on one core; the other meanwhile makes the first
-		// phase's arrays and faults their pages in, if the memory the file's size allows for
-		// leaves room for them (for a gzip dump, the compressed size: all that is known then).
-		var ahead *leaks.Ahead
-		stopGiving := func() {}
-		defer func() { stopGiving() }()
-		building := func(nodes int) {
-			// The file has been read for the last time: its page cache is the memory the
-			// arrays made from here on take (see Page cache in the help).
-			// Giving is an optimisation: a file whose cache cannot be given is analysed all the
-			// same.
-			if !c.Bool("keep-page-cache") {
-				if stop, err := giveCache(path); err == nil {
-					stopGiving = stop
-				}
-			}
-			if r := heapgraph.Resident(); size >= 0 && r >= 0 {
-				ahead = makeAhead(nodes, size-r)
-			}
-		}
-		d, err := heapdump.Load(path, heapdump.Options{
-			Dump: c.Int("dump"), Compressed: c.String("compressed"), KeepUnreachable: c.Bool("keep-unreachable"),
-			AllowPartial: c.Bool("partial"), Building: building, Watch: []heapdump.Watch{tracked.Watch},
-			Progress: func(phase string, done, total int64) { p.update(phase+" "+path, done, total) },
-			Phase: func(name string) {
-				// The passes over the file show their bytes; the steps after them show as phases.
-				pass := strings.HasPrefix(name, "reading ")
-				if !pass {
-					p.done()
-				}
-				phases.begin(name, !pass)
-			},
-		})
-		p.done()
-		phases.stop()
+		v, err := analyzeDump(c, args[0], given, phases)
 		if err != nil {
-			if strings.Contains(err.Error(), "input ends at offset") && !c.Bool("partial") {
-				err = fmt.Errorf("%w (--partial analyses the part that is there)", err)
-			}
-			return fmt.Errorf("heap analyze: %w", err)
-		}
-		for _, w := range d.Warnings {
-			if !strings.HasPrefix(w, path) {
-				w = path + ": " + w
-			}
-			fmt.Fprintf(stderr, "warning: %s\n", w)
-		}
-		opt := leaks.DefaultOptions
-		opt.Threshold = th / 100
-		opt.Top = c.Int("top")
-		opt.Phase = phases.start
-		opt.Ahead = ahead
-		// The analysis moves the columns a phase does not read to temporary files meanwhile, and
-		// the Dump must not hold them too for that to free any memory.
-		opt.Spill = true
-		// Naming the reported objects needs their ids, kinds and classes and the edge offsets,
-		// not the edges, the sizes or the weak edges: those stay out when the analysis ends.
-		opt.Leave = leaks.Columns{Sizes: true, Succ: true, Weak: true}
-		// Those come back as views of their files, whose pages the few lookups read in, rather
-		// than as copies in fresh memory.
-		opt.Views = true
-		// For a gzip-compressed dump the limit is the size it inflates to: the graph is the same
-		// as the plain file's.
-		if size >= 0 {
-			opt.MemoryLimit = max(size, d.Bytes)
-		}
-		in := &leaks.Input{
-			Graph: d.Graph, Weak: heapgraph.EdgeSet(d.Weak), ClassOf: d.ClassOf, NumClasses: len(d.Classes),
-			ClassObjects: d.ClassObjects(),
-		}
-		ledger, err := findLedger(d, given, in, func(w string) { fmt.Fprintf(stderr, "warning: %s\n", w) }, phases.start)
-		if err != nil {
-			return fmt.Errorf("heap analyze: %w", err)
-		}
-		d.Weak, d.ClassOf = nil, nil
-		phases.begin("setting columns aside", true)
-		d.Park()
-		rep, err := leaks.Run(in, opt)
-		d.ClassOf = in.ClassOf
-		if err != nil {
-			return fmt.Errorf("heap analyze: %s: %w", path, err)
-		}
-		// The ids come back as views too: nothing needs the memory the analysis leaves behind,
-		// which goes back to the system as the command ends.
-		d.Graph.Size, d.Graph.Succ, in.Weak, in.Graph = nil, nil, nil, nil
-		opt.Phase("naming references")
-		if err := d.UnparkViews(); err != nil {
-			return fmt.Errorf("heap analyze: %w", err)
-		}
-		v, err := newAnalysisView(d, rep, opt, ledger)
-		phases.stop()
-		if err != nil {
-			return fmt.Errorf("heap analyze: %w", err)
-		}
-		if n, b, why := heapgraph.SpillFailures(); n > kept0 {
-			fmt.Fprintf(stderr, "warning: %d column(s) of the analysis (%d MB) stayed in memory, as their temporary files could not be written (first: %v); the results are the same, the peak memory higher\n", n-kept0, (b-keptBytes0)>>20, why)
+			return err
 		}
 		phases.begin("writing the report", false)
 		if c.Bool("json") {
@@ -250,6 +126,159 @@ far (where the system tells it), on stderr.`,
 		v.writeText(c.App.Writer)
 		return nil
 	},
+}
+
+// analyzeFlags are the flags of the analysis itself, which heap analyze and html share.
+func analyzeFlags() []cli.Flag {
+	var out []cli.Flag
+	for _, f := range dumpFlags() {
+		if f.Names()[0] != "json" {
+			out = append(out, f)
+		}
+	}
+	return append(out,
+		&cli.Float64Flag{Name: "threshold", Value: 100 * leaks.DefaultOptions.Threshold, Usage: "percent of the heap an object must retain to be a leak suspect"},
+		&cli.BoolFlag{Name: "keep-unreachable", Usage: "analyse objects no GC root reaches too (attached to the super root by the thesis's rule) instead of only counting them; a dump without GC-root records is always analysed so"},
+		&cli.BoolFlag{Name: "keep-page-cache", Usage: "leave the dump's pages in the page cache instead of giving them to the analysis once read (see Page cache)"},
+		&cli.BoolFlag{Name: "timings", Usage: "print on stderr how long each phase took (wall and CPU seconds) and the peak memory so far, a line per phase"},
+		&cli.StringFlag{Name: "table", Usage: "name the accounts and sites of heapledger's tracking references from this table (the rewrite's OUTPUT.table.tsv), for a dump that holds none, such as one jmap or jcmd took; the dump's own table wins where both name an ID"},
+	)
+}
+
+// checkAnalyzeFlags refuses flag values the analysis cannot take, before the dump is read.
+func checkAnalyzeFlags(c *cli.Context) error {
+	if th := c.Float64("threshold"); th <= 0 || th > 100 {
+		return fmt.Errorf("--threshold %g: want a percentage above 0 and at most 100", th)
+	}
+	if c.Int("top") < 0 {
+		return fmt.Errorf("--top %d: want 0 or more", c.Int("top"))
+	}
+	return nil
+}
+
+// analyzeDump loads the dump at path and analyses it as the flags of c say (analyzeFlags and
+// --top), naming heapledger's accounts and sites from the dump's own table, then from given.
+func analyzeDump(c *cli.Context, path string, given *tracked.Names, phases *phases) (*analysisView, error) {
+	// The big arrays become garbage between phases, where they go back to the system as they
+	// are dropped (heapgraph.Release, Scratch.Trim, spilling) or by a collection that the
+	// phase after starts with. A lower GOGC does not lower the peak: it only made the
+	// collector run more often on the big arrays each phase allocates, stopping every
+	// goroutine to scan its stack each time (at 20%, 51 collections on the 47 MB dump, and
+	// 7% of its CPU samples were the collector waiting for busy goroutines to stop). A
+	// higher one spares the collections Go's pace would start in the middle of a phase,
+	// counting arrays given back already as heap until collected: at 400 the 47 MB dump's
+	// components phase ran 2.5 ms faster than at 100, and the peaks measured the same.
+	// GOGC still overrides.
+	if os.Getenv("GOGC") == "" {
+		defer debug.SetGCPercent(debug.SetGCPercent(400))
+	}
+	stderr := errWriter(c)
+	p := newProgress(stderr, c.Bool("progress"))
+	kept0, keptBytes0, _ := heapgraph.SpillFailures()
+	// The analysis aims to peak under the dump's size (docs/heapdump-benchmarks.md): work
+	// that could overlap on another core does so only within it.
+	size := int64(-1)
+	if st, err := os.Stat(path); err == nil {
+		size = st.Size()
+	}
+	// Building the graph runs mostly on one core; the other meanwhile makes the first
+	// phase's arrays and faults their pages in, if the memory the file's size allows for
+	// leaves room for them (for a gzip dump, the compressed size: all that is known then).
+	var ahead *leaks.Ahead
+	stopGiving := func() {}
+	defer func() { stopGiving() }()
+	building := func(nodes int) {
+		// The file has been read for the last time: its page cache is the memory the
+		// arrays made from here on take (see Page cache in the help).
+		// Giving is an optimisation: a file whose cache cannot be given is analysed all the
+		// same.
+		if !c.Bool("keep-page-cache") {
+			if stop, err := giveCache(path); err == nil {
+				stopGiving = stop
+			}
+		}
+		if r := heapgraph.Resident(); size >= 0 && r >= 0 {
+			ahead = makeAhead(nodes, size-r)
+		}
+	}
+	d, err := heapdump.Load(path, heapdump.Options{
+		Dump: c.Int("dump"), Compressed: c.String("compressed"), KeepUnreachable: c.Bool("keep-unreachable"),
+		AllowPartial: c.Bool("partial"), Building: building, Watch: []heapdump.Watch{tracked.Watch},
+		Progress: func(phase string, done, total int64) { p.update(phase+" "+path, done, total) },
+		Phase: func(name string) {
+			// The passes over the file show their bytes; the steps after them show as phases.
+			pass := strings.HasPrefix(name, "reading ")
+			if !pass {
+				p.done()
+			}
+			phases.begin(name, !pass)
+		},
+	})
+	p.done()
+	phases.stop()
+	if err != nil {
+		if strings.Contains(err.Error(), "input ends at offset") && !c.Bool("partial") {
+			err = fmt.Errorf("%w (--partial analyses the part that is there)", err)
+		}
+		return nil, fmt.Errorf("heap analyze: %w", err)
+	}
+	for _, w := range d.Warnings {
+		if !strings.HasPrefix(w, path) {
+			w = path + ": " + w
+		}
+		fmt.Fprintf(stderr, "warning: %s\n", w)
+	}
+	opt := leaks.DefaultOptions
+	opt.Threshold = c.Float64("threshold") / 100
+	opt.Top = c.Int("top")
+	opt.Phase = phases.start
+	opt.Ahead = ahead
+	// The analysis moves the columns a phase does not read to temporary files meanwhile, and
+	// the Dump must not hold them too for that to free any memory.
+	opt.Spill = true
+	// Naming the reported objects needs their ids, kinds and classes and the edge offsets,
+	// not the edges, the sizes or the weak edges: those stay out when the analysis ends.
+	opt.Leave = leaks.Columns{Sizes: true, Succ: true, Weak: true}
+	// Those come back as views of their files, whose pages the few lookups read in, rather
+	// than as copies in fresh memory.
+	opt.Views = true
+	// For a gzip-compressed dump the limit is the size it inflates to: the graph is the same
+	// as the plain file's.
+	if size >= 0 {
+		opt.MemoryLimit = max(size, d.Bytes)
+	}
+	in := &leaks.Input{
+		Graph: d.Graph, Weak: heapgraph.EdgeSet(d.Weak), ClassOf: d.ClassOf, NumClasses: len(d.Classes),
+		ClassObjects: d.ClassObjects(),
+	}
+	ledger, err := findLedger(d, given, in, func(w string) { fmt.Fprintf(stderr, "warning: %s\n", w) }, phases.start)
+	if err != nil {
+		return nil, fmt.Errorf("heap analyze: %w", err)
+	}
+	d.Weak, d.ClassOf = nil, nil
+	phases.begin("setting columns aside", true)
+	d.Park()
+	rep, err := leaks.Run(in, opt)
+	d.ClassOf = in.ClassOf
+	if err != nil {
+		return nil, fmt.Errorf("heap analyze: %s: %w", path, err)
+	}
+	// The ids come back as views too: nothing needs the memory the analysis leaves behind,
+	// which goes back to the system as the command ends.
+	d.Graph.Size, d.Graph.Succ, in.Weak, in.Graph = nil, nil, nil, nil
+	opt.Phase("naming references")
+	if err := d.UnparkViews(); err != nil {
+		return nil, fmt.Errorf("heap analyze: %w", err)
+	}
+	v, err := newAnalysisView(d, rep, opt, ledger)
+	phases.stop()
+	if err != nil {
+		return nil, fmt.Errorf("heap analyze: %w", err)
+	}
+	if n, b, why := heapgraph.SpillFailures(); n > kept0 {
+		fmt.Fprintf(stderr, "warning: %d column(s) of the analysis (%d MB) stayed in memory, as their temporary files could not be written (first: %v); the results are the same, the peak memory higher\n", n-kept0, (b-keptBytes0)>>20, why)
+	}
+	return v, nil
 }
 
 // analysisView is the report with every node named, as printed and as JSON.

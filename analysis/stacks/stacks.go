@@ -25,8 +25,8 @@ const (
 
 // ValueType names one value of every sample: what it counts and in which unit.
 type ValueType struct {
-	Type string // alloc_objects, alloc_space, inuse_objects, inuse_space
-	Unit string // count or bytes
+	Type string `json:"type"` // alloc_objects, alloc_space, inuse_objects, inuse_space
+	Unit string `json:"unit"` // count or bytes
 }
 
 // FrameKind tells the frame of a method from that of an allocated type.
