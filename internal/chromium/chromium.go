@@ -224,6 +224,21 @@ func (b *Browser) Screenshot() ([]byte, error) {
 	return base64.StdEncoding.DecodeString(b64)
 }
 
+// ElementScreenshot returns a PNG of the first element that the CSS selector matches.
+func (b *Browser) ElementScreenshot(selector string) ([]byte, error) {
+	var found map[string]string
+	if err := b.call("POST", b.base+"/element", map[string]string{"using": "css selector", "value": selector}, &found); err != nil {
+		return nil, fmt.Errorf("%s: %v", selector, err)
+	}
+	// The W3C protocol names an element by this fixed key.
+	id := found["element-6066-11e4-a52e-4f735466cecf"]
+	var b64 string
+	if err := b.call("GET", b.base+"/element/"+id+"/screenshot", nil, &b64); err != nil {
+		return nil, err
+	}
+	return base64.StdEncoding.DecodeString(b64)
+}
+
 // SetWindow resizes the window, for a screenshot of more of a page.
 func (b *Browser) SetWindow(width, height int) error {
 	return b.call("POST", b.base+"/window/rect", map[string]int{"width": width, "height": height}, nil)

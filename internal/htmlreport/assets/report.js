@@ -202,6 +202,12 @@
     var prof = data.profile;
     var avail = kinds.filter(function (k) { return prof.types.some(function (t) { return t.type === k.type; }); });
     if (!avail.length) return;
+    var first = prof.types.findIndex(function (t) { return t.type === avail[0].type; });
+    if (!prof.flame.vs[first]) {
+      parent.appendChild(el("h3", null, title));
+      parent.appendChild(note("Nothing: the snapshot counts no " + avail[0].label + "."));
+      return;
+    }
     var box = el("div", { className: "flame", id: "flame-" + key });
     var select = el("select", { className: "flame-type", title: "what the widths show" });
     avail.forEach(function (k) { select.appendChild(el("option", { value: k.type }, k.label)); });
@@ -281,7 +287,7 @@
       { type: "inuse_space", label: "live bytes" },
       { type: "inuse_objects", label: "live objects" },
     ]);
-    if (!report.flames.live) {
+    if (!prof.types.some(function (t) { return t.type === "inuse_space"; })) {
       s.appendChild(note("No live figures: the program ran without liveness (rewrite with --liveness all or sample:N for a graph of what is still held)."));
     }
   }
