@@ -314,7 +314,8 @@
     });
     var opts = {
       width: Math.max(box.clientWidth, 320), height: 320,
-      scales: { x: { time: o.x_is_time } },
+      // From 0: a rise reads at its true size.
+      scales: { x: { time: o.x_is_time }, y: { range: function (u, min, max) { return [0, max > 0 ? max * 1.05 : 1]; } } },
       series: series,
       axes: [{}, { size: 80, values: function (u, vals) { return vals.map(bytes); } }],
     };
