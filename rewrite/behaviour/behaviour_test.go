@@ -41,6 +41,7 @@ func setup(t *testing.T) *env {
 	t.Helper()
 	e := &env{java: fixtures.Tool(t, "java"), javac: fixtures.Tool(t, "javac"), work: t.TempDir()}
 	bash := fixtures.Tool(t, "bash")
+	fixtures.Tool(t, "gradle") // scripts/build-java.sh runs the top-level build.gradle
 	root := filepath.Join(fixtures.Dir(), "..")
 	gotool := filepath.Join(runtime.GOROOT(), "bin", "go")
 	e.heapledger = filepath.Join(e.work, "heapledger")

@@ -87,7 +87,7 @@ var (
 // stale verifier.
 func VerifyTool(t testing.TB) string {
 	t.Helper()
-	Tool(t, "javac")
+	Tool(t, "gradle") // scripts/build-java.sh runs the top-level build.gradle
 	verifyOnce.Do(func() {
 		root, err := Root()
 		if err != nil {

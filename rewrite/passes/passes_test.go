@@ -78,7 +78,7 @@ func setJasmin(t *testing.T) *fixtures.Set {
 // also proves that step.
 func probeRuntime(t *testing.T) string {
 	bash := fixtures.Tool(t, "bash")
-	fixtures.Tool(t, "javac")
+	fixtures.Tool(t, "gradle") // scripts/build-java.sh runs the top-level build.gradle
 	return probeRT.get(t, func() (any, error) {
 		root := filepath.Join(fixtures.Dir(), "..")
 		if err := runTool(bash, filepath.Join(root, "scripts", "build-java.sh"), "probe"); err != nil {
@@ -91,7 +91,7 @@ func probeRuntime(t *testing.T) string {
 // verifyJar builds tools/verify with the project's build step.
 func verifyJar(t *testing.T) string {
 	bash := fixtures.Tool(t, "bash")
-	fixtures.Tool(t, "javac")
+	fixtures.Tool(t, "gradle") // scripts/build-java.sh runs the top-level build.gradle
 	return verifyTool.get(t, func() (any, error) {
 		root := filepath.Join(fixtures.Dir(), "..")
 		if err := runTool(bash, filepath.Join(root, "scripts", "build-java.sh"), "verify"); err != nil {
