@@ -121,6 +121,60 @@ func browserProblems(t *testing.T, b *chromium.Browser, path string, want pageTo
 	if want.Search != "" && len(state.Flames) > 0 {
 		problems = append(problems, searchProblems(t, b, want.Search, want.Frame)...)
 	}
+	if _, ok := state.Flames["alloc"]; ok {
+		problems = append(problems, zoomProblems(t, b)...)
+	}
+	return problems
+}
+
+// zoomProblems clicks the narrowest frame of the allocation graph's first level with two or
+// more frames and checks that it then spans the graph, that the widest frame beside it is no
+// longer drawn, and that "reset zoom" gives it back its width. Frames are told apart by the
+// ids d3-flame-graph gives them: a name may stand in several places.
+func zoomProblems(t *testing.T, b *chromium.Browser) []string {
+	t.Helper()
+	const frames = `var gs = Array.from(window.heapledgerReport.flames.alloc.element.querySelectorAll("g"))
+		.filter(function (g) { return g.__data__; });
+		function byID(id) { return gs.find(function (g) { return g.__data__.id === id; }); }
+		function width(g) { return +g.getAttribute("width"); }`
+	var before struct {
+		Zoomed, Sibling struct {
+			ID   int
+			Name string
+		}
+		Width, Full float64
+	}
+	err := b.Eval(&before, frames+`
+		var root = gs.find(function (g) { return g.__data__.depth === 0; });
+		var level = [1, 2, 3].map(function (d) { return gs.filter(function (g) { return g.__data__.depth === d; }); })
+			.find(function (l) { return l.length > 1; });
+		if (!level) return null;
+		level.sort(function (x, y) { return x.__data__.value - y.__data__.value; });
+		var z = level[0], s = level[level.length - 1];
+		var out = {zoomed: {id: z.__data__.id, name: z.getAttribute("name")}, sibling: {id: s.__data__.id, name: s.getAttribute("name")},
+			width: width(z), full: width(root)};
+		z.dispatchEvent(new MouseEvent("click", {bubbles: true}));
+		return out;`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before.Full == 0 {
+		return []string{"no level of the allocation graph has two frames to zoom into"}
+	}
+	var problems []string
+	zoomed := frames + `var z = byID(arguments[0]); return !!z && Math.abs(width(z) - arguments[1]) < 1 && !byID(arguments[2]);`
+	if err := b.Wait(zoomed, 10*time.Second, before.Zoomed.ID, before.Full, before.Sibling.ID); err != nil {
+		problems = append(problems, fmt.Sprintf("zooming into %q (%.0f px of %.0f) did not make it span the graph and hide %q",
+			before.Zoomed.Name, before.Width, before.Full, before.Sibling.Name))
+	}
+	if err := b.Eval(nil, `window.heapledgerReport.flames.alloc.element.parentNode.querySelector(".flame-reset").click();`); err != nil {
+		t.Fatal(err)
+	}
+	back := frames + `var z = byID(arguments[0]); return !!z && Math.abs(width(z) - arguments[1]) < 1 && !!byID(arguments[2]);`
+	if err := b.Wait(back, 10*time.Second, before.Zoomed.ID, before.Width, before.Sibling.ID); err != nil {
+		problems = append(problems, fmt.Sprintf("reset zoom did not give %q back its width (%.0f px) and draw %q again",
+			before.Zoomed.Name, before.Width, before.Sibling.Name))
+	}
 	return problems
 }
 
@@ -229,6 +283,7 @@ func TestHTMLReportInBrowser(t *testing.T) {
 	broken := map[string]string{
 		"no d3-flame-graph": regexp.MustCompile(`(?s)<script data-lib="d3-flame-graph">.*?</script>`).ReplaceAllString(string(page), ""),
 		"no d3":             regexp.MustCompile(`(?s)<script data-lib="d3">.*?</script>`).ReplaceAllString(string(page), ""),
+		"no uPlot":          regexp.MustCompile(`(?s)<script data-lib="uPlot">.*?</script>`).ReplaceAllString(string(page), ""),
 		"a wrong total": regexp.MustCompile(`"flame":\{"n":"all","k":"r","vs":\[(\d+),(\d+)`).
 			ReplaceAllString(string(page), `"flame":{"n":"all","k":"r","vs":[$1,1$2`),
 	}

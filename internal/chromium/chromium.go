@@ -182,13 +182,13 @@ func (b *Browser) Eval(out any, script string, args ...any) error {
 	return b.call("POST", b.base+"/execute/sync", map[string]any{"script": script, "args": args}, out)
 }
 
-// Wait evaluates predicate, a script that returns true or false, until it returns true or
-// timeout passes.
-func (b *Browser) Wait(predicate string, timeout time.Duration) error {
+// Wait evaluates predicate, a script that returns true or false, with args (as Eval's) until
+// it returns true or timeout passes.
+func (b *Browser) Wait(predicate string, timeout time.Duration, args ...any) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		var ok bool
-		if err := b.Eval(&ok, predicate); err != nil {
+		if err := b.Eval(&ok, predicate, args...); err != nil {
 			return err
 		}
 		if ok {
