@@ -246,7 +246,8 @@
         return !!term && d.data.n.toLowerCase().indexOf(term.toLowerCase()) >= 0;
       })
       .setSearchHandler(function (results, sum, all) {
-        details.textContent = results.length ? results.length + " frames match: " + fmt(sum) + " of " + fmt(all) +
+        var matched = results.length === 1 ? "1 frame matches: " : results.length + " frames match: ";
+        details.textContent = results.length ? matched + fmt(sum) + " of " + fmt(all) +
           " (" + share(sum, all) + ")" : "no frame matches";
       });
     var draw = function () {
