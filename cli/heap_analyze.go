@@ -228,25 +228,7 @@ func analyzeDump(c *cli.Context, path string, given *tracked.Names, phases *phas
 		}
 		fmt.Fprintf(stderr, "warning: %s\n", w)
 	}
-	opt := leaks.DefaultOptions
-	opt.Threshold = c.Float64("threshold") / 100
-	opt.Top = c.Int("top")
-	opt.Phase = phases.start
-	opt.Ahead = ahead
-	// The analysis moves the columns a phase does not read to temporary files meanwhile, and
-	// the Dump must not hold them too for that to free any memory.
-	opt.Spill = true
-	// Naming the reported objects needs their ids, kinds and classes and the edge offsets,
-	// not the edges, the sizes or the weak edges: those stay out when the analysis ends.
-	opt.Leave = leaks.Columns{Sizes: true, Succ: true, Weak: true}
-	// Those come back as views of their files, whose pages the few lookups read in, rather
-	// than as copies in fresh memory.
-	opt.Views = true
-	// For a gzip-compressed dump the limit is the size it inflates to: the graph is the same
-	// as the plain file's.
-	if size >= 0 {
-		opt.MemoryLimit = max(size, d.Bytes)
-	}
+	opt := analyzeOptions(c, phases, ahead, size, d.Bytes)
 	in := &leaks.Input{
 		Graph: d.Graph, Weak: heapgraph.EdgeSet(d.Weak), ClassOf: d.ClassOf, NumClasses: len(d.Classes),
 		ClassObjects: d.ClassObjects(),
@@ -279,6 +261,31 @@ func analyzeDump(c *cli.Context, path string, given *tracked.Names, phases *phas
 		fmt.Fprintf(stderr, "warning: %d column(s) of the analysis (%d MB) stayed in memory, as their temporary files could not be written (first: %v); the results are the same, the peak memory higher\n", n-kept0, (b-keptBytes0)>>20, why)
 	}
 	return v, nil
+}
+
+// analyzeOptions are the options of the leak analysis of a dump of size bytes in its file
+// (-1 when unknown) whose graph takes graphBytes, as the flags of c say.
+func analyzeOptions(c *cli.Context, phases *phases, ahead *leaks.Ahead, size, graphBytes int64) leaks.Options {
+	opt := leaks.DefaultOptions
+	opt.Threshold = c.Float64("threshold") / 100
+	opt.Top = c.Int("top")
+	opt.Phase = phases.start
+	opt.Ahead = ahead
+	// The analysis moves the columns a phase does not read to temporary files meanwhile, and
+	// the Dump must not hold them too for that to free any memory.
+	opt.Spill = true
+	// Naming the reported objects needs their ids, kinds and classes and the edge offsets,
+	// not the edges, the sizes or the weak edges: those stay out when the analysis ends.
+	opt.Leave = leaks.Columns{Sizes: true, Succ: true, Weak: true}
+	// Those come back as views of their files, whose pages the few lookups read in, rather
+	// than as copies in fresh memory.
+	opt.Views = true
+	// For a gzip-compressed dump the limit is the size it inflates to: the graph is the same
+	// as the plain file's.
+	if size >= 0 {
+		opt.MemoryLimit = max(size, graphBytes)
+	}
+	return opt
 }
 
 // analysisView is the report with every node named, as printed and as JSON.
