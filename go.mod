@@ -2,7 +2,10 @@ module github.com/heapledger/heapledger
 
 go 1.26.8
 
-require github.com/urfave/cli/v2 v2.27.7
+require (
+	github.com/google/pprof v0.0.0-20261105003125-4bf881d7fb0b
+	github.com/urfave/cli/v2 v2.27.7
+)
 
 require (
 	github.com/cpuguy83/go-md2man/v2 v2.0.7 // indirect

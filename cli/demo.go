@@ -13,6 +13,7 @@ import (
 
 	"github.com/heapledger/heapledger/analysis/snapshot"
 	"github.com/heapledger/heapledger/fixtures/demo"
+	"github.com/heapledger/heapledger/internal/htmlreport"
 	"github.com/heapledger/heapledger/internal/outfile"
 	"github.com/heapledger/heapledger/rewrite/accounts"
 	"github.com/heapledger/heapledger/rewrite/jar"
@@ -25,13 +26,17 @@ func init() {
 		Usage: "build, rewrite, run and report on the bundled example (needs a JDK)",
 		Description: "Compiles the bundled example (a tiny shop: accounted packages demo.web, demo.orders and\n" +
 			"demo.reports, and a shared unaccounted library demo.lib), rewrites it with the count pass,\n" +
-			"runs it with the heapledger runtime, and prints the report. Allocations the library makes\n" +
-			"for demo.reports are charged to demo.reports, the principal. The steps are printed as the\n" +
-			"commands that would do the same by hand.",
+			"runs it with the heapledger runtime (liveness on, a full GC before its exit snapshot), prints\n" +
+			"the report, and writes the HTML report (flame graphs of what was allocated and what is still\n" +
+			"live), printing its path. Allocations the library makes for demo.reports are charged to\n" +
+			"demo.reports, the principal. The steps are printed as the commands that would do the same\n" +
+			"by hand.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "dir", Usage: "work in DIR and keep it (default: a temporary directory, removed at the end)"},
 			&cli.StringFlag{Name: "java-home", Usage: "the JDK to use", EnvVars: []string{"JAVA_HOME"}},
 			&cli.IntFlag{Name: "requests", Value: 2000, Usage: "how many orders the example places"},
+			&cli.StringFlag{Name: "liveness", Value: "all", Usage: "liveness of the run: off, all or sample:N (as rewrite --liveness)"},
+			&cli.StringFlag{Name: "html", Usage: "write the HTML report to FILE", DefaultText: "DIR/report.html with --dir, else heapledger-demo.html"},
 		},
 		Action: demoAction,
 	})
@@ -39,6 +44,10 @@ func init() {
 
 func demoAction(c *cli.Context) error {
 	out := c.App.Writer
+	liveness := c.String("liveness")
+	if err := checkLiveness(liveness); err != nil {
+		return cli.Exit("demo: "+err.Error(), 2)
+	}
 	javac, java, err := jdkTools(c.String("java-home"))
 	if err != nil {
 		return err
@@ -111,9 +120,11 @@ func demoAction(c *cli.Context) error {
 	}
 	fmt.Fprintf(out, "   %d allocation sites, table in %s\n", table.Sites(), rewritten+".table.tsv")
 
-	step(out, "3. run it with the heapledger runtime", "java -Dheapledger.snapshot.dir=%s -cp %s%c%s %s", snaps, rewritten, os.PathListSeparator, rt, demo.MainClass)
-	cmd := exec.Command(java, "-Dheapledger.snapshot.dir="+snaps, "-cp", rewritten+string(os.PathListSeparator)+rt,
-		demo.MainClass, fmt.Sprint(c.Int("requests")))
+	// A full GC before the exit snapshot makes its live figures exact (docs/runtime.md).
+	props := []string{"-Dheapledger.snapshot.dir=" + snaps, "-Dheapledger.liveness=" + liveness, "-Dheapledger.snapshot.gc=true"}
+	step(out, "3. run it with the heapledger runtime", "java %s -cp %s%c%s %s", strings.Join(props, " "), rewritten, os.PathListSeparator, rt, demo.MainClass)
+	cmd := exec.Command(java, append(props, "-cp", rewritten+string(os.PathListSeparator)+rt,
+		demo.MainClass, fmt.Sprint(c.Int("requests")))...)
 	cmd.Stdout = prefixWriter{out, "   | "}
 	cmd.Stderr = prefixWriter{c.App.ErrWriter, "   | "}
 	if err := cmd.Run(); err != nil {
@@ -130,10 +141,42 @@ func demoAction(c *cli.Context) error {
 		return err
 	}
 	printReport(out, s, s.Summarize(5))
+
+	page := c.String("html")
+	if page == "" {
+		page = "heapledger-demo.html"
+		if c.String("dir") != "" {
+			page = filepath.Join(dir, "report.html")
+		}
+	}
+	step(out, "5. write the HTML report: accounts, flame graphs of allocated and live memory", "heapledger html %s -o %s", found[0], page)
+	if err := writeDemoPage(s, page); err != nil {
+		return fmt.Errorf("demo: %v", err)
+	}
 	if c.String("dir") != "" {
 		fmt.Fprintf(out, "\nEverything is kept in %s.\n", dir)
 	}
+	abs, _ := filepath.Abs(page)
+	fmt.Fprintf(out, "\nHTML report: %s (open it in a browser)\n", abs)
 	return nil
+}
+
+// writeDemoPage writes the HTML report of the demo's snapshot to path.
+func writeDemoPage(s *snapshot.Snapshot, path string) error {
+	p, err := htmlreport.Build([]*snapshot.Snapshot{s}, htmlreport.Options{Version: version, Top: 20})
+	if err != nil {
+		return err
+	}
+	p.Title = "heapledger demo: " + demo.MainClass
+	f, err := outfile.Create(path, outfile.Data)
+	if err != nil {
+		return err
+	}
+	if err := htmlreport.Write(f, p); err != nil {
+		f.Abort()
+		return err
+	}
+	return f.Commit()
 }
 
 func step(w io.Writer, title, format string, args ...any) {

@@ -12,10 +12,20 @@ import (
 // TestDemoExactCounts runs `heapledger demo` and checks the counts per account, worked out
 // by hand from fixtures/demo/src: every allocation the shared library demo.lib makes for
 // demo.reports is charged to demo.reports.
+//
+// With liveness and without, its pprof profile and collapsed stacks total what its report does
+// (go tool pprof reading the profile included), and its HTML report draws in a browser with
+// flame-graph roots equal to those totals.
 func TestDemoExactCounts(t *testing.T) {
 	needJDK(t)
+	for _, liveness := range []string{"all", "off"} {
+		t.Run("liveness="+liveness, func(t *testing.T) { demoExactCounts(t, liveness) })
+	}
+}
+
+func demoExactCounts(t *testing.T, liveness string) {
 	dir := t.TempDir()
-	out, errOut, err := runCLI(t, "demo", "--dir", dir)
+	out, errOut, err := runCLI(t, "demo", "--dir", dir, "--liveness", liveness)
 	if err != nil {
 		t.Fatalf("%v\n%s\n%s", err, out, errOut)
 	}
@@ -65,5 +75,30 @@ func TestDemoExactCounts(t *testing.T) {
 	}
 	if !regexp.MustCompile(`demo\.lib\.TextTable\.line\(.*\)\S* line \d+ @\d+ char\[\]`).MatchString(out) {
 		t.Errorf("top sites should name the library method charged to demo.reports:\n%s", out)
+	}
+	if s.Liveness != (liveness != "off") {
+		t.Errorf("liveness %s: the snapshot's liveness is %v", liveness, s.Liveness)
+	}
+	if s.Liveness {
+		// Main keeps the order book to the end: its orders, their histories and its list are
+		// live after the exit snapshot's full GC, and so is the book; the rest is garbage.
+		wantLive := map[string]int64{"demo.orders": 4001, "<unaccounted>": 1, "demo.web": 0, "demo.reports": 0}
+		for name, w := range wantLive {
+			if g := got[name]; g.Live != w || name == "demo.orders" && g.LiveBytes != g.Bytes {
+				t.Errorf("%s: live %d (%d bytes of %d), want %d", name, g.Live, g.LiveBytes, g.Bytes, w)
+			}
+		}
+	}
+	checkProfileTotals(t, snaps[0], true)
+
+	page := filepath.Join(dir, "report.html")
+	if !strings.Contains(out, "HTML report: "+page) {
+		t.Errorf("demo does not end with the HTML report's path %s:\n%s", page, out)
+	}
+	tot := s.Summarize(0).Total
+	pageWant := pageTotals{Bytes: tot.Bytes, LiveBytes: tot.LiveBytes, Liveness: s.Liveness,
+		Search: "TextTable.line", Frame: "demo.lib.TextTable.line(StringBuilder, String[], int[])"}
+	if p := browserProblems(t, needBrowser(t), page, pageWant); len(p) > 0 {
+		t.Errorf("the demo's HTML report:\n  %s", strings.Join(p, "\n  "))
 	}
 }

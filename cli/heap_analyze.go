@@ -16,6 +16,7 @@ import (
 	"github.com/heapledger/heapledger/analysis/leaks"
 	"github.com/heapledger/heapledger/analysis/pipeline"
 	analysisprogress "github.com/heapledger/heapledger/analysis/progress"
+	"github.com/heapledger/heapledger/analysis/tracked"
 )
 
 func init() { registerSub("heap", heapAnalyzeCmd) }
@@ -92,14 +93,9 @@ cache alone, for a dump about to be analysed again.
 
 --timings prints how long each phase took, wall and CPU seconds, and the peak resident memory so
 far (where the system tells it), on stderr.`,
-	Flags: append(dumpFlags(),
-		&cli.Float64Flag{Name: "threshold", Value: 100 * leaks.DefaultOptions.Threshold, Usage: "percent of the heap an object must retain to be a leak suspect"},
+	Flags: append(analyzeFlags(),
+		&cli.BoolFlag{Name: "json", Usage: "write JSON instead of text"},
 		&cli.IntFlag{Name: "top", Value: leaks.DefaultOptions.Top, Usage: "how many objects and classes each ranking lists"},
-		&cli.BoolFlag{Name: "keep-unreachable", Usage: "analyse objects no GC root reaches too (attached to the super root by the thesis's rule) instead of only counting them; a dump without GC-root records is always analysed so"},
-		&cli.BoolFlag{Name: "keep-page-cache", Usage: "leave the dump's pages in the page cache instead of giving them to the analysis once read (see Page cache)"},
-		&cli.StringFlag{Name: "temp-dir", Usage: "directory for the columns a phase does not read, on a disk with room (default: $TMPDIR, or /tmp; see Memory)"},
-		&cli.BoolFlag{Name: "timings", Usage: "print on stderr how long each phase took (wall and CPU seconds) and the peak memory so far, a line per phase"},
-		&cli.StringFlag{Name: "table", Usage: "name the accounts and sites of heapledger's tracking references from this table (the rewrite's OUTPUT.table.tsv), for a dump that holds none, such as one jmap or jcmd took; the dump's own table wins where both name an ID"},
 		&cli.StringFlag{Name: "snapshot", Usage: "name the accounts and sites of heapledger's tracking references from a snapshot of the same run (it names the sites that counted), for a dump that holds no table"},
 	),
 	Action: func(c *cli.Context) error {
@@ -110,12 +106,8 @@ far (where the system tells it), on stderr.`,
 		if len(args) != 1 {
 			return fmt.Errorf("heap analyze: want exactly one DUMP argument, got %d", len(args))
 		}
-		th := c.Float64("threshold")
-		if th <= 0 || th > 100 {
-			return fmt.Errorf("heap analyze: --threshold %g: want a percentage above 0 and at most 100", th)
-		}
-		if c.Int("top") < 0 {
-			return fmt.Errorf("heap analyze: --top %d: want 0 or more", c.Int("top"))
+		if err := checkAnalyzeFlags(c); err != nil {
+			return fmt.Errorf("heap analyze: %w", err)
 		}
 		// Names given are read before the dump, whose reading takes far longer than a bad file
 		// needs to be refused.
@@ -123,26 +115,10 @@ far (where the system tells it), on stderr.`,
 		if err != nil {
 			return fmt.Errorf("heap analyze: %w", err)
 		}
-		if dir := c.String("temp-dir"); dir != "" {
-			if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-				return fmt.Errorf("heap analyze: --temp-dir %s: not a directory", dir)
-			}
-		}
-		path := args[0]
-		shown := newPhases(errWriter(c), path, c.Bool("progress"), c.Bool("timings"))
+		shown := newPhases(errWriter(c), args[0], c.Bool("progress"), c.Bool("timings"))
 		defer shown.end()
-		// An interrupt stops the analysis between two steps of its work; its files are gone.
-		ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
-		defer stop()
-		rep, err := pipeline.Analyze(ctx, path, pipeline.Options{
-			Dump: c.Int("dump"), Compressed: c.String("compressed"), KeepUnreachable: c.Bool("keep-unreachable"),
-			AllowPartial: c.Bool("partial"), Threshold: th / 100, Top: c.Int("top"),
-			KeepPageCache: c.Bool("keep-page-cache"), Names: names, Listener: shown, TempDir: c.String("temp-dir"),
-		})
+		rep, err := analyzeDump(c, args[0], names, shown)
 		if err != nil {
-			if strings.Contains(err.Error(), "input ends at offset") && !c.Bool("partial") {
-				err = fmt.Errorf("%w (--partial analyses the part that is there)", err)
-			}
 			return fmt.Errorf("heap analyze: %w", err)
 		}
 		shown.begin("writing the report", false)
@@ -152,6 +128,58 @@ far (where the system tells it), on stderr.`,
 		writeAnalysis(c.App.Writer, rep)
 		return nil
 	},
+}
+
+// analyzeFlags are the flags of the analysis itself, which heap analyze and html share.
+func analyzeFlags() []cli.Flag {
+	var out []cli.Flag
+	for _, f := range dumpFlags() {
+		if f.Names()[0] != "json" {
+			out = append(out, f)
+		}
+	}
+	return append(out,
+		&cli.Float64Flag{Name: "threshold", Value: 100 * leaks.DefaultOptions.Threshold, Usage: "percent of the heap an object must retain to be a leak suspect"},
+		&cli.BoolFlag{Name: "keep-unreachable", Usage: "analyse objects no GC root reaches too (attached to the super root by the thesis's rule) instead of only counting them; a dump without GC-root records is always analysed so"},
+		&cli.BoolFlag{Name: "keep-page-cache", Usage: "leave the dump's pages in the page cache instead of giving them to the analysis once read (see Page cache)"},
+		&cli.StringFlag{Name: "temp-dir", Usage: "directory for the columns a phase does not read, on a disk with room (default: $TMPDIR, or /tmp; see Memory)"},
+		&cli.BoolFlag{Name: "timings", Usage: "print on stderr how long each phase took (wall and CPU seconds) and the peak memory so far, a line per phase"},
+		&cli.StringFlag{Name: "table", Usage: "name the accounts and sites of heapledger's tracking references from this table (the rewrite's OUTPUT.table.tsv), for a dump that holds none, such as one jmap or jcmd took; the dump's own table wins where both name an ID"},
+	)
+}
+
+// checkAnalyzeFlags refuses flag values the analysis cannot take, before the dump is read.
+func checkAnalyzeFlags(c *cli.Context) error {
+	if th := c.Float64("threshold"); th <= 0 || th > 100 {
+		return fmt.Errorf("--threshold %g: want a percentage above 0 and at most 100", th)
+	}
+	if c.Int("top") < 0 {
+		return fmt.Errorf("--top %d: want 0 or more", c.Int("top"))
+	}
+	if dir := c.String("temp-dir"); dir != "" {
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return fmt.Errorf("--temp-dir %s: not a directory", dir)
+		}
+	}
+	return nil
+}
+
+// analyzeDump runs the analysis of the dump at path as the flags of c say (analyzeFlags and
+// --top), naming heapledger's accounts and sites from the dump's own table, then from names;
+// heap analyze and html share it. An interrupt stops it between two steps of its work; its
+// files are gone.
+func analyzeDump(c *cli.Context, path string, names *tracked.Names, shown *phases) (*pipeline.Report, error) {
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rep, err := pipeline.Analyze(ctx, path, pipeline.Options{
+		Dump: c.Int("dump"), Compressed: c.String("compressed"), KeepUnreachable: c.Bool("keep-unreachable"),
+		AllowPartial: c.Bool("partial"), Threshold: c.Float64("threshold") / 100, Top: c.Int("top"),
+		KeepPageCache: c.Bool("keep-page-cache"), Names: names, Listener: shown, TempDir: c.String("temp-dir"),
+	})
+	if err != nil && strings.Contains(err.Error(), "input ends at offset") && !c.Bool("partial") {
+		err = fmt.Errorf("%w (--partial analyses the part that is there)", err)
+	}
+	return rep, err
 }
 
 // pathShown is how many references of a long path the text report prints at each end; the

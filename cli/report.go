@@ -13,7 +13,7 @@ import (
 func init() {
 	register(&cli.Command{
 		Name:      "report",
-		Usage:     "print who allocated what, per memory account, from a runtime snapshot",
+		Usage:     "print who allocated what, per memory account, from a runtime snapshot; or write it as a pprof profile or collapsed stacks",
 		ArgsUsage: "SNAPSHOT",
 		Description: "Reads a snapshot written by the heapledger runtime (text or JSON) and prints, per account,\n" +
 			"objects, arrays, array elements and shallow bytes, with the top types, methods and sites.\n" +
@@ -22,30 +22,92 @@ func init() {
 			"the Object.<init> hook (every object constructed, per class) are a second view of objects\n" +
 			"rewritten sites may also have counted: they stay out of the totals and are shown apart, per\n" +
 			"account, with what no rewritten site saw (a class's init row minus its object and concat\n" +
-			"rows, less the objects of reflect and lambda sites, which name no class).",
-		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
-			&cli.IntFlag{Name: "top", Value: 5, Usage: "entries in each top list (0 = all)"},
-		},
+			"rows, less the objects of reflect and lambda sites, which name no class).\n\n" +
+			"--format pprof writes a profile for `go tool pprof` (gzip-compressed protocol buffer):\n" +
+			"sample types alloc_objects, alloc_space and, with liveness, inuse_objects and inuse_space\n" +
+			"(the default then, as in Go's heap profiles); each sample's stack is the allocated type on\n" +
+			"the allocating method at the site's line (source file derived from the class name), with\n" +
+			"the account, type and kind as labels (go tool pprof -tagroot=account puts accounts at the\n" +
+			"root). --format collapsed writes collapsed stacks, the input of flame-graph tools, one\n" +
+			"value (--sample-type) per stack, each stack's account as its root frame ([account]) unless\n" +
+			"--by-account=false. Their totals are the report's: rows of unknown size count their\n" +
+			"objects and no bytes, and the Object.<init> hook's rows are left out. --base OLD writes\n" +
+			"the difference from snapshot OLD: pprof as its own -diff_base builds one, collapsed\n" +
+			"stacks with a base and a new column (difffolded.pl's form). See docs/profiles.md.",
+		Flags: reportFlags,
 		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
+			args, err := interspersedArgs(c, reportFlags)
+			if err != nil {
+				return cli.Exit("report: "+err.Error(), 2)
+			}
+			if len(args) != 1 {
 				return cli.Exit("report needs exactly one SNAPSHOT file (see heapledger report --help)", 2)
 			}
 			if c.Int("top") < 0 {
 				return cli.Exit("--top must be 0 (all) or more", 2)
 			}
-			s, err := snapshot.ReadFile(c.Args().First())
+			format, err := reportFormat(c)
+			if err != nil {
+				return cli.Exit(err.Error(), 2)
+			}
+			s, err := snapshot.ReadFile(args[0])
 			if err != nil {
 				return err
 			}
-			rep := s.Summarize(c.Int("top"))
-			if c.Bool("json") {
-				return writeJSON(c.App.Writer, rep)
+			switch format {
+			case "pprof", "collapsed":
+				return writeProfile(c, format, s)
 			}
-			printReport(c.App.Writer, s, rep)
-			return nil
+			return writeReport(c, format, func(w io.Writer) error {
+				rep := s.Summarize(c.Int("top"))
+				if format == "json" {
+					return writeJSON(w, rep)
+				}
+				printReport(w, s, rep)
+				return nil
+			})
 		},
 	})
+}
+
+var reportFlags = []cli.Flag{
+	&cli.StringFlag{Name: "format", Value: "text", Usage: "text, json, pprof (a profile for go tool pprof) or collapsed (collapsed stacks for flame-graph tools)"},
+	&cli.BoolFlag{Name: "json", Usage: "print the report as JSON (--format json)"},
+	&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to FILE instead of standard output (pprof: FILE.pb.gz)"},
+	&cli.IntFlag{Name: "top", Value: 5, Usage: "text and json: entries in each top list (0 = all)"},
+	&cli.StringFlag{Name: "base", Usage: "pprof and collapsed: write the difference from this earlier SNAPSHOT"},
+	&cli.StringFlag{Name: "sample-type", Usage: "collapsed: the value to write, alloc_objects, alloc_space, inuse_objects or inuse_space", DefaultText: "inuse_space with liveness, else alloc_space"},
+	&cli.BoolFlag{Name: "by-account", Value: true, Usage: "collapsed: put each stack's account below it as its root frame, [account]"},
+	&cli.BoolFlag{Name: "lines", Usage: "collapsed: append :LINE to method frames, so that a method's sites stay apart"},
+}
+
+// reportFormat is the output format the flags ask for, refusing combinations that would
+// silently ignore one of them.
+func reportFormat(c *cli.Context) (string, error) {
+	format := c.String("format")
+	if c.Bool("json") {
+		if c.IsSet("format") && format != "json" {
+			return "", fmt.Errorf("--json and --format %s disagree", format)
+		}
+		format = "json"
+	}
+	switch format {
+	case "text", "json", "pprof", "collapsed":
+	default:
+		return "", fmt.Errorf("--format %q: want text, json, pprof or collapsed", format)
+	}
+	if c.String("base") != "" && format != "pprof" && format != "collapsed" {
+		return "", fmt.Errorf("--base needs --format pprof or collapsed")
+	}
+	for _, f := range []string{"sample-type", "by-account", "lines"} {
+		if c.IsSet(f) && format != "collapsed" {
+			return "", fmt.Errorf("--%s applies to --format collapsed only (pprof holds every sample type and both views)", f)
+		}
+	}
+	if c.IsSet("top") && format != "text" && format != "json" {
+		return "", fmt.Errorf("--top applies to the text and json reports only (profiles hold every site)")
+	}
+	return format, nil
 }
 
 func printReport(w io.Writer, s *snapshot.Snapshot, rep *snapshot.Report) {

@@ -28,6 +28,9 @@ PKGS=(
   zip unzip
   # heap-dump benchmark: the VisualVM heap library as the peer, GNU time for peak RSS
   visualvm time
+  # the HTML report's browser tests (cli/html_browser_test.go) and its render benchmark
+  # (bench/htmlreport): headless Chromium driven through chromedriver
+  chromium chromium-driver
 )
 
 missing=()
