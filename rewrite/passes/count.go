@@ -90,6 +90,8 @@ type countClass struct {
 	method, kept []pendingSite
 	// The IDs reserved for the class (beginClass): reserved from first.
 	first, reserved int
+	// What tells the methods that need no account switch (boundary.go); nil when none switch.
+	inner *innerMethods
 }
 
 // pendingSite is a site inserted into the code, with the pool constant its ID goes in.
@@ -169,7 +171,11 @@ func (e *countEditor) prepareClass(cf *classfile.Class) (any, error) {
 	e.mu.Lock()
 	e.seen = append(e.seen, cf.Name())
 	e.mu.Unlock()
-	return &countClass{account: e.accountOf(cf.Name())}, nil
+	cc := &countClass{account: e.accountOf(cf.Name())}
+	if cc.account != accounts.Unaccounted && !e.allAccounted {
+		cc.inner = findInnerMethods(cf)
+	}
+	return cc, nil
 }
 
 // accountOf returns the table ID of the class's account, 0 when it has none.
@@ -234,14 +240,20 @@ func (e *countEditor) editMethod(cf *classfile.Class, m *classfile.Member, b *co
 		sites = live
 	}
 	switchAccount := acct != accounts.Unaccounted && !e.allAccounted
+	// A method whose callers all run in its class's account already is rewritten as with
+	// '*': no switch, its sites charge the account directly (boundary.go).
+	allAccounted := e.allAccounted
+	if switchAccount && cc.inner.sameAccountOnly(cf, m) {
+		switchAccount, allAccounted = false, true
+	}
 	// Skip rule 2: a method of an unaccounted class with no allocation site keeps the
 	// caller's account and has nothing to count; with every class accounted, no method
 	// without a site needs its account.
-	if (!switchAccount || e.allAccounted) && len(sites) == 0 {
+	if (!switchAccount || allAccounted) && len(sites) == 0 {
 		return nil
 	}
 	static := -1
-	if e.allAccounted {
+	if allAccounted {
 		static = acct
 	}
 	var inits []*code.Insn
@@ -253,14 +265,14 @@ func (e *countEditor) editMethod(cf *classfile.Class, m *classfile.Member, b *co
 
 	lines := lineTable(b)
 	t := b.NewLocal(1)
-	eager := e.allAccounted && eagerFetch(b, sites)
+	eager := allAccounted && eagerFetch(b, sites)
 	for _, s := range sites {
 		if err := e.insertCount(cc, b, s, t, static, eager, lines); err != nil {
 			return err
 		}
 	}
 
-	if e.allAccounted {
+	if allAccounted {
 		// Lazy (most methods): t starts null and the first counting call the invocation
 		// reaches fetches the thread's state and hands it back (Acct's '*' overloads), so a
 		// method whose sites sit on cold paths (a throw, a cache miss) costs nothing when they
@@ -281,7 +293,7 @@ func (e *countEditor) editMethod(cf *classfile.Class, m *classfile.Member, b *co
 	// The thread's state is fetched once at the very start, before any label at offset 0 (a
 	// loop back to the first instruction must not fetch again) and, in a constructor, before
 	// super(): fetching runs no code of `this` and sites in super(...)'s arguments need it.
-	fetch := b.Seq().InvokeStatic(LedgerClass, "here", "()"+acctDesc).Store(code.ASTORE, t)
+	fetch := b.Seq().InvokeStatic(LedgerClass, "current", "()"+acctDesc).Store(code.ASTORE, t)
 	if err := fetch.Err(); err != nil {
 		return err
 	}
