@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/heapledger/heapledger/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,13 +13,7 @@ import (
 // (Figure 1's chain, new Object() passed to this()) and Appendix B (a constructor that invokes
 // different constructors on different paths), through the CLI.
 func TestCtorMapAppendixAB(t *testing.T) {
-	jasmin, err := exec.LookPath("jasmin")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("jasmin is required in CI (Debian jasmin-sable)")
-		}
-		t.Skip("jasmin not installed")
-	}
+	jasmin := testenv.Tool(t, "jasmin") // Debian jasmin-sable
 	dir := t.TempDir()
 	classes := filepath.Join(dir, "classes")
 	srcs, _ := filepath.Glob("../analysis/ctormap/testdata/*.j")

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/heapledger/heapledger/internal/testenv"
 	"github.com/heapledger/heapledger/rewrite/jar"
 )
 
@@ -17,13 +18,7 @@ import (
 // silently drop a real check.
 func needTool(t *testing.T, what string, ok bool) {
 	t.Helper()
-	if ok {
-		return
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s is missing", what)
-	}
-	t.Skipf("%s is missing (skipped outside CI)", what)
+	testenv.Check(t, ok, what)
 }
 
 const asmJar = "/usr/share/java/asm.jar"

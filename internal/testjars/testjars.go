@@ -5,8 +5,8 @@ package testjars
 
 import (
 	"archive/zip"
+	"github.com/heapledger/heapledger/internal/testenv"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,13 +20,7 @@ const Dir = "/usr/share/java"
 func Path(t testing.TB, name string) string {
 	t.Helper()
 	p := filepath.Join(Dir, name)
-	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is required in CI (scripts/install-deps.sh installs it): %v", p, err)
-		}
-		t.Skipf("skipping: %s is not installed (scripts/install-deps.sh installs it)", p)
-	}
-	return p
+	return testenv.File(t, p)
 }
 
 // Each calls fn with the name and contents of every .class entry of the jar named name (a

@@ -16,6 +16,7 @@ import (
 
 	"github.com/heapledger/heapledger/analysis/snapshot"
 	"github.com/heapledger/heapledger/fixtures"
+	"github.com/heapledger/heapledger/internal/testenv"
 )
 
 const javaLib = "/usr/share/java"
@@ -39,8 +40,8 @@ const countAccounts = "org.*,com.*,net.*,javax.*,org.eclipse.jdt.internal.compil
 
 func setup(t *testing.T) *env {
 	t.Helper()
-	e := &env{java: fixtures.Tool(t, "java"), javac: fixtures.Tool(t, "javac"), work: t.TempDir()}
-	bash := fixtures.Tool(t, "bash")
+	e := &env{java: testenv.Tool(t, "java"), javac: testenv.Tool(t, "javac"), work: t.TempDir()}
+	bash := testenv.Tool(t, "bash")
 	root := filepath.Join(fixtures.Dir(), "..")
 	gotool := filepath.Join(runtime.GOROOT(), "bin", "go")
 	e.heapledger = filepath.Join(e.work, "heapledger")
@@ -56,7 +57,7 @@ func needJars(t *testing.T, names ...string) []string {
 	var out []string
 	for _, n := range names {
 		p := filepath.Join(javaLib, n)
-		out = append(out, fixtures.Tool(t, p))
+		out = append(out, testenv.Tool(t, p))
 	}
 	return out
 }

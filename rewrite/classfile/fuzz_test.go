@@ -3,6 +3,7 @@ package classfile
 import (
 	"bytes"
 	"errors"
+	"github.com/heapledger/heapledger/internal/testenv"
 	"os"
 	"runtime"
 	"testing"
@@ -27,7 +28,7 @@ func FuzzParse(f *testing.F) {
 			seeds++
 		}
 	}
-	if seeds == 0 && os.Getenv("CI") == "true" {
+	if seeds == 0 && testenv.InCI() {
 		f.Fatal("no real class files to seed the fuzzer with: /usr/share/java/asm.jar missing")
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

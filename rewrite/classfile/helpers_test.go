@@ -3,6 +3,7 @@ package classfile
 import (
 	"bytes"
 	"errors"
+	"github.com/heapledger/heapledger/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -111,7 +112,7 @@ func TestPoolOverflow(t *testing.T) {
 func TestJasminOldVersion(t *testing.T) {
 	jasmin, err := exec.LookPath("jasmin")
 	if err != nil {
-		unavailable(t, "jasmin not found on PATH (Debian package jasmin-sable)")
+		testenv.Unavailable(t, "jasmin not found on PATH (Debian package jasmin-sable)")
 	}
 	dir := t.TempDir()
 	src := filepath.Join(dir, "Old.j")

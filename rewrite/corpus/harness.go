@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/heapledger/heapledger/internal/testenv"
 	"io"
 	"os"
 	"os/exec"
@@ -26,35 +27,10 @@ const DebianJava = "/usr/share/java"
 // JDK25 is the Temurin JDK 25 of the development and CI machines.
 const JDK25 = "/usr/lib/jvm/temurin-25-jdk-amd64/bin/java"
 
-// InCI reports whether we run in CI, where a missing tool fails a test instead of skipping it.
-func InCI() bool { return os.Getenv("CI") == "true" }
-
-// Unavailable skips t, or fails it in CI: CI must never silently skip the real checks.
-func Unavailable(t testing.TB, format string, args ...any) {
-	t.Helper()
-	if InCI() {
-		t.Fatalf(format+" (CI=true: required)", args...)
-	}
-	t.Skipf(format+" (skipped outside CI)", args...)
-}
-
-// Tool returns the path of a program on PATH, or skips/fails t (see Unavailable).
-func Tool(t testing.TB, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		Unavailable(t, "%s not found; scripts/install-deps.sh installs it", name)
-	}
-	return p
-}
-
-// Java25 returns JDK 25's java, or skips/fails t.
+// Java25 returns JDK 25's java, or skips/fails t (testenv.Unavailable).
 func Java25(t testing.TB) string {
 	t.Helper()
-	if _, err := os.Stat(JDK25); err != nil {
-		Unavailable(t, "JDK 25 not found at %s", JDK25)
-	}
-	return JDK25
+	return testenv.File(t, JDK25)
 }
 
 // Root returns the repository root: the nearest directory above the working directory that
@@ -87,7 +63,7 @@ var (
 // stale verifier.
 func VerifyTool(t testing.TB) string {
 	t.Helper()
-	Tool(t, "javac")
+	testenv.Tool(t, "javac")
 	verifyOnce.Do(func() {
 		root, err := Root()
 		if err != nil {

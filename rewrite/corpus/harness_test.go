@@ -1,6 +1,7 @@
 package corpus
 
 import (
+	"github.com/heapledger/heapledger/internal/testenv"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -52,7 +53,7 @@ func TestLoadListFollowsClassPath(t *testing.T) {
 	}
 	jackson := filepath.Join(DebianJava, "jackson-databind.jar")
 	if _, err := os.Stat(jackson); err != nil {
-		Unavailable(t, "%s not installed", jackson)
+		testenv.Unavailable(t, "%s not installed", jackson)
 	}
 	os.WriteFile(list, []byte("jackson-databind.jar   # its manifest names annotations and core\n"), 0o644)
 	jars, err := LoadList(list)
