@@ -16,7 +16,7 @@ func TestCtorMapAppendixAB(t *testing.T) {
 	jasmin := testenv.Tool(t, "jasmin") // Debian jasmin-sable
 	dir := t.TempDir()
 	classes := filepath.Join(dir, "classes")
-	srcs, _ := filepath.Glob("../analysis/ctormap/testdata/*.j")
+	srcs, _ := filepath.Glob("../rewrite/ctormap/testdata/*.j")
 	if out, err := exec.Command(jasmin, append([]string{"-d", classes}, srcs...)...).CombinedOutput(); err != nil {
 		t.Fatalf("jasmin: %v\n%s", err, out)
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/heapledger/heapledger/analysis/ctormap"
+	"github.com/heapledger/heapledger/rewrite/ctormap"
 	"github.com/heapledger/heapledger/fixtures"
 	"github.com/heapledger/heapledger/internal/testenv"
 	"github.com/heapledger/heapledger/rewrite/classfile"

@@ -3,7 +3,7 @@ package passes
 import (
 	"fmt"
 
-	"github.com/heapledger/heapledger/analysis/ctormap"
+	"github.com/heapledger/heapledger/rewrite/ctormap"
 	"github.com/heapledger/heapledger/rewrite/code"
 )
 
