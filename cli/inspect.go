@@ -149,7 +149,7 @@ func looksLikeZip(p string) bool {
 func findEntry(in *jar.Input, name string) (*jar.Entry, error) {
 	candidates := []string{name}
 	if !strings.HasSuffix(name, ".class") {
-		slashed := strings.ReplaceAll(name, ".", "/")
+		slashed := classfile.InternalName(name)
 		candidates = append(candidates, name+".class", slashed+".class")
 	}
 	for _, cand := range candidates {
@@ -490,8 +490,6 @@ func be64(b []byte) uint64 {
 	return uint64(be32(b))<<32 | uint64(be32(b[4:]))
 }
 
-var arrayTypes = map[int32]string{4: "boolean", 5: "char", 6: "float", 7: "double", 8: "byte", 9: "short", 10: "int", 11: "long"}
-
 // printCode prints the Code attribute of m. Without --code only its sizes are shown.
 func printCode(w io.Writer, c *classfile.Class, m *classfile.Member, opt inspectOptions) error {
 	cd, _, err := c.MethodCode(m)
@@ -610,8 +608,8 @@ func insnComment(p *classfile.Pool, n *code.Insn) string {
 		}
 		return "  // " + kind + " " + constantText(p, n.Index)
 	case n.Op == code.NEWARRAY:
-		if t, ok := arrayTypes[n.Int]; ok {
-			return "  // " + t
+		if c, ok := classfile.NewArrayClass(n.Int); ok {
+			return "  // " + classfile.JavaTypeName(c[1:])
 		}
 	}
 	return ""

@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/heapledger/heapledger/rewrite/classfile"
 )
 
 // Unaccounted is the account of allocations with no accounted method on the stack.
@@ -129,7 +131,7 @@ func (s *Set) add(p string, i int) error {
 			return fmt.Errorf("pattern %q is not a package name or package.* (e.g. com.acme or com.acme.*)", p)
 		}
 	}
-	internal := strings.ReplaceAll(pkg, ".", "/")
+	internal := classfile.InternalName(pkg)
 	m := s.exact
 	if wild {
 		m = s.wild

@@ -102,7 +102,7 @@ func beforeInit(b *code.Body, inits []*code.Insn) map[*code.Insn]bool {
 	for _, s := range inits {
 		isInit[s] = true
 	}
-	seen := reach(b, isInit)
+	seen := b.Reach(isInit)
 	out := map[*code.Insn]bool{}
 	for n := b.First(); n != nil; n = n.Next() {
 		if seen[n.Num()] {
@@ -116,7 +116,7 @@ func beforeInit(b *code.Body, inits []*code.Insn) map[*code.Insn]bool {
 // are none. Passes insert nothing there: it never runs, and the JVM checks it by the compiler's
 // frames, which know nothing of the locals a pass adds.
 func deadCode(b *code.Body) map[*code.Insn]bool {
-	live := reach(b, nil)
+	live := b.Reach(nil)
 	var dead map[*code.Insn]bool
 	for n := b.First(); n != nil; n = n.Next() {
 		if !n.IsLabel() && !live[n.Num()] {
@@ -127,72 +127,4 @@ func deadCode(b *code.Body) map[*code.Insn]bool {
 		}
 	}
 	return dead
-}
-
-// reach numbers the body and returns, by node number, the instructions reachable from the
-// start of the method, following branches, switches, subroutine calls and exception edges, and
-// not going past the instructions in stop (which are themselves reached).
-func reach(b *code.Body, stop map[*code.Insn]bool) []bool {
-	seen := make([]bool, b.Number())
-	// Exception edges: an instruction inside [Start, End) may jump to Handler, by list position.
-	type span struct{ from, to int }
-	spans := make([]span, len(b.Handlers))
-	for k, h := range b.Handlers {
-		spans[k] = span{-1, -1}
-		if h.Start.Node() != nil && h.End.Node() != nil {
-			spans[k] = span{h.Start.Node().Num(), h.End.Node().Num()}
-		}
-	}
-	var work []*code.Insn
-	push := func(n *code.Insn) {
-		for n != nil && n.IsLabel() {
-			n = n.Next()
-		}
-		if n != nil && !seen[n.Num()] {
-			seen[n.Num()] = true
-			work = append(work, n)
-		}
-	}
-	pushLabel := func(l *code.Label) {
-		if l != nil && l.Node() != nil {
-			push(l.Node())
-		}
-	}
-	push(b.First())
-	for len(work) > 0 {
-		n := work[len(work)-1]
-		work = work[:len(work)-1]
-		for k, sp := range spans {
-			if p := n.Num(); p >= sp.from && p < sp.to {
-				pushLabel(b.Handlers[k].Handler)
-			}
-		}
-		if stop[n] {
-			continue // for beforeInit: `this` is initialised after this call on this path
-		}
-		if n.Target != nil {
-			pushLabel(n.Target)
-		}
-		if n.Switch != nil {
-			pushLabel(n.Switch.Default)
-			for _, l := range n.Switch.Targets {
-				pushLabel(l)
-			}
-		}
-		if !endsFlow(n.Op) {
-			push(n.Next())
-		}
-	}
-	return seen
-}
-
-// endsFlow reports whether control never falls through to the next instruction. jsr does fall
-// through in effect: its subroutine returns to the next instruction.
-func endsFlow(op code.Opcode) bool {
-	switch op {
-	case code.GOTO, code.GOTO_W, code.ATHROW, code.RET, code.TABLESWITCH, code.LOOKUPSWITCH,
-		code.IRETURN, code.LRETURN, code.FRETURN, code.DRETURN, code.ARETURN, code.RETURN:
-		return true
-	}
-	return false
 }
