@@ -272,7 +272,7 @@ func InternalName(java string) string { return strings.ReplaceAll(java, ".", "/"
 func JavaTypeName(desc string) string {
 	dims, elem := ArrayDims(desc)
 	base := JavaName(elem)
-	if len(elem) == 1 {
+	if len(elem) == 1 && primitiveNames[elem[0]] != "" {
 		base = primitiveNames[elem[0]]
 	} else if c, ok := ClassOfDescriptor(elem); ok {
 		base = JavaName(c)

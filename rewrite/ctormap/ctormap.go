@@ -226,27 +226,31 @@ func (a *Analysis) reachability(b *code.Body) {
 			a.unreached[n] = true
 		}
 	}
+	a.before = a.BeforeInit(b)
+}
+
+// BeforeInit returns the instructions of b, as it is now, that a path from the method's start
+// reaches before the super()/this() call of Calls on that path, `this` still uninitialized:
+// nil outside constructors. A handler must not cover them (its frame would have to say
+// uninitializedThis, and it could neither use `this` nor return), and an entry probe cannot run
+// there. Asked after a pass inserted code, it includes what was inserted before those calls.
+func (a *Analysis) BeforeInit(b *code.Body) map[*code.Insn]bool {
 	if !a.IsConstructor {
-		return
+		return nil
 	}
 	stop := make(map[*code.Insn]bool, len(a.Calls))
 	for _, c := range a.Calls {
 		stop[c.Insn] = true
 	}
 	seen := b.Reach(stop)
-	a.before = map[*code.Insn]bool{}
+	out := map[*code.Insn]bool{}
 	for n := b.First(); n != nil; n = n.Next() {
 		if !n.IsLabel() && seen[n.Num()] {
-			a.before[n] = true
+			out[n] = true
 		}
 	}
+	return out
 }
-
-// BeforeInit returns the instructions that a path from the method's start reaches before its
-// super()/this() call, `this` still uninitialized: none outside constructors. A handler must
-// not cover them (its frame would have to say uninitializedThis, and it could neither use
-// `this` nor return), and an entry probe cannot run there.
-func (a *Analysis) BeforeInit() map[*code.Insn]bool { return a.before }
 
 // Reached reports whether some path from the method's start reaches the instruction.
 func (a *Analysis) Reached(in *code.Insn) bool { return !in.IsLabel() && !a.unreached[in] }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/heapledger/heapledger/rewrite/classfile"
 	"github.com/heapledger/heapledger/rewrite/code"
+	"github.com/heapledger/heapledger/rewrite/commons"
 	"github.com/heapledger/heapledger/rewrite/frames"
 	"github.com/heapledger/heapledger/rewrite/transform"
 )
@@ -43,7 +44,7 @@ func IsRuntimeClass(internalName string) bool {
 // there keeps every method of the class unmodified, with that reason.
 type methodEditor interface {
 	prepareClass(c *classfile.Class) (any, error)
-	editMethod(c *classfile.Class, m *classfile.Member, b *code.Body, state any) error
+	editMethod(c *classfile.Class, m *classfile.Member, cm *commons.Method, state any) error
 }
 
 // framesWriter is implemented by editors that install their own code.FrameEncoder on every
@@ -253,7 +254,7 @@ func (d *driver) method(cf *classfile.Class, cname string, m *classfile.Member, 
 			return skip(err)
 		}
 	}
-	if err := d.ed.editMethod(cf, m, b, state); err != nil {
+	if err := d.ed.editMethod(cf, m, commons.NewMethod(b), state); err != nil {
 		return skip(err)
 	}
 	if !b.Modified() && !d.alwaysWrite {
