@@ -9,9 +9,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/heapledger/heapledger/rewrite/ctormap"
 	"github.com/heapledger/heapledger/internal/outfile"
 	"github.com/heapledger/heapledger/rewrite/classfile"
+	"github.com/heapledger/heapledger/rewrite/ctormap"
 	"github.com/heapledger/heapledger/rewrite/transform"
 )
 

@@ -1,7 +1,6 @@
 package code
 
 import (
-
 	"github.com/heapledger/heapledger/rewrite/classfile"
 )
 

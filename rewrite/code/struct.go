@@ -237,15 +237,15 @@ type Body struct {
 	modified    bool    // any edit since Decode
 	// insertErr is the first error of a sequence an insert refused; Encode fails with it, so
 	// a pass that did not check an insert cannot write a body missing that sequence.
-	insertErr error
-	free        []Insn  // chunk for inserted nodes
-	freeLabels  []Label // chunk for new labels
-	chunk       int     // size of the last node chunk
-	labelChunk  int     // size of the last label chunk
-	scratch     []*Insn // worklist for computeMax
-	epoch       uint32  // layout generation, see Insn.seen
-	arena       *arena  // node memory, returned by Release
-	chunks      int     // node chunks taken from arena
+	insertErr  error
+	free       []Insn  // chunk for inserted nodes
+	freeLabels []Label // chunk for new labels
+	chunk      int     // size of the last node chunk
+	labelChunk int     // size of the last label chunk
+	scratch    []*Insn // worklist for computeMax
+	epoch      uint32  // layout generation, see Insn.seen
+	arena      *arena  // node memory, returned by Release
+	chunks     int     // node chunks taken from arena
 }
 
 // ErrCodeTooLarge is returned (wrapped in a *TooLargeError inside an *Error) when the encoded code would exceed

@@ -7,11 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/heapledger/heapledger/rewrite/ctormap"
 	"github.com/heapledger/heapledger/fixtures"
 	"github.com/heapledger/heapledger/internal/testenv"
 	"github.com/heapledger/heapledger/rewrite/classfile"
 	"github.com/heapledger/heapledger/rewrite/code"
+	"github.com/heapledger/heapledger/rewrite/ctormap"
 	"github.com/heapledger/heapledger/rewrite/frames"
 )
 
