@@ -185,7 +185,7 @@ func heapledgerBinary() (string, error) {
 	}
 	exe, err := os.Executable()
 	if err != nil {
-		return "", fmt.Errorf("cannot find the heapledger binary to serve transforms: %v", err)
+		return "", fmt.Errorf("cannot find the heapledger binary to serve transforms: %w", err)
 	}
 	return exe, nil
 }

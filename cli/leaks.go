@@ -55,7 +55,7 @@ func leaksAction(c *cli.Context) error {
 	}
 	leaks, warnings, err := snapshot.Leaks(snaps, snapshot.LeakOptions{MinShare: c.Float64("min-share"), MinGrowth: c.Int64("min-growth"), MixedRuns: c.Bool("force")})
 	if errors.Is(err, snapshot.ErrDifferentRuns) {
-		return fmt.Errorf("leaks: %v; give snapshots of one run, or --force to rank them together anyway", err)
+		return fmt.Errorf("leaks: %w; give snapshots of one run, or --force to rank them together anyway", err)
 	}
 	if err != nil {
 		return err

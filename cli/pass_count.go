@@ -69,10 +69,10 @@ func includeInputTables(c *cli.Context, table *accounts.Table, inputs []string) 
 		}
 		t, err := accounts.ReadTable(bytes.NewReader(data))
 		if err != nil {
-			return fmt.Errorf("%s: %s: %v", in, accounts.TableResource, err)
+			return fmt.Errorf("%s: %s: %w", in, accounts.TableResource, err)
 		}
 		if err := table.Include(t); err != nil {
-			return fmt.Errorf("%s was rewritten by heapledger before, with a table that does not fit the one this rewrite continues (%v): its classes run with those IDs, so they cannot be kept apart; rewrite the original jars together, or one after another with --table", in, err)
+			return fmt.Errorf("%s was rewritten by heapledger before, with a table that does not fit the one this rewrite continues (%w): its classes run with those IDs, so they cannot be kept apart; rewrite the original jars together, or one after another with --table", in, err)
 		}
 		fmt.Fprintf(errWriter(c), "%s: rewritten by heapledger before (%d allocation sites): its table is continued, and its rewritten classes are left as they are\n", in, t.Sites())
 	}
@@ -125,7 +125,7 @@ func countFactory(c *cli.Context) (transform.Class, error) {
 	if c.IsSet("accounts") {
 		s, err := accounts.Parse(c.String("accounts"))
 		if err != nil {
-			return nil, fmt.Errorf("--accounts: %v", err)
+			return nil, fmt.Errorf("--accounts: %w", err)
 		}
 		if len(s.Accounts) == 0 {
 			// Everything would land in <unaccounted>, which no one asks for by naming accounts.
@@ -143,7 +143,7 @@ func countFactory(c *cli.Context) (transform.Class, error) {
 			table, err = accounts.ReadTable(f)
 			f.Close()
 			if err != nil {
-				return nil, fmt.Errorf("--table %s: %v", p, err)
+				return nil, fmt.Errorf("--table %s: %w", p, err)
 			}
 		} else if !os.IsNotExist(err) {
 			return nil, err
@@ -282,7 +282,7 @@ func runtimeJar() (string, error) { return findJar(RuntimeJarName, "HEAPLEDGER_R
 func findJar(name, env string) (string, error) {
 	if p := os.Getenv(env); p != "" {
 		if _, err := os.Stat(p); err != nil {
-			return "", fmt.Errorf("%s: %v", env, err)
+			return "", fmt.Errorf("%s: %w", env, err)
 		}
 		return p, nil
 	}
@@ -302,7 +302,7 @@ func findJar(name, env string) (string, error) {
 func readJarInto(path string, into map[string][]byte) error {
 	zr, err := zip.OpenReader(path)
 	if err != nil {
-		return fmt.Errorf("%s: %v", path, err)
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	defer zr.Close()
 	for _, f := range zr.File {
@@ -311,12 +311,12 @@ func readJarInto(path string, into map[string][]byte) error {
 		}
 		rc, err := f.Open()
 		if err != nil {
-			return fmt.Errorf("%s!%s: %v", path, f.Name, err)
+			return fmt.Errorf("%s!%s: %w", path, f.Name, err)
 		}
 		data, err := io.ReadAll(io.LimitReader(rc, 64<<20))
 		rc.Close()
 		if err != nil {
-			return fmt.Errorf("%s!%s: %v", path, f.Name, err)
+			return fmt.Errorf("%s!%s: %w", path, f.Name, err)
 		}
 		into[f.Name] = data
 	}
@@ -336,7 +336,7 @@ func addEntries(output string, entries map[string][]byte) error {
 	}
 	zr, err := zip.OpenReader(output)
 	if err != nil {
-		return fmt.Errorf("%s: %v", output, err)
+		return fmt.Errorf("%s: %w", output, err)
 	}
 	defer zr.Close()
 	tmp, err := outfile.Create(output, outfile.Data)
@@ -345,7 +345,7 @@ func addEntries(output string, entries map[string][]byte) error {
 	}
 	if err := copyWithEntries(tmp, zr, entries); err != nil {
 		tmp.Abort()
-		return fmt.Errorf("%s: %v", output, err)
+		return fmt.Errorf("%s: %w", output, err)
 	}
 	return tmp.Commit()
 }
@@ -359,7 +359,7 @@ func copyWithEntries(w io.Writer, zr *zip.ReadCloser, entries map[string][]byte)
 			continue
 		}
 		if err := zw.Copy(f); err != nil {
-			return fmt.Errorf("%s: %v", f.Name, err)
+			return fmt.Errorf("%s: %w", f.Name, err)
 		}
 	}
 	names := make([]string, 0, len(entries))
@@ -421,7 +421,7 @@ func budgetConfig(c *cli.Context, set *accounts.Set, cfg map[string]string) erro
 		}
 		n, err := parseBytes(val)
 		if err != nil {
-			return fmt.Errorf("--budget %q: %v", b, err)
+			return fmt.Errorf("--budget %q: %w", b, err)
 		}
 		cfg["budget."+name] = fmt.Sprint(n)
 	}

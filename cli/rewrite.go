@@ -209,10 +209,10 @@ func rewriteAction(c *cli.Context) error {
 	}
 	if c.Bool("verbose") {
 		for _, rc := range rep.Reasons() {
-			fmt.Fprintf(stderr, "skipped %d methods: %s\n", rc.Methods, rc.Reason)
+			fmt.Fprintf(stderr, "skipped %d methods: %s (for example %s)\n", rc.Methods, rc.Reason, rc.Example)
 		}
 		for _, rc := range rep.ClassSkips() {
-			fmt.Fprintf(stderr, "skipped %d classes: %s\n", rc.Methods, rc.Reason)
+			fmt.Fprintf(stderr, "skipped %d classes: %s (for example %s)\n", rc.Methods, rc.Reason, rc.Example)
 		}
 	}
 	for _, f := range rep.Failures {

@@ -22,7 +22,7 @@ func init() {
 	registerPass("test-mark", "prefixes every class with MARK (tests only)", func(*cli.Context) (transform.Class, error) {
 		return transform.Func(func(name string, data []byte) (transform.Result, error) {
 			return transform.Result{Data: append([]byte("MARK"), data...),
-				Skipped: []transform.Skip{{Method: "m()V", Reason: "test reason"}}}, nil
+				Skipped: []transform.Skip{{Method: "m()V", Code: "test reason"}}}, nil
 		}), nil
 	})
 	registerPass("test-fail", "fails on classes named Bad, panics on Panic (tests only)", func(*cli.Context) (transform.Class, error) {

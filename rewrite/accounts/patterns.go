@@ -89,7 +89,7 @@ func ReadFile(path string) ([]Account, error) {
 		accts = append(accts, Account{Name: name, Patterns: ps})
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return accts, nil
 }
@@ -109,7 +109,7 @@ func New(accts []Account) (*Set, error) {
 		names[a.Name] = true
 		for _, p := range a.Patterns {
 			if err := s.add(p, i); err != nil {
-				return nil, fmt.Errorf("account %q: %v", a.Name, err)
+				return nil, fmt.Errorf("account %q: %w", a.Name, err)
 			}
 		}
 	}

@@ -409,7 +409,7 @@ func (b *Body) encodeAttr(a *Attr) ([]byte, error) {
 		}
 	case AttrLocalVars, AttrLocalVarTypes:
 		if len(a.Vars) > math.MaxUint16 {
-			return nil, b.Method.Errorf(-1, "%s", name+" has more than 65535 entries")
+			return nil, b.Method.Errorf(-1, "%s has more than 65535 entries", name)
 		}
 		w = make([]byte, 0, 2+10*len(a.Vars))
 		u2(len(a.Vars))

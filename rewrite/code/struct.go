@@ -289,7 +289,14 @@ type Error struct {
 // format and args follow fmt.Errorf, so a %w verb makes the cause unwrappable.
 func (m Method) Errorf(off int, format string, args ...any) *Error {
 	err := fmt.Errorf(format, args...)
-	return &Error{Method: m, Offset: off, Msg: err.Error(), Err: errors.Unwrap(err)}
+	var cause error
+	switch w := err.(type) {
+	case interface{ Unwrap() error }:
+		cause = w.Unwrap()
+	case interface{ Unwrap() []error }:
+		cause = err // several causes (%w more than once): errors.Is and As search them all
+	}
+	return &Error{Method: m, Offset: off, Msg: err.Error(), Err: cause}
 }
 
 func (e *Error) Error() string {

@@ -73,7 +73,7 @@ func VerifyTool(t testing.TB) string {
 		cmd := exec.Command("bash", filepath.Join(root, "scripts/build-java.sh"), "verify")
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
-			verifyErr = fmt.Errorf("scripts/build-java.sh verify: %v\n%s", err, out)
+			verifyErr = fmt.Errorf("scripts/build-java.sh verify: %w\n%s", err, out)
 			return
 		}
 		verifyJar = filepath.Join(root, "build", "verify.jar")
@@ -105,7 +105,7 @@ func Verify(java, tool, jar string, classpath []string, threads int) (map[string
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("%s on %s: %v\n%s", java, jar, err, stderr.String())
+		return nil, fmt.Errorf("%s on %s: %w\n%s", java, jar, err, stderr.String())
 	}
 	return ParseOutcomes(out)
 }
@@ -186,7 +186,7 @@ func LoadList(path string) ([]Jar, error) {
 		}
 		for _, p := range f {
 			if _, err := os.Stat(p); err != nil {
-				return nil, fmt.Errorf("%s:%d: %v (scripts/install-deps.sh installs the corpus)", path, n+1, err)
+				return nil, fmt.Errorf("%s:%d: %w (scripts/install-deps.sh installs the corpus)", path, n+1, err)
 			}
 		}
 		cp, err := Classpath(f[0], f[1:])

@@ -583,13 +583,13 @@ func (m *machine) invoke(in *code.Insn) error {
 	m.args = args
 	for i := len(args) - 1; i >= 0; i-- {
 		if _, err := m.pop(args[i].Kind); err != nil {
-			return fmt.Errorf("argument %d of %s: %v", i+1, m.refName(in.Index, in.Op), err)
+			return fmt.Errorf("argument %d of %s: %w", i+1, m.refName(in.Index, in.Op), err)
 		}
 	}
 	if in.Op != code.INVOKESTATIC && in.Op != code.INVOKEDYNAMIC {
 		recv, err := m.pop(Object)
 		if err != nil {
-			return fmt.Errorf("receiver of %s: %v", m.refName(in.Index, in.Op), err)
+			return fmt.Errorf("receiver of %s: %w", m.refName(in.Index, in.Op), err)
 		}
 		if in.Op == code.INVOKESPECIAL && init {
 			if err := m.initialize(recv); err != nil {

@@ -171,7 +171,7 @@ func openZip(path string, r io.ReaderAt, size int64) (*Input, error) {
 	zr, err := zip.NewReader(r, size)
 	if err != nil {
 		if errors.Is(err, zip.ErrFormat) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return nil, fmt.Errorf("%s: not a jar or zip file, or truncated (%v); inputs are jars, class directories or class files", path, err)
+			return nil, fmt.Errorf("%s: not a jar or zip file, or truncated (%w); inputs are jars, class directories or class files", path, err)
 		}
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -387,13 +387,7 @@ func run(entries []*Entry, signed bool, w sink, pass transform.Class, opt Option
 			rep.warn("%s: %s", e, warning)
 		}
 		for _, s := range j.res.Skipped {
-			if s.Method == "" {
-				rep.SkippedClasses++
-				rep.ClassReasons[s.Reason]++
-				continue
-			}
-			rep.SkippedMethods++
-			rep.SkipReasons[s.Reason]++
+			rep.skipped(e.String(), s)
 		}
 		var err error
 		switch {

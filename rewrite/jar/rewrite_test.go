@@ -191,7 +191,7 @@ func TestFailuresPanicsAndSkipsAreReported(t *testing.T) {
 		}
 		return transform.Result{
 			Data:     append([]byte("X"), data...),
-			Skipped:  []transform.Skip{{Method: "big()V", Reason: "code would exceed 65535 bytes"}, {Method: "f()V", Reason: "jsr"}, {Method: "g()V", Reason: "jsr"}},
+			Skipped:  []transform.Skip{{Method: "big()V", Code: "code would exceed 65535 bytes"}, {Method: "f()V", Code: "jsr"}, {Method: "g()V", Code: "jsr"}},
 			Warnings: []string{"class file version 70 is newer than known"},
 		}, nil
 	})
@@ -593,5 +593,29 @@ func TestClassFileInput(t *testing.T) {
 	os.WriteFile(bad, data[:20], 0o644)
 	if _, err := Rewrite([]string{bad}, filepath.Join(dir, "D.class"), pass, Options{}); err == nil || !strings.Contains(err.Error(), "Bad.class: not a class file that names its class") {
 		t.Errorf("truncated class: %v", err)
+	}
+}
+
+// TestSkipsGroupByCode: the summary counts skipped methods by their code, whatever their details
+// (which name methods and offsets), and keeps one example detail per code for --verbose.
+func TestSkipsGroupByCode(t *testing.T) {
+	rep := &Report{SkipReasons: map[string]int{}, ClassReasons: map[string]int{}}
+	for i := range 40 {
+		rep.skipped("x.jar!a/B.class", transform.Skip{Method: fmt.Sprintf("m%d()V", i), Code: transform.SkipNoFrames,
+			Detail: fmt.Sprintf("no frame at bytecode offset %d of method a.B.m%d()V", i, i)})
+	}
+	rep.skipped("x.jar!a/C.class", transform.Skip{Code: transform.SkipRewritten, Detail: "it calls heapledger/rt/Acct"})
+	sum := rep.Summary()
+	for _, want := range []string{"40 methods skipped (stack map frames cannot be derived: 40)", "1 classes skipped (already rewritten by heapledger: 1)"} {
+		if !strings.Contains(sum, want) {
+			t.Errorf("summary %q lacks %q", sum, want)
+		}
+	}
+	if strings.Contains(sum, "other reasons") || strings.Contains(sum, "offset") {
+		t.Errorf("summary splits one code by its details: %q", sum)
+	}
+	rs := rep.Reasons()
+	if len(rs) != 1 || rs[0].Example != "x.jar!a/B.class m0()V: no frame at bytecode offset 0 of method a.B.m0()V" {
+		t.Errorf("reasons %+v", rs)
 	}
 }

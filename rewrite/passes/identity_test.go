@@ -24,7 +24,7 @@ func TestIdentityRealJarsByteIdentical(t *testing.T) {
 			}
 			for _, s := range res.Skipped {
 				if s.Method != "" {
-					t.Errorf("%s!%s: identity skipped %s: %s", jar, name, s.Method, s.Reason)
+					t.Errorf("%s!%s: identity skipped %s: %s", jar, name, s.Method, s.Reason())
 				}
 			}
 			total++

@@ -122,7 +122,7 @@ func TestObjectInitHookOnlyObject(t *testing.T) {
 	if res.Data != nil {
 		t.Fatal("a class other than java.lang.Object was hooked")
 	}
-	if len(res.Skipped) == 0 || !strings.Contains(res.Skipped[0].Reason, "rewrites only java/lang/Object") {
+	if len(res.Skipped) == 0 || !strings.Contains(res.Skipped[0].Reason(), "rewrites only java/lang/Object") {
 		t.Errorf("skips %v do not say why", res.Skipped)
 	}
 	// The router sends everything else to the wrapped pass.

@@ -256,7 +256,7 @@ func runSet(t *testing.T, set *fixtures.Set, pass string) *rewritten {
 	rw := rewriteDir(t, p, set.ClassDir, filepath.Join(t.TempDir(), "classes"))
 	for rel, res := range rw.results {
 		for _, s := range res.Skipped {
-			t.Logf("%s: skipped %s: %s", rel, s.Method, s.Reason)
+			t.Logf("%s: skipped %s: %s", rel, s.Method, s.Reason())
 		}
 		for _, w := range res.Warnings {
 			t.Errorf("%s: warning %s", rel, w)
@@ -324,7 +324,7 @@ func TestProbeJava17(t *testing.T) {
 	rw := runSet(t, set17(t), "probe")
 	// The 64 KB method is kept as it was and reported; the rest of its class is instrumented.
 	big := rw.results["BigMethod.class"]
-	want := transform.Skip{Method: "big(I)I", Reason: "code would exceed 65535 bytes"}
+	want := transform.Skip{Method: "big(I)I", Code: transform.SkipTooLarge}
 	if len(big.Skipped) != 1 || big.Skipped[0] != want {
 		t.Errorf("BigMethod skipped %v, want exactly %v", big.Skipped, want)
 	}
