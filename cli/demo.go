@@ -98,16 +98,13 @@ func demoAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	rep, err := jar.Rewrite([]string{classes}, rewritten, pass, jar.Options{})
+	rep, err := jar.Rewrite([]string{classes}, rewritten, pass, jar.Options{Add: tableAddition(table, rewritten+".table.tsv", nil)})
 	if err != nil {
 		return fmt.Errorf("demo: rewrite: %w", err)
 	}
 	fmt.Fprintf(out, "   %s\n", rep.Summary())
 	if rep.Failed > 0 || rep.SkippedMethods > 0 || rep.SkippedClasses > 0 {
 		return fmt.Errorf("demo: the example did not rewrite cleanly: %s", rep.Summary())
-	}
-	if err := installTable(table, rewritten, rewritten+".table.tsv", false); err != nil {
-		return err
 	}
 	fmt.Fprintf(out, "   %d allocation sites, table in %s\n", table.Sites(), rewritten+".table.tsv")
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/heapledger/heapledger/internal/testenv"
 	"github.com/heapledger/heapledger/rewrite/jar"
+	"github.com/heapledger/heapledger/rewrite/javap"
 )
 
 // needTool skips a test whose external tool or file is missing, except in CI, where that would
@@ -276,7 +277,7 @@ func TestInspectEveryClassOfAJar(t *testing.T) {
 			t.Fatal(err)
 		}
 		var sb strings.Builder
-		if err := printClass(&sb, e.String(), data, inspectOptions{pool: true, code: true}); err != nil {
+		if err := printClass(&sb, e.String(), data, javap.Options{Pool: true, Code: true}); err != nil {
 			t.Errorf("%s: %v", e, err)
 			continue
 		}

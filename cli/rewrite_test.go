@@ -19,14 +19,13 @@ import (
 
 // Test passes, registered like the real ones, so the command is proven before those land.
 func init() {
-	registerPass("test-mark", "prefixes every class with MARK (tests only)", func(*cli.Context) (transform.Class, error) {
-		return transform.Func(func(name string, data []byte) (transform.Result, error) {
+	registerPass("test-mark", "prefixes every class with MARK (tests only)", plainPass(
+		transform.Func(func(name string, data []byte) (transform.Result, error) {
 			return transform.Result{Data: append([]byte("MARK"), data...),
 				Skipped: []transform.Skip{{Method: "m()V", Code: "test reason"}}}, nil
-		}), nil
-	})
-	registerPass("test-fail", "fails on classes named Bad, panics on Panic (tests only)", func(*cli.Context) (transform.Class, error) {
-		return transform.Func(func(name string, data []byte) (transform.Result, error) {
+		})))
+	registerPass("test-fail", "fails on classes named Bad, panics on Panic (tests only)", plainPass(
+		transform.Func(func(name string, data []byte) (transform.Result, error) {
 			switch name {
 			case "Bad.class":
 				return transform.Result{}, errors.New("Bad: cannot parse at offset 8")
@@ -34,8 +33,7 @@ func init() {
 				panic("index out of range in test pass")
 			}
 			return transform.Result{}, nil
-		}), nil
-	})
+		})))
 }
 
 func writeTestJar(t *testing.T, path string, names ...string) {
