@@ -13,6 +13,8 @@ import (
 	"sort"
 	"sync/atomic"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/heapledger/heapledger/analysis/dominators"
 	"github.com/heapledger/heapledger/analysis/dynsize"
 	"github.com/heapledger/heapledger/analysis/heapgraph"
@@ -544,11 +546,12 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 		// benchmark dump, about 50 ms on one).
 		d, d2 := dynsize.NewDescriber(ranked), dynsize.NewDescriber(ranked)
 		half := comps.Len() / 2
-		var err1, err2 error
-		heapgraph.Both(func() { err1 = comps.ScanRange(make([]uint32, 16<<10), 0, half, d.Add) },
-			func() { err2 = comps.ScanRange(make([]uint32, 16<<10), half, comps.Len(), d2.Add) })
+		var halves errgroup.Group
+		halves.Go(func() error { return comps.ScanRange(make([]uint32, 16<<10), 0, half, d.Add) })
+		halves.Go(func() error { return comps.ScanRange(make([]uint32, 16<<10), half, comps.Len(), d2.Add) })
+		err := halves.Wait()
 		<-released
-		if err := errors.Join(err1, err2); err != nil {
+		if err != nil {
 			return nil, fmt.Errorf("leaks: the component of each node: %w", err)
 		}
 		d.Merge(d2)
