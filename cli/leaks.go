@@ -57,6 +57,10 @@ func leaksAction(c *cli.Context) error {
 	if errors.Is(err, snapshot.ErrDifferentRuns) {
 		return fmt.Errorf("leaks: %w; give snapshots of one run, or --force to rank them together anyway", err)
 	}
+	var nl *snapshot.NoLivenessError
+	if errors.As(err, &nl) {
+		return fmt.Errorf("leaks: %w: rewrite with --liveness all or sample:N, or run with -Dheapledger.liveness=all", err)
+	}
 	if err != nil {
 		return err
 	}
