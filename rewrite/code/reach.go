@@ -56,3 +56,19 @@ func (b *Body) Reach(stop map[*Insn]bool) []bool {
 	}
 	return seen
 }
+
+// Unreached returns the instructions no path from the method's start reaches (Reach), nil when
+// there are none, as they are in compiled code.
+func (b *Body) Unreached() map[*Insn]bool {
+	live := b.Reach(nil)
+	var out map[*Insn]bool
+	for n := b.First(); n != nil; n = n.Next() {
+		if !n.IsLabel() && !live[n.Num()] {
+			if out == nil {
+				out = map[*Insn]bool{}
+			}
+			out[n] = true
+		}
+	}
+	return out
+}

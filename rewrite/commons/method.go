@@ -37,16 +37,7 @@ func NewMethod(b *code.Body) *Method { return &Method{Body: b} }
 func (m *Method) Dead() map[*code.Insn]bool {
 	if !m.deadDone {
 		m.deadDone = true
-		b := m.Body
-		live := b.Reach(nil)
-		for n := b.First(); n != nil; n = n.Next() {
-			if !n.IsLabel() && !live[n.Num()] {
-				if m.dead == nil {
-					m.dead = map[*code.Insn]bool{}
-				}
-				m.dead[n] = true
-			}
-		}
+		m.dead = m.Body.Unreached()
 	}
 	return m.dead
 }

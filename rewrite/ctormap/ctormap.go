@@ -217,15 +217,7 @@ func (w *walker) visit(in *code.Insn, before *frames.Frame) error {
 // reachability finds, by following the code's edges (code.Body.Reach), the instructions no path
 // reaches and, in a constructor, those a path reaches before its super()/this() call.
 func (a *Analysis) reachability(b *code.Body) {
-	live := b.Reach(nil)
-	for n := b.First(); n != nil; n = n.Next() {
-		if !n.IsLabel() && !live[n.Num()] {
-			if a.unreached == nil {
-				a.unreached = map[*code.Insn]bool{}
-			}
-			a.unreached[n] = true
-		}
-	}
+	a.unreached = b.Unreached()
 	a.before = a.BeforeInit(b)
 }
 
