@@ -106,6 +106,41 @@ func countFactory(s passSetup) (*passRun, error) {
 // newCountRun builds the count pass from its options (addCountFlags) for the run s describes.
 func newCountRun(s passSetup) (*countRun, error) {
 	c := s.flags
+	set, err := countAccounts(c)
+	if err != nil {
+		return nil, err
+	}
+	table, err := countTable(s)
+	if err != nil {
+		return nil, err
+	}
+	run := &countRun{setup: s, table: table, set: set}
+	if c.Bool("embed-runtime") {
+		if jar.IsClassOutput(s.output) {
+			return nil, fmt.Errorf("--embed-runtime: a class file output cannot hold the runtime; write a jar or a directory")
+		}
+		rj, err := runtimeJar()
+		if err != nil {
+			return nil, err
+		}
+		run.runtime = map[string][]byte{}
+		if err := readJarInto(rj, run.runtime); err != nil {
+			return nil, err
+		}
+	}
+	if err := runtimeConfig(c, set, table); err != nil {
+		return nil, err
+	}
+	// serve's --object-init-sites: the agent hooks Object.<init> (0 where the flag is not).
+	run.pass, err = passlib.Count(passlib.CountOptions{Accounts: set, Table: table, ObjectInit: c.Int("object-init-sites") > 0})
+	if err != nil {
+		return nil, err
+	}
+	return run, nil
+}
+
+// countAccounts reads the accounts of --accounts-file and --accounts.
+func countAccounts(c *cli.Context) (*accounts.Set, error) {
 	var accts []accounts.Account
 	if f := c.String("accounts-file"); f != "" {
 		a, err := accounts.ReadFile(f)
@@ -125,12 +160,14 @@ func newCountRun(s passSetup) (*countRun, error) {
 		}
 		accts = append(accts, s.Accounts...)
 	}
-	set, err := accounts.New(accts)
-	if err != nil {
-		return nil, err
-	}
+	return accounts.New(accts)
+}
+
+// countTable is the run's site table: the one --table names when it exists, else a fresh one,
+// continuing the tables the inputs carry.
+func countTable(s passSetup) (*accounts.Table, error) {
 	table := accounts.NewTable(nil)
-	if p := s.tablePath(); c.IsSet("table") {
+	if p := s.tablePath(); s.flags.IsSet("table") {
 		if f, err := os.Open(p); err == nil {
 			table, err = accounts.ReadTable(f)
 			f.Close()
@@ -154,32 +191,23 @@ func newCountRun(s passSetup) (*countRun, error) {
 		}
 		table.Place(fp)
 	}
-	run := &countRun{setup: s, table: table}
-	if c.Bool("embed-runtime") {
-		if jar.IsClassOutput(s.output) {
-			return nil, fmt.Errorf("--embed-runtime: a class file output cannot hold the runtime; write a jar or a directory")
-		}
-		rj, err := runtimeJar()
-		if err != nil {
-			return nil, err
-		}
-		run.runtime = map[string][]byte{}
-		if err := readJarInto(rj, run.runtime); err != nil {
-			return nil, err
-		}
-	}
 	if table.Config == nil {
 		table.Config = map[string]string{}
 	}
+	return table, nil
+}
+
+// runtimeConfig writes the runtime's settings the options give into the table's config lines.
+func runtimeConfig(c *cli.Context, set *accounts.Set, table *accounts.Table) error {
 	if l := c.String("liveness"); l != "" {
 		if err := checkLiveness(l); err != nil {
-			return nil, err
+			return err
 		}
 		table.Config["liveness"] = l
 	}
 	if c.IsSet("snapshot-interval") {
 		if iv := c.Float64("snapshot-interval"); iv < 0 {
-			return nil, fmt.Errorf("--snapshot-interval %v: must be 0 or more seconds", iv)
+			return fmt.Errorf("--snapshot-interval %v: must be 0 or more seconds", iv)
 		}
 		table.Config["snapshot.interval"] = fmt.Sprint(c.Float64("snapshot-interval"))
 	}
@@ -192,19 +220,10 @@ func newCountRun(s passSetup) (*countRun, error) {
 		case "auto", "on", "off":
 			table.Config["jmx"] = m
 		default:
-			return nil, fmt.Errorf("--jmx %q: must be auto, on or off", m)
+			return fmt.Errorf("--jmx %q: must be auto, on or off", m)
 		}
 	}
-	if err := budgetConfig(c, set, table.Config); err != nil {
-		return nil, err
-	}
-	// serve's --object-init-sites: the agent hooks Object.<init> (0 where the flag is not).
-	run.set = set
-	run.pass, err = passlib.Count(passlib.CountOptions{Accounts: set, Table: table, ObjectInit: c.Int("object-init-sites") > 0})
-	if err != nil {
-		return nil, err
-	}
-	return run, nil
+	return budgetConfig(c, set, table.Config)
 }
 
 // tableAddition is the jar pipeline's finish hook of a count run: once every class is
