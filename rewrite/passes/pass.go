@@ -1,12 +1,13 @@
-// Package passes holds the rewriting passes that prove the class-file engine: identity decodes
-// and re-encodes every method without edits, and probe inserts calls to a tiny runtime
-// (runtime-java/probe) at method entry, before every return, in a handler covering the body and
-// after every allocation.
+// Package passes holds the rewriting passes: count (memory accounts and allocation counts, the
+// product), probe (calls to a tiny runtime, runtime-java/probe, at entry, exits and allocations:
+// the worked example of a pass, docs/instrumentation.md), identity (decode and re-encode, which
+// proves the engine) and the Object.<init> hook.
 //
-// Both share one driver: parse the class, decode each method that has code, let the pass edit
-// the body, re-encode it with its frames, and keep any method that cannot be rewritten safely
-// exactly as it was, listed in Result.Skipped with the reason. A pass value holds no mutable
-// state, so one value serves every goroutine of the jar pipeline.
+// All share one driver: parse the class, decode each method that has code, let the pass edit
+// the body (through the commons layer, rewrite/commons, for advice around it), re-encode it with
+// its frames, and keep any method that cannot be rewritten safely exactly as it was, listed in
+// Result.Skipped with a code and the error. A pass value holds no mutable state, so one value
+// serves every goroutine of the jar pipeline.
 package passes
 
 import (
