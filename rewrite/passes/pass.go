@@ -124,7 +124,7 @@ func (d *driver) TransformClassInTurn(name string, data []byte, turn *transform.
 		err := fin.beginClass(cf, state, turn)
 		turn.Done()
 		if err != nil {
-			return transform.Result{}, fmt.Errorf("%s: pass %s: %w", cname, d.name, err)
+			return transform.Result{}, code.Method{Class: cname}.Errorf(-1, "pass %s: %w", d.name, err)
 		}
 	}
 	for _, m := range cf.Methods {
@@ -145,12 +145,12 @@ func (d *driver) TransformClassInTurn(name string, data []byte, turn *transform.
 	}
 	if fin != nil {
 		if err := fin.finishClass(cf, state); err != nil {
-			return transform.Result{}, fmt.Errorf("%s: pass %s: %w", cname, d.name, err)
+			return transform.Result{}, code.Method{Class: cname}.Errorf(-1, "pass %s: %w", d.name, err)
 		}
 	}
 	out, err := cf.Bytes()
 	if err != nil {
-		return transform.Result{}, fmt.Errorf("%s: pass %s: %w", cname, d.name, err)
+		return transform.Result{}, code.Method{Class: cname}.Errorf(-1, "pass %s: %w", d.name, err)
 	}
 	res.Data = out
 	return res, nil
