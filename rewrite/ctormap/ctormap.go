@@ -85,7 +85,11 @@ type Analysis struct {
 	// Every instruction is reached in compiled code and `this` is uninitialized only in a
 	// constructor's prologue, so only the exceptions are stored.
 	unreached map[*code.Insn]bool // nil when every instruction is reached
-	before    map[*code.Insn]bool // reached from the start without passing a call of Calls
+	// before is BeforeInit of the analysed body, worked out when ThisInitialized first asks
+	// (passes ask BeforeInit of the body they edited instead).
+	body       *code.Body
+	before     map[*code.Insn]bool
+	beforeDone bool
 }
 
 // Analyze runs the constructor analysis over a decoded body. It does not use the body's stack
@@ -113,9 +117,10 @@ func Analyze(b *code.Body) (*Analysis, error) {
 			insns++
 		}
 	}
-	if w.reached < insns || a.IsConstructor {
-		a.reachability(b)
+	if w.reached < insns {
+		a.unreached = b.Unreached()
 	}
+	a.body = b
 	for _, n := range w.order {
 		a.News = append(a.News, *w.news[n])
 	}
@@ -214,13 +219,6 @@ func (w *walker) visit(in *code.Insn, before *frames.Frame) error {
 	return nil
 }
 
-// reachability finds, by following the code's edges (code.Body.Reach), the instructions no path
-// reaches and, in a constructor, those a path reaches before its super()/this() call.
-func (a *Analysis) reachability(b *code.Body) {
-	a.unreached = b.Unreached()
-	a.before = a.BeforeInit(b)
-}
-
 // BeforeInit returns the instructions of b, as it is now, that a path from the method's start
 // reaches before the super()/this() call of Calls on that path, `this` still uninitialized:
 // nil outside constructors. A handler must not cover them (its frame would have to say
@@ -252,7 +250,16 @@ func (a *Analysis) Reached(in *code.Insn) bool { return !in.IsLabel() && !a.unre
 // constructor, and in a constructor for the instructions after its super()/this() call on all
 // paths. Only such instructions may be covered by a handler whose frame does not hold
 // uninitializedThis (the JVM's flagThisUninit). It is false for unreached code.
-func (a *Analysis) ThisInitialized(in *code.Insn) bool { return a.Reached(in) && !a.before[in] }
+//
+// It reads the body the analysis was made of, which must not have been released, and takes no
+// account of edits made since.
+func (a *Analysis) ThisInitialized(in *code.Insn) bool {
+	if !a.beforeDone {
+		a.beforeDone = true
+		a.before = a.BeforeInit(a.body)
+	}
+	return a.Reached(in) && !a.before[in]
+}
 
 // Coverable returns the maximal runs of consecutive instructions, in code order, that are
 // reached and before which `this` is initialized on every path: the ranges a handler over the
