@@ -187,12 +187,12 @@ func FieldTypeEnd[T ~string | ~[]byte](desc T, i int) (int, error) {
 		return i + 1, nil
 	case 'L':
 		j := i + 1
-		for j < len(desc) && desc[j] != ';' {
-			switch desc[j] {
-			case '.', '[', '(', ')':
-				return 0, &DescriptorError{string(desc), j, fmt.Sprintf("character %q in class name", desc[j])}
-			}
+		// One table lookup a byte: max_stack scans every invoke's descriptor through here.
+		for j < len(desc) && !nameStop[desc[j]] {
 			j++
+		}
+		if j < len(desc) && desc[j] != ';' {
+			return 0, &DescriptorError{string(desc), j, fmt.Sprintf("character %q in class name", desc[j])}
 		}
 		if j >= len(desc) {
 			return 0, &DescriptorError{string(desc), i, "class name without ';'"}
@@ -204,6 +204,9 @@ func FieldTypeEnd[T ~string | ~[]byte](desc T, i int) (int, error) {
 	}
 	return 0, &DescriptorError{string(desc), i, fmt.Sprintf("unexpected %q", desc[i])}
 }
+
+// nameStop marks the bytes that end a class name in a descriptor: ';', or one it may not hold.
+var nameStop = [256]bool{';': true, '.': true, '[': true, '(': true, ')': true}
 
 // MethodSlots returns the argument slots (the receiver not counted) and return slots of a method
 // descriptor, scanning it in place: the hot max_stack path must not allocate per call site. ok
