@@ -18,6 +18,10 @@ type Seq struct {
 // Seq starts an empty sequence whose nodes and constants belong to b.
 func (b *Body) Seq() *Seq { return &Seq{b: b} }
 
+// Reset empties s for building another sequence of b, its nodes and its error dropped: a pass
+// that builds many short sequences in turn (advice at every return) keeps one.
+func (s *Seq) Reset(b *Body) { *s = Seq{b: b} }
+
 // Err returns the first error met while building.
 func (s *Seq) Err() error { return s.err }
 

@@ -10,23 +10,28 @@ import (
 // is no point after which entry advice may run or a handler may start.
 var ErrNoInitCall = errors.New("no path calls super() or this(), so there is no point after which a handler may start")
 
-// Advice is what a pass runs around a method's body. Each function appends its code to the
-// sequence it is given (the sequence may stay empty); a sequence whose building failed stops
-// Wrap with its error (Seq.Err).
-type Advice struct {
-	// Prologue, when set, runs once at the very start of the method, before any label at
-	// offset 0 (so a loop back to the first instruction does not run it again) and, in a
-	// constructor, before super(): it must not touch `this`. The count pass fetches the
-	// thread's state there, for sites in super(...)'s arguments.
-	Prologue func(s *code.Seq)
-	// Enter runs at the method's start (after Prologue) or, in a constructor, right after the
-	// super()/this() call on each path: `this` is initialised there on every path.
-	Enter func(s *code.Seq)
+// Advice is what a pass runs around a method's body, as ASM's AdviceAdapter has onMethodEnter
+// and onMethodExit. Each method appends its code to the sequence it is given (which may stay
+// empty); a sequence whose building failed stops Wrap with its error (Seq.Err). A pass keeps its
+// advice with the state its methods share (the class's constants, the method's new locals), so
+// wrapping a method allocates nothing for it.
+type Advice interface {
+	// Enter runs at the method's start or, in a constructor, right after the super()/this()
+	// call on each path: `this` is initialised there on every path.
+	Enter(s *code.Seq)
 	// Exit runs before each return that some path reaches.
-	Exit func(s *code.Seq, ret *code.Insn)
+	Exit(s *code.Seq, ret *code.Insn)
 	// Unwind runs in the catch-all handler with the exception on the stack, which it must
 	// leave there; Wrap appends the athrow that rethrows it unchanged.
-	Unwind func(s *code.Seq)
+	Unwind(s *code.Seq)
+}
+
+// Prologue is implemented by advice that also runs code once at the very start of the method,
+// before any label at offset 0 (so a loop back to the first instruction does not run it again)
+// and, in a constructor, before super(): it must not touch `this`. The count pass fetches the
+// thread's state there, for sites in super(...)'s arguments.
+type Prologue interface {
+	Prologue(s *code.Seq)
 }
 
 // Wrapped tells a pass what Wrap placed, for the frames it writes itself.
@@ -43,36 +48,36 @@ type Wrapped struct {
 //  1. Exit goes before every return that is not dead code (Method.Dead).
 //  2. The entry points are found (Method.InitCalls): the super()/this() call of each path in a
 //     constructor, else the method's start. Enter goes after each, ending in a label that
-//     starts the handler's range; Prologue goes at the very start.
+//     starts the handler's range; a Prologue goes at the very start.
 //  3. The handler — a label, Unwind, athrow — is appended after the original code, which ends
 //     at a label of its own.
 //  4. The handler covers the body from the entry points to that end, less dead code and less
 //     what runs before `this` is initialised (cover), in entries of the exception table
 //     appended after the program's own, so those keep catching first.
-func Wrap(m *Method, a Advice) (*Wrapped, error) {
+func Wrap(m *Method, a Advice) (Wrapped, error) {
 	b := m.Body
 	dead := m.Dead()
 	// The prologue is built first, so constants it adds to the pool come first, as a pass
 	// writing its code in the order it runs would have them.
 	var prologue *code.Seq
-	if a.Prologue != nil {
-		prologue = b.Seq()
-		a.Prologue(prologue)
+	if p, ok := a.(Prologue); ok {
+		prologue = b.Seq() // kept until step 2; the rest share the method's sequence
+		p.Prologue(prologue)
 	}
 	// 1.
 	for n := b.First(); n != nil; n = n.Next() {
 		if n.Op >= code.IRETURN && n.Op <= code.RETURN && !dead[n] {
-			s := b.Seq()
+			s := m.newSeq()
 			a.Exit(s, n)
 			if err := b.InsertBefore(n, s); err != nil {
-				return nil, err
+				return Wrapped{}, err
 			}
 		}
 	}
 	// 2.
 	inits, err := m.InitCalls()
 	if err != nil {
-		return nil, err
+		return Wrapped{}, err
 	}
 	starts := inits
 	if len(starts) == 0 {
@@ -81,36 +86,36 @@ func Wrap(m *Method, a Advice) (*Wrapped, error) {
 	ranges := make([]*code.Label, 0, len(starts)) // the label after each entry sequence
 	for _, at := range starts {
 		start := b.NewLabel()
-		s := b.Seq()
+		s := m.newSeq()
 		a.Enter(s)
 		if err := b.InsertAfter(at, s.Mark(start)); err != nil {
-			return nil, err
+			return Wrapped{}, err
 		}
 		ranges = append(ranges, start)
 	}
 	if prologue != nil {
 		if err := b.InsertAfter(nil, prologue); err != nil {
-			return nil, err
+			return Wrapped{}, err
 		}
 	}
 	// 3.
 	end, handler := b.NewLabel(), b.NewLabel()
-	tail := b.Seq().Mark(end).Mark(handler)
+	tail := m.newSeq().Mark(end).Mark(handler)
 	a.Unwind(tail)
 	if err := b.Append(tail.Op(code.ATHROW)); err != nil {
-		return nil, err
+		return Wrapped{}, err
 	}
 	// 4.
 	var pre map[*code.Insn]bool
 	if len(inits) > 0 {
 		an, err := m.Constructors()
 		if err != nil {
-			return nil, err
+			return Wrapped{}, err
 		}
 		pre = an.BeforeInit(b)
 	}
 	if err := cover(b, ranges, end, handler, inits, pre, dead); err != nil {
-		return nil, err
+		return Wrapped{}, err
 	}
-	return &Wrapped{Handler: handler, BeforeInit: pre}, nil
+	return Wrapped{Handler: handler, BeforeInit: pre}, nil
 }

@@ -8,6 +8,16 @@ import (
 	"github.com/heapledger/heapledger/rewrite/code"
 )
 
+// advice is a commons.Advice of functions, for tests.
+type advice struct {
+	enter, unwind func(*code.Seq)
+	exit          func(*code.Seq, *code.Insn)
+}
+
+func (a advice) Enter(s *code.Seq)                { a.enter(s) }
+func (a advice) Exit(s *code.Seq, ret *code.Insn) { a.exit(s, ret) }
+func (a advice) Unwind(s *code.Seq)               { a.unwind(s) }
+
 // ctor decodes a constructor T.<init>(I)V of class file version 49 (no frames to keep) that
 // calls super() on either of two paths and has a dead tail:
 //
@@ -50,10 +60,10 @@ func TestWrapConstructor(t *testing.T) {
 		}
 	}
 	token := b.NewLocal(1)
-	w, err := Wrap(m, Advice{
-		Enter:  func(s *code.Seq) { s.Op(code.ICONST_1).Store(code.ISTORE, token) },
-		Exit:   func(s *code.Seq, _ *code.Insn) { s.Load(code.ILOAD, token).Op(code.POP) },
-		Unwind: func(s *code.Seq) { s.Load(code.ILOAD, token).Op(code.POP) },
+	w, err := Wrap(m, advice{
+		enter:  func(s *code.Seq) { s.Op(code.ICONST_1).Store(code.ISTORE, token) },
+		exit:   func(s *code.Seq, _ *code.Insn) { s.Load(code.ILOAD, token).Op(code.POP) },
+		unwind: func(s *code.Seq) { s.Load(code.ILOAD, token).Op(code.POP) },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -117,7 +127,7 @@ func TestWrapRefusesConstructorWithoutSuper(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Wrap(NewMethod(b), Advice{Enter: func(*code.Seq) {}, Exit: func(*code.Seq, *code.Insn) {}, Unwind: func(*code.Seq) {}})
+	_, err = Wrap(NewMethod(b), advice{enter: func(*code.Seq) {}, exit: func(*code.Seq, *code.Insn) {}, unwind: func(*code.Seq) {}})
 	var ce *code.Error
 	if !errors.Is(err, ErrNoInitCall) || !errors.As(err, &ce) || ce.Method.Name != "<init>" {
 		t.Fatalf("error %v", err)
@@ -128,10 +138,10 @@ func TestWrapRefusesConstructorWithoutSuper(t *testing.T) {
 // Wrap returns its error.
 func TestWrapStopsAtAFailedSequence(t *testing.T) {
 	m := ctor(t)
-	_, err := Wrap(m, Advice{
-		Enter:  func(s *code.Seq) { s.Op(code.ILOAD) }, // iload needs an operand
-		Exit:   func(*code.Seq, *code.Insn) {},
-		Unwind: func(*code.Seq) {},
+	_, err := Wrap(m, advice{
+		enter:  func(s *code.Seq) { s.Op(code.ILOAD) }, // iload needs an operand
+		exit:   func(*code.Seq, *code.Insn) {},
+		unwind: func(*code.Seq) {},
 	})
 	if err == nil {
 		t.Fatal("a failed entry sequence was accepted")

@@ -25,10 +25,24 @@ type Method struct {
 	ctors    *ctormap.Analysis
 	ctorsErr error
 	ctorsRun bool
+
+	// seq is the sequence Wrap hands the advice, reused: a sequence handed through an interface
+	// would otherwise be allocated at every return of every method.
+	seq code.Seq
+}
+
+// newSeq empties the method's reusable sequence and returns it.
+func (m *Method) newSeq() *code.Seq {
+	m.seq.Reset(m.Body)
+	return &m.seq
 }
 
 // NewMethod starts the instrumentation of a decoded body. Ask for Dead before editing it.
 func NewMethod(b *code.Body) *Method { return &Method{Body: b} }
+
+// Reset makes m the instrumentation of another body, forgetting every analysis of the last, so
+// that one Method serves the methods of a class in turn.
+func (m *Method) Reset(b *code.Body) { *m = Method{Body: b} }
 
 // Dead returns the instructions no path from the method's start reaches, nil when there are
 // none. Nothing goes there: it never runs, and the JVM checks it against the compiler's frames,

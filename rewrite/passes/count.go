@@ -89,6 +89,11 @@ type countClass struct {
 	method, kept []pendingSite
 	// The IDs reserved for the class (beginClass): reserved from first.
 	first, reserved int
+
+	// The locals of the method being edited that hold the thread's state and the caller's
+	// account: the class's state is the count pass's commons.Advice, and the class's methods
+	// are edited one after another.
+	t, saved int
 }
 
 // pendingSite is a site inserted into the code, with the pool constant its ID goes in.
@@ -249,30 +254,37 @@ func (e *countEditor) editMethod(cf *classfile.Class, m *classfile.Member, cm *c
 		}
 		return b.InsertAfter(nil, init)
 	}
-	// The thread's state is fetched once at the very start, before any label at offset 0 (a
-	// loop back to the first instruction must not fetch again) and, in a constructor, before
-	// super(): fetching runs no code of `this` and sites in super(...)'s arguments need it.
-	fetch := func(s *code.Seq) { s.InvokeStatic(LedgerClass, "here", "()"+acctDesc).Store(code.ASTORE, t) }
 	if !switchAccount {
 		s := b.Seq()
-		fetch(s)
+		cc.t = t
+		cc.Prologue(s)
 		return b.InsertAfter(nil, s)
 	}
 	// The account is saved and switched on entry — in a constructor right after super() or
 	// this() on each path, so allocations in super(...)'s arguments are charged to the caller
 	// (docs/instrumentation.md) — and restored on every exit, normal or exceptional.
-	saved := b.NewLocal(1)
-	restore := func(s *code.Seq) {
-		s.Load(code.ALOAD, t).Load(code.ILOAD, saved).Field(code.PUTFIELD, AcctClass, "account", "I")
-	}
-	_, err = commons.Wrap(cm, commons.Advice{
-		Prologue: fetch,
-		Enter: func(s *code.Seq) {
-			s.Load(code.ALOAD, t).Field(code.GETFIELD, AcctClass, "account", "I").Store(code.ISTORE, saved).
-				Load(code.ALOAD, t).Int(int32(acct)).Field(code.PUTFIELD, AcctClass, "account", "I")
-		},
-		Exit:   func(s *code.Seq, _ *code.Insn) { restore(s) },
-		Unwind: restore,
-	})
+	cc.t, cc.saved = t, b.NewLocal(1)
+	_, err = commons.Wrap(cm, cc)
 	return err
+}
+
+// Prologue fetches the thread's state once at the very start, before any label at offset 0 (a
+// loop back to the first instruction must not fetch again) and, in a constructor, before
+// super(): fetching runs no code of `this` and sites in super(...)'s arguments need it.
+func (cc *countClass) Prologue(s *code.Seq) {
+	s.InvokeStatic(LedgerClass, "here", "()"+acctDesc).Store(code.ASTORE, cc.t)
+}
+
+// Enter saves the caller's account and switches to the class's.
+func (cc *countClass) Enter(s *code.Seq) {
+	s.Load(code.ALOAD, cc.t).Field(code.GETFIELD, AcctClass, "account", "I").Store(code.ISTORE, cc.saved).
+		Load(code.ALOAD, cc.t).Int(int32(cc.account)).Field(code.PUTFIELD, AcctClass, "account", "I")
+}
+
+// Exit restores the caller's account before a return.
+func (cc *countClass) Exit(s *code.Seq, _ *code.Insn) { cc.Unwind(s) }
+
+// Unwind restores the caller's account when an exception leaves the method.
+func (cc *countClass) Unwind(s *code.Seq) {
+	s.Load(code.ALOAD, cc.t).Load(code.ILOAD, cc.saved).Field(code.PUTFIELD, AcctClass, "account", "I")
 }

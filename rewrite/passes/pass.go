@@ -127,8 +127,9 @@ func (d *driver) TransformClassInTurn(name string, data []byte, turn *transform.
 			return transform.Result{}, code.Method{Class: cname}.Errorf(-1, "pass %s: %w", d.name, err)
 		}
 	}
+	cm := &commons.Method{} // one for the class's methods in turn
 	for _, m := range cf.Methods {
-		ok, skip, err := d.method(cf, cname, m, state)
+		ok, skip, err := d.method(cf, cname, m, cm, state)
 		if err != nil {
 			return transform.Result{}, err
 		}
@@ -224,7 +225,7 @@ func untouchable(cf *classfile.Class, cname string) (transform.SkipCode, bool) {
 // method rewrites one method in place. It reports whether the method's Code attribute was
 // replaced, or a Skip when the method was kept as it was. An error is returned only for damage
 // to the class as a whole, which the caller cannot recover from by keeping one method.
-func (d *driver) method(cf *classfile.Class, cname string, m *classfile.Member, state any) (bool, *transform.Skip, error) {
+func (d *driver) method(cf *classfile.Class, cname string, m *classfile.Member, cm *commons.Method, state any) (bool, *transform.Skip, error) {
 	mname, mdesc := m.Name(cf.Pool), m.Descriptor(cf.Pool)
 	// Each step has the reason its failures are reported under unless the error says better
 	// (skipOf).
@@ -258,7 +259,8 @@ func (d *driver) method(cf *classfile.Class, cname string, m *classfile.Member, 
 			return skip(transform.SkipNoFrames, err)
 		}
 	}
-	if err := d.ed.editMethod(cf, m, commons.NewMethod(b), state); err != nil {
+	cm.Reset(b)
+	if err := d.ed.editMethod(cf, m, cm, state); err != nil {
 		return skip(transform.SkipInstrument, err)
 	}
 	if !b.Modified() && !d.alwaysWrite {

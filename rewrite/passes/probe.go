@@ -38,6 +38,10 @@ type probeRefs struct {
 	throwable                         uint16 // CONSTANT_Class of the handler frame's stack type
 	stackMapName                      uint16 // Utf8 "StackMapTable", for methods that had none
 
+	// token is the local of the method being edited that holds enter's token: the refs are the
+	// probe's commons.Advice, and the class's methods are edited one after another.
+	token int
+
 	// classes caches the CONSTANT_Class index of class names met in initial frames (0: not in
 	// the pool), so frames that mention them are written without adding to the pool.
 	pool    *classfile.Pool
@@ -110,12 +114,8 @@ func (e probeEditor) editMethod(cf *classfile.Class, m *classfile.Member, cm *co
 			n = n.Next().Next()
 		}
 	}
-	token := b.NewLocal(1)
-	w, err := commons.Wrap(cm, commons.Advice{
-		Enter:  func(s *code.Seq) { s.Insn(r.enter).Store(code.ISTORE, token) },
-		Exit:   func(s *code.Seq, _ *code.Insn) { s.Load(code.ILOAD, token).Insn(r.exit) },
-		Unwind: func(s *code.Seq) { s.Load(code.ILOAD, token).Insn(r.unwind) },
-	})
+	r.token = b.NewLocal(1)
+	w, err := commons.Wrap(cm, r)
 	if err != nil {
 		return err
 	}
@@ -127,7 +127,7 @@ func (e probeEditor) editMethod(cf *classfile.Class, m *classfile.Member, cm *co
 	}
 	if !e.dataFlow {
 		if pf := newProbeFrames(b, r); pf != nil {
-			pf.token, pf.handler, pf.pre, pf.throwable = token, w.Handler, w.BeforeInit, r.throwable
+			pf.token, pf.handler, pf.pre, pf.throwable = r.token, w.Handler, w.BeforeInit, r.throwable
 			b.Frames = pf
 			return nil
 		}
@@ -137,6 +137,12 @@ func (e probeEditor) editMethod(cf *classfile.Class, m *classfile.Member, cm *co
 	_, err = frames.Attach(b)
 	return err
 }
+
+// Enter, Exit and Unwind make the refs the probe's commons.Advice: the token enter returns is
+// kept in a new local and handed to exit, or to unwind when an exception leaves the method.
+func (r *probeRefs) Enter(s *code.Seq)              { s.Insn(r.enter).Store(code.ISTORE, r.token) }
+func (r *probeRefs) Exit(s *code.Seq, _ *code.Insn) { s.Load(code.ILOAD, r.token).Insn(r.exit) }
+func (r *probeRefs) Unwind(s *code.Seq)             { s.Load(code.ILOAD, r.token).Insn(r.unwind) }
 
 func (probeEditor) writesFrames() {}
 
