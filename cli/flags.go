@@ -13,9 +13,18 @@ import (
 // work.AddBuildFlags adds the build flags to every command that builds. A group makes fresh
 // flag values for each command, and its names are listed here, not found by reading help texts.
 
-// countFlagNames are the count pass's options, in help order.
-var countFlagNames = []string{"accounts", "accounts-file", "table", "embed-runtime", "liveness",
-	"snapshot-interval", "budget", "budget-action", "snapshot-gc", "jmx"}
+// countFlagNames are the count pass's options, in help order: taken from countFlags, so that a
+// flag added there is at once an option that chooses the pass and is refused with another.
+var countFlagNames = flagNames(countFlags())
+
+// flagNames returns each flag's first name.
+func flagNames(flags []cli.Flag) []string {
+	names := make([]string, len(flags))
+	for i, f := range flags {
+		names[i] = f.Names()[0]
+	}
+	return names
+}
 
 // countFlags makes the count pass's options. Their usage starts with "count pass:" so that
 // `rewrite --help` says which pass reads them.

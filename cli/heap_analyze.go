@@ -14,6 +14,7 @@ import (
 	"github.com/heapledger/heapledger/analysis/heapdump"
 	"github.com/heapledger/heapledger/analysis/heapgraph"
 	"github.com/heapledger/heapledger/analysis/leaks"
+	"github.com/heapledger/heapledger/analysis/tracked"
 )
 
 func init() { registerSub("heap", heapAnalyzeCmd) }
@@ -44,6 +45,25 @@ Objects that nothing reaches from a GC root, garbage the dump caught, are counte
 --keep-unreachable analyses them too, from roots chosen by the thesis's rule (every such object
 without referrers, and the lowest id of each cycle that nothing else refers to). A dump with no
 GC-root records is always analysed that way.
+
+A dump of a program heapledger ran with liveness (--liveness all or sample:N) holds the runtime's
+tracking references: one per tracked object, naming the object and the account and allocation
+site it was charged to. The report then gives retained size per memory account and per
+allocation site: the size of the union of the retained sets of the live objects the account (the
+site) allocated, what the collector would free with any of them, counted once (an object two of
+them hold together, neither alone, is not in it, as in retained size by class). Below each
+suspect's accumulation point it lists the accounts and sites that allocated what the point holds.
+With liveness all the figures are exact. With sample:N they are estimates from every N-th
+allocation of each site on each thread, marked so, with an error of two standard errors (about
+95%) and a sure lower bound ("at least": what the tracked objects alone retain); what objects of
+a site that allocated fewer than N of them hold alone is never sampled and not in them.
+heapledger's own objects (the tracking references, the lists that link them, its counters and
+tables: everything the heap reaches only through heapledger's classes) are counted apart and left
+out of every other figure, suspect and ranking. Names come from the table the runtime holds in
+the dumps it writes itself (heapledger.snapshot.heapdump, --budget-action dump, the JMX heapDump
+operation); for a dump taken with jmap or jcmd, --table (the rewrite's OUTPUT.table.tsv) or
+--snapshot (a snapshot of the same run) names them, and without either the report shows IDs.
+See docs/runtime.md, "Heap dumps".
 
 Memory: to keep its peak below the dump's size (for a gzip-compressed dump, the size it inflates
 to), the analysis moves the per-object columns a phase does not read to temporary files in $TMPDIR
@@ -77,6 +97,8 @@ far (where the system tells it), on stderr.`,
 		&cli.BoolFlag{Name: "keep-unreachable", Usage: "analyse objects no GC root reaches too (attached to the super root by the thesis's rule) instead of only counting them; a dump without GC-root records is always analysed so"},
 		&cli.BoolFlag{Name: "keep-page-cache", Usage: "leave the dump's pages in the page cache instead of giving them to the analysis once read (see Page cache)"},
 		&cli.BoolFlag{Name: "timings", Usage: "print on stderr how long each phase took (wall and CPU seconds) and the peak memory so far, a line per phase"},
+		&cli.StringFlag{Name: "table", Usage: "name the accounts and sites of heapledger's tracking references from this table (the rewrite's OUTPUT.table.tsv), for a dump that holds none, such as one jmap or jcmd took; the dump's own table wins where both name an ID"},
+		&cli.StringFlag{Name: "snapshot", Usage: "name the accounts and sites of heapledger's tracking references from a snapshot of the same run (it names the sites that counted), for a dump that holds no table"},
 	),
 	Action: func(c *cli.Context) error {
 		args, err := interspersedArgs(c, c.Command.Flags)
@@ -108,6 +130,12 @@ far (where the system tells it), on stderr.`,
 		}
 		stderr := errWriter(c)
 		path := args[0]
+		// Names given are read before the dump, whose reading takes far longer than a bad file
+		// needs to be refused.
+		given, err := givenNames(c.String("table"), c.String("snapshot"))
+		if err != nil {
+			return fmt.Errorf("heap analyze: %w", err)
+		}
 		p := newProgress(stderr, c.Bool("progress"))
 		kept0, keptBytes0, _ := heapgraph.SpillFailures()
 		phases := newPhases(stderr, c.Bool("progress"), c.Bool("timings"))
@@ -140,7 +168,7 @@ far (where the system tells it), on stderr.`,
 		}
 		d, err := heapdump.Load(path, heapdump.Options{
 			Dump: c.Int("dump"), Compressed: c.String("compressed"), KeepUnreachable: c.Bool("keep-unreachable"),
-			AllowPartial: c.Bool("partial"), Building: building,
+			AllowPartial: c.Bool("partial"), Building: building, Watch: []heapdump.Watch{tracked.Watch},
 			Progress: func(phase string, done, total int64) { p.update(phase+" "+path, done, total) },
 			Phase: func(name string) {
 				// The passes over the file show their bytes; the steps after them show as phases.
@@ -188,6 +216,10 @@ far (where the system tells it), on stderr.`,
 			Graph: d.Graph, Weak: heapgraph.EdgeSet(d.Weak), ClassOf: d.ClassOf, NumClasses: len(d.Classes),
 			ClassObjects: d.ClassObjects(),
 		}
+		ledger, err := findLedger(d, given, in, func(w string) { fmt.Fprintf(stderr, "warning: %s\n", w) }, phases.start)
+		if err != nil {
+			return fmt.Errorf("heap analyze: %w", err)
+		}
 		d.Weak, d.ClassOf = nil, nil
 		phases.begin("setting columns aside", true)
 		d.Park()
@@ -203,7 +235,7 @@ far (where the system tells it), on stderr.`,
 		if err := d.UnparkViews(); err != nil {
 			return fmt.Errorf("heap analyze: %w", err)
 		}
-		v, err := newAnalysisView(d, rep, opt)
+		v, err := newAnalysisView(d, rep, opt, ledger)
 		phases.stop()
 		if err != nil {
 			return fmt.Errorf("heap analyze: %w", err)
@@ -228,6 +260,7 @@ type analysisView struct {
 	Model     string  `json:"size_model"`
 	Partial   bool    `json:"partial,omitempty"`
 	Threshold float64 `json:"threshold_percent"`
+	top       int     // --top: how many rows each ranking lists
 
 	Objects          int    `json:"objects"`
 	References       int    `json:"references"`
@@ -241,6 +274,9 @@ type analysisView struct {
 	// roots by the thesis's rule, the rest being reached from those.
 	KeptUnreachable  bool `json:"unreachable_kept"`
 	UnreachableRoots int  `json:"unreachable_roots"`
+
+	// Heapledger is what the dump holds of heapledger's runtime, when it ran the program.
+	Heapledger *ledgerView `json:"heapledger,omitempty"`
 
 	Suspects    []suspectView   `json:"suspects"`
 	TopRetained []objectView    `json:"top_retained"`
@@ -269,6 +305,9 @@ type suspectView struct {
 	Accumulation     objectView `json:"accumulation_point"`
 	Path             []stepView `json:"path"`
 	AccumulationPath []stepView `json:"accumulation_path"`
+	// AllocatedBy says which accounts and sites allocated the objects heapledger tracked that
+	// the accumulation point holds (with a dump of a run with liveness).
+	AllocatedBy *allocatedView `json:"allocated_by,omitempty"`
 }
 
 type componentView struct {
@@ -285,11 +324,11 @@ type classView struct {
 	Retained  uint64 `json:"retained"`
 }
 
-func newAnalysisView(d *heapdump.Dump, rep *leaks.Report, opt leaks.Options) (*analysisView, error) {
+func newAnalysisView(d *heapdump.Dump, rep *leaks.Report, opt leaks.Options, ledger *ledgerInDump) (*analysisView, error) {
 	v := &analysisView{
 		Dump: d.Path, DumpIndex: d.DumpIndex, Dumps: d.Dumps, Model: d.Model.String() + ", " + d.ModelFrom, Partial: d.Partial,
-		Threshold: 100 * opt.Threshold,
-		Objects:   rep.Stats.Objects, References: rep.Stats.Edges, Bytes: rep.Stats.TotalBytes,
+		Threshold: 100 * opt.Threshold, top: opt.Top,
+		Objects: rep.Stats.Objects, References: rep.Stats.Edges, Bytes: rep.Stats.TotalBytes,
 		WeakOnlyObjects: rep.OnlyWeak.Objects, WeakOnlyBytes: rep.OnlyWeak.Bytes,
 		UnreachableObjs: d.Unreachable.Objects, UnreachableBytes: d.Unreachable.Bytes,
 		KeptUnreachable: d.UnreachableKept, UnreachableRoots: d.UnreachableRoots,
@@ -327,8 +366,11 @@ func newAnalysisView(d *heapdump.Dump, rep *leaks.Report, opt leaks.Options) (*a
 	for _, s := range rep.Suspects {
 		v.Suspects = append(v.Suspects, suspectView{
 			objectView: obj(s.Object), Percent: 100 * s.Share, Accumulation: obj(s.Accumulation),
-			Path: steps(s.Path), AccumulationPath: steps(s.AccumulationPath),
+			Path: steps(s.Path), AccumulationPath: steps(s.AccumulationPath), AllocatedBy: ledger.allocated(s),
 		})
+	}
+	if ledger != nil {
+		v.Heapledger = ledger.view(rep)
 	}
 	for _, o := range rep.TopRetained {
 		v.TopRetained = append(v.TopRetained, obj(o))
@@ -358,6 +400,9 @@ func (v *analysisView) writeText(w io.Writer) {
 	} else {
 		fmt.Fprintf(w, "; %d unreachable objects (%d bytes) left out\n", v.UnreachableObjs, v.UnreachableBytes)
 	}
+	if v.Heapledger != nil {
+		v.Heapledger.writeSummary(w)
+	}
 
 	fmt.Fprintf(w, "\nleak suspects (objects retaining more than %g%% of the heap): %d\n", v.Threshold, len(v.Suspects))
 	for i, s := range v.Suspects {
@@ -365,6 +410,7 @@ func (v *analysisView) writeText(w io.Writer) {
 		if s.Accumulation.Object != s.Object {
 			fmt.Fprintf(w, "    memory accumulates in %s, retaining %d bytes (%.1f%%)\n", s.Accumulation.Object, s.Accumulation.Retained, 100*float64(s.Accumulation.Retained)/float64(max(v.Bytes, 1)))
 		}
+		s.AllocatedBy.writeText(w, v.Heapledger != nil && v.Heapledger.Estimates)
 		writePath(w, "    shortest path from "+rootKind(s.Path)+":", s.Path)
 		if s.Accumulation.Object != s.Object {
 			writePath(w, "    shortest path to the accumulation point:", s.AccumulationPath)
@@ -382,6 +428,9 @@ func (v *analysisView) writeText(w io.Writer) {
 	fmt.Fprintf(w, "\nretained size by class (top %d)\n%14s %12s %14s  %s\n", len(v.ByClass), "retained", "instances", "shallow", "class")
 	for _, c := range v.ByClass {
 		fmt.Fprintf(w, "%14d %12d %14d  %s\n", c.Retained, c.Instances, c.Shallow, c.Class)
+	}
+	if v.Heapledger != nil {
+		v.Heapledger.writeTables(w, v.top)
 	}
 	g := v.Graph
 	fmt.Fprintf(w, "\ngraph: %d strongly connected components (%d with more than one object, the largest %d), %d edges between them, %d dominating articulation points\n",

@@ -16,6 +16,15 @@ PKGS=(
   jasmin-sable libjava-allocation-instrumenter-java
   # JDK 17 (the default JDK) with javac
   openjdk-17-jdk-headless
+  # the top-level build.gradle (the Java side, the Gradle plugin) and the Gradle fixture: Debian's
+  # Gradle 4.4.1, patched by Debian to run on JDK 17; JUnit 4 for the fixture projects' tests
+  gradle junit4
+  # the Maven plugin and the Maven fixture, built offline against Debian's Maven repository
+  # (/usr/share/maven-repo, scripts/maven.sh): Maven 3.8.7, its plugin API and descriptor tools,
+  # and the plugins of the lifecycle in the versions the poms pin
+  maven libmaven3-core-java libmaven-plugin-tools-java libplexus-utils2-java
+  libmaven-clean-plugin-java libmaven-resources-plugin-java libmaven-compiler-plugin-java
+  libsurefire-java libmaven-jar-plugin-java libmaven-install-plugin-java
   zip unzip
   # heap-dump benchmark: the VisualVM heap library as the peer, GNU time for peak RSS
   visualvm time

@@ -20,6 +20,7 @@ var Checks = map[string]Check{
 	"dominators":        CheckDominators,
 	"retained":          CheckRetained,
 	"retained by class": CheckByClass,
+	"retained by label": CheckByLabel,
 	"components":        CheckComponents,
 	"dynamic size":      CheckDynamic,
 	"top dynamic":       CheckTopDynamic,
@@ -90,20 +91,71 @@ func CheckByClass(g *heapgraph.Graph) error {
 		if fast[c].Instances != instances[c] || fast[c].Shallow != shallow[c] {
 			return fmt.Errorf("class %d has %d instances of %d bytes, %d of %d reachable", c, fast[c].Instances, fast[c].Shallow, instances[c], shallow[c])
 		}
-		union := map[uint32]bool{}
+		var members []uint32
 		for v := 1; v < g.N(); v++ {
 			if classOf[v] == c {
-				for _, n := range SlowRetainedSet(g, nil, uint32(v)) {
-					union[n] = true
-				}
+				members = append(members, uint32(v))
 			}
 		}
-		var slow uint64
-		for n := range union {
-			slow += g.SizeOf(n)
-		}
-		if fast[c].Retained != slow {
+		if slow, _ := SlowUnionRetained(g, nil, members); fast[c].Retained != slow {
 			return fmt.Errorf("class %d retains %d, union of instances' retained sets %d", c, fast[c].Retained, slow)
+		}
+	}
+	return nil
+}
+
+// CheckByLabel compares retained sizes by label, for the whole tree and below the reachable node
+// that retains most after node 0, with the size of the union of each group's members' retained sets,
+// found by removal, and the members and their shallow bytes with a count of those node 0 reaches.
+// Node v has label v mod 3, and also label 0 when v mod 5 is 4; dimension 0 takes labels for
+// groups, dimension 1 puts labels 0 and 2 in one group, so nodes meet a group through two labels.
+func CheckByLabel(g *heapgraph.Graph) error {
+	l := &dominators.Labels{Rate: 1, Count: []int{3, 2}, Groups: [][]uint32{{0, 1, 2}, {0, 1, 0}}, Off: []uint32{0}}
+	labels := func(v uint32) []uint32 {
+		if v%5 == 4 && v%3 != 0 {
+			return []uint32{v % 3, 0}
+		}
+		return []uint32{v % 3}
+	}
+	for v := uint32(1); v < uint32(g.N()); v++ {
+		l.Nodes = append(l.Nodes, v)
+		l.Keys = append(l.Keys, labels(v)...)
+		l.Off = append(l.Off, uint32(len(l.Keys)))
+	}
+	t := dominators.Compute(g, nil)
+	ret := t.Retained(g)
+	before := reach(g, nil, 0, heapgraph.NoNode)
+	roots := []uint32{0}
+	top := uint32(0)
+	for v := 1; v < g.N(); v++ {
+		if before[v] && (top == 0 || ret[v] > ret[top]) {
+			top = uint32(v)
+		}
+	}
+	if top != 0 {
+		roots = append(roots, top)
+	}
+	for _, root := range roots {
+		below := func(v uint32) bool {
+			return before[v] && (root == 0 || slices.Contains(SlowRetainedSet(g, nil, root), v))
+		}
+		fast := t.ByLabel(g, ret, l, root, nil)
+		for d, groups := range fast {
+			for k, o := range groups {
+				var members []uint32
+				var shallow uint64
+				for v := uint32(1); v < uint32(g.N()); v++ {
+					in := slices.ContainsFunc(labels(v), func(key uint32) bool { return l.Groups[d][key] == uint32(k) })
+					if in && below(v) {
+						members = append(members, v)
+						shallow += g.SizeOf(v)
+					}
+				}
+				slow, _ := SlowUnionRetained(g, nil, members)
+				if o.Retained != slow || o.AtLeast != slow || o.Members != uint64(len(members)) || o.Shallow != shallow {
+					return fmt.Errorf("below %d, dimension %d, group %d: %+v; by removal %d members of %d bytes retaining %d", root, d, k, o, len(members), shallow, slow)
+				}
+			}
 		}
 	}
 	return nil

@@ -49,6 +49,10 @@ type Sizes struct {
 	boundary  []uint32
 	// Visited counts components expanded by walks, the work measure the thesis tabulates.
 	Visited uint64
+	// Leave holds components that Top leaves out of its ranking (nil: none). It is for a caller
+	// that set some objects apart from the analysis by skipping every edge into and out of them:
+	// each is then a component of its own that only the DAG's rooting edges reach.
+	Leave Set
 	// WalkBudget is how many components a walk of Top may expand before Top batches it with
 	// others (0: a 64th of the DAG, at least 10,000).
 	WalkBudget uint64
@@ -736,7 +740,7 @@ func (s *Sizes) Top(k int) []Ranked {
 		bulk := len(cs) >= 64 && len(cs) >= q.Len()/8
 		q.grow(len(cs))
 		for _, c := range cs {
-			if queued.has(c) {
+			if queued.has(c) || s.Leave != nil && s.Leave.Has(c) {
 				continue
 			}
 			queued.set(c)
@@ -946,8 +950,14 @@ func (h rankHeap) down(i int) {
 // Set is a set of components, a bit each.
 type Set []uint64
 
+// NewSet returns an empty set for n components.
+func NewSet(n int) Set { return Set(newBitset(n)) }
+
 // Has reports whether component c is in the set.
 func (s Set) Has(c uint32) bool { return bitset(s).has(c) }
+
+// Add puts component c in the set.
+func (s Set) Add(c uint32) { bitset(s).set(c) }
 
 // Count returns how many components the set holds.
 func (s Set) Count() int {

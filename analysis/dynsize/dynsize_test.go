@@ -314,3 +314,29 @@ func TestDescriberInParts(t *testing.T) {
 		t.Fatalf("Describe: component 699 named %d with %d nodes, want %d with %d", rep[3], members[3], w[0], w[1])
 	}
 }
+
+// TestTopLeavesOut: a node all of whose edges are skipped is a component that only the DAG's
+// rooting edges reach; it ranks by its own size unless Leave holds it.
+func TestTopLeavesOut(t *testing.T) {
+	// 0 → 1 → 2 (sizes 1); node 3, of size 5, was reached by 1 → 3 and holds 3 → 2.
+	g := build(t, 4, [2]uint32{0, 1}, [2]uint32{1, 2}, [2]uint32{1, 3}, [2]uint32{3, 2})
+	g.SetSize(3, 5)
+	skip := heapgraph.NewEdgeSet(len(g.Succ))
+	skip.Add(2) // 1 → 3
+	skip.Add(3) // 3 → 2
+	s := dynsize.New(g, skip)
+	if top := s.Top(1); len(top) != 1 || s.Rep(top[0].Comp) != 3 {
+		t.Fatalf("without Leave the cut-off node ranks first by its size: %+v", top)
+	}
+	s.Leave = dynsize.NewSet(s.DAG.N())
+	s.Leave.Add(s.Comp[3])
+	top := s.Top(3)
+	for _, r := range top {
+		if s.Rep(r.Comp) == 3 {
+			t.Errorf("Top ranks the component Leave holds: %+v", top)
+		}
+	}
+	if len(top) != 2 || s.Rep(top[0].Comp) != 1 || top[0].Dynamic != 2 {
+		t.Errorf("Top(3) = %+v, want node 1 (dynamic 2), then node 2", top)
+	}
+}

@@ -319,8 +319,9 @@ func (l *loader) pass2() error {
 		}
 	}
 	var fills []*filler
+	watch := l.watchLayouts()
 	newFiller := func() *filler {
-		fl := &filler{l: l, d: d, refs: refs, classNode: classNode, idSize: d.IDSize}
+		fl := &filler{l: l, d: d, refs: refs, watch: watch, classNode: classNode, idSize: d.IDSize}
 		fills = append(fills, fl)
 		return fl
 	}
@@ -475,6 +476,7 @@ type filler struct {
 	l         *loader
 	d         *Dump
 	refs      [][]hprof.FieldRef // by class key
+	watch     []*watchAt         // by class key; nil when nothing is watched
 	classNode uint32
 	idSize    int
 	node      uint32 // the node object found last
@@ -593,6 +595,9 @@ func (fl *filler) fill(tag hprof.Tag, id uint64, data []byte, off int64) {
 			pos++
 		}
 		putNode(d.Classes[ck].Node)
+		if fl.watch != nil && fl.watch[ck] != nil {
+			fl.keep(fl.watch[ck], node, data)
+		}
 	case hprof.TagObjArrayDump:
 		for p := 0; p+idSize <= len(data); p += idSize {
 			ref := readID(data[p:], idSize)

@@ -133,6 +133,8 @@ type Options struct {
 	// will have). That step runs mostly on one core: a caller can use the others meanwhile
 	// (see leaks.MakeAhead).
 	Building func(nodes int)
+	// Watch names instance fields whose values the load keeps, in Dump.Watched (see Watch).
+	Watch []Watch
 }
 
 // Dump is a loaded heap dump. All per-node slices are indexed by node (0 = super root).
@@ -171,6 +173,8 @@ type Dump struct {
 	// Bytes is the size of the HPROF data: the file's, or what it inflates to when it is
 	// gzip-compressed (as far as it was read).
 	Bytes int64
+	// Watched holds, per Options.Watch, the instances found and their fields' values.
+	Watched []Watched
 
 	ids       objectIDs        // HPROF object id of each node: see ObjectID
 	parked    *parkedCols      // what Park moved out, nil when nothing is

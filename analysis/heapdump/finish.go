@@ -350,6 +350,7 @@ func (l *loader) dropUnreachable(seen bitset) {
 	g.Size = g.Size[:next]
 	d.ClassOf, d.Kind = d.ClassOf[:next], d.Kind[:next]
 	d.ids.keep(seen)
+	l.remapWatched(seen, newIdx)
 	if len(g.Big) > 0 {
 		big := map[uint32]uint64{}
 		for v, size := range g.Big {

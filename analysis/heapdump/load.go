@@ -62,7 +62,8 @@ type loader struct {
 	tooBig        bool
 	dangling      int // references to ids not in the dump
 	firstDangling string
-	refClass      int32 // index of java.lang.ref.Reference in Dump.Classes, or -1
+	refClass      int32      // index of java.lang.ref.Reference in Dump.Classes, or -1
+	slots         watchSlots // where pass 2 keeps watched fields (see watchLayouts)
 }
 
 // shard is what pass 1 builds from a run of consecutive records: the loader's own, and in an
@@ -143,6 +144,7 @@ func Load(path string, opt Options) (*Dump, error) {
 		opt.Building(l.d.Graph.N())
 	}
 	l.finish()
+	l.slots = watchSlots{}
 	l.d.schema = l.schema
 	return l.d, nil
 }

@@ -47,13 +47,32 @@ func (d *Dump) EdgeNames(edges []EdgeRef) ([]string, error) {
 	if len(want) == 0 {
 		return out, nil
 	}
-	f, err := os.Open(d.Path)
+	ids := make(map[uint64]bool, len(want))
+	for id := range want {
+		ids[id] = true
+	}
+	err := d.records(ids, true, func(rec *hprof.Record) { d.nameRefs(rec, want[rec.ID], edges, out) })
 	if err != nil {
 		return nil, err
 	}
+	for i, s := range out {
+		if s == "" {
+			return nil, fmt.Errorf("%s: cannot name edge %d of %s: its record was not found again", d.Path, edges[i].Index, d.Describe(edges[i].From))
+		}
+	}
+	return out, nil
+}
+
+// records reads the records of the objects whose ids are in want (instances and arrays of the
+// chosen dump) again from the file and calls fn with each, taking it out of want. Only the
+// segments whose ids may hold one are read, when the load noted them, else the file from its
+// start until all are found. skipPrim leaves primitive arrays' elements out of the records.
+func (d *Dump) records(want map[uint64]bool, skipPrim bool, fn func(rec *hprof.Record)) error {
+	f, err := os.Open(d.Path)
+	if err != nil {
+		return err
+	}
 	defer f.Close()
-	// Read the records that hold the objects again: only the segments whose ids may hold one,
-	// when the load noted them, else the file from its start until all are found.
 	var segs []segmentIDs
 	for _, s := range d.segIDs {
 		for id := range want {
@@ -75,79 +94,78 @@ func (d *Dump) EdgeNames(edges []EdgeRef) ([]string, error) {
 			buf = make([]byte, 256<<10)
 		}
 		r := hprof.NewSegmentReader(f, d.hdr, s.seg, buf)
-		r.SkipPrimitiveData = true
-		if err := d.nameFrom(r, want, edges, out); err != nil {
-			return nil, err
+		r.SkipPrimitiveData = skipPrim
+		if err := d.readWanted(r, want, fn); err != nil {
+			return err
 		}
 	}
 	if len(want) > 0 {
 		r, err := hprof.NewReader(f)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", d.Path, err)
+			return fmt.Errorf("%s: %w", d.Path, err)
 		}
-		r.SkipPrimitiveData = true
-		if err := d.nameFrom(r, want, edges, out); err != nil {
-			return nil, err
-		}
-	}
-	for i, s := range out {
-		if s == "" {
-			return nil, fmt.Errorf("%s: cannot name edge %d of %s: its record was not found again", d.Path, edges[i].Index, d.Describe(edges[i].From))
+		r.SkipPrimitiveData = skipPrim
+		if err := d.readWanted(r, want, fn); err != nil {
+			return err
 		}
 	}
-	return out, nil
+	return nil
 }
 
-// nameFrom reads r's records of the dump up to its end or until want is empty, naming the
-// references of each object in want: want maps the objects' ids to positions in edges and out,
-// and loses each object as it is found.
-func (d *Dump) nameFrom(r *hprof.Reader, want map[uint64][]int, edges []EdgeRef, out []string) error {
+// readWanted reads r's records of the dump up to its end or until want is empty, calling fn with
+// each object record whose id is in want and taking the id out.
+func (d *Dump) readWanted(r *hprof.Reader, want map[uint64]bool, fn func(rec *hprof.Record)) error {
 	for len(want) > 0 {
 		rec, err := r.Next()
 		if err == io.EOF {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("%s: naming edges: %w", d.Path, err)
+			return fmt.Errorf("%s: reading objects again: %w", d.Path, err)
 		}
 		if rec.Dump != d.DumpIndex || (rec.Tag != hprof.TagInstanceDump && rec.Tag != hprof.TagObjArrayDump && rec.Tag != hprof.TagPrimArrayDump) {
 			continue
 		}
-		pos, ok := want[rec.ID]
-		if !ok {
+		if !want[rec.ID] {
 			continue
 		}
 		delete(want, rec.ID)
-		var names []string
-		add := func(name string, id uint64) {
-			if _, ok := d.Node(id); ok && id != 0 {
-				names = append(names, name)
-			}
+		fn(rec)
+	}
+	return nil
+}
+
+// nameRefs names the references of the instance or object array rec for the edges at positions
+// pos of edges, into out.
+func (d *Dump) nameRefs(rec *hprof.Record, pos []int, edges []EdgeRef, out []string) {
+	var names []string
+	add := func(name string, id uint64) {
+		if _, ok := d.Node(id); ok && id != 0 {
+			names = append(names, name)
 		}
-		switch rec.Tag {
-		case hprof.TagInstanceDump:
-			refs, _, _ := d.schema.InstanceRefs(rec.Class)
-			for _, fr := range refs {
-				if int(fr.Offset)+r.IDSize > len(rec.Data) {
-					break
-				}
-				add(d.schema.FieldName(fr.NameID), r.ReadID(rec.Data[fr.Offset:]))
+	}
+	switch rec.Tag {
+	case hprof.TagInstanceDump:
+		refs, _, _ := d.schema.InstanceRefs(rec.Class)
+		for _, fr := range refs {
+			if int(fr.Offset)+d.IDSize > len(rec.Data) {
+				break
 			}
-		case hprof.TagObjArrayDump:
-			for p, j := 0, 0; p+r.IDSize <= len(rec.Data); p, j = p+r.IDSize, j+1 {
-				if id := r.ReadID(rec.Data[p:]); id != 0 {
-					add(fmt.Sprintf("[%d]", j), id)
-				}
-			}
+			add(d.schema.FieldName(fr.NameID), readID(rec.Data[fr.Offset:], d.IDSize))
 		}
-		names = append(names, "<class>")
-		for _, i := range pos {
-			if edges[i].Index < len(names) {
-				out[i] = names[edges[i].Index]
+	case hprof.TagObjArrayDump:
+		for p, j := 0, 0; p+d.IDSize <= len(rec.Data); p, j = p+d.IDSize, j+1 {
+			if id := readID(rec.Data[p:], d.IDSize); id != 0 {
+				add(fmt.Sprintf("[%d]", j), id)
 			}
 		}
 	}
-	return nil
+	names = append(names, "<class>")
+	for _, i := range pos {
+		if edges[i].Index < len(names) {
+			out[i] = names[edges[i].Index]
+		}
+	}
 }
 
 // segmentIDs is a segment of the dump with the smallest and largest object id in it.

@@ -8,6 +8,7 @@ import (
 	"container/heap"
 	"errors"
 	"fmt"
+	"math/bits"
 	"runtime"
 	"runtime/debug"
 	"sort"
@@ -39,6 +40,18 @@ type Input struct {
 	// the whole heap. The thesis's dumps had no such edges. (A bit set, not a function: it is
 	// asked once per reference, a hundred million times on a 2 GB dump.)
 	ClassObjects heapgraph.EdgeSet
+	// Labels, if set, puts some nodes into groups (heapledger labels the objects its runtime
+	// tracked with their account and allocation site): the report then sums retained sizes per
+	// group (Report.ByLabel) and below each suspect's accumulation point (Suspect.Held).
+	Labels *dominators.Labels
+	// Apart, a bit per node (nil: none), holds nodes the caller set apart from the analysis
+	// (heapledger's own objects in a dump of a program it ran): every edge into or out of them
+	// is in Weak, so no root reaches them, and they are counted in no figure, not even among the
+	// objects only weak references hold; ApartEdges is how many edges that is, left out of
+	// Stats.Edges, and each is a component of its own, left out of Stats.Components and of the
+	// ranking by dynamic size.
+	Apart      heapgraph.EdgeSet
+	ApartEdges int
 }
 
 // Options tune the report.
@@ -112,6 +125,9 @@ type Suspect struct {
 	// Path and AccumulationPath are shortest chains of strong references from a GC root; they are
 	// empty when the object is reachable only through weak, soft or phantom references.
 	Path, AccumulationPath []Step
+	// Held holds, with Input.Labels, per dimension the groups of the labelled objects that the
+	// accumulation point retains (itself included), largest retained first: who made what it holds.
+	Held [][]dominators.GroupRetained
 }
 
 // Component is a strongly connected component ranked by dynamic size: all its members share the
@@ -145,6 +161,9 @@ type Report struct {
 	// OnlyWeak counts the objects, and their bytes, that only weak references (or nothing at all)
 	// reach; they are outside the dominator tree and the retained sizes.
 	OnlyWeak struct{ Objects, Bytes uint64 }
+	// ByLabel holds, with Input.Labels, per dimension the groups that have members, largest
+	// retained first (see dominators.GroupRetained).
+	ByLabel [][]dominators.GroupRetained
 }
 
 // Analyze runs the whole analysis: dominator tree, retained sizes, suspects and their
@@ -326,9 +345,9 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 	go func() { tree.Children(); close(childrenDone) }()
 	ret := tree.Retained(g)
 	total := ret[0]
-	rep.Stats = Stats{Objects: len(tree.Order) - 1, Edges: edges, TotalBytes: total}
+	rep.Stats = Stats{Objects: len(tree.Order) - 1, Edges: edges - in.ApartEdges, TotalBytes: total}
 	for v := 1; v < n; v++ {
-		if !tree.Reachable(uint32(v)) {
+		if !tree.Reachable(uint32(v)) && !in.Apart.Has(uint32(v)) {
 			rep.OnlyWeak.Objects++
 			rep.OnlyWeak.Bytes += g.SizeOf(uint32(v))
 		}
@@ -392,6 +411,17 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 		}
 		rep.ByClass = byClass[:min(len(byClass), opt.Top)]
 	}
+	if in.Labels != nil {
+		// The heap's walk on one core, the suspects' on the other: below a suspect that holds
+		// most of the heap, its walk is about as long.
+		phase("retained size by label")
+		heapgraph.Both(func() { rep.ByLabel = groupsHeld(tree.ByLabel(g, ret, in.Labels, 0, in.ClassOf)) }, func() {
+			for i := range rep.Suspects {
+				s := &rep.Suspects[i]
+				s.Held = groupsHeld(tree.ByLabel(g, ret, in.Labels, s.Accumulation.Node, in.ClassOf))
+			}
+		})
+	}
 	// Neither the retained sizes nor the tree are needed again; the rest of the analysis reads
 	// the edges, and the sizes only once the components are condensed.
 	heapgraph.Release(ret)
@@ -427,6 +457,7 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 	}
 	dyn := dynsize.CondensedFrom(g, skip, found, sc)
 	skip, found = nil, nil
+	apart := leaveApart(dyn, in.Apart)
 	dagEdges := len(dyn.DAG.Succ)
 	// The component DAG is all the rest needs, but for the shallow sizes. The edges that the
 	// caller does not want back are read no more: their files go now (see forget).
@@ -521,7 +552,7 @@ func Run(in *Input, opt Options) (rep *Report, err error) {
 	}
 	top := dyn.Top(opt.Top)
 	st := &rep.Stats
-	st.Components = dyn.DAG.N()
+	st.Components = dyn.DAG.N() - apart
 	st.DAGEdges = dagEdges
 	st.BigComponents, st.LargestComp = dyn.BigComponents, dyn.LargestComp
 	st.DominatingAPs = dyn.DAP.Count()
@@ -842,6 +873,41 @@ func (c *column[T]) close() {
 	if c.file != nil {
 		c.file.Close()
 	}
+}
+
+// groupsHeld keeps, per dimension, the groups that have members, largest retained first.
+func groupsHeld(dims [][]dominators.GroupRetained) [][]dominators.GroupRetained {
+	for d, groups := range dims {
+		kept := groups[:0]
+		for _, o := range groups {
+			if o.Members > 0 {
+				kept = append(kept, o)
+			}
+		}
+		sort.SliceStable(kept, func(i, j int) bool { return kept[i].Retained > kept[j].Retained })
+		dims[d] = kept
+	}
+	return dims
+}
+
+// leaveApart has dynamic sizes leave the components of the nodes in apart out of their ranking,
+// and returns how many there are: one node each (see Input.Apart).
+func leaveApart(dyn *dynsize.Sizes, apart heapgraph.EdgeSet) int {
+	if apart == nil {
+		return 0
+	}
+	n := 0
+	dyn.Leave = dynsize.NewSet(dyn.DAG.N())
+	for w, word := range apart {
+		for ; word != 0; word &= word - 1 {
+			v := w<<6 | bits.TrailingZeros64(word)
+			if v < len(dyn.Comp) {
+				dyn.Leave.Add(dyn.Comp[v])
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // accumulationPoint follows the dominator tree down from v to the biggest child while that child

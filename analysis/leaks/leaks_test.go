@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/heapledger/heapledger/analysis/ddmin"
+	"github.com/heapledger/heapledger/analysis/dominators"
 	"github.com/heapledger/heapledger/analysis/heapgraph"
 )
 
@@ -728,6 +729,138 @@ func TestRunTakesArraysMadeAhead(t *testing.T) {
 		}
 		if !same {
 			t.Errorf("%s: the report differs from Analyze's", tc.name)
+		}
+	}
+}
+
+// apartHeap is a small application heap — a class object (1) holding a list (2) of entries, each
+// with a value — beside a profiler's own objects: its class object, a heads array and a doubly
+// linked list of one tracking object per entry, whose referent is the entry. The profiler's
+// objects are set apart: every edge into or out of them skipped. Entries are labelled by parity
+// and values apart in dimension 0, entries and values apart in dimension 1.
+func apartHeap(t *testing.T, entries int) (Input, uint64) {
+	t.Helper()
+	const hlClass, heads = 3, 4
+	appFirst := uint32(5)
+	trackFirst := appFirst + uint32(2*entries)
+	n := int(trackFirst) + entries
+	b := heapgraph.NewBuilder(n)
+	b.AddEdge(0, 1)
+	b.SetSize(1, 100)
+	b.AddEdge(1, 2)
+	b.SetSize(2, uint64(16+4*entries))
+	b.AddEdge(0, hlClass)
+	b.SetSize(hlClass, 200)
+	b.AddEdge(hlClass, heads)
+	b.SetSize(heads, 64)
+	b.AddEdge(heads, trackFirst)
+	appBytes := uint64(100 + 16 + 4*entries)
+	for i := range uint32(entries) {
+		e, v, tr := appFirst+2*i, appFirst+2*i+1, trackFirst+i
+		b.AddEdge(2, e)
+		b.AddEdge(e, v)
+		b.SetSize(e, 32)
+		b.SetSize(v, 24)
+		appBytes += 56
+		b.SetSize(tr, 48)
+		b.AddEdge(tr, e) // the referent
+		if i > 0 {
+			b.AddEdge(tr, tr-1)
+		}
+		if int(i) < entries-1 {
+			b.AddEdge(tr, tr+1)
+		}
+	}
+	g, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	apart := heapgraph.NewEdgeSet(n)
+	for _, v := range []uint32{hlClass, heads} {
+		apart.Add(v)
+	}
+	for v := trackFirst; v < uint32(n); v++ {
+		apart.Add(v)
+	}
+	weak := heapgraph.NewEdgeSet(len(g.Succ))
+	cut := 0
+	for v := range uint32(n) {
+		for e := g.Off[v]; e < g.Off[v+1]; e++ {
+			if apart.Has(v) || apart.Has(g.Succ[e]) {
+				weak.Add(e)
+				cut++
+			}
+		}
+	}
+	// Labels 0 and 1: even and odd entries, groups 0 and 1 of dimension 0 and both group 0 of
+	// dimension 1; label 2: values, group 2 of dimension 0 and group 1 of dimension 1.
+	l := &dominators.Labels{Count: []int{3, 2}, Rate: 1, Off: []uint32{0}, Groups: [][]uint32{{0, 1, 2}, {0, 0, 1}}}
+	for i := range uint32(entries) {
+		e := appFirst + 2*i
+		l.Nodes = append(l.Nodes, e, e+1)
+		l.Keys = append(l.Keys, i%2, 2)
+		l.Off = append(l.Off, uint32(2*i+1), uint32(2*i+2))
+	}
+	return Input{Graph: g, Weak: weak, Labels: l, Apart: apart, ApartEdges: cut}, appBytes
+}
+
+// TestApartAndLabels: the profiler's objects, set apart, count in no figure (the suspect is the
+// application's list, not the profiler's bigger linked list), and the labelled objects' retained
+// sizes come per group, for the heap and below the suspect's accumulation point.
+func TestApartAndLabels(t *testing.T) {
+	const entries = 1000
+	in, appBytes := apartHeap(t, entries)
+	edges := len(in.Graph.Succ)
+	rep := Analyze(in, DefaultOptions)
+	if rep.Stats.TotalBytes != appBytes || rep.Stats.Objects != 2+2*entries || rep.Stats.Edges != edges-in.ApartEdges {
+		t.Errorf("stats %+v; want %d bytes, %d objects, %d edges", rep.Stats, appBytes, 2+2*entries, edges-in.ApartEdges)
+	}
+	if rep.OnlyWeak.Objects != 0 {
+		t.Errorf("%d objects held only weakly: the profiler's objects were counted there", rep.OnlyWeak.Objects)
+	}
+	if rep.Stats.Components != 2+2*entries+1 || rep.Stats.BigComponents != 0 {
+		t.Errorf("components %d (big %d); want the application's %d and the super root's, and no big one", rep.Stats.Components, rep.Stats.BigComponents, 2+2*entries)
+	}
+	if len(rep.Suspects) != 1 || rep.Suspects[0].Node != 1 || rep.Suspects[0].Accumulation.Node != 2 {
+		t.Fatalf("suspects %+v; want the application's class object, accumulating in its list", rep.Suspects)
+	}
+	for _, o := range rep.TopRetained {
+		if in.Apart.Has(o.Node) {
+			t.Errorf("top retained lists node %d, set apart", o.Node)
+		}
+	}
+	for _, c := range rep.TopDynamic {
+		if in.Apart.Has(c.Node) {
+			t.Errorf("top dynamic lists node %d, set apart", c.Node)
+		}
+	}
+	for what, dims := range map[string][][]dominators.GroupRetained{"heap": rep.ByLabel, "suspect": rep.Suspects[0].Held} {
+		if len(dims) != 2 || len(dims[0]) != 3 || len(dims[1]) != 2 {
+			t.Fatalf("%s: groups %+v", what, dims)
+		}
+		byGroup := func(d int) map[uint32]dominators.GroupRetained {
+			m := map[uint32]dominators.GroupRetained{}
+			for _, o := range dims[d] {
+				m[o.Group] = o
+			}
+			return m
+		}
+		d0, d1 := byGroup(0), byGroup(1)
+		for _, k := range []uint32{0, 1} {
+			if o := d0[k]; o.Members != entries/2 || o.Retained != entries/2*56 {
+				t.Errorf("%s: entries of parity %d: %+v; want %d members retaining %d", what, k, o, entries/2, entries/2*56)
+			}
+		}
+		if o := d1[0]; o.Members != entries || o.Retained != entries*56 || o.Shallow != entries*32 {
+			t.Errorf("%s: entries %+v", what, o)
+		}
+		for _, o := range []dominators.GroupRetained{d0[2], d1[1]} {
+			if o.Members != entries || o.Retained != entries*24 || o.Shallow != entries*24 {
+				t.Errorf("%s: values %+v", what, o)
+			}
+		}
+		if dims[0][2].Group != 2 {
+			t.Errorf("%s: groups not largest first: %+v", what, dims[0])
 		}
 	}
 }

@@ -55,9 +55,10 @@ type NoLivenessError struct{ Path string }
 func (e *NoLivenessError) Error() string { return e.Path + " has no liveness data" }
 
 // Leaks ranks the rows whose live count keeps rising across snapshots (two or more, of one
-// program), largest rise in bytes first. A row qualifies when its live count rose overall, rose
-// in at least MinShare of the intervals, and still rose in the last third of them — so a cache
-// that grew and then levelled off is not a leak.
+// program), largest rise in bytes first. A row qualifies when its live count rose overall, by
+// more than it ever fell from one snapshot to the next, rose in at least MinShare of the
+// intervals, and still rose in the last third of them — so a cache that grew and then levelled
+// off is not a leak, nor a count that comes and goes.
 func Leaks(snaps []*Snapshot, opt LeakOptions) ([]Leak, []string, error) {
 	if len(snaps) < 2 {
 		return nil, nil, fmt.Errorf("leak detection needs two or more snapshots of one program, got %d", len(snaps))
@@ -84,6 +85,9 @@ func Leaks(snaps []*Snapshot, opt LeakOptions) ([]Leak, []string, error) {
 		return nil, warnings, fmt.Errorf("leak detection needs two or more comparable snapshots: %s", w)
 	}
 	sort.SliceStable(ordered, func(i, j int) bool { return uptime(ordered[i]) < uptime(ordered[j]) })
+	if w := untrackedWarning(ordered); w != "" {
+		warnings = append(warnings, w)
+	}
 	type key struct{ account, site, part int }
 	n := len(ordered)
 	series := map[key][]Row{}
@@ -147,7 +151,7 @@ func Leaks(snaps []*Snapshot, opt LeakOptions) ([]Leak, []string, error) {
 				}
 			}
 		}
-		grew, recent := 0, false
+		grew, recent, fall := 0, false, int64(0)
 		for i := 1; i < n; i++ {
 			if live[i] > live[i-1] {
 				grew++
@@ -155,9 +159,14 @@ func Leaks(snaps []*Snapshot, opt LeakOptions) ([]Leak, []string, error) {
 					recent = true
 				}
 			}
+			fall = max(fall, live[i-1]-live[i])
 		}
 		share := float64(grew) / float64(n-1)
-		if live[n-1]-live[0] < opt.MinGrowth || share < opt.MinShare || !recent {
+		// The rise must also outgrow the largest fall: a count that drops by as much as it
+		// gains is noise around a level (objects in flight when each snapshot's collection
+		// ran, on a busy machine), not memory that accumulates.
+		rise := live[n-1] - live[0]
+		if rise < opt.MinGrowth || rise <= fall || share < opt.MinShare || !recent {
 			continue
 		}
 		l := Leak{
@@ -201,6 +210,22 @@ func growthBytes(l Leak) int64 {
 		return l.Live[n-1] - l.Live[0]
 	}
 	return l.LiveBytes[n-1] - l.LiveBytes[0]
+}
+
+// untrackedWarning says when some of the snapshots' live figures are lower bounds: objects made
+// while the tracking table was full are counted but not tracked, and a leak among them rises
+// less than it does, or not at all.
+func untrackedWarning(snaps []*Snapshot) string {
+	var n int64
+	for _, s := range snaps {
+		for _, r := range s.Rows {
+			n += r.Untracked
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d objects were made while the tracking table was full and are in no live figure, which are then lower bounds: raise heapledger.liveness.max (docs/runtime.md, Bound)", n)
 }
 
 // settled is r with its live figures those leak detection compares (Snapshot.SettledLive),

@@ -149,14 +149,7 @@ func (s *Snapshot) Summarize(top int) *Report {
 		method, siteName := "(unknown method)", "site#"+itoa(r.Site)
 		if site, ok := s.Sites[r.Site]; ok && site.Method != "" {
 			method = site.Method
-			siteName = site.Method
-			if site.Line >= 0 {
-				siteName += " line " + itoa(site.Line)
-			}
-			if site.Offset >= 0 {
-				siteName += " @" + itoa(site.Offset)
-			}
-			siteName += " " + typ
+			siteName = site.Where(typ)
 		}
 		for m, k := range map[*map[string]*Totals]string{&a.types: typ, &a.methods: method, &a.sites: siteName} {
 			t := (*m)[k]

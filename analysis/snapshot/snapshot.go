@@ -29,6 +29,19 @@ type Site struct {
 	Line   int    // source line, -1 when unknown
 }
 
+// Where names the site for people, as reports list it: its method, line and bytecode offset, then
+// typ, what it allocates ("com.acme.A.run()V line 12 @7 java.lang.String").
+func (s Site) Where(typ string) string {
+	w := s.Method
+	if s.Line >= 0 {
+		w += " line " + itoa(s.Line)
+	}
+	if s.Offset >= 0 {
+		w += " @" + itoa(s.Offset)
+	}
+	return w + " " + typ
+}
+
 // Row is the count of one (account, site, part). Part 1 of a multianewarray site holds the
 // arrays of its primitive base type; part 0 everything else.
 type Row struct {
@@ -43,15 +56,14 @@ type Row struct {
 	// epochs the live objects were born in (surviving generations).
 	Live, LiveBytes, Reclaimed, ReclaimedBytes, Untracked int64
 	Generations                                           int64
-	// Survived (version 3) are the live objects that also survived a collection before the one
-	// the live figures are of: garbage still in flight at that collection never has, so leak
+	// Survived (version 3) are the live objects already tracked when the process's snapshot
+	// before this one was taken: garbage in flight at this snapshot's collection is not, so leak
 	// detection ranks by it (SettledLive).
 	Survived int64
 }
 
-// SettledLive is the live figure leak detection compares: the objects that survived a
-// collection besides the one the figures are of (Survived) where the snapshot says so (version
-// 3, or JSON with survived), else all live ones. Young garbage in flight at a snapshot's
+// SettledLive is the live figure leak detection compares: the objects that were there at the
+// snapshot before too (Survived) where the snapshot says so (version 3), else all live ones. Young garbage in flight at a snapshot's
 // collection is live then, and at a high allocation rate its number rises and falls from one
 // snapshot to the next, which read as a leak (issue 32).
 func (s *Snapshot) SettledLive(r Row) int64 {

@@ -158,6 +158,13 @@ func (t *Table) NamedSince(k int) ([]int, int) {
 	return slices.Clone(t.named[k:]), len(t.named)
 }
 
+// Accounts returns the account names, indexed by ID (0 is UnaccountedName).
+func (t *Table) Accounts() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return slices.Clone(t.accounts)
+}
+
 // Sites returns the number of sites.
 func (t *Table) Sites() int {
 	t.mu.Lock()

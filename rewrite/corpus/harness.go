@@ -1,7 +1,7 @@
 // Package corpus proves the rewriter on real jars: it lists the Debian jars of the corpus with
 // their dependencies, runs tools/verify (HotSpot's own verifier, class by class) on a jar before
-// and after rewriting, and compares the outcomes. Tests of other packages that need Java use its
-// helpers too, so "skip outside CI, fail in CI" is decided in one place.
+// and after rewriting, and compares the outcomes. Tests of other packages use its verifier and
+// JDK 25; what they do when one is missing is internal/testenv's to decide.
 package corpus
 
 import (
@@ -10,7 +10,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/heapledger/heapledger/internal/testenv"
 	"io"
 	"os"
 	"os/exec"
@@ -19,6 +18,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/heapledger/heapledger/internal/testenv"
 )
 
 // DebianJava is where Debian installs jars; relative names in the corpus list are resolved here.
@@ -63,7 +64,7 @@ var (
 // stale verifier.
 func VerifyTool(t testing.TB) string {
 	t.Helper()
-	testenv.Tool(t, "javac")
+	testenv.Tool(t, "gradle") // scripts/build-java.sh runs the top-level build.gradle
 	verifyOnce.Do(func() {
 		root, err := Root()
 		if err != nil {

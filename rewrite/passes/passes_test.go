@@ -79,7 +79,7 @@ func setJasmin(t *testing.T) *fixtures.Set {
 // also proves that step.
 func probeRuntime(t *testing.T) string {
 	bash := testenv.Tool(t, "bash")
-	testenv.Tool(t, "javac")
+	testenv.Tool(t, "gradle") // scripts/build-java.sh runs the top-level build.gradle
 	return probeRT.get(t, func() (any, error) {
 		root := filepath.Join(fixtures.Dir(), "..")
 		if err := runTool(bash, filepath.Join(root, "scripts", "build-java.sh"), "probe"); err != nil {
@@ -92,7 +92,7 @@ func probeRuntime(t *testing.T) string {
 // verifyJar builds tools/verify with the project's build step.
 func verifyJar(t *testing.T) string {
 	bash := testenv.Tool(t, "bash")
-	testenv.Tool(t, "javac")
+	testenv.Tool(t, "gradle") // scripts/build-java.sh runs the top-level build.gradle
 	return verifyTool.get(t, func() (any, error) {
 		root := filepath.Join(fixtures.Dir(), "..")
 		if err := runTool(bash, filepath.Join(root, "scripts", "build-java.sh"), "verify"); err != nil {
@@ -446,7 +446,7 @@ func countOps(b *code.Body, op code.Opcode) int {
 func runTool(name string, args ...string) error {
 	out, err := exec.Command(name, args...).CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("%s %s: %v\n%s", filepath.Base(name), strings.Join(args, " "), err, out)
+		return fmt.Errorf("%s %s: %w\n%s", filepath.Base(name), strings.Join(args, " "), err, out)
 	}
 	return nil
 }

@@ -270,10 +270,9 @@ func TestLivenessAfterFullGC(t *testing.T) {
 	if arr[0] != "1000" || arr[3] != "100" || arr[5] != "900" || arr[4] != "5600" {
 		t.Errorf("int[10]: want 1000 allocated, 100 live (5600 bytes), 900 reclaimed: %v", arr)
 	}
-	// Survived a collection besides the snapshot's own: the first batch, which the test's
-	// System.gc() met, not the second.
-	if obj[9] != "50" || arr[9] != "100" {
-		t.Errorf("survived: objects %s (want the 50 of the first batch), arrays %s (want 100)", obj[9], arr[9])
+	// Survived counts what was already tracked at the snapshot before: there is none.
+	if obj[9] != "0" || arr[9] != "0" {
+		t.Errorf("survived in the first snapshot: objects %s, arrays %s, want 0", obj[9], arr[9])
 	}
 }
 

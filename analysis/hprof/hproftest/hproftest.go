@@ -97,6 +97,22 @@ func (b *Builder) EndDump() { b.record(byte(hprof.TagHeapDumpEnd), nil) }
 // Class writes a CLASS DUMP (and its name's LOAD CLASS unless name is ""). statics maps static
 // reference fields to object ids.
 func (b *Builder) Class(id, super uint64, name string, fields []Field, statics map[string]uint64) {
+	var st []Static
+	for n, v := range statics {
+		st = append(st, Static{Name: n, Type: hprof.TypeObject, Bits: v})
+	}
+	b.ClassWithStatics(id, super, name, fields, st)
+}
+
+// Static is a static field and its value: an object id, or a primitive's bits.
+type Static struct {
+	Name string
+	Type hprof.Type
+	Bits uint64
+}
+
+// ClassWithStatics is Class with static fields of any type, in the order given.
+func (b *Builder) ClassWithStatics(id, super uint64, name string, fields []Field, statics []Static) {
 	if name != "" {
 		b.LoadClass(id, name)
 	}
@@ -116,10 +132,12 @@ func (b *Builder) Class(id, super uint64, name string, fields []Field, statics m
 	s = binary.BigEndian.AppendUint32(s, uint32(size))
 	s = binary.BigEndian.AppendUint16(s, 0)
 	s = binary.BigEndian.AppendUint16(s, uint16(len(statics)))
-	for n, v := range statics {
-		s = b.id(s, b.strLater(n))
-		s = append(s, byte(hprof.TypeObject))
-		s = b.id(s, v)
+	for _, st := range statics {
+		s = b.id(s, b.strLater(st.Name))
+		s = append(s, byte(st.Type))
+		for k := st.Type.Size(b.IDSize) - 1; k >= 0; k-- {
+			s = append(s, byte(st.Bits>>(8*k)))
+		}
 	}
 	s = binary.BigEndian.AppendUint16(s, uint16(len(fields)))
 	for _, f := range fields {
@@ -195,12 +213,18 @@ func (b *Builder) ObjArray(id, class uint64, elems ...uint64) {
 
 // PrimArray writes a PRIMITIVE ARRAY DUMP of n zero elements.
 func (b *Builder) PrimArray(id uint64, t hprof.Type, n int) {
+	b.PrimArrayData(id, t, make([]byte, n*t.Size(b.IDSize)))
+}
+
+// PrimArrayData writes a PRIMITIVE ARRAY DUMP whose elements are data, as the dump stores them
+// (big-endian); its length is len(data) over the element size.
+func (b *Builder) PrimArrayData(id uint64, t hprof.Type, data []byte) {
 	s := append(b.seg, byte(hprof.TagPrimArrayDump&0xff))
 	s = b.id(s, id)
 	s = binary.BigEndian.AppendUint32(s, 0)
-	s = binary.BigEndian.AppendUint32(s, uint32(n))
+	s = binary.BigEndian.AppendUint32(s, uint32(len(data)/t.Size(b.IDSize)))
 	s = append(s, byte(t))
-	b.seg = append(s, make([]byte, n*t.Size(b.IDSize))...)
+	b.seg = append(s, data...)
 }
 
 // Root writes a GC-root sub-record of the given tag for object id (thread serial and frame 0).

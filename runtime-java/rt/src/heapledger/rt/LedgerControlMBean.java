@@ -19,7 +19,8 @@ public interface LedgerControlMBean {
     /**
      * Writes an HPROF heap dump of live objects to path and returns the file written. A
      * relative path is resolved against the snapshot directory, an empty one names a file
-     * there; an existing file is never overwritten.
+     * there; an existing file is never overwritten. The dump holds the names of the accounts
+     * and sites its tracking references carry (Snapshots.heapDumpTable).
      */
     String heapDump(String path);
 

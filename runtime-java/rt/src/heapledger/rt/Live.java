@@ -18,8 +18,8 @@ import java.util.Map;
  *
  * <p>Settings: heapledger.liveness / HEAPLEDGER_LIVENESS = off | all | sample:N (default off, or
  * what the rewrite chose); heapledger.liveness.max / HEAPLEDGER_LIVENESS_MAX = the most objects
- * tracked at once (default: an eighth of the maximum heap at 48 bytes each, 4,000,000 at least;
- * 48 bytes each for objects, 72 for arrays). Past the bound
+ * tracked that survived a collection (default: as many as fit in an eighth of the maximum heap
+ * at 48 bytes each, 100,000 at least; 48 bytes each for objects, 72 for arrays). Past the bound
  * new objects are counted as allocated but not tracked: each snapshot reports how many, per row, and the live
  * figures of those rows are then lower bounds.
  */
@@ -47,11 +47,10 @@ final class Live {
         }
         MODE = mode;
         RATE = mode == ALL ? 1 : rate;
-        // As many as fit in an eighth of the largest heap the JVM may have, 4 million at least:
-        // a program allocating fast holds millions of young objects between collections, each
-        // tracked until the collection after its death, and a fixed bound filled with them
-        // left the objects after it untracked, a real leak among them (issue 32).
-        long max = Math.max(4000000, Runtime.getRuntime().maxMemory() / 8 / 48);
+        // As many surviving tracked objects as fit in an eighth of the largest heap the JVM may
+        // have (settled): a fixed 4 million left most of a large in-memory database untracked,
+        // and would fill a small heap.
+        long max = Math.max(100000, Runtime.getRuntime().maxMemory() / 8 / 48);
         String mx = Snapshots.setting("heapledger.liveness.max", "HEAPLEDGER_LIVENESS_MAX", "");
         if (!mx.isEmpty()) {
             try {
@@ -125,12 +124,22 @@ final class Live {
      * load). Nothing on the counting path may call JDK code that allocates.
      */
     private static final long[] TRACKED = new long[STRIPES * 8];
+    /** Whether the bound was said to be reached (under UNTRACKED's lock). */
+    private static boolean boundTold;
+    /** Per stripe, TRACKED after its last sweep (settled), written under the stripe's lock. */
+    private static final long[] SETTLED = new long[STRIPES * 8];
     /** Refunds (sweep, and the walk of a snapshot); guarded by itself. */
     static final Counts RECLAIMED = new Counts();
     /** Objects that should have been tracked but were not (the bound); guarded by itself. */
     static final Counts UNTRACKED = new Counts();
     /** GC epoch: collections seen so far, from the collectors' MXBeans. */
     static volatile int epoch;
+    /**
+     * Collections seen so far: what sweeps go by. Not the epoch, which a snapshot's full GC
+     * moves on before it collects (fullGC): a sweep then would clear nothing and count every
+     * object as one that survived (settled), filling the bound.
+     */
+    static volatile int collections;
 
     static {
         for (int i = 0; i < STRIPES; i++) LOCKS[i] = new Object();
@@ -151,10 +160,16 @@ final class Live {
         // the garbage, in proportion, and never waits for the sweeper, which many allocating
         // threads on few cores starve (issue 32: millions of cleared references waited, filled
         // the tracking table, and a real leak went untracked behind them).
-        if (SWEPT[stripe * 16] != epoch) sweepStripe(stripe, false);
-        if (tracked() >= MAX) {
+        if (SWEPT[stripe * 16] != collections) sweepStripe(stripe, false);
+        if (settled() >= MAX) {
             synchronized (UNTRACKED) {
                 UNTRACKED.add(key, count, elements, bytes);
+                if (!boundTold) {
+                    boundTold = true;
+                    Snapshots.warn("liveness: " + settled() + " tracked objects have survived a collection, the bound of " + MAX
+                            + " (" + tracked() + " tracked in all); objects made from now on are counted but not tracked until"
+                            + " some die: their rows say how many (UNTRACKED). heapledger.liveness.max raises the bound");
+                }
             }
             return;
         }
@@ -169,6 +184,19 @@ final class Live {
             HEADS[stripe] = t;
             TRACKED[stripe * 8]++;
         }
+    }
+
+    /**
+     * Objects tracked at the last sweep of each stripe, which followed a collection: those that
+     * survived one. The bound applies to them, not to the objects made since: those are as many
+     * as the young generation holds, and the next collection frees the references of the ones
+     * that die (a bound on all of them left everything made past it untracked between two
+     * collections, a real leak among it, issue 32).
+     */
+    static long settled() {
+        long n = 0;
+        for (int i = 0; i < SETTLED.length; i += 8) n += SETTLED[i];
+        return n;
     }
 
     /** Objects tracked now; read without the locks, so it may trail by the objects in flight. */
@@ -189,8 +217,8 @@ final class Live {
     /** How often it sweeps every stripe whole (old objects a full or mixed collection cleared). */
     private static final long FULL_SWEEP_MS = 1000;
     private static final Object WAKE = new Object();
-    /** Per stripe (a cache line apart), the epoch of its last sweep: sweeping again before the
-     *  next collection would find nothing the collector cleared. */
+    /** Per stripe (a cache line apart), the collections at its last sweep: sweeping again before
+     *  the next collection would find nothing the collector cleared. */
     private static final int[] SWEPT = new int[STRIPES * 16];
 
     /**
@@ -207,7 +235,7 @@ final class Live {
         Thread d = new Thread("heapledger-liveness") {
             @Override
             public void run() {
-                int swept = epoch;
+                int swept = collections;
                 long full = System.currentTimeMillis();
                 while (true) {
                     try {
@@ -219,10 +247,10 @@ final class Live {
                         if (now - full >= FULL_SWEEP_MS) {
                             sweep(true);
                             full = now;
-                        } else if (epoch != swept) {
+                        } else if (collections != swept) {
                             sweep(false);
                         }
-                        swept = epoch;
+                        swept = collections;
                     } catch (InterruptedException e) {
                         return;
                     } catch (Throwable e) {
@@ -258,17 +286,23 @@ final class Live {
         int now = epoch, oldest = (now & (-1 >>> STRIPE_BITS)) - YOUNG_AGES;
         Tracked gone = null;
         long n = 0;
+        int current = now & (-1 >>> STRIPE_BITS);
+        long fresh = 0; // tracked since the last collection: not held against the bound
         synchronized (LOCKS[stripe]) {
-            SWEPT[stripe * 16] = now;
+            SWEPT[stripe * 16] = collections;
             for (Tracked t = HEADS[stripe], next; t != null; t = next) {
                 next = t.next;
                 if (!full && t.born() - oldest < 0) break; // newest first: the rest are older
-                if (t.get() != null) continue;
+                if (t.get() != null) {
+                    if (t.born() == current) fresh++;
+                    continue;
+                }
                 unlink(t, stripe);
                 t.next = gone; // off the list now: its link can chain the refunds
                 gone = t;
                 n++;
             }
+            SETTLED[stripe * 8] = TRACKED[stripe * 8] - fresh;
         }
         if (gone != null) {
             synchronized (RECLAIMED) {
@@ -322,6 +356,7 @@ final class Live {
             // Only forward: a snapshot's full GC moves the epoch on before the collection
             // (fullGC), and the collectors' counts catch up after it.
             if (n > epoch) epoch = (int) n;
+            if (n != collections) collections = (int) n;
         } catch (Throwable e) {
             Ledger.drop(e);
         }
@@ -359,17 +394,17 @@ final class Live {
 
     /**
      * Walks the tracked objects: per key {distinct birth epochs (surviving generations),
-     * objects, bytes, objects that survived an earlier collection too} (unscaled) of the live
-     * ones, and live objects by age into ageHistogram.
+     * objects, bytes, objects tracked before previous, the mark of the snapshot before (0 for
+     * none)} (unscaled) of the live ones, and live objects by age into ageHistogram.
      * Live are those tracked before mark, the epoch of the collection the figures are of (a
      * snapshot's full GC, or the last collection), whose referent it left: what it judged
      * reachable. Objects tracked since are young, in no figure; what the collector cleared and
      * nobody refunded yet is refunded here, so no live figure waits on the sweeper.
      */
-    static Map<Long, long[]> liveByKey(long[] ageHistogram, int mark, Walk w) {
+    static Map<Long, long[]> liveByKey(long[] ageHistogram, int mark, int previous, Walk w) {
         Map<Long, HashSet<Integer>> born = new HashMap<Long, HashSet<Integer>>();
         Map<Long, long[]> out = new HashMap<Long, long[]>();
-        int now = epoch & (-1 >>> STRIPE_BITS), before = mark & (-1 >>> STRIPE_BITS);
+        int now = epoch & (-1 >>> STRIPE_BITS), before = mark & (-1 >>> STRIPE_BITS), prior = previous & (-1 >>> STRIPE_BITS);
         java.util.ArrayList<Tracked> cleared = new java.util.ArrayList<Tracked>();
         for (int i = 0; i < STRIPES; i++) {
             synchronized (LOCKS[i]) {
@@ -391,9 +426,9 @@ final class Live {
                     if (v == null) out.put(t.key, v = new long[4]);
                     v[1] += t.count();
                     v[2] += t.bytes();
-                    // Born before the collection preceding the one the figures are of: it has
-                    // survived a collection besides that one, which garbage in flight never has.
-                    if (t.born() - before < -1) v[3] += t.count();
+                    // Tracked before the previous snapshot's mark: it was there then and is
+                    // still, which garbage in flight at this snapshot's collection is not.
+                    if (previous > 0 && t.born() - prior < 0) v[3] += t.count();
                     int age = now - t.born();
                     int bucket = age <= 0 ? 0 : Math.min(ageHistogram.length - 1, 32 - Integer.numberOfLeadingZeros(age));
                     ageHistogram[bucket] += t.count();

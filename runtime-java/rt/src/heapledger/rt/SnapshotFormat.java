@@ -158,7 +158,9 @@ final class SnapshotFormat {
             LiveView v = new LiveView();
             v.gc = gcMark >= 0;
             Live.updateEpoch();
-            v.live = Live.liveByKey(v.ages, v.gc ? gcMark : Live.epoch, v.walk);
+            int mark = v.gc ? gcMark : Live.epoch;
+            v.live = Live.liveByKey(v.ages, mark, previousMark, v.walk);
+            previousMark = mark;
             synchronized (Live.RECLAIMED) { // after the walk, which refunds what it found cleared
                 v.reclaimed.addAll(Live.RECLAIMED);
             }
@@ -167,6 +169,9 @@ final class SnapshotFormat {
             }
             return v;
         }
+
+        /** The mark of the last view taken (0 before the first): SURVIVED counts from it. */
+        private static int previousMark;
 
         /** Header lines: whether a full GC preceded, and what the walk found besides the live. */
         String[][] header() {
@@ -179,8 +184,8 @@ final class SnapshotFormat {
 
         /**
          * {live, liveBytes, reclaimed, reclaimedBytes, untracked, generations, survived} for a
-         * row (survived: the live objects that survived a collection before the one the figures
-         * are of, which garbage still in flight at that collection never has). Live
+         * row (survived: the live objects already tracked when the snapshot before was taken,
+         * which garbage in flight at this snapshot's collection is not). Live
          * and reclaimed come from the tracked objects, scaled by the sampling rate in sample
          * mode (so a site with fewer allocations than the rate has no estimate, not a guess).
          * Objects past the tracking bound are neither: the row says how many (untracked).

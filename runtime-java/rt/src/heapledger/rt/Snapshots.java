@@ -161,23 +161,83 @@ final class Snapshots {
     }
 
     /**
-     * Dumps live objects to path, creating its directory. HotSpot refuses an existing file (and,
-     * from JDK 11, a name without .hprof); the exception says so and names the path.
+     * The table (docs/formats.md: the accounts, and the sites that counted) as UTF-8 while the
+     * runtime writes a heap dump, and null otherwise: the dump then holds the names of the
+     * accounts and sites its tracking references carry, which `heapledger heap analyze` reads.
+     * Made just before each dump and dropped after it, so no table text stays in memory between
+     * dumps. A dump taken by jmap or jcmd finds it null.
+     */
+    static volatile byte[] heapDumpTable;
+
+    /** One dump at a time: each holds its own table. */
+    private static final Object DUMP_LOCK = new Object();
+
+    /**
+     * Dumps live objects to path, creating its directory, with the table in heapDumpTable.
+     * HotSpot refuses an existing file (and, from JDK 11, a name without .hprof); the exception
+     * says so and names the path.
      */
     static String dumpHeap(String path) {
-        try {
-            File parent = new File(path).getAbsoluteFile().getParentFile();
-            if (parent != null && !parent.isDirectory() && !parent.mkdirs()) {
-                throw new IOException("cannot create directory " + parent);
+        synchronized (DUMP_LOCK) {
+            try {
+                File parent = new File(path).getAbsoluteFile().getParentFile();
+                if (parent != null && !parent.isDirectory() && !parent.mkdirs()) {
+                    throw new IOException("cannot create directory " + parent);
+                }
+                Class<?> bean = Class.forName("com.sun.management.HotSpotDiagnosticMXBean");
+                Object mx = java.lang.management.ManagementFactory.class.getMethod("getPlatformMXBean", Class.class)
+                        .invoke(null, bean);
+                heapDumpTable = tableBytes();
+                bean.getMethod("dumpHeap", String.class, boolean.class).invoke(mx, path, true);
+                return path;
+            } catch (Throwable e) {
+                Throwable c = e instanceof java.lang.reflect.InvocationTargetException ? e.getCause() : e;
+                throw new IllegalStateException("cannot write a heap dump to " + path + ": " + c);
+            } finally {
+                heapDumpTable = null;
             }
-            Class<?> bean = Class.forName("com.sun.management.HotSpotDiagnosticMXBean");
-            Object mx = java.lang.management.ManagementFactory.class.getMethod("getPlatformMXBean", Class.class)
-                    .invoke(null, bean);
-            bean.getMethod("dumpHeap", String.class, boolean.class).invoke(mx, path, true);
-            return path;
+        }
+    }
+
+    /**
+     * The accounts and the sites that counted, in the table format (version line, account lines
+     * counting up from 0, site lines of five fields), as UTF-8; null when the tables cannot be
+     * read (the dump is then written without names, and the failure counted as dropped).
+     */
+    static byte[] tableBytes() {
+        try {
+            Tables t = Tables.load(sitesOf(Ledger.merge()));
+            StringBuilder b = new StringBuilder("# heapledger table 1\n");
+            int last = 0;
+            for (Integer a : t.accounts.keySet()) last = Math.max(last, a);
+            for (int a = 0; a <= last; a++) {
+                String name = t.accounts.get(a);
+                if (name == null) name = a == 0 ? "<unaccounted>" : "account-" + a;
+                b.append("account\t").append(a).append('\t').append(name).append('\n');
+            }
+            Integer[] ids = t.sites.keySet().toArray(new Integer[0]);
+            java.util.Arrays.sort(ids);
+            for (Integer id : ids) {
+                String[] f = t.sites.get(id);
+                b.append("site\t").append(id);
+                for (int i = 0; i < 5; i++) b.append('\t').append(siteField(f, i));
+                b.append('\n');
+            }
+            return b.toString().getBytes("UTF-8");
         } catch (Throwable e) {
-            Throwable c = e instanceof java.lang.reflect.InvocationTargetException ? e.getCause() : e;
-            throw new IllegalStateException("cannot write a heap dump to " + path + ": " + c);
+            Ledger.drop(e);
+            return null;
+        }
+    }
+
+    /** Field i of a site's KIND TYPE METHOD OFFSET LINE, whatever its table gave: OFFSET and LINE numbers, -1 when missing. */
+    private static String siteField(String[] f, int i) {
+        String v = i < f.length ? f[i] : "";
+        if (i < 3) return v;
+        try {
+            return String.valueOf(Integer.parseInt(v));
+        } catch (NumberFormatException e) {
+            return "-1";
         }
     }
 
