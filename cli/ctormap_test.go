@@ -1,12 +1,13 @@
 package main
 
 import (
-	"github.com/heapledger/heapledger/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/heapledger/heapledger/internal/testenv"
 )
 
 // TestCtorMapAppendixAB writes the constructor map of the jasmin fixtures for Appendix A

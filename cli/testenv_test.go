@@ -1,10 +1,11 @@
 package main
 
 import (
-	"github.com/heapledger/heapledger/internal/testenv"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/heapledger/heapledger/internal/testenv"
 )
 
 // needJDK skips the test outside CI and fails it in CI when the JDK or the built runtime is

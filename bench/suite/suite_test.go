@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"github.com/heapledger/heapledger/internal/testenv"
 	"image"
 	"image/color"
 	"math"
@@ -11,6 +10,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/heapledger/heapledger/internal/testenv"
 )
 
 // requireJava skips outside CI when the JDK or the Debian jars the quick workloads need are

@@ -5,11 +5,12 @@ package testjars
 
 import (
 	"archive/zip"
-	"github.com/heapledger/heapledger/internal/testenv"
 	"io"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/heapledger/heapledger/internal/testenv"
 )
 
 // Dir is where Debian installs jars.

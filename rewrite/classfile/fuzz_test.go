@@ -3,10 +3,11 @@ package classfile
 import (
 	"bytes"
 	"errors"
-	"github.com/heapledger/heapledger/internal/testenv"
 	"os"
 	"runtime"
 	"testing"
+
+	"github.com/heapledger/heapledger/internal/testenv"
 )
 
 // FuzzParse checks that any input either fails with a typed error or parses into a class that

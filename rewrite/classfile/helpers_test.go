@@ -3,13 +3,14 @@ package classfile
 import (
 	"bytes"
 	"errors"
-	"github.com/heapledger/heapledger/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strconv"
 	"testing"
+
+	"github.com/heapledger/heapledger/internal/testenv"
 )
 
 func TestLookupsAndEncoders(t *testing.T) {

@@ -1,11 +1,12 @@
 package corpus
 
 import (
-	"github.com/heapledger/heapledger/internal/testenv"
 	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/heapledger/heapledger/internal/testenv"
 )
 
 func TestCompare(t *testing.T) {

@@ -3,11 +3,12 @@ package passes
 import (
 	"archive/zip"
 	"bytes"
-	"github.com/heapledger/heapledger/internal/testenv"
 	"io"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/heapledger/heapledger/internal/testenv"
 )
 
 // The identity pass decodes, re-frames and re-encodes every method of real jars and must give

@@ -4,7 +4,6 @@ package rt
 import (
 	"bufio"
 	"fmt"
-	"github.com/heapledger/heapledger/internal/testenv"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/heapledger/heapledger/internal/testenv"
 )
 
 // need skips outside CI and fails in CI when a tool is missing.
