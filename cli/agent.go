@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -23,73 +23,18 @@ const AgentJarName = "heapledger-agent.jar"
 // LauncherName is the script `heapledger agent` writes beside the jar.
 const LauncherName = "heapledger-java"
 
-// countPassFlags are the count pass's own options, as pass_count.go declares them on `rewrite`
-// (their usage starts with "count pass:"), without those in except. Every option of the pass is
-// then reachable through the agent, and stays so as the pass gains options.
-func countPassFlags(except ...string) []cli.Flag {
-	var out []cli.Flag
-outer:
-	for _, f := range rewriteCmd.Flags {
-		df, ok := f.(cli.DocGenerationFlag)
-		if !ok || !strings.HasPrefix(df.GetUsage(), "count pass:") {
-			continue
-		}
-		for _, e := range except {
-			if f.Names()[0] == e {
-				continue outer
-			}
-		}
-		out = append(out, f)
-	}
-	return out
-}
-
-// agentOnlyFlags are the options of a JVM run under the agent (agent, run and attach) besides
-// those of the count pass.
-func agentOnlyFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.DurationFlag{Name: "timeout", Value: 20 * time.Second, Usage: "how long a class may wait for the transform service; after that the service is given up and classes load unmodified"},
-		&cli.BoolFlag{Name: "stats", Usage: "print class counts and per-class transform latency (median, p99) at exit"},
-		&cli.BoolFlag{Name: "verbose", Usage: "print every skipped method and every class the service could not rewrite"},
-		&cli.BoolFlag{Name: "jdk", Usage: "also rewrite the JDK's own classes (Java 9+), by retransformation: allocations inside JDK code " +
-			"(HashMap nodes and tables, Integer boxes, String.split) are charged to the calling account. Runtime-critical JDK packages are " +
-			"excluded, loaded classes the JVM cannot retransform are listed; java.lang.Object.<init> is hooked only with --object-init. " +
-			"Costs one round trip per JDK class at start-up and a thread-local read in JDK methods that allocate (docs/agent.md)"},
-		&cli.BoolFlag{Name: "object-init", Usage: "hook java.lang.Object's constructor (by retransformation): every object constructed is also counted, " +
-			"per class, in sites of kind init charged to the thread's account, including objects made by reflection, JNI, deserialization and JDK " +
-			"code no rewritten site sees (arrays, clone() and Class objects run no constructor). These rows overlap the rows of rewritten sites: " +
-			"heapledger report keeps them out of the totals and shows, per class, what no rewritten site saw. Expensive: a call in every constructor (docs/agent.md)"},
-		&cli.IntFlag{Name: "object-init-sites", Value: defaultHookSites, Usage: "with --object-init: sites reserved for the hook, one per class; " +
-			"classes past the last are counted together in one site, with a warning"},
-	}
-}
-
 // defaultHookSites is --object-init-sites: enough for the classes a large program constructs
 // (ecj compiling constructs about 1,500), at a few bytes of runtime table per unused site.
 const defaultHookSites = 8192
 
-// The count pass's flags are added in an init function of serve.go: init functions run in the
-// order of their files' names, and pass_count.go must have declared them first.
-var (
-	agentCmd  *cli.Command
-	runCmd    *cli.Command
-	attachCmd *cli.Command
-)
-
-// agentExcluded are count-pass options that make no sense under the agent: the agent keeps the
-// table itself, and the runtime is in the agent jar.
-var agentExcluded = []string{"table", "embed-runtime"}
-
 // buildCountPass builds the count pass and its fresh (or continued, with --table) table from
-// the flags of countPassFlags.
+// the count pass's options (addCountFlags), for a run with no input jar: the agent's.
 func buildCountPass(c *cli.Context) (transform.Class, *accounts.Table, error) {
-	pass, err := countFactory(c)
+	run, err := newCountRun(passSetup{flags: c, stderr: errWriter(c)})
 	if err != nil {
 		return nil, nil, err
 	}
-	run := countRuns[c]
-	delete(countRuns, c)
-	return pass, run.table, nil
+	return run.pass, run.table, nil
 }
 
 // agentOptions is the text after "=" in -javaagent:heapledger-agent.jar=...: comma-separated
@@ -127,9 +72,9 @@ func newAgentOptions(c *cli.Context) (agentOptions, error) {
 	}
 	var o agentOptions
 	o.add("bin", exe)
-	for _, f := range countPassFlags(agentExcluded...) {
+	for _, f := range countFlags() {
 		name := f.Names()[0]
-		if !c.IsSet(name) {
+		if slices.Contains(agentExcluded, name) || !c.IsSet(name) {
 			continue
 		}
 		switch f.(type) {
@@ -185,7 +130,7 @@ func heapledgerBinary() (string, error) {
 	}
 	exe, err := os.Executable()
 	if err != nil {
-		return "", fmt.Errorf("cannot find the heapledger binary to serve transforms: %v", err)
+		return "", fmt.Errorf("cannot find the heapledger binary to serve transforms: %w", err)
 	}
 	return exe, nil
 }
@@ -235,7 +180,7 @@ exec "$JAVA" ` + shellQuote(javaagent) + ` "$@"
 }
 
 func init() {
-	agentCmd = &cli.Command{
+	agentCmd := &cli.Command{
 		Name:      "agent",
 		Usage:     "write a -javaagent jar and a java launcher that rewrite classes as they load",
 		ArgsUsage: "-o DIR",
@@ -245,8 +190,8 @@ func init() {
 			"(heapledger.snapshot.dir, docs/runtime.md). The rewriting runs in this binary, started by the agent\n" +
 			"as a child process (`heapledger serve`); if it fails, classes load unmodified with one warning.\n" +
 			"The -javaagent option is also printed, to use in other launch scripts. See docs/agent.md.",
-		Flags: append(agentOnlyFlags(), &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "the directory to write (required)"},
-			&cli.BoolFlag{Name: "print-jvm-option", Usage: "print only the -javaagent option, unquoted, on one line (for tools that build java command lines)"}),
+		Flags: []cli.Flag{&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "the directory to write (required)"},
+			&cli.BoolFlag{Name: "print-jvm-option", Usage: "print only the -javaagent option, unquoted, on one line (for tools that build java command lines)"}},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return fmt.Errorf("agent: unexpected arguments %q (options only; the program is given to %s)", c.Args().Slice(), LauncherName)
@@ -276,5 +221,6 @@ func init() {
 			return nil
 		},
 	}
+	addAgentFlags(agentCmd)
 	register(agentCmd)
 }

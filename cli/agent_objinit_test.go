@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/heapledger/heapledger/analysis/snapshot"
-	"github.com/heapledger/heapledger/fixtures"
+	"github.com/heapledger/heapledger/internal/testenv"
 )
 
 // kindCounts sums, for the account named acct, the rows of sites of the given kind whose type
@@ -37,7 +37,7 @@ func TestAgentObjectInit(t *testing.T) {
 func TestAgentObjectInitJDK(t *testing.T) {
 	needAgent(t)
 	app, _ := agentFixtures(t)
-	agentObjectInit(t, fixtures.Tool(t, "java"), app, true, "agentfix.objinit.*")
+	agentObjectInit(t, testenv.Tool(t, "java"), app, true, "agentfix.objinit.*")
 }
 
 // TestAgentObjectInitEveryClassAccounted: with '*' beside the program's account, methods do not
@@ -48,7 +48,7 @@ func TestAgentObjectInitJDK(t *testing.T) {
 func TestAgentObjectInitEveryClassAccounted(t *testing.T) {
 	needAgent(t)
 	app, _ := agentFixtures(t)
-	s := agentObjectInit(t, fixtures.Tool(t, "java"), app, true, "*,agentfix.objinit.*")
+	s := agentObjectInit(t, testenv.Tool(t, "java"), app, true, "*,agentfix.objinit.*")
 	rep := s.Summarize(0)
 	if rep.Hook == nil {
 		t.Fatal("no hook view in the report")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/heapledger/heapledger/analysis/snapshot"
 	"github.com/heapledger/heapledger/fixtures"
+	"github.com/heapledger/heapledger/internal/testenv"
 )
 
 // asCLI lets the test binary stand in for bin/heapledger as the agent's transform service: the
@@ -33,12 +34,7 @@ func needAgent(t *testing.T) {
 	needJDK(t)
 	if os.Getenv("HEAPLEDGER_AGENT") == "" {
 		p, _ := filepath.Abs(filepath.Join("..", "build", AgentJarName))
-		if _, err := os.Stat(p); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("%s is required in CI (run `make build`)", p)
-			}
-			t.Skipf("%s not available (run `make build`)", p)
-		}
+		testenv.File(t, p) // `make build` builds it
 		t.Setenv("HEAPLEDGER_AGENT", p)
 	}
 	exe, err := os.Executable()
@@ -57,7 +53,7 @@ func onJDKs(t *testing.T, test func(t *testing.T, java string)) {
 		{"jdk17", "java"},
 		{"jdk25", filepath.Join(fixtures.JDK25Home(), "bin", "java")},
 	} {
-		t.Run(jdk.name, func(t *testing.T) { test(t, fixtures.Tool(t, jdk.java)) })
+		t.Run(jdk.name, func(t *testing.T) { test(t, testenv.Tool(t, jdk.java)) })
 	}
 }
 

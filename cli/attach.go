@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	attachCmd = &cli.Command{
+	attachCmd := &cli.Command{
 		Name:      "attach",
 		Usage:     "load the heapledger agent into a running JVM and start counting",
 		ArgsUsage: "PID",
@@ -29,12 +29,13 @@ func init() {
 			"using class-data sharing says that sharing now covers boot loader classes only (the agent jar goes\n" +
 			"on the bootstrap class path); both are expected, and come again at the detach, which loads the\n" +
 			"agent once more to reach it.",
-		Flags: append(agentOnlyFlags(),
+		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "snapshot-dir", Usage: "where the JVM writes snapshots", DefaultText: "the JVM's working directory"},
 			&cli.StringFlag{Name: "dir", Usage: "where to put the agent jar", DefaultText: "$TMPDIR/heapledger-attach-PID"},
-		),
+		},
 		Action: attachAction,
 	}
+	addAgentFlags(attachCmd)
 	register(attachCmd)
 	register(&cli.Command{
 		Name:      "detach",

@@ -9,9 +9,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/heapledger/heapledger/analysis/ctormap"
 	"github.com/heapledger/heapledger/internal/outfile"
 	"github.com/heapledger/heapledger/rewrite/classfile"
+	"github.com/heapledger/heapledger/rewrite/ctormap"
 	"github.com/heapledger/heapledger/rewrite/transform"
 )
 
@@ -58,7 +58,7 @@ func (m *ctorMapper) write(path string, stderr io.Writer) error {
 		return err
 	}
 	if err := outfile.WriteFile(path, buf.Bytes(), outfile.Data); err != nil {
-		return fmt.Errorf("--ctor-map %s: %v", path, err)
+		return fmt.Errorf("--ctor-map %s: %w", path, err)
 	}
 	warned := 0
 	for _, e := range m.entries {

@@ -6,22 +6,18 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/heapledger/heapledger/internal/testenv"
 )
 
 // TestCtorMapAppendixAB writes the constructor map of the jasmin fixtures for Appendix A
 // (Figure 1's chain, new Object() passed to this()) and Appendix B (a constructor that invokes
 // different constructors on different paths), through the CLI.
 func TestCtorMapAppendixAB(t *testing.T) {
-	jasmin, err := exec.LookPath("jasmin")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("jasmin is required in CI (Debian jasmin-sable)")
-		}
-		t.Skip("jasmin not installed")
-	}
+	jasmin := testenv.Tool(t, "jasmin") // Debian jasmin-sable
 	dir := t.TempDir()
 	classes := filepath.Join(dir, "classes")
-	srcs, _ := filepath.Glob("../analysis/ctormap/testdata/*.j")
+	srcs, _ := filepath.Glob("../rewrite/ctormap/testdata/*.j")
 	if out, err := exec.Command(jasmin, append([]string{"-d", classes}, srcs...)...).CombinedOutput(); err != nil {
 		t.Fatalf("jasmin: %v\n%s", err, out)
 	}

@@ -89,12 +89,12 @@ func demoAction(c *cli.Context) error {
 		return os.WriteFile(dst, data, outfile.Data)
 	})
 	if err != nil {
-		return fmt.Errorf("demo: unpacking the example: %v", err)
+		return fmt.Errorf("demo: unpacking the example: %w", err)
 	}
 
 	step(out, "1. compile the example", "javac -d %s %s/demo/...", classes, src)
 	if err := runTool(out, javac, append([]string{"-d", classes, "-encoding", "UTF-8"}, files...)...); err != nil {
-		return fmt.Errorf("demo: javac: %v", err)
+		return fmt.Errorf("demo: javac: %w", err)
 	}
 
 	step(out, "2. rewrite it with memory accounts", "heapledger rewrite --pass count --accounts %s %s -o %s", demo.Accounts, classes, rewritten)
@@ -107,16 +107,13 @@ func demoAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	rep, err := jar.Rewrite([]string{classes}, rewritten, pass, jar.Options{})
+	rep, err := jar.Rewrite([]string{classes}, rewritten, pass, jar.Options{Add: tableAddition(table, rewritten+".table.tsv", nil)})
 	if err != nil {
-		return fmt.Errorf("demo: rewrite: %v", err)
+		return fmt.Errorf("demo: rewrite: %w", err)
 	}
 	fmt.Fprintf(out, "   %s\n", rep.Summary())
 	if rep.Failed > 0 || rep.SkippedMethods > 0 || rep.SkippedClasses > 0 {
 		return fmt.Errorf("demo: the example did not rewrite cleanly: %s", rep.Summary())
-	}
-	if err := installTable(table, rewritten, rewritten+".table.tsv", false); err != nil {
-		return err
 	}
 	fmt.Fprintf(out, "   %d allocation sites, table in %s\n", table.Sites(), rewritten+".table.tsv")
 
@@ -128,7 +125,7 @@ func demoAction(c *cli.Context) error {
 	cmd.Stdout = prefixWriter{out, "   | "}
 	cmd.Stderr = prefixWriter{c.App.ErrWriter, "   | "}
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("demo: running the rewritten example: %v", err)
+		return fmt.Errorf("demo: running the rewritten example: %w", err)
 	}
 	found, _ := filepath.Glob(filepath.Join(snaps, "*.snapshot"))
 	if len(found) != 1 {

@@ -13,6 +13,7 @@ import (
 	"github.com/heapledger/heapledger/analysis/snapshot"
 	"github.com/heapledger/heapledger/fixtures"
 	"github.com/heapledger/heapledger/internal/chromium"
+	"github.com/heapledger/heapledger/internal/testenv"
 )
 
 // needBrowser starts a headless Chromium for the test: skipped without chromium and
@@ -20,10 +21,7 @@ import (
 func needBrowser(t *testing.T) *chromium.Browser {
 	t.Helper()
 	if _, _, err := chromium.Programs(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%v: required in CI", err)
-		}
-		t.Skip(err)
+		testenv.Unavailable(t, "%v", err)
 	}
 	b, err := chromium.Start(chromium.Options{})
 	if err != nil {

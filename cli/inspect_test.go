@@ -10,20 +10,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/heapledger/heapledger/internal/testenv"
 	"github.com/heapledger/heapledger/rewrite/jar"
+	"github.com/heapledger/heapledger/rewrite/javap"
 )
 
 // needTool skips a test whose external tool or file is missing, except in CI, where that would
 // silently drop a real check.
 func needTool(t *testing.T, what string, ok bool) {
 	t.Helper()
-	if ok {
-		return
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s is missing", what)
-	}
-	t.Skipf("%s is missing (skipped outside CI)", what)
+	testenv.Check(t, ok, what)
 }
 
 const asmJar = "/usr/share/java/asm.jar"
@@ -281,7 +277,7 @@ func TestInspectEveryClassOfAJar(t *testing.T) {
 			t.Fatal(err)
 		}
 		var sb strings.Builder
-		if err := printClass(&sb, e.String(), data, inspectOptions{pool: true, code: true}); err != nil {
+		if err := printClass(&sb, e.String(), data, javap.Options{Pool: true, Code: true}); err != nil {
 			t.Errorf("%s: %v", e, err)
 			continue
 		}

@@ -55,7 +55,11 @@ func leaksAction(c *cli.Context) error {
 	}
 	leaks, warnings, err := snapshot.Leaks(snaps, snapshot.LeakOptions{MinShare: c.Float64("min-share"), MinGrowth: c.Int64("min-growth"), MixedRuns: c.Bool("force")})
 	if errors.Is(err, snapshot.ErrDifferentRuns) {
-		return fmt.Errorf("leaks: %v; give snapshots of one run, or --force to rank them together anyway", err)
+		return fmt.Errorf("leaks: %w; give snapshots of one run, or --force to rank them together anyway", err)
+	}
+	var nl *snapshot.NoLivenessError
+	if errors.As(err, &nl) {
+		return fmt.Errorf("leaks: %w: rewrite with --liveness all or sample:N, or run with -Dheapledger.liveness=all", err)
 	}
 	if err != nil {
 		return err

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -16,65 +15,46 @@ import (
 	"github.com/heapledger/heapledger/rewrite/accounts"
 	"github.com/heapledger/heapledger/rewrite/jar"
 	passlib "github.com/heapledger/heapledger/rewrite/passes"
-	"github.com/heapledger/heapledger/rewrite/transform"
 )
 
 // RuntimeJarName is the runtime that rewritten code calls; `make build` puts it beside the binary.
 const RuntimeJarName = "heapledger-runtime.jar"
 
-// countRun is what the count pass's finish needs of its factory: the table, the pass (for the
-// classes it saw) and the accounts.
+// countRun is the count pass set up for one run: the pass, its table and accounts.
 type countRun struct {
-	table *accounts.Table
+	setup passSetup
 	pass  *passlib.CountPass
+	table *accounts.Table
 	set   *accounts.Set
+	// runtime holds the runtime's classes to embed (--embed-runtime), read at setup so that a
+	// missing runtime fails the run before any class is rewritten.
+	runtime map[string][]byte
 }
-
-// countRuns remembers each count pass between the factory and finish, per command invocation
-// (one rewrite per process, but tests run several in one process).
-var countRuns = map[*cli.Context]*countRun{}
 
 func init() {
-	rewriteCmd.Flags = append(rewriteCmd.Flags,
-		&cli.StringFlag{Name: "accounts", Usage: "count pass: memory accounts as package patterns, comma-separated: 'a.b' is the classes directly in a.b, 'a.b.*' also its subpackages, '*' everything; the most specific pattern wins; a pattern that matches no class of the input is warned about"},
-		&cli.StringFlag{Name: "accounts-file", Usage: "count pass: read accounts from FILE: one per line, a pattern or 'NAME = pattern, pattern'; # starts a comment"},
-		&cli.StringFlag{Name: "table", Usage: "count pass: the ID table to write (and to continue, when it exists, so separately rewritten jars get distinct IDs)", DefaultText: "OUTPUT.table.tsv"},
-		&cli.BoolFlag{Name: "embed-runtime", Usage: "count pass: copy the heapledger runtime into the output, so it needs nothing else on the class path"},
-		&cli.StringFlag{Name: "liveness", Usage: "count pass: track which objects are still alive: off, all (every object), or sample:N (every N-th allocation per site, figures scaled); -Dheapledger.liveness overrides it at launch", DefaultText: "off"},
-		&cli.Float64Flag{Name: "snapshot-interval", Usage: "count pass: seconds between periodic snapshots (0: only at exit and on demand); -Dheapledger.snapshot.interval overrides it at launch"},
-		&cli.StringSliceFlag{Name: "budget", Usage: "count pass: ACCOUNT=BYTES (suffixes K, M, G for KiB, MiB, GiB): when the account's live bytes pass it the runtime says so once (needs --liveness); repeatable"},
-		&cli.StringFlag{Name: "budget-action", Value: "log", Usage: "count pass: what passing a budget does besides logging: log, dump (a heap dump beside the snapshots), throw (OutOfMemoryError at the account's next allocation in rewritten code), or dump,throw"},
-		&cli.BoolFlag{Name: "snapshot-gc", Usage: "count pass: run a full GC before each periodic or on-demand snapshot, so live figures count only reachable objects"},
-		&cli.StringFlag{Name: "jmx", Usage: "count pass: when the runtime registers heapledger:type=Ledger in the platform MBean server: auto (once someone else creates the server), on (creating it at start-up), off (never); -Dheapledger.jmx overrides it at launch", DefaultText: "auto"},
-	)
-	registerPassWithFinish("count", "memory accounts and exact allocation counts (the product; --accounts chooses the accounts); writes OUTPUT.table.tsv and needs "+RuntimeJarName+" on the class path unless --embed-runtime",
-		countFactory, countFinish)
+	registerPass("count", "memory accounts and exact allocation counts (the product; --accounts chooses the accounts); writes OUTPUT.table.tsv and needs "+RuntimeJarName+" on the class path unless --embed-runtime",
+		countFactory)
 }
-
-// rewriteInputs are the inputs of a rewrite being set up, for the count pass's factory (per
-// invocation, as countRuns).
-var rewriteInputs = map[*cli.Context][]string{}
 
 // includeInputTables continues the tables that inputs carry (accounts.TableResource): an input
 // rewritten by the count pass before. Its rewritten classes are left as they are (the passes
 // skip rewritten code), and they run with the IDs of that table, which the output's table must
 // keep: a fresh table would give the same IDs to other sites, and the output's table replaces
 // the input's. Inputs rewritten separately, whose IDs clash, are refused.
-func includeInputTables(c *cli.Context, table *accounts.Table, inputs []string) error {
-	lim := jar.Limits{MaxEntrySize: c.Int64("max-entry-size"), MaxRatio: c.Int64("max-ratio")}
-	for _, in := range inputs {
-		data, err := inputTable(in, lim)
+func includeInputTables(s passSetup, table *accounts.Table) error {
+	for _, in := range s.inputs {
+		data, err := inputTable(in, s.limits)
 		if err != nil || data == nil {
 			return err // a missing or unreadable input is reported by the rewrite itself
 		}
 		t, err := accounts.ReadTable(bytes.NewReader(data))
 		if err != nil {
-			return fmt.Errorf("%s: %s: %v", in, accounts.TableResource, err)
+			return fmt.Errorf("%s: %s: %w", in, accounts.TableResource, err)
 		}
 		if err := table.Include(t); err != nil {
-			return fmt.Errorf("%s was rewritten by heapledger before, with a table that does not fit the one this rewrite continues (%v): its classes run with those IDs, so they cannot be kept apart; rewrite the original jars together, or one after another with --table", in, err)
+			return fmt.Errorf("%s was rewritten by heapledger before, with a table that does not fit the one this rewrite continues (%w): its classes run with those IDs, so they cannot be kept apart; rewrite the original jars together, or one after another with --table", in, err)
 		}
-		fmt.Fprintf(errWriter(c), "%s: rewritten by heapledger before (%d allocation sites): its table is continued, and its rewritten classes are left as they are\n", in, t.Sites())
+		fmt.Fprintf(s.stderr, "%s: rewritten by heapledger before (%d allocation sites): its table is continued, and its rewritten classes are left as they are\n", in, t.Sites())
 	}
 	return nil
 }
@@ -106,14 +86,61 @@ func inputTable(path string, lim jar.Limits) ([]byte, error) {
 	return nil, nil
 }
 
-func tablePath(c *cli.Context) string {
-	if p := c.String("table"); p != "" {
+// tablePath is where the table is written beside the output (--table, or OUTPUT.table.tsv).
+func (s passSetup) tablePath() string {
+	if p := s.flags.String("table"); p != "" {
 		return p
 	}
-	return strings.TrimRight(c.String("output"), "/"+string(os.PathSeparator)) + ".table.tsv"
+	return strings.TrimRight(s.output, "/"+string(os.PathSeparator)) + ".table.tsv"
 }
 
-func countFactory(c *cli.Context) (transform.Class, error) {
+// countFactory sets the count pass up for `heapledger rewrite`.
+func countFactory(s passSetup) (*passRun, error) {
+	r, err := newCountRun(s)
+	if err != nil {
+		return nil, err
+	}
+	return &passRun{pass: r.pass, add: tableAddition(r.table, s.tablePath(), r.runtime), done: r.done}, nil
+}
+
+// newCountRun builds the count pass from its options (addCountFlags) for the run s describes.
+func newCountRun(s passSetup) (*countRun, error) {
+	c := s.flags
+	set, err := countAccounts(c)
+	if err != nil {
+		return nil, err
+	}
+	table, err := countTable(s)
+	if err != nil {
+		return nil, err
+	}
+	run := &countRun{setup: s, table: table, set: set}
+	if c.Bool("embed-runtime") {
+		if jar.IsClassOutput(s.output) {
+			return nil, fmt.Errorf("--embed-runtime: a class file output cannot hold the runtime; write a jar or a directory")
+		}
+		rj, err := runtimeJar()
+		if err != nil {
+			return nil, err
+		}
+		run.runtime = map[string][]byte{}
+		if err := readJarInto(rj, run.runtime); err != nil {
+			return nil, err
+		}
+	}
+	if err := runtimeConfig(c, set, table); err != nil {
+		return nil, err
+	}
+	// serve's --object-init-sites: the agent hooks Object.<init> (0 where the flag is not).
+	run.pass, err = passlib.Count(passlib.CountOptions{Accounts: set, Table: table, ObjectInit: c.Int("object-init-sites") > 0})
+	if err != nil {
+		return nil, err
+	}
+	return run, nil
+}
+
+// countAccounts reads the accounts of --accounts-file and --accounts.
+func countAccounts(c *cli.Context) (*accounts.Set, error) {
 	var accts []accounts.Account
 	if f := c.String("accounts-file"); f != "" {
 		a, err := accounts.ReadFile(f)
@@ -125,7 +152,7 @@ func countFactory(c *cli.Context) (transform.Class, error) {
 	if c.IsSet("accounts") {
 		s, err := accounts.Parse(c.String("accounts"))
 		if err != nil {
-			return nil, fmt.Errorf("--accounts: %v", err)
+			return nil, fmt.Errorf("--accounts: %w", err)
 		}
 		if len(s.Accounts) == 0 {
 			// Everything would land in <unaccounted>, which no one asks for by naming accounts.
@@ -133,55 +160,54 @@ func countFactory(c *cli.Context) (transform.Class, error) {
 		}
 		accts = append(accts, s.Accounts...)
 	}
-	set, err := accounts.New(accts)
-	if err != nil {
-		return nil, err
-	}
+	return accounts.New(accts)
+}
+
+// countTable is the run's site table: the one --table names when it exists, else a fresh one,
+// continuing the tables the inputs carry.
+func countTable(s passSetup) (*accounts.Table, error) {
 	table := accounts.NewTable(nil)
-	if p := tablePath(c); c.IsSet("table") {
+	if p := s.tablePath(); s.flags.IsSet("table") {
 		if f, err := os.Open(p); err == nil {
 			table, err = accounts.ReadTable(f)
 			f.Close()
 			if err != nil {
-				return nil, fmt.Errorf("--table %s: %v", p, err)
+				return nil, fmt.Errorf("--table %s: %w", p, err)
 			}
 		} else if !os.IsNotExist(err) {
 			return nil, err
 		}
 	}
-	if err := includeInputTables(c, table, rewriteInputs[c]); err != nil {
+	if err := includeInputTables(s, table); err != nil {
 		return nil, err
 	}
 	// A fresh table's IDs start where the input says, so that jars rewritten apart can run
 	// together (docs/formats.md, "Site IDs"). The agent's table, with no input, keeps the IDs
 	// from 1, below every placed base.
-	if inputs := rewriteInputs[c]; len(inputs) > 0 {
-		fp, err := jar.Fingerprint(inputs)
+	if len(s.inputs) > 0 {
+		fp, err := jar.Fingerprint(s.inputs)
 		if err != nil {
 			return nil, err
 		}
 		table.Place(fp)
 	}
-	if c.Bool("embed-runtime") {
-		if jar.IsClassOutput(c.String("output")) {
-			return nil, fmt.Errorf("--embed-runtime: a class file output cannot hold the runtime; write a jar or a directory")
-		}
-		if _, err := runtimeJar(); err != nil {
-			return nil, err
-		}
-	}
 	if table.Config == nil {
 		table.Config = map[string]string{}
 	}
+	return table, nil
+}
+
+// runtimeConfig writes the runtime's settings the options give into the table's config lines.
+func runtimeConfig(c *cli.Context, set *accounts.Set, table *accounts.Table) error {
 	if l := c.String("liveness"); l != "" {
 		if err := checkLiveness(l); err != nil {
-			return nil, err
+			return err
 		}
 		table.Config["liveness"] = l
 	}
 	if c.IsSet("snapshot-interval") {
 		if iv := c.Float64("snapshot-interval"); iv < 0 {
-			return nil, fmt.Errorf("--snapshot-interval %v: must be 0 or more seconds", iv)
+			return fmt.Errorf("--snapshot-interval %v: must be 0 or more seconds", iv)
 		}
 		table.Config["snapshot.interval"] = fmt.Sprint(c.Float64("snapshot-interval"))
 	}
@@ -194,50 +220,52 @@ func countFactory(c *cli.Context) (transform.Class, error) {
 		case "auto", "on", "off":
 			table.Config["jmx"] = m
 		default:
-			return nil, fmt.Errorf("--jmx %q: must be auto, on or off", m)
+			return fmt.Errorf("--jmx %q: must be auto, on or off", m)
 		}
 	}
-	if err := budgetConfig(c, set, table.Config); err != nil {
-		return nil, err
-	}
-	// serve's --object-init-sites: the agent hooks Object.<init> (0 where the flag is not).
-	pass, err := passlib.Count(passlib.CountOptions{Accounts: set, Table: table, ObjectInit: c.Int("object-init-sites") > 0})
-	if err != nil {
-		return nil, err
-	}
-	countRuns[c] = &countRun{table: table, pass: pass, set: set}
-	return pass, nil
+	return budgetConfig(c, set, table.Config)
 }
 
-// countFinish writes the table beside the output and into it, where the runtime finds it on
-// the class path, and merges the runtime in when asked.
-func countFinish(c *cli.Context, output string, rep *jar.Report) error {
-	run := countRuns[c]
-	delete(countRuns, c)
-	if run == nil {
-		return fmt.Errorf("internal: no table for this run")
+// tableAddition is the jar pipeline's finish hook of a count run: once every class is
+// rewritten the table is complete; it goes beside the output (at path) and into it (where the
+// runtime finds it on the class path), with the runtime's classes when they are embedded.
+func tableAddition(table *accounts.Table, path string, runtime map[string][]byte) *jar.Addition {
+	names := []string{accounts.TableResource}
+	for n := range runtime {
+		names = append(names, n)
 	}
-	table := run.table
-	tp := tablePath(c)
-	if err := installTable(table, output, tp, c.Bool("embed-runtime")); err != nil {
-		return err
-	}
-	stderr := c.App.ErrWriter
-	if stderr == nil {
-		stderr = os.Stderr
-	}
+	return &jar.Addition{Names: names, Finish: func(*jar.Report) (map[string][]byte, error) {
+		var buf bytes.Buffer
+		if err := table.Write(&buf); err != nil {
+			return nil, err
+		}
+		if err := outfile.WriteFile(path, buf.Bytes(), outfile.Data); err != nil {
+			return nil, err
+		}
+		entries := map[string][]byte{accounts.TableResource: buf.Bytes()}
+		for n, data := range runtime {
+			entries[n] = data
+		}
+		return entries, nil
+	}}
+}
+
+// done says, once the output is in place, what the table holds, how to run the output, and
+// which account patterns matched no class.
+func (r *countRun) done(*jar.Report) error {
+	output, tp, stderr := r.setup.output, r.setup.tablePath(), r.setup.stderr
 	if jar.IsClassOutput(output) {
 		// A class file has no room for the table: the runtime must be told where it is.
-		fmt.Fprintf(stderr, "%s: %d allocation sites; table written to %s (a class file cannot carry it: run with -Dheapledger.table=%s)\n", output, table.Sites(), tp, tp)
+		fmt.Fprintf(stderr, "%s: %d allocation sites; table written to %s (a class file cannot carry it: run with -Dheapledger.table=%s)\n", output, r.table.Sites(), tp, tp)
 	} else {
-		fmt.Fprintf(stderr, "%s: %d allocation sites; table written to %s and %s inside the output\n", output, table.Sites(), tp, accounts.TableResource)
+		fmt.Fprintf(stderr, "%s: %d allocation sites; table written to %s and %s inside the output\n", output, r.table.Sites(), tp, accounts.TableResource)
 	}
-	if !c.Bool("embed-runtime") {
+	if r.runtime == nil {
 		if rj, err := runtimeJar(); err == nil {
 			fmt.Fprintf(stderr, "run with %s on the class path\n", rj)
 		}
 	}
-	for _, u := range run.set.Unmatched(run.pass.Classes()) {
+	for _, u := range r.set.Unmatched(r.pass.Classes()) {
 		hint := ""
 		if u.Hint != "" {
 			hint = " (" + u.Hint + ")"
@@ -245,32 +273,6 @@ func countFinish(c *cli.Context, output string, rep *jar.Report) error {
 		fmt.Fprintf(stderr, "warning: %s matched no class of the input, so its account stays empty%s\n", u, hint)
 	}
 	return nil
-}
-
-// installTable writes the table to tablePath and into the output (with the runtime's classes
-// too when embed is set).
-func installTable(table *accounts.Table, output, tablePath string, embed bool) error {
-	var buf bytes.Buffer
-	if err := table.Write(&buf); err != nil {
-		return err
-	}
-	if err := outfile.WriteFile(tablePath, buf.Bytes(), outfile.Data); err != nil {
-		return err
-	}
-	if jar.IsClassOutput(output) {
-		return nil
-	}
-	extra := map[string][]byte{accounts.TableResource: buf.Bytes()}
-	if embed {
-		rj, err := runtimeJar()
-		if err != nil {
-			return err
-		}
-		if err := readJarInto(rj, extra); err != nil {
-			return err
-		}
-	}
-	return addEntries(output, extra)
 }
 
 // runtimeJar finds the runtime jar: $HEAPLEDGER_RUNTIME, beside the binary, or in the build/
@@ -282,7 +284,7 @@ func runtimeJar() (string, error) { return findJar(RuntimeJarName, "HEAPLEDGER_R
 func findJar(name, env string) (string, error) {
 	if p := os.Getenv(env); p != "" {
 		if _, err := os.Stat(p); err != nil {
-			return "", fmt.Errorf("%s: %v", env, err)
+			return "", fmt.Errorf("%s: %w", env, err)
 		}
 		return p, nil
 	}
@@ -302,7 +304,7 @@ func findJar(name, env string) (string, error) {
 func readJarInto(path string, into map[string][]byte) error {
 	zr, err := zip.OpenReader(path)
 	if err != nil {
-		return fmt.Errorf("%s: %v", path, err)
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	defer zr.Close()
 	for _, f := range zr.File {
@@ -311,72 +313,16 @@ func readJarInto(path string, into map[string][]byte) error {
 		}
 		rc, err := f.Open()
 		if err != nil {
-			return fmt.Errorf("%s!%s: %v", path, f.Name, err)
+			return fmt.Errorf("%s!%s: %w", path, f.Name, err)
 		}
 		data, err := io.ReadAll(io.LimitReader(rc, 64<<20))
 		rc.Close()
 		if err != nil {
-			return fmt.Errorf("%s!%s: %v", path, f.Name, err)
+			return fmt.Errorf("%s!%s: %w", path, f.Name, err)
 		}
 		into[f.Name] = data
 	}
 	return nil
-}
-
-// addEntries adds (or replaces) entries in a finished output: files in a directory output, or
-// entries appended to a jar by copying it raw into a new file that replaces it atomically.
-func addEntries(output string, entries map[string][]byte) error {
-	if st, err := os.Stat(output); err == nil && st.IsDir() {
-		for name, data := range entries {
-			if err := outfile.WriteFile(filepath.Join(output, filepath.FromSlash(name)), data, outfile.Data); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	zr, err := zip.OpenReader(output)
-	if err != nil {
-		return fmt.Errorf("%s: %v", output, err)
-	}
-	defer zr.Close()
-	tmp, err := outfile.Create(output, outfile.Data)
-	if err != nil {
-		return err
-	}
-	if err := copyWithEntries(tmp, zr, entries); err != nil {
-		tmp.Abort()
-		return fmt.Errorf("%s: %v", output, err)
-	}
-	return tmp.Commit()
-}
-
-// copyWithEntries writes the entries of zr, raw, to w, then entries in name order in place
-// of any of zr's of the same name.
-func copyWithEntries(w io.Writer, zr *zip.ReadCloser, entries map[string][]byte) error {
-	zw := zip.NewWriter(w)
-	for _, f := range zr.File {
-		if _, replaced := entries[f.Name]; replaced {
-			continue
-		}
-		if err := zw.Copy(f); err != nil {
-			return fmt.Errorf("%s: %v", f.Name, err)
-		}
-	}
-	names := make([]string, 0, len(entries))
-	for n := range entries {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		ew, err := zw.CreateHeader(&zip.FileHeader{Name: n, Method: zip.Deflate})
-		if err != nil {
-			return err
-		}
-		if _, err := ew.Write(entries[n]); err != nil {
-			return err
-		}
-	}
-	return zw.Close()
 }
 
 // checkLiveness validates a liveness mode the way the runtime reads it.
@@ -421,7 +367,7 @@ func budgetConfig(c *cli.Context, set *accounts.Set, cfg map[string]string) erro
 		}
 		n, err := parseBytes(val)
 		if err != nil {
-			return fmt.Errorf("--budget %q: %v", b, err)
+			return fmt.Errorf("--budget %q: %w", b, err)
 		}
 		cfg["budget."+name] = fmt.Sprint(n)
 	}

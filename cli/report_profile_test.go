@@ -13,6 +13,7 @@ import (
 
 	"github.com/heapledger/heapledger/analysis/snapshot"
 	"github.com/heapledger/heapledger/fixtures"
+	"github.com/heapledger/heapledger/internal/testenv"
 )
 
 // profileTypes are the sample types a profile of s has, with the text report's totals in them.
@@ -101,7 +102,7 @@ func collapsedSum(t *testing.T, text string, col int) int64 {
 // goTool returns the go command, which `go tool pprof` needs: skipped without it outside CI.
 func goTool(t *testing.T) string {
 	t.Helper()
-	return fixtures.Tool(t, "go")
+	return testenv.Tool(t, "go")
 }
 
 var pprofTotal = regexp.MustCompile(`of (-?\d+)B? total`)

@@ -16,14 +16,32 @@ import (
 	"github.com/heapledger/heapledger/rewrite/transform"
 )
 
-// passFactory builds a pass from the command line (a pass may read its own flags from c).
-type passFactory func(c *cli.Context) (transform.Class, error)
+// passSetup is what a pass is built from: the options it reads (its own flags, on the command
+// that runs it) and the run it is for.
+type passSetup struct {
+	flags  *cli.Context
+	inputs []string // the rewrite's inputs; none under the agent, which rewrites as classes load
+	output string   // the rewrite's output; "" under the agent
+	limits jar.Limits
+	stderr io.Writer
+}
+
+// passRun is a pass set up for one run.
+type passRun struct {
+	pass transform.Class
+	// add, when set, adds entries of the pass's own to the output as it is written
+	// (jar.Options.Add): the count pass's site table, complete only once every class is done.
+	add *jar.Addition
+	// done, when set, runs once the output is in place, to say what the pass made.
+	done func(rep *jar.Report) error
+}
+
+// passFactory sets a pass up for a run.
+type passFactory func(s passSetup) (*passRun, error)
 
 type passEntry struct {
 	usage   string
 	factory passFactory
-	// finish, when set, runs after the output was written (e.g. to write the site table).
-	finish func(c *cli.Context, output string, rep *jar.Report) error
 }
 
 // passes holds the rewriting passes by name. Each pass registers itself from an init function in
@@ -45,12 +63,9 @@ func registerPass(name, usage string, f passFactory) {
 	rewriteCmd.Description = rewriteDescription()
 }
 
-// registerPassWithFinish registers a pass that also has work to do once the output exists.
-func registerPassWithFinish(name, usage string, f passFactory, finish func(*cli.Context, string, *jar.Report) error) {
-	registerPass(name, usage, f)
-	e := passes[name]
-	e.finish = finish
-	passes[name] = e
+// plainPass is the factory of a pass that needs no setup.
+func plainPass(pass transform.Class) passFactory {
+	return func(passSetup) (*passRun, error) { return &passRun{pass: pass}, nil }
 }
 
 func passNames() []string {
@@ -118,15 +133,13 @@ var rewriteCmd = &cli.Command{
 		&cli.BoolFlag{Name: "progress", Usage: "show progress on stderr even when it is not a terminal"},
 		&cli.BoolFlag{Name: "verbose", Usage: "print every warning (by default the first 20, then a count) and every skip reason"},
 		&cli.IntFlag{Name: "deflate-level", Value: 1, Usage: "compression of rewritten classes: 1 (fastest) to 9 (smallest)"},
-		&cli.Int64Flag{Name: "max-entry-size", Value: jar.DefaultLimits.MaxEntrySize,
-			Usage: "refuse to inflate an entry declared larger than this many bytes"},
-		&cli.Int64Flag{Name: "max-ratio", Value: jar.DefaultLimits.MaxRatio,
-			Usage: "refuse to inflate an entry over 1 MiB whose size/compressed-size ratio exceeds this (zip bombs)"},
 	},
 	Action: rewriteAction,
 }
 
 func init() {
+	addJarLimitFlags(rewriteCmd)
+	addCountFlags(rewriteCmd)
 	rewriteCmd.Description = rewriteDescription()
 	register(rewriteCmd)
 }
@@ -148,8 +161,7 @@ func rewriteAction(c *cli.Context) error {
 		return errors.New("rewrite: no -o OUTPUT given (a jar, a directory, or a .class file for one class)")
 	}
 	name := c.String("pass")
-	// Options of the count pass (their usage starts with "count pass:") choose it when no
-	// --pass is given, as in `heapledger rewrite --accounts 'com.acme.*' app.jar -o out.jar`;
+	// Options of the count pass (countFlagNames) choose it when no --pass is given, as in `heapledger rewrite --accounts 'com.acme.*' app.jar -o out.jar`;
 	// with another pass they would be silently ignored, so that is an error.
 	if set := countOptionsSet(c); len(set) > 0 {
 		if !c.IsSet("pass") {
@@ -169,16 +181,13 @@ func rewriteAction(c *cli.Context) error {
 	if c.Int("jobs") < 0 {
 		return fmt.Errorf("rewrite: -j %d: must be positive", c.Int("jobs"))
 	}
-	rewriteInputs[c] = inputs
-	pass, err := p.factory(c)
-	delete(rewriteInputs, c)
+	stderr := errWriter(c)
+	limits := jar.Limits{MaxEntrySize: c.Int64("max-entry-size"), MaxRatio: c.Int64("max-ratio")}
+	run, err := p.factory(passSetup{flags: c, inputs: inputs, output: output, limits: limits, stderr: stderr})
 	if err != nil {
-		return fmt.Errorf("rewrite: pass %s: %w", name, err)
+		return fmt.Errorf("rewrite: pass %s: %w", name, withHint(err))
 	}
-	stderr := c.App.ErrWriter
-	if stderr == nil {
-		stderr = os.Stderr
-	}
+	pass := run.pass
 	var cmap *ctorMapper
 	if c.String("ctor-map") != "" {
 		cmap = &ctorMapper{inner: pass}
@@ -187,7 +196,8 @@ func rewriteAction(c *cli.Context) error {
 	opt := jar.Options{
 		Workers:      c.Int("jobs"),
 		DeflateLevel: c.Int("deflate-level"),
-		Limits:       jar.Limits{MaxEntrySize: c.Int64("max-entry-size"), MaxRatio: c.Int64("max-ratio")},
+		Limits:       limits,
+		Add:          run.add,
 	}
 	if c.Bool("progress") || isTerminal(stderr) {
 		opt.Progress = stderr
@@ -198,7 +208,7 @@ func rewriteAction(c *cli.Context) error {
 	opt.Context = ctx
 	rep, err := jar.Rewrite(inputs, output, pass, opt)
 	if err != nil {
-		return fmt.Errorf("rewrite: %w", err)
+		return fmt.Errorf("rewrite: %w", withHint(err))
 	}
 	for i, w := range rep.Warnings {
 		if i == maxWarnings && !c.Bool("verbose") {
@@ -209,14 +219,14 @@ func rewriteAction(c *cli.Context) error {
 	}
 	if c.Bool("verbose") {
 		for _, rc := range rep.Reasons() {
-			fmt.Fprintf(stderr, "skipped %d methods: %s\n", rc.Methods, rc.Reason)
+			fmt.Fprintf(stderr, "skipped %d methods: %s (for example %s)\n", rc.Methods, rc.Reason, rc.Example)
 		}
 		for _, rc := range rep.ClassSkips() {
-			fmt.Fprintf(stderr, "skipped %d classes: %s\n", rc.Methods, rc.Reason)
+			fmt.Fprintf(stderr, "skipped %d classes: %s (for example %s)\n", rc.Methods, rc.Reason, rc.Example)
 		}
 	}
 	for _, f := range rep.Failures {
-		fmt.Fprintln(stderr, "failed (copied unchanged):", f)
+		fmt.Fprintln(stderr, "failed (copied unchanged):", f.Entry+":", withHint(f.Err))
 	}
 	fmt.Fprintf(stderr, "%s: pass %s: %s\n", output, name, rep.Summary())
 	if cmap != nil {
@@ -224,8 +234,8 @@ func rewriteAction(c *cli.Context) error {
 			return fmt.Errorf("rewrite: %w", err)
 		}
 	}
-	if p.finish != nil {
-		if err := p.finish(c, output, rep); err != nil {
+	if run.done != nil {
+		if err := run.done(rep); err != nil {
 			return fmt.Errorf("rewrite: pass %s: %w", name, err)
 		}
 	}
@@ -292,17 +302,24 @@ func isTerminal(w io.Writer) bool {
 // countOptionsSet names the count pass's options given on the command line.
 func countOptionsSet(c *cli.Context) []string {
 	var set []string
-	for _, f := range c.Command.Flags {
-		u, ok := f.(interface{ GetUsage() string })
-		if !ok || !strings.HasPrefix(u.GetUsage(), "count pass:") {
-			continue
-		}
-		for _, n := range f.Names() {
-			if c.IsSet(n) {
-				set = append(set, n)
-				break
-			}
+	for _, n := range countFlagNames {
+		if c.IsSet(n) {
+			set = append(set, n)
 		}
 	}
 	return set
+}
+
+// withHint adds to err the option that lifts the limit it names: the library's errors are typed
+// and name no flag (jar.LimitError), the command line knows which of its options sets what.
+func withHint(err error) error {
+	var le *jar.LimitError
+	if !errors.As(err, &le) {
+		return err
+	}
+	flag := "--max-entry-size"
+	if le.Ratio {
+		flag = "--max-ratio"
+	}
+	return fmt.Errorf("%w (raise it with %s)", err, flag)
 }

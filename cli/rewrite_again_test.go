@@ -57,7 +57,7 @@ func TestRewriteAgainKeepsClassesAndTable(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
-	for _, want := range []string{"rewritten by heapledger before (2 allocation sites)", "0 rewritten, 1 unchanged", "1 classes skipped (already rewritten by heapledger (it calls heapledger/rt/Acct): 1)", "twice: 2 allocation sites"} {
+	for _, want := range []string{"rewritten by heapledger before (2 allocation sites)", "0 rewritten, 1 unchanged", "1 classes skipped (already rewritten by heapledger: 1)", "twice: 2 allocation sites"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}

@@ -8,25 +8,26 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/heapledger/heapledger/rewrite/classfile"
+	"github.com/heapledger/heapledger/rewrite/jar"
 	"github.com/heapledger/heapledger/rewrite/transform"
 )
 
 // Test passes, registered like the real ones, so the command is proven before those land.
 func init() {
-	registerPass("test-mark", "prefixes every class with MARK (tests only)", func(*cli.Context) (transform.Class, error) {
-		return transform.Func(func(name string, data []byte) (transform.Result, error) {
+	registerPass("test-mark", "prefixes every class with MARK (tests only)", plainPass(
+		transform.Func(func(name string, data []byte) (transform.Result, error) {
 			return transform.Result{Data: append([]byte("MARK"), data...),
-				Skipped: []transform.Skip{{Method: "m()V", Reason: "test reason"}}}, nil
-		}), nil
-	})
-	registerPass("test-fail", "fails on classes named Bad, panics on Panic (tests only)", func(*cli.Context) (transform.Class, error) {
-		return transform.Func(func(name string, data []byte) (transform.Result, error) {
+				Skipped: []transform.Skip{{Method: "m()V", Code: "test reason"}}}, nil
+		})))
+	registerPass("test-fail", "fails on classes named Bad, panics on Panic (tests only)", plainPass(
+		transform.Func(func(name string, data []byte) (transform.Result, error) {
 			switch name {
 			case "Bad.class":
 				return transform.Result{}, errors.New("Bad: cannot parse at offset 8")
@@ -34,8 +35,7 @@ func init() {
 				panic("index out of range in test pass")
 			}
 			return transform.Result{}, nil
-		}), nil
-	})
+		})))
 }
 
 func writeTestJar(t *testing.T, path string, names ...string) {
@@ -224,5 +224,38 @@ func TestRewriteClassFile(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(classes, filepath.FromSlash(p))); err != nil {
 			t.Errorf("directory output lacks %s: %v", p, err)
 		}
+	}
+}
+
+// TestRewriteLimitHint: jar's limit errors name no option; the command adds the one that lifts
+// the limit.
+func TestRewriteLimitHint(t *testing.T) {
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "in.jar"), filepath.Join(dir, "out.jar")
+	writeTestJar(t, in, "A.class")
+	_, _, err := runCLI(t, "rewrite", "--max-entry-size", "3", in, "-o", out)
+	var le *jar.LimitError
+	if err == nil || !errors.As(err, &le) || !strings.HasSuffix(err.Error(), "exceeds the limit of 3 (raise it with --max-entry-size)") {
+		t.Fatalf("error %v", err)
+	}
+	if strings.Contains(le.Error(), "--") {
+		t.Errorf("the library's error names an option: %v", le)
+	}
+}
+
+// TestCountOptionsChooseCount: an option of the count pass given with no --pass runs the count
+// pass; with another pass it is refused (the flag group is listed, not found by help text).
+func TestCountOptionsChooseCount(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jar")
+	writeTestJar(t, in, "A.class")
+	for _, name := range countFlagNames {
+		if !slices.ContainsFunc(rewriteCmd.Flags, func(f cli.Flag) bool { return f.Names()[0] == name }) {
+			t.Errorf("rewrite has no --%s", name)
+		}
+	}
+	_, _, err := runCLI(t, "rewrite", "--pass", "probe", "--liveness", "all", in, "-o", filepath.Join(dir, "o.jar"))
+	if err == nil || !strings.Contains(err.Error(), "--liveness is an option of the count pass, not of --pass probe") {
+		t.Errorf("error %v", err)
 	}
 }

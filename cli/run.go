@@ -18,7 +18,7 @@ import (
 )
 
 func init() {
-	runCmd = &cli.Command{
+	runCmd := &cli.Command{
 		Name:      "run",
 		Usage:     "run a java command with the heapledger agent and say where its snapshot went",
 		ArgsUsage: "[options] -- java ARGS...",
@@ -30,12 +30,13 @@ func init() {
 			"When the command is not java itself but a script that starts java (gradlew, catalina.sh), the\n" +
 			"agent goes into JAVA_TOOL_OPTIONS, so every JVM the script starts runs under it.\n\n" +
 			"Example: heapledger run --accounts 'com.acme.*' -- java -cp app.jar com.acme.Main",
-		Flags: append(agentOnlyFlags(),
+		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "snapshot-dir", Usage: "where the program writes its snapshots", DefaultText: "the working directory"},
 			&cli.BoolFlag{Name: "report", Usage: "print the report of the exit snapshot, on stderr like everything heapledger says (stdout is the program's)"},
-		),
+		},
 		Action: runAction,
 	}
+	addAgentFlags(runCmd)
 	register(runCmd)
 }
 

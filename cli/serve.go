@@ -46,10 +46,6 @@ var serveCmd = &cli.Command{
 }
 
 func init() {
-	// This file's init runs after pass_count.go's, which declares the count pass's flags.
-	serveCmd.Flags = append(serveCmd.Flags, countPassFlags("embed-runtime")...)
+	addCountFlags(serveCmd, "embed-runtime")
 	register(serveCmd)
-	for _, c := range []*cli.Command{agentCmd, runCmd, attachCmd} {
-		c.Flags = append(c.Flags, countPassFlags(agentExcluded...)...)
-	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/heapledger/heapledger/analysis/hprof/hproftest"
 	"github.com/heapledger/heapledger/fixtures"
 	"github.com/heapledger/heapledger/fixtures/heapdumps"
+	"github.com/heapledger/heapledger/internal/testenv"
 )
 
 func classIndex(t *testing.T, d *Dump, name string) int {
@@ -330,12 +331,7 @@ func TestParallelLoadMatchesOneCore(t *testing.T) {
 // (which matches HotSpot's own class histogram there), from the layout found in the dump.
 func TestCompactHeadersGraphMatchesHistogram(t *testing.T) {
 	jdk := fixtures.JDK25Home()
-	if _, err := os.Stat(jdk + "/bin/java"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("JDK 25 missing at %s (CI=true, so this fails rather than skips)", jdk)
-		}
-		t.Skipf("JDK 25 missing at %s", jdk)
-	}
+	testenv.File(t, jdk+"/bin/java")
 	dump := heapdumps.DumpWith(t, jdk, "-XX:+UseCompactObjectHeaders")
 	d, err := Load(dump, Options{})
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/heapledger/heapledger/analysis/hprof/hproftest"
 	"github.com/heapledger/heapledger/fixtures"
 	"github.com/heapledger/heapledger/fixtures/heapdumps"
+	"github.com/heapledger/heapledger/internal/testenv"
 )
 
 func byClass(h *Histogram) map[string]Entry {
@@ -63,12 +64,8 @@ func TestFixtureDumpLayoutsMatchJcmd(t *testing.T) {
 		{jdk25, "-XX:ObjectAlignmentInBytes=16", "compressed references (4 bytes), 12-byte object header, 16-byte array header, 16-byte alignment"},
 	} {
 		t.Run(filepath.Base(c.jdk)+c.flag, func(t *testing.T) {
-			if _, err := os.Stat(filepath.Join(c.jdk, "bin", "java")); c.jdk == "" || err != nil {
-				if os.Getenv("CI") == "true" {
-					t.Fatalf("no JDK at %q (CI=true, so this fails rather than skips)", c.jdk)
-				}
-				t.Skipf("no JDK at %q", c.jdk)
-			}
+			testenv.Check(t, c.jdk != "", "a JDK home")
+			testenv.File(t, filepath.Join(c.jdk, "bin", "java"))
 			h := matchesJcmd(t, heapdumps.DumpWith(t, c.jdk, c.flag), injected)
 			if !strings.Contains(h.Model, c.model) || !strings.Contains(h.Model, "address gaps") {
 				t.Errorf("size model %q, want %q from the address gaps", h.Model, c.model)

@@ -6,9 +6,10 @@ import (
 	"math/bits"
 	"runtime"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/heapledger/heapledger/analysis/dynsize"
 	"github.com/heapledger/heapledger/analysis/heapgraph"
-	"github.com/heapledger/heapledger/analysis/internal/cores"
 	"github.com/heapledger/heapledger/analysis/internal/memory"
 )
 
@@ -205,11 +206,12 @@ func (a *Analysis) describe(ranked []uint32, comps *memory.Spilled[uint32]) (rep
 	}()
 	d, d2 := dynsize.NewDescriber(ranked), dynsize.NewDescriber(ranked)
 	half := comps.Len() / 2
-	var err1, err2 error
-	cores.Both(func() { err1 = comps.ScanRange(make([]uint32, 16<<10), 0, half, d.Add) },
-		func() { err2 = comps.ScanRange(make([]uint32, 16<<10), half, comps.Len(), d2.Add) })
+	var halves errgroup.Group
+	halves.Go(func() error { return comps.ScanRange(make([]uint32, 16<<10), 0, half, d.Add) })
+	halves.Go(func() error { return comps.ScanRange(make([]uint32, 16<<10), half, comps.Len(), d2.Add) })
+	err = halves.Wait()
 	<-released
-	if err := errors.Join(err1, err2); err != nil {
+	if err != nil {
 		return nil, nil, fmt.Errorf("leaks: the component of each node: %w", err)
 	}
 	d.Merge(d2)

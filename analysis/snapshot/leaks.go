@@ -48,6 +48,12 @@ type Leak struct {
 // HookLeakSite is the Site of a Hook leak.
 const HookLeakSite = "<Object.<init>>, not at a site naming the class"
 
+// NoLivenessError is a snapshot without liveness data given to Leaks: its program was rewritten
+// or run without tracking which objects live, so nothing can be said to leak.
+type NoLivenessError struct{ Path string }
+
+func (e *NoLivenessError) Error() string { return e.Path + " has no liveness data" }
+
 // Leaks ranks the rows whose live count keeps rising across snapshots (two or more, of one
 // program), largest rise in bytes first. A row qualifies when its live count rose overall, by
 // more than it ever fell from one snapshot to the next, rose in at least MinShare of the
@@ -60,7 +66,7 @@ func Leaks(snaps []*Snapshot, opt LeakOptions) ([]Leak, []string, error) {
 	var warnings []string
 	for _, s := range snaps {
 		if !s.Liveness {
-			return nil, nil, fmt.Errorf("%s has no liveness data: rewrite with --liveness all or sample:N, or run with -Dheapledger.liveness=all", s.Path)
+			return nil, nil, &NoLivenessError{Path: s.Path}
 		}
 		if s.Header["pid"] == snaps[0].Header["pid"] && s.Header["program"] == snaps[0].Header["program"] {
 			continue

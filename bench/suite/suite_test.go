@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/heapledger/heapledger/internal/testenv"
 	"github.com/heapledger/heapledger/rewrite/accounts"
 )
 
@@ -33,11 +34,7 @@ func requireJava(t *testing.T) {
 	if len(missing) == 0 {
 		return
 	}
-	msg := fmt.Sprintf("benchmark suite needs %s (run scripts/install-deps.sh)", strings.Join(missing, ", "))
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
+	testenv.Unavailable(t, "benchmark suite needs %s", strings.Join(missing, ", "))
 }
 
 // TestQuickSuite runs `go run ./bench/suite --quick` in-process: every available mode on the
@@ -60,7 +57,7 @@ func TestQuickSuite(t *testing.T) {
 				continue // not in a default run
 			}
 			if err := m.Available(&Env{Root: root, Bin: binForTest()}); err != nil {
-				if os.Getenv("CI") == "true" {
+				if testenv.InCI() {
 					t.Errorf("mode %s not available in CI: %v", m.Name, err)
 				}
 				continue
@@ -283,7 +280,7 @@ func TestWorkloadAccountsFitTheirJars(t *testing.T) {
 		}
 		p, err := w.Prepare(env)
 		if err != nil {
-			if os.Getenv("CI") == "true" {
+			if testenv.InCI() {
 				t.Errorf("%s: %v", w.Name, err)
 			}
 			continue

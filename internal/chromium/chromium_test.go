@@ -7,16 +7,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/heapledger/heapledger/internal/testenv"
 )
 
 // TestBrowser loads a page that logs an error and counts: the console message reaches Logs,
 // Eval and Wait see the page, screenshots are PNGs, and Close leaves no profile behind.
 func TestBrowser(t *testing.T) {
 	if _, _, err := Programs(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%v: required in CI", err)
-		}
-		t.Skip(err)
+		testenv.Unavailable(t, "%v", err)
 	}
 	b, err := Start(Options{Width: 800, Height: 600})
 	if err != nil {

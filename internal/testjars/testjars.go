@@ -6,10 +6,11 @@ package testjars
 import (
 	"archive/zip"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/heapledger/heapledger/internal/testenv"
 )
 
 // Dir is where Debian installs jars.
@@ -20,13 +21,7 @@ const Dir = "/usr/share/java"
 func Path(t testing.TB, name string) string {
 	t.Helper()
 	p := filepath.Join(Dir, name)
-	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is required in CI (scripts/install-deps.sh installs it): %v", p, err)
-		}
-		t.Skipf("skipping: %s is not installed (scripts/install-deps.sh installs it)", p)
-	}
-	return p
+	return testenv.File(t, p)
 }
 
 // Each calls fn with the name and contents of every .class entry of the jar named name (a

@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/heapledger/heapledger/rewrite/classfile"
 )
 
 // Unaccounted is the account of allocations with no accounted method on the stack.
@@ -87,7 +89,7 @@ func ReadFile(path string) ([]Account, error) {
 		accts = append(accts, Account{Name: name, Patterns: ps})
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return accts, nil
 }
@@ -107,7 +109,7 @@ func New(accts []Account) (*Set, error) {
 		names[a.Name] = true
 		for _, p := range a.Patterns {
 			if err := s.add(p, i); err != nil {
-				return nil, fmt.Errorf("account %q: %v", a.Name, err)
+				return nil, fmt.Errorf("account %q: %w", a.Name, err)
 			}
 		}
 	}
@@ -129,7 +131,7 @@ func (s *Set) add(p string, i int) error {
 			return fmt.Errorf("pattern %q is not a package name or package.* (e.g. com.acme or com.acme.*)", p)
 		}
 	}
-	internal := strings.ReplaceAll(pkg, ".", "/")
+	internal := classfile.InternalName(pkg)
 	m := s.exact
 	if wild {
 		m = s.wild

@@ -3,6 +3,8 @@ package accounts
 import (
 	"fmt"
 	"strings"
+
+	"github.com/heapledger/heapledger/rewrite/classfile"
 )
 
 // Unmatched is a pattern that matched none of the classes a rewrite saw: its account stays
@@ -48,7 +50,7 @@ func (s *Set) Unmatched(classes []string) []Unmatched {
 				continue
 			}
 			wild := strings.HasSuffix(p, ".*")
-			pkg := strings.ReplaceAll(strings.TrimSuffix(p, ".*"), ".", "/")
+			pkg := classfile.InternalName(strings.TrimSuffix(p, ".*"))
 			if pkgs[pkg] || wild && hasSubpackage(pkgs, pkg) {
 				continue
 			}
@@ -57,7 +59,7 @@ func (s *Set) Unmatched(classes []string) []Unmatched {
 			case isClass[pkg]:
 				owner := "the default package"
 				if i := strings.LastIndexByte(pkg, '/'); i >= 0 {
-					owner = strings.ReplaceAll(pkg[:i], "/", ".")
+					owner = classfile.JavaName(pkg[:i])
 				}
 				u.Hint = fmt.Sprintf("%s is a class, and patterns name packages: its package is %s", strings.TrimSuffix(p, ".*"), owner)
 			case !wild && hasSubpackage(pkgs, pkg):

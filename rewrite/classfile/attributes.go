@@ -13,7 +13,7 @@ import (
 // SourceFile, NestHost, ConstantValue, ModuleMainClass.
 func ParseIndex(a *Attribute) (uint16, error) {
 	if len(a.Data) != 2 {
-		return 0, &FormatError{Context: "single-index attribute", Msg: fmt.Sprintf("length %d, want 2", len(a.Data))}
+		return 0, &FormatError{Offset: -1, AttrOffset: -1, Context: "single-index attribute", Msg: fmt.Sprintf("length %d, want 2", len(a.Data))}
 	}
 	return uint16(a.Data[0])<<8 | uint16(a.Data[1]), nil
 }
@@ -26,7 +26,7 @@ func EncodeIndex(nameIndex, index uint16) *Attribute {
 // ParseIndexList reads an attribute that is a u2 count followed by that many u2 pool indices:
 // Exceptions, NestMembers, PermittedSubclasses, ModulePackages.
 func ParseIndexList(a *Attribute) ([]uint16, error) {
-	r := reader{b: a.Data}
+	r := reader{b: a.Data, attr: true}
 	n := r.count(2, owner{}, "index count")
 	if r.err != nil {
 		return nil, r.err
@@ -62,7 +62,7 @@ type InnerClass struct {
 
 // ParseInnerClasses reads an InnerClasses attribute.
 func ParseInnerClasses(a *Attribute) ([]InnerClass, error) {
-	r := reader{b: a.Data}
+	r := reader{b: a.Data, attr: true}
 	n := r.count(8, owner{}, "number_of_classes")
 	if r.err != nil {
 		return nil, r.err
@@ -84,7 +84,7 @@ type EnclosingMethod struct{ Class, Method uint16 }
 // ParseEnclosingMethod reads an EnclosingMethod attribute.
 func ParseEnclosingMethod(a *Attribute) (EnclosingMethod, error) {
 	if len(a.Data) != 4 {
-		return EnclosingMethod{}, &FormatError{Context: "EnclosingMethod", Msg: fmt.Sprintf("length %d, want 4", len(a.Data))}
+		return EnclosingMethod{}, &FormatError{Offset: -1, AttrOffset: -1, Context: "EnclosingMethod", Msg: fmt.Sprintf("length %d, want 4", len(a.Data))}
 	}
 	d := a.Data
 	return EnclosingMethod{uint16(d[0])<<8 | uint16(d[1]), uint16(d[2])<<8 | uint16(d[3])}, nil
@@ -99,7 +99,7 @@ type RecordComponent struct {
 
 // ParseRecord reads a Record attribute.
 func ParseRecord(a *Attribute) ([]RecordComponent, error) {
-	r := reader{b: a.Data}
+	r := reader{b: a.Data, attr: true}
 	n := r.count(6, owner{}, "components_count")
 	if r.err != nil {
 		return nil, r.err
@@ -129,7 +129,7 @@ type BootstrapMethod struct {
 
 // ParseBootstrapMethods reads a BootstrapMethods attribute.
 func ParseBootstrapMethods(a *Attribute) ([]BootstrapMethod, error) {
-	r := reader{b: a.Data}
+	r := reader{b: a.Data, attr: true}
 	n := r.count(4, owner{}, "num_bootstrap_methods")
 	if r.err != nil {
 		return nil, r.err

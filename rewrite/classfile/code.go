@@ -9,14 +9,14 @@ import (
 const MaxCodeLength = 65535
 
 // ParseCode parses a Code attribute. Bytecode and the nested attributes share memory with
-// a.Data (capped sub-slices). Errors are FormatErrors whose Offset is relative to the start of
+// a.Data (capped sub-slices). Errors are FormatErrors whose AttrOffset is relative to the start of
 // the attribute's contents; MethodCode adds the class and method to them.
 //
 // ParseCode checks the layout and the exception table ranges (start < end <= code_length,
 // handler < code_length), which every editor of the code relies on; the instructions
 // themselves are decoded by package code.
 func ParseCode(a *Attribute) (*Code, error) {
-	r := reader{b: a.Data}
+	r := reader{b: a.Data, attr: true}
 	c := &Code{}
 	c.MaxStack = r.u2()
 	c.MaxLocals = r.u2()
@@ -71,19 +71,18 @@ func (c *Class) MethodCode(m *Member) (*Code, *Attribute, error) {
 		if fe, ok := err.(*FormatError); ok {
 			fe.Class = c.Name()
 			fe.Context = "method " + m.String(c.Pool) + " Code attribute: " + fe.Context
-			fe.Msg += " (offset within the attribute)"
 		}
 		return nil, nil, err
 	}
 	for i, e := range code.Exceptions {
 		if e.CatchType != 0 && !c.Pool.has(e.CatchType, TagClass) {
-			return nil, nil, &FormatError{Class: c.Name(), Context: fmt.Sprintf("method %s exception table entry %d", m.String(c.Pool), i),
+			return nil, nil, &FormatError{Class: c.Name(), Offset: -1, AttrOffset: -1, Context: fmt.Sprintf("method %s exception table entry %d", m.String(c.Pool), i),
 				Msg: fmt.Sprintf("catch type %d is not a Class constant", e.CatchType)}
 		}
 	}
 	for i, na := range code.Attributes {
 		if !c.Pool.has(na.NameIndex, TagUtf8) {
-			return nil, nil, &FormatError{Class: c.Name(), Context: fmt.Sprintf("method %s Code attribute %d", m.String(c.Pool), i),
+			return nil, nil, &FormatError{Class: c.Name(), Offset: -1, AttrOffset: -1, Context: fmt.Sprintf("method %s Code attribute %d", m.String(c.Pool), i),
 				Msg: fmt.Sprintf("name index %d is not a Utf8 constant", na.NameIndex)}
 		}
 	}

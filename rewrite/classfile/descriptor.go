@@ -42,7 +42,7 @@ func ParseMethodDescriptor(desc string) (MethodDescriptor, error) {
 			i++
 			break
 		}
-		n, err := fieldTypeEnd(desc, i)
+		n, err := FieldTypeEnd(desc, i)
 		if err != nil {
 			return md, err
 		}
@@ -56,7 +56,7 @@ func ParseMethodDescriptor(desc string) (MethodDescriptor, error) {
 		md.Return = "V"
 		return md, nil
 	}
-	n, err := fieldTypeEnd(desc, i)
+	n, err := FieldTypeEnd(desc, i)
 	if err != nil {
 		return md, err
 	}
@@ -92,13 +92,18 @@ func (md MethodDescriptor) String() string {
 	return sb.String()
 }
 
-// MethodArgSlots parses desc and returns its argument slot count; the receiver is not counted.
+// MethodArgSlots returns the argument slot count of method descriptor desc; the receiver is not
+// counted.
 func MethodArgSlots(desc string) (int, error) {
-	md, err := ParseMethodDescriptor(desc)
-	if err != nil {
+	args, _, ok := MethodSlots(desc)
+	if !ok {
+		_, err := ParseMethodDescriptor(desc) // says what is wrong
+		if err == nil {
+			err = &DescriptorError{desc, 0, "malformed method descriptor"}
+		}
 		return 0, err
 	}
-	return md.ArgSlots(), nil
+	return args, nil
 }
 
 // TypeSlots returns the slots a value of field descriptor t takes on the stack or in locals:
@@ -118,7 +123,7 @@ func TypeSlots(t string) int {
 
 // ValidateFieldDescriptor checks that desc is exactly one field type.
 func ValidateFieldDescriptor(desc string) error {
-	n, err := fieldTypeEnd(desc, 0)
+	n, err := FieldTypeEnd(desc, 0)
 	if err != nil {
 		return err
 	}
@@ -161,37 +166,134 @@ func ArrayDims(t string) (dims int, elem string) {
 	return dims, t[dims:]
 }
 
-// fieldTypeEnd returns the offset just past the field type starting at desc[i].
-func fieldTypeEnd(desc string, i int) (int, error) {
+// FieldTypeEnd returns the offset just past the field type starting at desc[i], checking it as
+// JVMS 4.3.2 asks. It is the one descriptor scanner: ParseMethodDescriptor, MethodSlots (which
+// max_stack and the decoder run over pool bytes without copying them) and the frame
+// inference's method types all step through descriptors with it. It allocates only to report
+// an error.
+func FieldTypeEnd[T ~string | ~[]byte](desc T, i int) (int, error) {
 	start := i
 	for i < len(desc) && desc[i] == '[' {
 		i++
 	}
 	if i-start > MaxArrayDims {
-		return 0, &DescriptorError{desc, start, fmt.Sprintf("%d array dimensions, at most %d allowed", i-start, MaxArrayDims)}
+		return 0, &DescriptorError{string(desc), start, fmt.Sprintf("%d array dimensions, at most %d allowed", i-start, MaxArrayDims)}
 	}
 	if i >= len(desc) {
-		return 0, &DescriptorError{desc, i, "missing type"}
+		return 0, &DescriptorError{string(desc), i, "missing type"}
 	}
 	switch desc[i] {
 	case 'B', 'C', 'D', 'F', 'I', 'J', 'S', 'Z':
 		return i + 1, nil
 	case 'L':
 		j := i + 1
-		for j < len(desc) && desc[j] != ';' {
-			switch desc[j] {
-			case '.', '[', '(', ')':
-				return 0, &DescriptorError{desc, j, fmt.Sprintf("character %q in class name", desc[j])}
-			}
+		// One table lookup a byte: max_stack scans every invoke's descriptor through here.
+		for j < len(desc) && !nameStop[desc[j]] {
 			j++
 		}
+		if j < len(desc) && desc[j] != ';' {
+			return 0, &DescriptorError{string(desc), j, fmt.Sprintf("character %q in class name", desc[j])}
+		}
 		if j >= len(desc) {
-			return 0, &DescriptorError{desc, i, "class name without ';'"}
+			return 0, &DescriptorError{string(desc), i, "class name without ';'"}
 		}
 		if j == i+1 {
-			return 0, &DescriptorError{desc, i, "empty class name"}
+			return 0, &DescriptorError{string(desc), i, "empty class name"}
 		}
 		return j + 1, nil
 	}
-	return 0, &DescriptorError{desc, i, fmt.Sprintf("unexpected %q", desc[i])}
+	return 0, &DescriptorError{string(desc), i, fmt.Sprintf("unexpected %q", desc[i])}
+}
+
+// nameStop marks the bytes that end a class name in a descriptor: ';', or one it may not hold.
+var nameStop = [256]bool{';': true, '.': true, '[': true, '(': true, ')': true}
+
+// MethodSlots returns the argument slots (the receiver not counted) and return slots of a method
+// descriptor, scanning it in place: the hot max_stack path must not allocate per call site. ok
+// is false when desc is malformed.
+func MethodSlots[T ~string | ~[]byte](desc T) (args, ret int, ok bool) {
+	if len(desc) == 0 || desc[0] != '(' {
+		return 0, 0, false
+	}
+	i := 1
+	for i < len(desc) && desc[i] != ')' {
+		end, err := FieldTypeEnd(desc, i)
+		if err != nil {
+			return 0, 0, false
+		}
+		args += slotsOf(desc[i], end-i)
+		i = end
+	}
+	if i >= len(desc) {
+		return 0, 0, false
+	}
+	i++
+	if i < len(desc) && desc[i] == 'V' {
+		if i+1 != len(desc) {
+			return 0, 0, false
+		}
+		return args, 0, true
+	}
+	end, err := FieldTypeEnd(desc, i)
+	if err != nil || end != len(desc) {
+		return 0, 0, false
+	}
+	return args, slotsOf(desc[i], end-i), true
+}
+
+// FieldSlots returns the slots a value of field descriptor desc takes, scanning it in place;
+// ok is false unless desc is exactly one valid field type.
+func FieldSlots[T ~string | ~[]byte](desc T) (slots int, ok bool) {
+	end, err := FieldTypeEnd(desc, 0)
+	if err != nil || end != len(desc) {
+		return 0, false
+	}
+	return slotsOf(desc[0], end), true
+}
+
+// slotsOf is the slot count of a valid field type that starts with first and is n bytes long:
+// 2 for a bare long or double, 1 for anything else (an array of longs is one reference).
+func slotsOf(first byte, n int) int {
+	if n == 1 && (first == 'J' || first == 'D') {
+		return 2
+	}
+	return 1
+}
+
+// JavaName turns an internal class name into the Java one: "java/util/Map$Entry" →
+// "java.util.Map$Entry". Array class names keep their descriptor form; JavaTypeName spells
+// them as Java does.
+func JavaName(internal string) string { return strings.ReplaceAll(internal, "/", ".") }
+
+// InternalName turns a Java class or package name into the internal form: "java.util.Map" →
+// "java/util/Map".
+func InternalName(java string) string { return strings.ReplaceAll(java, ".", "/") }
+
+// JavaTypeName turns a field descriptor, or an array class name, into a Java type name:
+// "[[I" → "int[][]", "Ljava/lang/String;" → "java.lang.String". A plain internal class name
+// ("java/lang/String") is taken as the class it names.
+func JavaTypeName(desc string) string {
+	dims, elem := ArrayDims(desc)
+	base := JavaName(elem)
+	if len(elem) == 1 && primitiveNames[elem[0]] != "" {
+		base = primitiveNames[elem[0]]
+	} else if c, ok := ClassOfDescriptor(elem); ok {
+		base = JavaName(c)
+	}
+	return base + strings.Repeat("[]", dims)
+}
+
+var primitiveNames = [256]string{'Z': "boolean", 'B': "byte", 'C': "char", 'S': "short", 'I': "int", 'J': "long", 'F': "float", 'D': "double", 'V': "void"}
+
+// newarrayClasses are the array classes newarray makes, by its atype operand (JVMS 6.5).
+var newarrayClasses = [...]string{4: "[Z", 5: "[C", 6: "[F", 7: "[D", 8: "[B", 9: "[S", 10: "[I", 11: "[J"}
+
+// NewArrayClass returns the class of the array newarray with operand atype makes ("[I" for
+// 10), and false for an atype the JVM rejects. Its element descriptor is the class less its
+// '['.
+func NewArrayClass(atype int32) (string, bool) {
+	if atype < 0 || int(atype) >= len(newarrayClasses) || newarrayClasses[atype] == "" {
+		return "", false
+	}
+	return newarrayClasses[atype], true
 }

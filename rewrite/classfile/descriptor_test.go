@@ -85,3 +85,44 @@ func TestFieldDescriptors(t *testing.T) {
 		t.Error("IsReference")
 	}
 }
+
+func TestJavaNames(t *testing.T) {
+	for in, want := range map[string]string{
+		"[[I": "int[][]", "Ljava/lang/String;": "java.lang.String", "[Ljava/util/Map$Entry;": "java.util.Map$Entry[]",
+		"java/lang/Object": "java.lang.Object", "Z": "boolean", "[J": "long[]",
+	} {
+		if got := JavaTypeName(in); got != want {
+			t.Errorf("JavaTypeName(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := InternalName(JavaName("a/b/C$D")); got != "a/b/C$D" {
+		t.Errorf("round trip gave %q", got)
+	}
+	if c, ok := NewArrayClass(10); !ok || c != "[I" {
+		t.Errorf("NewArrayClass(10) = %q, %v", c, ok)
+	}
+	for _, bad := range []int32{-1, 0, 3, 12, 1000} {
+		if _, ok := NewArrayClass(bad); ok {
+			t.Errorf("NewArrayClass(%d) accepted", bad)
+		}
+	}
+}
+
+func TestMethodSlots(t *testing.T) {
+	for _, tc := range []struct {
+		desc      string
+		args, ret int
+		ok        bool
+	}{
+		{"()V", 0, 0, true}, {"(IJ[J)D", 4, 2, true}, {"(Ljava/lang/String;)[J", 1, 1, true},
+		{"(I", 0, 0, false}, {"(L;)V", 0, 0, false}, {"(I)VV", 0, 0, false}, {"I", 0, 0, false},
+	} {
+		args, ret, ok := MethodSlots([]byte(tc.desc))
+		if args != tc.args || ret != tc.ret || ok != tc.ok {
+			t.Errorf("MethodSlots(%q) = %d, %d, %v; want %d, %d, %v", tc.desc, args, ret, ok, tc.args, tc.ret, tc.ok)
+		}
+		if _, err := MethodArgSlots(tc.desc); (err == nil) != tc.ok {
+			t.Errorf("MethodArgSlots(%q) error %v", tc.desc, err)
+		}
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"runtime"
 	"testing"
+
+	"github.com/heapledger/heapledger/internal/testenv"
 )
 
 // FuzzParse checks that any input either fails with a typed error or parses into a class that
@@ -27,7 +29,7 @@ func FuzzParse(f *testing.F) {
 			seeds++
 		}
 	}
-	if seeds == 0 && os.Getenv("CI") == "true" {
+	if seeds == 0 && testenv.InCI() {
 		f.Fatal("no real class files to seed the fuzzer with: /usr/share/java/asm.jar missing")
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strconv"
 	"testing"
+
+	"github.com/heapledger/heapledger/internal/testenv"
 )
 
 func TestLookupsAndEncoders(t *testing.T) {
@@ -111,7 +113,7 @@ func TestPoolOverflow(t *testing.T) {
 func TestJasminOldVersion(t *testing.T) {
 	jasmin, err := exec.LookPath("jasmin")
 	if err != nil {
-		unavailable(t, "jasmin not found on PATH (Debian package jasmin-sable)")
+		testenv.Unavailable(t, "jasmin not found on PATH (Debian package jasmin-sable)")
 	}
 	dir := t.TempDir()
 	src := filepath.Join(dir, "Old.j")

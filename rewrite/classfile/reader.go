@@ -5,13 +5,16 @@ import (
 	"fmt"
 )
 
-// FormatError reports a malformed class file: the byte offset, the structure being read (for
-// example "method 7 (run(I)V) attribute 2") and what was wrong.
+// FormatError reports a malformed class file: where, the structure being read (for example
+// "method 7 (run(I)V) attribute 2") and what was wrong. An offset is either in the class file
+// (Parse) or in the contents of one attribute (ParseCode and the other Parse functions of an
+// attribute, which see only its bytes); each has its own field, -1 when it does not apply.
 type FormatError struct {
-	Class   string // internal name once this_class has been read, else ""
-	Offset  int    // byte offset in the class file (or in the attribute, for ParseCode and friends)
-	Context string // what was being read
-	Msg     string
+	Class      string // internal name once this_class has been read, else ""
+	Offset     int    // byte offset in the class file, -1 when not known
+	AttrOffset int    // byte offset in the attribute's contents, -1 when not known
+	Context    string // what was being read
+	Msg        string
 }
 
 func (e *FormatError) Error() string {
@@ -19,7 +22,12 @@ func (e *FormatError) Error() string {
 	if e.Class != "" {
 		s += e.Class + ": "
 	}
-	s += fmt.Sprintf("offset %d: ", e.Offset)
+	switch {
+	case e.Offset >= 0:
+		s += fmt.Sprintf("offset %d: ", e.Offset)
+	case e.AttrOffset >= 0:
+		s += fmt.Sprintf("offset %d within the attribute: ", e.AttrOffset)
+	}
 	if e.Context != "" {
 		s += e.Context + ": "
 	}
@@ -164,9 +172,11 @@ func ReadName(data []byte) (string, error) {
 // reader is a cursor over a class file. The first failure sticks in err, so a sequence of reads
 // can be checked once.
 type reader struct {
-	b    []byte
-	off  int
-	err  error
+	b   []byte
+	off int
+	err error
+	// attr says b is one attribute's contents, so offsets are relative to them.
+	attr bool
 	this uint16 // this_class once read, to name the class in errors
 	pl   *Pool
 
@@ -203,7 +213,11 @@ func (r *reader) fail(off int, ctx, msg string) error {
 		if r.this != 0 {
 			class = r.pl.className(r.this)
 		}
-		r.err = &FormatError{Class: class, Offset: off, Context: ctx, Msg: msg}
+		e := &FormatError{Class: class, Offset: off, AttrOffset: -1, Context: ctx, Msg: msg}
+		if r.attr {
+			e.Offset, e.AttrOffset = -1, off
+		}
+		r.err = e
 	}
 	return r.err
 }
@@ -369,7 +383,7 @@ func (r *reader) pool() (*Pool, error) {
 			}
 		}
 		if err != nil {
-			return nil, &FormatError{Offset: off, Context: fmt.Sprintf("constant %d (%s)", i, TagName(c.Tag)), Msg: err.Error()}
+			return nil, &FormatError{Offset: off, AttrOffset: -1, Context: fmt.Sprintf("constant %d (%s)", i, TagName(c.Tag)), Msg: err.Error()}
 		}
 	}
 	return p, nil

@@ -274,3 +274,17 @@ func TestAddedConstantsWrite(t *testing.T) {
 		t.Errorf("after write: %s %s %s %v", owner, name, desc, err)
 	}
 }
+
+// TestFormatErrorOffsets: an error of the class reader has a file offset, one of an attribute
+// parsed on its own an offset within the attribute, never both in one field.
+func TestFormatErrorOffsets(t *testing.T) {
+	_, err := Parse([]byte{0xCA, 0xFE, 0xBA, 0xBE, 0, 0})
+	var fe *FormatError
+	if !errors.As(err, &fe) || fe.Offset < 0 || fe.AttrOffset != -1 {
+		t.Errorf("class file error %#v", err)
+	}
+	_, err = ParseCode(&Attribute{Data: []byte{0, 1, 0, 1, 0, 0, 0, 0}})
+	if !errors.As(err, &fe) || fe.Offset != -1 || fe.AttrOffset != 4 || !strings.Contains(err.Error(), "offset 4 within the attribute") {
+		t.Errorf("attribute error %#v: %v", fe, err)
+	}
+}

@@ -9,18 +9,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/heapledger/heapledger/internal/testenv"
 	"github.com/heapledger/heapledger/internal/testjars"
 )
-
-// unavailable skips a test that needs something outside Go, except in CI, where a missing tool
-// means the real checks would silently not run.
-func unavailable(t testing.TB, format string, args ...any) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf(format, args...)
-	}
-	t.Skipf(format+" (skipped outside CI)", args...)
-}
 
 type classEntry struct {
 	name string
@@ -48,13 +39,13 @@ func javacPath(t testing.TB, jdkBin string) string {
 	if jdkBin == "" {
 		p, err := exec.LookPath("javac")
 		if err != nil {
-			unavailable(t, "javac not found on PATH")
+			testenv.Unavailable(t, "javac not found on PATH")
 		}
 		return p
 	}
 	p := filepath.Join(jdkBin, "javac")
 	if _, err := os.Stat(p); err != nil {
-		unavailable(t, "%s not found", p)
+		testenv.Unavailable(t, "%s not found", p)
 	}
 	return p
 }

@@ -1,8 +1,9 @@
 package code
 
 import (
-	"fmt"
 	"math"
+
+	"github.com/heapledger/heapledger/rewrite/classfile"
 )
 
 // Seq is a detached run of nodes being built for insertion into a Body. Methods chain; the
@@ -17,6 +18,10 @@ type Seq struct {
 // Seq starts an empty sequence whose nodes and constants belong to b.
 func (b *Body) Seq() *Seq { return &Seq{b: b} }
 
+// Reset empties s for building another sequence of b, its nodes and its error dropped: a pass
+// that builds many short sequences in turn (advice at every return) keeps one.
+func (s *Seq) Reset(b *Body) { *s = Seq{b: b} }
+
 // Err returns the first error met while building.
 func (s *Seq) Err() error { return s.err }
 
@@ -25,14 +30,14 @@ func (s *Seq) Empty() bool { return s.first == nil }
 
 func (s *Seq) fail(format string, args ...any) *Seq {
 	if s.err == nil {
-		s.err = &Error{Method: s.b.Method, Offset: -1, Msg: fmt.Sprintf(format, args...)}
+		s.err = s.b.Method.Errorf(-1, format, args...)
 	}
 	return s
 }
 
 func (s *Seq) poolErr(err error) *Seq {
 	if s.err == nil {
-		s.err = &Error{Method: s.b.Method, Offset: -1, Msg: err.Error(), Err: err}
+		s.err = s.b.Method.Errorf(-1, "%w", err)
 	}
 	return s
 }
@@ -194,7 +199,7 @@ func (s *Seq) Invoke(op Opcode, owner, name, desc string, iface bool) *Seq {
 	n := s.b.newNode()
 	n.Op, n.Index = op, idx
 	if op == INVOKEINTERFACE {
-		args, _, ok := descSlots(desc)
+		args, _, ok := classfile.MethodSlots(desc)
 		if !ok {
 			return s.fail("bad method descriptor %q", desc)
 		}

@@ -515,7 +515,7 @@ func TestDecodeErrors(t *testing.T) {
 		{[]byte{byte(TABLESWITCH), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 1}, "low 2 > high 1"},
 	} {
 		_, err := Decode(&classfile.Code{Bytecode: tc.bc}, pool, testMethod)
-		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "T.m()V at offset 0") {
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "at bytecode offset 0 of method T.m()V") {
 			t.Errorf("% x: got %v, want %q naming method and offset", tc.bc, err, tc.want)
 		}
 	}
@@ -619,5 +619,30 @@ func TestNumber(t *testing.T) {
 	// iconst_0, ifeq, two inserted nops, the original nop, the label at 5, return
 	if n != k || n != 7 {
 		t.Fatalf("Number returned %d for %d nodes, want 7", n, k)
+	}
+}
+
+// TestInsertRefusesFailedSeq: a sequence whose building failed is never spliced in, part of it
+// or whole, and Encode fails with its error even when the insert's result was not checked.
+func TestInsertRefusesFailedSeq(t *testing.T) {
+	for name, insert := range map[string]func(b *Body, s *Seq) error{
+		"InsertBefore": func(b *Body, s *Seq) error { return b.InsertBefore(b.First(), s) },
+		"InsertAfter":  func(b *Body, s *Seq) error { return b.InsertAfter(nil, s) },
+		"Append":       func(b *Body, s *Seq) error { return b.Append(s) },
+	} {
+		b := body(t, newPool(), []byte{byte(RETURN)})
+		s := b.Seq().Op(NOP).Op(ILOAD) // iload needs an operand: the sequence fails
+		if s.Err() == nil {
+			t.Fatal("iload without operand built")
+		}
+		if err := insert(b, s); err == nil || !errors.Is(err, s.Err()) && err != s.Err() {
+			t.Errorf("%s: returned %v, want the sequence's error", name, err)
+		}
+		if n := b.First(); n == nil || n.Op != RETURN || n.Next() != nil {
+			t.Errorf("%s: the failed sequence was spliced in", name)
+		}
+		if _, err := b.Encode(); err == nil {
+			t.Errorf("%s: Encode succeeded after a refused insert", name)
+		}
 	}
 }

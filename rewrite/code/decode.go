@@ -26,7 +26,7 @@ func Decode(c *classfile.Code, pool *classfile.Pool, m Method) (*Body, error) {
 	bc := c.Bytecode
 	n := len(bc)
 	if n == 0 {
-		return nil, &Error{Method: m, Offset: -1, Msg: "empty code"}
+		return nil, m.Errorf(-1, "empty code")
 	}
 	mp := marksPool.Get().(*[]int32)
 	defer marksPool.Put(mp)
@@ -133,7 +133,7 @@ func Decode(c *classfile.Code, pool *classfile.Pool, m Method) (*Body, error) {
 
 // argSlots is the number of local slots the arguments (and receiver) occupy on entry.
 func argSlots(m Method) int {
-	args, _, ok := descSlots(m.Desc)
+	args, _, ok := classfile.MethodSlots(m.Desc)
 	if !ok {
 		return 0
 	}
@@ -180,7 +180,7 @@ func (d *decoder) insnAt(off int) *Insn {
 }
 
 func (d *decoder) errf(off int, format string, args ...any) error {
-	return &Error{Method: d.m, Offset: off, Msg: fmt.Sprintf(format, args...)}
+	return d.m.Errorf(off, format, args...)
 }
 
 func (d *decoder) s2(pc int) int { return int(int16(binary.BigEndian.Uint16(d.bc[pc:]))) }

@@ -83,12 +83,29 @@ func (b *Body) AddHandler(start, end, handler *Label, catchType uint16) {
 	b.modified = true
 }
 
+// refuse empties a sequence whose building failed and returns its error, which it also keeps
+// for Encode: an insert never splices part of a failed sequence.
+func (b *Body) refuse(s *Seq) error {
+	if s.err == nil {
+		return nil
+	}
+	if b.insertErr == nil {
+		b.insertErr = s.err
+	}
+	s.first, s.last = nil, nil
+	return s.err
+}
+
 // InsertBefore splices the nodes of s in front of at. When at is an instruction the inserted
 // code comes after any labels before it, so branches to those labels run the new code; when
-// at is a label node, branches to that label skip it. s is empty afterwards.
-func (b *Body) InsertBefore(at *Insn, s *Seq) {
+// at is a label node, branches to that label skip it. s is empty afterwards. A sequence whose
+// building failed is not inserted: its error (Seq.Err) is returned, and Encode fails with it.
+func (b *Body) InsertBefore(at *Insn, s *Seq) error {
+	if err := b.refuse(s); err != nil {
+		return err
+	}
 	if s.first == nil {
-		return
+		return nil
 	}
 	b.modified = true
 	first, last := s.first, s.last
@@ -101,21 +118,23 @@ func (b *Body) InsertBefore(at *Insn, s *Seq) {
 		b.first = first
 	}
 	at.prev = last
+	return nil
 }
 
 // InsertAfter splices the nodes of s after at (or at the start of the body when at is nil).
-// s is empty afterwards.
-func (b *Body) InsertAfter(at *Insn, s *Seq) {
+// s is empty afterwards. A failed sequence is refused as by InsertBefore.
+func (b *Body) InsertAfter(at *Insn, s *Seq) error {
+	if err := b.refuse(s); err != nil {
+		return err
+	}
 	if s.first == nil {
-		return
+		return nil
 	}
 	if at == nil {
 		if b.first == nil {
-			b.Append(s)
-			return
+			return b.Append(s)
 		}
-		b.InsertBefore(b.first, s)
-		return
+		return b.InsertBefore(b.first, s)
 	}
 	b.modified = true
 	first, last := s.first, s.last
@@ -128,30 +147,35 @@ func (b *Body) InsertAfter(at *Insn, s *Seq) {
 		b.last = last
 	}
 	at.next = first
+	return nil
 }
 
-// Append adds the nodes of s at the end of the body.
-func (b *Body) Append(s *Seq) {
+// Append adds the nodes of s at the end of the body. A failed sequence is refused as by
+// InsertBefore.
+func (b *Body) Append(s *Seq) error {
+	if err := b.refuse(s); err != nil {
+		return err
+	}
 	if s.first == nil {
-		return
+		return nil
 	}
 	if b.last != nil {
-		b.InsertAfter(b.last, s)
-		return
+		return b.InsertAfter(b.last, s)
 	}
 	b.modified = true
 	b.first, b.last = s.first, s.last
 	s.first, s.last = nil, nil
+	return nil
 }
 
 // Remove unlinks an instruction. Removing a label node is refused (labels may be referenced
 // from tables), as is removing an instruction twice.
 func (b *Body) Remove(i *Insn) error {
 	if i.IsLabel() {
-		return &Error{Method: b.Method, Offset: i.Offset, Msg: "a label node cannot be removed"}
+		return b.Method.Errorf(i.Offset, "a label node cannot be removed")
 	}
 	if i.removed {
-		return &Error{Method: b.Method, Offset: i.Offset, Msg: "instruction already removed"}
+		return b.Method.Errorf(i.Offset, "instruction already removed")
 	}
 	b.modified = true
 	if i.prev != nil {
@@ -172,10 +196,10 @@ func (b *Body) Remove(i *Insn) error {
 // Replace puts the nodes of s where instruction i was.
 func (b *Body) Replace(i *Insn, s *Seq) error {
 	if i.IsLabel() {
-		return &Error{Method: b.Method, Offset: i.Offset, Msg: "a label node cannot be replaced"}
+		return b.Method.Errorf(i.Offset, "a label node cannot be replaced")
 	}
-	if s.first != nil {
-		b.InsertBefore(i, s)
+	if err := b.InsertBefore(i, s); err != nil {
+		return err
 	}
 	return b.Remove(i)
 }

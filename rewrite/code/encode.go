@@ -2,7 +2,6 @@ package code
 
 import (
 	"encoding/binary"
-	"fmt"
 	"math"
 
 	"github.com/heapledger/heapledger/rewrite/classfile"
@@ -117,7 +116,7 @@ func (b *Body) widen() (int, error) {
 }
 
 func (b *Body) unplaced(n *Insn, what string) error {
-	return &Error{Method: b.Method, Offset: n.Offset, Msg: fmt.Sprintf("%s of %s is a label that is not in the code", what, n)}
+	return b.Method.Errorf(n.Offset, "%s of %s is a label that is not in the code", what, n)
 }
 
 // Encode writes the body back into a Code attribute. An unedited body encodes to the bytes it
@@ -129,18 +128,21 @@ func (b *Body) unplaced(n *Insn, what string) error {
 // bytes, and with ErrUnmappableAttribute when offsets changed but an attribute cannot follow
 // them. In both cases the caller keeps the method as it was.
 func (b *Body) Encode() (*classfile.Code, error) {
+	if b.insertErr != nil {
+		return nil, b.insertErr
+	}
 	if b.first == nil {
-		return nil, &Error{Method: b.Method, Offset: -1, Msg: "no instructions"}
+		return nil, b.Method.Errorf(-1, "no instructions")
 	}
 	total, err := b.widen()
 	if err != nil {
 		return nil, err
 	}
 	if total == 0 {
-		return nil, &Error{Method: b.Method, Offset: -1, Msg: "no instructions left to encode"}
+		return nil, b.Method.Errorf(-1, "no instructions left to encode")
 	}
 	if total > classfile.MaxCodeLength {
-		return nil, &TooLargeError{Method: b.Method, Size: total}
+		return nil, b.Method.Errorf(-1, "%w", &TooLargeError{Size: total})
 	}
 	same := total == b.codeLen
 	for n := b.first; n != nil && same; n = n.next {
@@ -162,18 +164,18 @@ func (b *Body) Encode() (*classfile.Code, error) {
 		}
 		c.MaxStack, c.MaxLocals = uint16(max(ms, b.MaxStack)), uint16(max(ml, b.MaxLocals))
 		if max(ms, b.MaxStack) > math.MaxUint16 || max(ml, b.MaxLocals) > math.MaxUint16 {
-			return nil, &Error{Method: b.Method, Offset: -1, Msg: fmt.Sprintf("max_stack %d or max_locals %d exceeds 65535", ms, ml)}
+			return nil, b.Method.Errorf(-1, "max_stack %d or max_locals %d exceeds 65535", ms, ml)
 		}
 	}
 	if len(b.Handlers) > 0 {
 		c.Exceptions = make([]classfile.ExceptionEntry, len(b.Handlers))
 		for i, h := range b.Handlers {
 			if !b.placed(h.Start) || !b.placed(h.End) || !b.placed(h.Handler) {
-				return nil, &Error{Method: b.Method, Offset: -1, Msg: fmt.Sprintf("exception table entry %d uses a label that is not in the code", i)}
+				return nil, b.Method.Errorf(-1, "exception table entry %d uses a label that is not in the code", i)
 			}
 			s, e, hp := h.Start.Pos(), h.End.Pos(), h.Handler.Pos()
 			if s >= e || hp >= total {
-				return nil, &Error{Method: b.Method, Offset: h.Start.Offset, Msg: fmt.Sprintf("exception table entry %d: range [%d, %d) handler %d is empty or invalid after editing", i, s, e, hp)}
+				return nil, b.Method.Errorf(h.Start.Offset, "exception table entry %d: range [%d, %d) handler %d is empty or invalid after editing", i, s, e, hp)
 			}
 			c.Exceptions[i] = classfile.ExceptionEntry{StartPC: uint16(s), EndPC: uint16(e), HandlerPC: uint16(hp), CatchType: h.CatchType}
 		}
@@ -190,7 +192,7 @@ func (b *Body) Encode() (*classfile.Code, error) {
 		case AttrRaw:
 			if !same {
 				name, _ := b.Pool.Utf8(a.Name)
-				return nil, &Error{Method: b.Method, Offset: -1, Msg: fmt.Sprintf("code changed but attribute %q inside Code is unknown and may hold offsets", name), Err: ErrUnmappableAttribute}
+				return nil, b.Method.Errorf(-1, "code changed but attribute %q inside Code is unknown and may hold offsets: %w", name, ErrUnmappableAttribute)
 			}
 			add(a.Name, a.Raw)
 		case AttrStackMap:
@@ -206,7 +208,7 @@ func (b *Body) Encode() (*classfile.Code, error) {
 				continue
 			}
 			if !same {
-				return nil, &Error{Method: b.Method, Offset: -1, Msg: "code changed but no frame encoder was given for its StackMapTable", Err: ErrUnmappableAttribute}
+				return nil, b.Method.Errorf(-1, "code changed but no frame encoder was given for its StackMapTable: %w", ErrUnmappableAttribute)
 			}
 			add(a.Name, a.Raw)
 		default:
@@ -229,7 +231,7 @@ func (b *Body) Encode() (*classfile.Code, error) {
 		if data != nil {
 			name, err := b.Pool.AddUtf8("StackMapTable")
 			if err != nil {
-				return nil, &Error{Method: b.Method, Offset: -1, Msg: err.Error(), Err: err}
+				return nil, b.Method.Errorf(-1, "%w", err)
 			}
 			add(name, data)
 		}
@@ -318,7 +320,7 @@ func (b *Body) write(out []byte) error {
 				return err
 			}
 		default:
-			return &Error{Method: b.Method, Offset: n.Offset, Msg: fmt.Sprintf("cannot encode %s", OpName(op))}
+			return b.Method.Errorf(n.Offset, "cannot encode %s", OpName(op))
 		}
 	}
 	return nil
@@ -341,7 +343,7 @@ func (b *Body) writeSwitch(out []byte, n *Insn) error {
 	}
 	if n.Op == TABLESWITCH {
 		if len(sw.Targets) == 0 || int64(sw.Low)+int64(len(sw.Targets))-1 > math.MaxInt32 {
-			return &Error{Method: b.Method, Offset: n.Offset, Msg: fmt.Sprintf("tableswitch with low %d and %d targets", sw.Low, len(sw.Targets))}
+			return b.Method.Errorf(n.Offset, "tableswitch with low %d and %d targets", sw.Low, len(sw.Targets))
 		}
 		binary.BigEndian.PutUint32(out[q+4:], uint32(sw.Low))
 		binary.BigEndian.PutUint32(out[q+8:], uint32(sw.Low+int32(len(sw.Targets))-1))
@@ -353,7 +355,7 @@ func (b *Body) writeSwitch(out []byte, n *Insn) error {
 		return nil
 	}
 	if len(sw.Keys) != len(sw.Targets) {
-		return &Error{Method: b.Method, Offset: n.Offset, Msg: fmt.Sprintf("lookupswitch with %d keys and %d targets", len(sw.Keys), len(sw.Targets))}
+		return b.Method.Errorf(n.Offset, "lookupswitch with %d keys and %d targets", len(sw.Keys), len(sw.Targets))
 	}
 	binary.BigEndian.PutUint32(out[q+4:], uint32(len(sw.Targets)))
 	for i, t := range sw.Targets {
@@ -371,7 +373,7 @@ func (b *Body) encodeAttr(a *Attr) ([]byte, error) {
 	u2 := func(v int) { w = binary.BigEndian.AppendUint16(w, uint16(v)) }
 	lab := func(l *Label, what string, i int) (int, error) {
 		if !b.placed(l) {
-			return 0, &Error{Method: b.Method, Offset: -1, Msg: fmt.Sprintf("%s entry %d uses a label that is not in the code", what, i)}
+			return 0, b.Method.Errorf(-1, "%s entry %d uses a label that is not in the code", what, i)
 		}
 		return int(l.node.pos), nil
 	}
@@ -385,7 +387,7 @@ func (b *Body) encodeAttr(a *Attr) ([]byte, error) {
 			return 0, 0, err
 		}
 		if e < s {
-			return 0, 0, &Error{Method: b.Method, Offset: v.Start.Offset, Msg: fmt.Sprintf("%s entry %d ends before it starts after editing", what, i)}
+			return 0, 0, b.Method.Errorf(v.Start.Offset, "%s entry %d ends before it starts after editing", what, i)
 		}
 		return s, e - s, nil
 	}
@@ -393,7 +395,7 @@ func (b *Body) encodeAttr(a *Attr) ([]byte, error) {
 	switch a.Kind {
 	case AttrLineNumbers:
 		if len(a.Lines) > math.MaxUint16 {
-			return nil, &Error{Method: b.Method, Offset: -1, Msg: "LineNumberTable has more than 65535 entries"}
+			return nil, b.Method.Errorf(-1, "LineNumberTable has more than 65535 entries")
 		}
 		w = make([]byte, 0, 2+4*len(a.Lines))
 		u2(len(a.Lines))
@@ -407,7 +409,7 @@ func (b *Body) encodeAttr(a *Attr) ([]byte, error) {
 		}
 	case AttrLocalVars, AttrLocalVarTypes:
 		if len(a.Vars) > math.MaxUint16 {
-			return nil, &Error{Method: b.Method, Offset: -1, Msg: name + " has more than 65535 entries"}
+			return nil, b.Method.Errorf(-1, "%s has more than 65535 entries", name)
 		}
 		w = make([]byte, 0, 2+10*len(a.Vars))
 		u2(len(a.Vars))
@@ -442,7 +444,7 @@ func (b *Body) encodeAttr(a *Attr) ([]byte, error) {
 				u2(int(ta.ExceptionIndex))
 			default:
 				if ta.Insn == nil || ta.Insn.removed || ta.Insn.seen != b.epoch {
-					return nil, &Error{Method: b.Method, Offset: -1, Msg: fmt.Sprintf("%s entry %d names an instruction that is no longer in the code", name, i)}
+					return nil, b.Method.Errorf(-1, "%s entry %d names an instruction that is no longer in the code", name, i)
 				}
 				u2(int(ta.Insn.pos))
 				if tt >= 0x47 {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/heapledger/heapledger/fixtures"
+	"github.com/heapledger/heapledger/internal/testenv"
 	"github.com/heapledger/heapledger/rewrite/classfile"
 	"github.com/heapledger/heapledger/rewrite/code"
 	"github.com/heapledger/heapledger/rewrite/frames"
@@ -59,7 +60,7 @@ type javaClass struct {
 // expected output.
 func compile(t *testing.T, name, src, release string) *javaClass {
 	t.Helper()
-	javac, java := fixtures.Tool(t, "javac"), fixtures.Tool(t, "java")
+	javac, java := testenv.Tool(t, "javac"), testenv.Tool(t, "java")
 	dir := t.TempDir()
 	path := filepath.Join(dir, name+".java")
 	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
@@ -290,7 +291,7 @@ func countOps(t *testing.T, pool *classfile.Pool, c *classfile.Code, op code.Opc
 // more than 32 KB away from its callers, so those jsr become jsr_w (and branches around them
 // widen), and runs the program under the type-inference verifier with its expected output.
 func TestJsrWideningRunsOnHotSpot(t *testing.T) {
-	jasmin, java := fixtures.Tool(t, "jasmin"), fixtures.Tool(t, "java")
+	jasmin, java := testenv.Tool(t, "jasmin"), testenv.Tool(t, "java")
 	set, err := fixtures.BuildJasmin(jasmin, java, t.TempDir())
 	if err != nil {
 		t.Fatal(err)

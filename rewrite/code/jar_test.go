@@ -13,6 +13,7 @@ import (
 	"github.com/heapledger/heapledger/fixtures"
 	"github.com/heapledger/heapledger/internal/testjars"
 
+	"github.com/heapledger/heapledger/internal/testenv"
 	"github.com/heapledger/heapledger/rewrite/classfile"
 )
 
@@ -90,7 +91,7 @@ func roundTrip(jm *jarMethod, force bool) error {
 // TestRoundTripJDK25 round-trips java.util of the Java 25 JDK (class file version 69), taken
 // out of its runtime image with jimage.
 func TestRoundTripJDK25(t *testing.T) {
-	jimage := fixtures.Tool(t, filepath.Join(fixtures.JDK25Home(), "bin", "jimage"))
+	jimage := testenv.Tool(t, filepath.Join(fixtures.JDK25Home(), "bin", "jimage"))
 	dir := t.TempDir()
 	modules := filepath.Join(fixtures.JDK25Home(), "lib", "modules")
 	if out, err := exec.Command(jimage, "extract", "--include", "regex:/java.base/java/util/.*", "--dir", dir, modules).CombinedOutput(); err != nil {

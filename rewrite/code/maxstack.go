@@ -1,8 +1,6 @@
 package code
 
 import (
-	"fmt"
-
 	"github.com/heapledger/heapledger/rewrite/classfile"
 )
 
@@ -41,14 +39,14 @@ func (b *Body) computeMax() (int, int, error) {
 			t.depth = d
 			work = append(work, t)
 		} else if t.depth != d && ferr == nil {
-			ferr = &Error{Method: b.Method, Offset: from.Offset, Msg: fmt.Sprintf("%s reaches %s with stack depth %d, but it is reached elsewhere with depth %d", from, t, d, t.depth)}
+			ferr = b.Method.Errorf(from.Offset, "%s reaches %s with stack depth %d, but it is reached elsewhere with depth %d", from, t, d, t.depth)
 		}
 	}
 	b.first.depth = 0
 	work = append(work, b.first)
 	for _, h := range b.Handlers {
 		if h.Handler == nil || h.Handler.node == nil {
-			return 0, 0, &Error{Method: b.Method, Offset: -1, Msg: "exception handler label is not placed"}
+			return 0, 0, b.Method.Errorf(-1, "exception handler label is not placed")
 		}
 		if h.Handler.node.depth < 0 {
 			maxStack = max(maxStack, 1)
@@ -77,7 +75,7 @@ func (b *Body) computeMax() (int, int, error) {
 				return 0, 0, err
 			}
 			if int(d) < pop {
-				return 0, 0, &Error{Method: b.Method, Offset: n.Offset, Msg: fmt.Sprintf("%s pops %d values from a stack of depth %d", n, pop, d)}
+				return 0, 0, b.Method.Errorf(n.Offset, "%s pops %d values from a stack of depth %d", n, pop, d)
 			}
 			after := d - int32(pop) + int32(push)
 			maxStack = max(maxStack, int(after))
@@ -112,7 +110,7 @@ func (b *Body) computeMax() (int, int, error) {
 			}
 			d = after
 			if n.next == nil {
-				return 0, 0, &Error{Method: b.Method, Offset: n.Offset, Msg: fmt.Sprintf("execution falls off the end of the code after %s", n)}
+				return 0, 0, b.Method.Errorf(n.Offset, "execution falls off the end of the code after %s", n)
 			}
 		}
 	}
@@ -142,18 +140,18 @@ func (b *Body) effect(n *Insn) (pop, push int, err error) {
 		return int(stackPop[op]), int(stackPush[op]), nil
 	case MULTIANEWARRAY:
 		if n.Int < 1 {
-			return 0, 0, &Error{Method: b.Method, Offset: n.Offset, Msg: "multianewarray with 0 dimensions"}
+			return 0, 0, b.Method.Errorf(n.Offset, "multianewarray with 0 dimensions")
 		}
 		return int(n.Int), 1, nil
 	}
 	desc, ok := b.refDesc(n.Index)
 	if !ok {
-		return 0, 0, &Error{Method: b.Method, Offset: n.Offset, Msg: fmt.Sprintf("%s: constant pool entry %d is not a usable member reference", OpName(op), n.Index)}
+		return 0, 0, b.Method.Errorf(n.Offset, "%s: constant pool entry %d is not a usable member reference", OpName(op), n.Index)
 	}
 	if op >= GETSTATIC && op <= PUTFIELD {
-		s, end := typeSlots(desc, 0)
-		if end != len(desc) {
-			return 0, 0, &Error{Method: b.Method, Offset: n.Offset, Msg: fmt.Sprintf("%s: bad field descriptor %q", OpName(op), desc)}
+		s, ok := classfile.FieldSlots(desc)
+		if !ok {
+			return 0, 0, b.Method.Errorf(n.Offset, "%s: bad field descriptor %q", OpName(op), desc)
 		}
 		switch op {
 		case GETSTATIC:
@@ -165,9 +163,9 @@ func (b *Body) effect(n *Insn) (pop, push int, err error) {
 		}
 		return 1 + s, 0, nil
 	}
-	args, ret, ok := descSlots(desc)
+	args, ret, ok := classfile.MethodSlots(desc)
 	if !ok {
-		return 0, 0, &Error{Method: b.Method, Offset: n.Offset, Msg: fmt.Sprintf("%s: bad method descriptor %q", OpName(op), desc)}
+		return 0, 0, b.Method.Errorf(n.Offset, "%s: bad method descriptor %q", OpName(op), desc)
 	}
 	if op != INVOKESTATIC && op != INVOKEDYNAMIC {
 		args++

@@ -235,17 +235,20 @@ type Body struct {
 	localsHigh  int     // end of the highest slot NewLocal handed out, 0 if none
 	nHandlers   int     // exception-table entries decoded
 	modified    bool    // any edit since Decode
-	free        []Insn  // chunk for inserted nodes
-	freeLabels  []Label // chunk for new labels
-	chunk       int     // size of the last node chunk
-	labelChunk  int     // size of the last label chunk
-	scratch     []*Insn // worklist for computeMax
-	epoch       uint32  // layout generation, see Insn.seen
-	arena       *arena  // node memory, returned by Release
-	chunks      int     // node chunks taken from arena
+	// insertErr is the first error of a sequence an insert refused; Encode fails with it, so
+	// a pass that did not check an insert cannot write a body missing that sequence.
+	insertErr  error
+	free       []Insn  // chunk for inserted nodes
+	freeLabels []Label // chunk for new labels
+	chunk      int     // size of the last node chunk
+	labelChunk int     // size of the last label chunk
+	scratch    []*Insn // worklist for computeMax
+	epoch      uint32  // layout generation, see Insn.seen
+	arena      *arena  // node memory, returned by Release
+	chunks     int     // node chunks taken from arena
 }
 
-// ErrCodeTooLarge is returned (wrapped in a *TooLargeError) when the encoded code would exceed
+// ErrCodeTooLarge is returned (wrapped in a *TooLargeError inside an *Error) when the encoded code would exceed
 // 65535 bytes. The pass keeps the method unmodified with that reason.
 var ErrCodeTooLarge = errors.New("code would exceed 65535 bytes")
 
@@ -254,33 +257,56 @@ var ErrCodeTooLarge = errors.New("code would exceed 65535 bytes")
 // FrameEncoder). Keeping the method unmodified is the only safe choice.
 var ErrUnmappableAttribute = errors.New("code attribute cannot be remapped")
 
-// TooLargeError reports the size the encoded code would have had.
-type TooLargeError struct {
-	Method Method
-	Size   int
-}
+// TooLargeError is the cause, inside an *Error, when encoded code would exceed 65535 bytes: it
+// tells by how much.
+type TooLargeError struct{ Size int }
 
 func (e *TooLargeError) Error() string {
-	return fmt.Sprintf("%s: code would be %d bytes, more than 65535", e.Method, e.Size)
+	return fmt.Sprintf("code would be %d bytes, more than 65535", e.Size)
 }
 
 func (e *TooLargeError) Unwrap() error { return ErrCodeTooLarge }
 
-// Error reports a problem at one bytecode offset of one method. Offset is the original offset
-// for decode errors and -1 when the problem is about inserted code without an offset.
+// Error is the one error type of rewriting: it names the class, the method and the original
+// bytecode offset a problem is about, and wraps its cause, so errors.Is and errors.As see
+// through it (ErrCodeTooLarge, ErrUnmappableAttribute, classfile.ErrPoolOverflow, a
+// classfile.DescriptorError). Every such error is built by Method.Errorf; its text follows the
+// JDK's class-file API: "what went wrong at bytecode offset N of method C.m(D)".
 type Error struct {
+	// Method is the method the problem is in; only Class is set for a problem with the class as
+	// a whole.
 	Method Method
+	// Offset is the original bytecode offset of the instruction, -1 for inserted code or a
+	// problem with the method as a whole.
 	Offset int
-	Msg    string
-	Err    error // wrapped cause (ErrUnmappableAttribute, classfile.ErrPoolOverflow, ...), may be nil
+	// Msg says what went wrong, including the cause's text; Err is the cause (possibly itself a
+	// wrapper from fmt.Errorf's %w), nil when there is none.
+	Msg string
+	Err error
+}
+
+// Errorf returns the *Error about the instruction at original offset off of m (-1: none).
+// format and args follow fmt.Errorf, so a %w verb makes the cause unwrappable.
+func (m Method) Errorf(off int, format string, args ...any) *Error {
+	err := fmt.Errorf(format, args...)
+	var cause error
+	switch w := err.(type) {
+	case interface{ Unwrap() error }:
+		cause = w.Unwrap()
+	case interface{ Unwrap() []error }:
+		cause = err // several causes (%w more than once): errors.Is and As search them all
+	}
+	return &Error{Method: m, Offset: off, Msg: err.Error(), Err: cause}
 }
 
 func (e *Error) Error() string {
-	s := e.Method.String()
-	if e.Offset >= 0 {
-		s += fmt.Sprintf(" at offset %d", e.Offset)
+	switch {
+	case e.Method.Name == "":
+		return e.Msg + " in class " + e.Method.Class
+	case e.Offset >= 0:
+		return fmt.Sprintf("%s at bytecode offset %d of method %s", e.Msg, e.Offset, e.Method)
 	}
-	return s + ": " + e.Msg
+	return e.Msg + " in method " + e.Method.String()
 }
 
 func (e *Error) Unwrap() error { return e.Err }

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"text/tabwriter"
 
+	"github.com/heapledger/heapledger/internal/testenv"
 	"github.com/heapledger/heapledger/rewrite/classfile"
 )
 
@@ -106,10 +107,10 @@ func TestCorpus(t *testing.T) {
 	}
 	jars, err := LoadList(filepath.Join(root, "scripts/corpus-jars.txt"))
 	if err != nil {
-		Unavailable(t, "corpus: %v", err)
+		testenv.Unavailable(t, "corpus: %v", err)
 	}
 	jars = selectJars(t, jars)
-	jdks := []struct{ name, java string }{{"17", Tool(t, "java")}, {"25", Java25(t)}}
+	jdks := []struct{ name, java string }{{"17", testenv.Tool(t, "java")}, {"25", Java25(t)}}
 	tool := VerifyTool(t)
 	bin := buildBinary(t, root)
 	registered := registeredPasses(t, bin)
@@ -117,7 +118,7 @@ func TestCorpus(t *testing.T) {
 	for _, p := range wantedPasses() {
 		if registered[passOf(p)] {
 			passes = append(passes, p)
-		} else if InCI() {
+		} else if testenv.InCI() {
 			t.Errorf("pass %s is not registered in heapledger rewrite (CI=true: required)", p)
 		} else {
 			t.Logf("pass %s is not registered in heapledger rewrite yet: not proven", p)

@@ -1,7 +1,7 @@
 // Package corpus proves the rewriter on real jars: it lists the Debian jars of the corpus with
 // their dependencies, runs tools/verify (HotSpot's own verifier, class by class) on a jar before
-// and after rewriting, and compares the outcomes. Tests of other packages that need Java use its
-// helpers too, so "skip outside CI, fail in CI" is decided in one place.
+// and after rewriting, and compares the outcomes. Tests of other packages use its verifier and
+// JDK 25; what they do when one is missing is internal/testenv's to decide.
 package corpus
 
 import (
@@ -18,6 +18,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/heapledger/heapledger/internal/testenv"
 )
 
 // DebianJava is where Debian installs jars; relative names in the corpus list are resolved here.
@@ -26,35 +28,10 @@ const DebianJava = "/usr/share/java"
 // JDK25 is the Temurin JDK 25 of the development and CI machines.
 const JDK25 = "/usr/lib/jvm/temurin-25-jdk-amd64/bin/java"
 
-// InCI reports whether we run in CI, where a missing tool fails a test instead of skipping it.
-func InCI() bool { return os.Getenv("CI") == "true" }
-
-// Unavailable skips t, or fails it in CI: CI must never silently skip the real checks.
-func Unavailable(t testing.TB, format string, args ...any) {
-	t.Helper()
-	if InCI() {
-		t.Fatalf(format+" (CI=true: required)", args...)
-	}
-	t.Skipf(format+" (skipped outside CI)", args...)
-}
-
-// Tool returns the path of a program on PATH, or skips/fails t (see Unavailable).
-func Tool(t testing.TB, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		Unavailable(t, "%s not found; scripts/install-deps.sh installs it", name)
-	}
-	return p
-}
-
-// Java25 returns JDK 25's java, or skips/fails t.
+// Java25 returns JDK 25's java, or skips/fails t (testenv.Unavailable).
 func Java25(t testing.TB) string {
 	t.Helper()
-	if _, err := os.Stat(JDK25); err != nil {
-		Unavailable(t, "JDK 25 not found at %s", JDK25)
-	}
-	return JDK25
+	return testenv.File(t, JDK25)
 }
 
 // Root returns the repository root: the nearest directory above the working directory that
@@ -87,7 +64,7 @@ var (
 // stale verifier.
 func VerifyTool(t testing.TB) string {
 	t.Helper()
-	Tool(t, "gradle") // scripts/build-java.sh runs the top-level build.gradle
+	testenv.Tool(t, "gradle") // scripts/build-java.sh runs the top-level build.gradle
 	verifyOnce.Do(func() {
 		root, err := Root()
 		if err != nil {
@@ -97,7 +74,7 @@ func VerifyTool(t testing.TB) string {
 		cmd := exec.Command("bash", filepath.Join(root, "scripts/build-java.sh"), "verify")
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
-			verifyErr = fmt.Errorf("scripts/build-java.sh verify: %v\n%s", err, out)
+			verifyErr = fmt.Errorf("scripts/build-java.sh verify: %w\n%s", err, out)
 			return
 		}
 		verifyJar = filepath.Join(root, "build", "verify.jar")
@@ -129,7 +106,7 @@ func Verify(java, tool, jar string, classpath []string, threads int) (map[string
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("%s on %s: %v\n%s", java, jar, err, stderr.String())
+		return nil, fmt.Errorf("%s on %s: %w\n%s", java, jar, err, stderr.String())
 	}
 	return ParseOutcomes(out)
 }
@@ -210,7 +187,7 @@ func LoadList(path string) ([]Jar, error) {
 		}
 		for _, p := range f {
 			if _, err := os.Stat(p); err != nil {
-				return nil, fmt.Errorf("%s:%d: %v (scripts/install-deps.sh installs the corpus)", path, n+1, err)
+				return nil, fmt.Errorf("%s:%d: %w (scripts/install-deps.sh installs the corpus)", path, n+1, err)
 			}
 		}
 		cp, err := Classpath(f[0], f[1:])

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/heapledger/heapledger/internal/testenv"
 )
 
 func TestCompare(t *testing.T) {
@@ -52,7 +54,7 @@ func TestLoadListFollowsClassPath(t *testing.T) {
 	}
 	jackson := filepath.Join(DebianJava, "jackson-databind.jar")
 	if _, err := os.Stat(jackson); err != nil {
-		Unavailable(t, "%s not installed", jackson)
+		testenv.Unavailable(t, "%s not installed", jackson)
 	}
 	os.WriteFile(list, []byte("jackson-databind.jar   # its manifest names annotations and core\n"), 0o644)
 	jars, err := LoadList(list)

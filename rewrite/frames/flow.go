@@ -193,7 +193,7 @@ func (e *engine) labelHead(l *code.Label, r reason, from *code.Insn) (*head, err
 	i, err := e.labelIndex(l)
 	if err != nil {
 		h := head{reason: r, reasonFrom: from}
-		return nil, fmt.Errorf("%s: %v", h.why(), err)
+		return nil, fmt.Errorf("%s: %w", h.why(), err)
 	}
 	h := e.headAt(i)
 	h.needed = true
@@ -260,7 +260,7 @@ func (e *engine) findHeads() error {
 					if hd.CatchType != 0 {
 						name, cerr := e.body.Pool.ClassName(hd.CatchType)
 						if cerr != nil {
-							return fmt.Errorf("exception handler %d: catch type: %v", k, cerr)
+							return fmt.Errorf("exception handler %d: catch type: %w", k, cerr)
 						}
 						catch = ObjectType(name)
 					}
@@ -269,7 +269,7 @@ func (e *engine) findHeads() error {
 				}
 			}
 		}
-		return fmt.Errorf("exception handler %d: %v", k, err)
+		return fmt.Errorf("exception handler %d: %w", k, err)
 	}
 	e.indexCovering()
 	return nil
@@ -401,7 +401,7 @@ func (e *engine) merge(h *head, in *Frame, catch *Type, from *code.Insn) error {
 	for i := range stack {
 		t, err := e.mergeStack(h.state.Stack[i], stack[i])
 		if err != nil {
-			return fmt.Errorf("%s: stack slot %d at a join (%s): %v", where(from), i, h.why(), err)
+			return fmt.Errorf("%s: stack slot %d at a join (%s): %w", where(from), i, h.why(), err)
 		}
 		if !t.Equal(h.state.Stack[i]) {
 			if &newStack[0] == &h.state.Stack[0] {
@@ -647,7 +647,7 @@ func (e *engine) walk(start int, s Frame) error {
 			pre = f.Clone()
 		}
 		if err := e.m.exec(n); err != nil {
-			return fmt.Errorf("%s: %v", where(n), err)
+			return fmt.Errorf("%s: %w", where(n), err)
 		}
 		if !code.EndsFlow(n.Op) {
 			// The JVM also checks handlers against the state after an instruction (a store
@@ -700,7 +700,7 @@ func (e *engine) walk(start int, s Frame) error {
 func (e *engine) mergeLabel(l *code.Label, f *Frame, from *code.Insn) error {
 	i, err := e.labelIndex(l)
 	if err != nil {
-		return fmt.Errorf("%s: target %v", where(from), err)
+		return fmt.Errorf("%s: target %w", where(from), err)
 	}
 	return e.merge(e.heads[e.runStart(i)], f, nil, from)
 }

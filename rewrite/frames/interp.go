@@ -3,7 +3,6 @@ package frames
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/heapledger/heapledger/rewrite/classfile"
 	"github.com/heapledger/heapledger/rewrite/code"
@@ -71,24 +70,13 @@ func methodTypes(desc string, buf []Type) (args []Type, ret Type, void bool, err
 	}
 	i := 1
 	for i < len(desc) && desc[i] != ')' {
-		j := i
-		for j < len(desc) && desc[j] == '[' {
-			j++
-		}
-		if j < len(desc) && desc[j] == 'L' {
-			k := strings.IndexByte(desc[j:], ';')
-			if k < 0 {
-				return nil, Type{}, false, fmt.Errorf("%q: class name without ';'", desc)
-			}
-			j += k
-		}
-		j++
-		if j > len(desc) {
-			return nil, Type{}, false, fmt.Errorf("%q: truncated argument", desc)
+		j, err := classfile.FieldTypeEnd(desc, i)
+		if err != nil {
+			return nil, Type{}, false, err
 		}
 		t, err := FieldType(desc[i:j])
 		if err != nil {
-			return nil, Type{}, false, fmt.Errorf("%q: %v", desc, err)
+			return nil, Type{}, false, fmt.Errorf("%q: %w", desc, err)
 		}
 		buf = append(buf, t)
 		i = j
@@ -99,7 +87,7 @@ func methodTypes(desc string, buf []Type) (args []Type, ret Type, void bool, err
 	if r := desc[i+1:]; r != "V" {
 		ret, err = FieldType(r)
 		if err != nil {
-			return nil, Type{}, false, fmt.Errorf("%q: %v", desc, err)
+			return nil, Type{}, false, fmt.Errorf("%q: %w", desc, err)
 		}
 		return buf, ret, false, nil
 	}
@@ -248,8 +236,6 @@ func (m *machine) replace(from Kind, t Type) error {
 // className returns the class a CONSTANT_Class operand names.
 func (m *machine) className(idx uint16) (string, error) { return m.pool.ClassName(idx) }
 
-var newarrayTypes = map[int32]string{4: "[Z", 5: "[C", 6: "[F", 7: "[D", 8: "[B", 9: "[S", 10: "[I", 11: "[J"}
-
 // exec applies one instruction (not a label) to the frame. Branch targets are the caller's
 // business; jsr pushes its return address and ret leaves the frame as it is.
 func (m *machine) exec(in *code.Insn) error {
@@ -390,7 +376,7 @@ func (m *machine) exec(in *code.Insn) error {
 		}
 		m.push(Type{Kind: Uninitialized, Site: in})
 	case op == code.NEWARRAY:
-		name, ok := newarrayTypes[in.Int]
+		name, ok := classfile.NewArrayClass(in.Int)
 		if !ok {
 			return fmt.Errorf("newarray of unknown type %d", in.Int)
 		}
@@ -597,13 +583,13 @@ func (m *machine) invoke(in *code.Insn) error {
 	m.args = args
 	for i := len(args) - 1; i >= 0; i-- {
 		if _, err := m.pop(args[i].Kind); err != nil {
-			return fmt.Errorf("argument %d of %s: %v", i+1, m.refName(in.Index, in.Op), err)
+			return fmt.Errorf("argument %d of %s: %w", i+1, m.refName(in.Index, in.Op), err)
 		}
 	}
 	if in.Op != code.INVOKESTATIC && in.Op != code.INVOKEDYNAMIC {
 		recv, err := m.pop(Object)
 		if err != nil {
-			return fmt.Errorf("receiver of %s: %v", m.refName(in.Index, in.Op), err)
+			return fmt.Errorf("receiver of %s: %w", m.refName(in.Index, in.Op), err)
 		}
 		if in.Op == code.INVOKESPECIAL && init {
 			if err := m.initialize(recv); err != nil {

@@ -73,7 +73,7 @@ func (m *Method) CompilerFrames() []LabelFrame {
 func Attach(b *code.Body) (*Method, error) {
 	initial, err := Initial(b.Method.Class, b.Method.Name, b.Method.Desc, b.Method.Access)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Method, err)
+		return nil, b.Method.Errorf(-1, "%w: %w", ErrNoFrames, err)
 	}
 	m := &Method{body: b, initial: initial, origLocals: b.MaxLocals, noFrames: b.Method.Major < 50}
 	if len(initial.Locals) > m.origLocals {
@@ -94,12 +94,12 @@ func Attach(b *code.Body) (*Method, error) {
 	}
 	entries, err := Decode(raw, b.Pool, initial, Limits{CodeLength: b.CodeLen(), MaxLocals: b.MaxLocals, MaxStack: b.MaxStack})
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Method, err)
+		return nil, b.Method.Errorf(-1, "%w: %w", ErrNoFrames, err)
 	}
 	for _, en := range entries {
 		l := b.LabelAt(en.Offset)
 		if l == nil {
-			return nil, fmt.Errorf("%s: frame at offset %d: no instruction starts there", b.Method, en.Offset)
+			return nil, b.Method.Errorf(en.Offset, "%w: frame here: no instruction starts there", ErrNoFrames)
 		}
 		for _, ts := range [][]Type{en.Frame.Locals, en.Frame.Stack} {
 			for i := range ts {
@@ -108,7 +108,7 @@ func Attach(b *code.Body) (*Method, error) {
 				}
 				site := b.InsnAt(ts[i].New)
 				if site == nil || site.Op != code.NEW {
-					return nil, fmt.Errorf("%s: frame at offset %d: uninitialized(%d) does not name a new instruction", b.Method, en.Offset, ts[i].New)
+					return nil, b.Method.Errorf(en.Offset, "%w: frame here: uninitialized(%d) does not name a new instruction", ErrNoFrames, ts[i].New)
 				}
 				ts[i].Site = site
 			}
@@ -131,7 +131,7 @@ func (m *Method) engine() (*engine, error) {
 	for _, ff := range m.fixed {
 		i, err := e.labelIndex(ff.label)
 		if err != nil {
-			return nil, fmt.Errorf("frame at original offset %d: %v", ff.label.Offset, err)
+			return nil, fmt.Errorf("frame at original offset %d: %w", ff.label.Offset, err)
 		}
 		h := e.headAt(i)
 		if h.fixed != nil && !h.fixed.Equal(ff.frame) {
@@ -155,7 +155,7 @@ func (m *Method) Analyze() (*Analysis, error) {
 	}
 	e, err := m.engine()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", m.body.Method, err)
+		return nil, m.body.Method.Errorf(-1, "%w: %w", ErrNoFrames, err)
 	}
 	return &Analysis{e: e}, nil
 }
@@ -167,11 +167,11 @@ func (m *Method) EncodeFrames(b *code.Body) ([]byte, error) {
 		return nil, nil
 	}
 	if b != m.body {
-		return nil, fmt.Errorf("%s: frames attached to another body", b.Method)
+		return nil, b.Method.Errorf(-1, "%w: frames attached to another body", ErrNoFrames)
 	}
 	e, err := m.engine()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Method, err)
+		return nil, b.Method.Errorf(-1, "%w: %w", ErrNoFrames, err)
 	}
 	defer e.release()
 	var entries []Entry
@@ -182,18 +182,18 @@ func (m *Method) EncodeFrames(b *code.Body) ([]byte, error) {
 		}
 		next := e.nextInsn(i)
 		if next == nil {
-			return nil, fmt.Errorf("%s: the %s is at the end of the code", b.Method, h.why())
+			return nil, b.Method.Errorf(-1, "%w: the %s is at the end of the code", ErrNoFrames, h.why())
 		}
 		if !h.visited {
-			return nil, fmt.Errorf("%s: no path reaches the %s at %s, so no frame can be derived for it", b.Method, h.why(), where(next))
+			return nil, b.Method.Errorf(-1, "%w: no path reaches the %s at %s, so no frame can be derived for it", ErrNoFrames, h.why(), where(next))
 		}
 		f := h.frame(e.origLocals)
 		if h.fixed == nil && h.sawUninitThis && !hasUninitThis(f.Locals) {
-			return nil, fmt.Errorf("%s: the %s at %s is reached both before and after this is initialized by super()/this(); no frame can hold both", b.Method, h.why(), where(next))
+			return nil, b.Method.Errorf(-1, "%w: the %s at %s is reached both before and after this is initialized by super()/this(); no frame can hold both", ErrNoFrames, h.why(), where(next))
 		}
 		f, err := withOffsets(f)
 		if err != nil {
-			return nil, fmt.Errorf("%s: frame at %s: %v", b.Method, where(next), err)
+			return nil, b.Method.Errorf(-1, "%w: frame at %s: %w", ErrNoFrames, where(next), err)
 		}
 		entries = append(entries, Entry{Offset: next.Pos(), Frame: f})
 	}
@@ -203,7 +203,7 @@ func (m *Method) EncodeFrames(b *code.Body) ([]byte, error) {
 	}
 	data, err := Encode(entries, m.initial, b.Pool)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", b.Method, err)
+		return nil, b.Method.Errorf(-1, "writing the StackMapTable: %w", err)
 	}
 	return data, nil
 }
@@ -262,15 +262,15 @@ type Analysis struct {
 func Infer(b *code.Body) (*Analysis, error) {
 	initial, err := Initial(b.Method.Class, b.Method.Name, b.Method.Desc, b.Method.Access)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Method, err)
+		return nil, b.Method.Errorf(-1, "%w: %w", ErrNoFrames, err)
 	}
 	e := newEngine(b, initial, false)
 	e.origLocals = 1 << 16 // no compiler frames: nothing is "added"
 	if err := e.findHeads(); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Method, err)
+		return nil, b.Method.Errorf(-1, "%w: %w", ErrNoFrames, err)
 	}
 	if err := e.run(); err != nil {
-		return nil, fmt.Errorf("%s: %v", b.Method, err)
+		return nil, b.Method.Errorf(-1, "%w: %w", ErrNoFrames, err)
 	}
 	return &Analysis{e: e}, nil
 }

@@ -308,7 +308,7 @@ func (r *reader) vtype(pool *classfile.Pool) Type {
 		}
 		name, err := pool.ClassName(i)
 		if err != nil {
-			r.err = fmt.Errorf("object type at byte %d: %v", r.pos-2, err)
+			r.err = fmt.Errorf("object type at byte %d: %w", r.pos-2, err)
 			return Type{}
 		}
 		return Type{Kind: Object, Class: name, Index: i}

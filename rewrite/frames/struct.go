@@ -14,11 +14,17 @@
 package frames
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/heapledger/heapledger/rewrite/code"
 )
+
+// ErrNoFrames is the cause of every error of Attach, Infer and a Method's frames when the data
+// flow cannot derive a frame without loading classes, or the code or its frames are
+// inconsistent: the rewrite keeps the method as it was, and reports it under this reason.
+var ErrNoFrames = errors.New("stack map frames cannot be derived")
 
 // Kind is a verification type's kind. The values are the verification_type_info tags of the
 // class file, so the reader and writer convert with a plain cast.

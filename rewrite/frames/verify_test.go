@@ -7,10 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/heapledger/heapledger/analysis/ctormap"
 	"github.com/heapledger/heapledger/fixtures"
+	"github.com/heapledger/heapledger/internal/testenv"
 	"github.com/heapledger/heapledger/rewrite/classfile"
 	"github.com/heapledger/heapledger/rewrite/code"
+	"github.com/heapledger/heapledger/rewrite/ctormap"
 	"github.com/heapledger/heapledger/rewrite/frames"
 )
 
@@ -145,7 +146,7 @@ func TestDerivedFramesVerify(t *testing.T) {
 	}
 	for _, s := range sets {
 		t.Run(s.name, func(t *testing.T) {
-			javac, java := fixtures.Tool(t, s.javac), fixtures.Tool(t, s.java)
+			javac, java := testenv.Tool(t, s.javac), testenv.Tool(t, s.java)
 			set, err := s.build(javac, java, t.TempDir())
 			if err != nil {
 				t.Fatal(err)

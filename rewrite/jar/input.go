@@ -57,19 +57,38 @@ func (e *Entry) String() string {
 	return e.Source + "!" + e.Name
 }
 
+// LimitError is an entry refused by Limits: one larger than MaxEntrySize, declared or read, or
+// one whose declared size is over MaxRatio times its compressed size (a zip bomb's mark).
+type LimitError struct {
+	Entry      string // "lib.jar!a/B.class"
+	Size       int64  // declared (or, past the declaration, read) uncompressed size
+	Compressed int64  // compressed size, for a ratio refusal
+	Limit      int64  // the limit passed: Limits.MaxEntrySize, or Limits.MaxRatio when Ratio
+	Ratio      bool
+	Read       bool // the size was read past the declared one (a directory input's file grew)
+}
+
+func (e *LimitError) Error() string {
+	switch {
+	case e.Ratio:
+		return fmt.Sprintf("%s: declared size %d bytes from %d compressed is a ratio over %d, typical of a zip bomb", e.Entry, e.Size, e.Compressed, e.Limit)
+	case e.Read:
+		return fmt.Sprintf("%s: larger than the limit of %d bytes", e.Entry, e.Limit)
+	}
+	return fmt.Sprintf("%s: declared size %d bytes exceeds the limit of %d", e.Entry, e.Size, e.Limit)
+}
+
 // check refuses to inflate an entry whose declared size would exceed lim. archive/zip fails a
 // read that produces more bytes than declared, so the declared size bounds what is read.
 func (e *Entry) check(lim Limits) error {
 	size := int64(e.Header.UncompressedSize64)
 	if e.Header.UncompressedSize64 > 1<<62 || (lim.MaxEntrySize > 0 && size > lim.MaxEntrySize) {
-		return fmt.Errorf("%s: declared size %d bytes exceeds the limit of %d (raise it with --max-entry-size)",
-			e, e.Header.UncompressedSize64, lim.MaxEntrySize)
+		return &LimitError{Entry: e.String(), Size: int64(e.Header.UncompressedSize64), Limit: lim.MaxEntrySize}
 	}
 	if e.zf != nil && lim.MaxRatio > 0 && size > ratioFloor {
 		comp := int64(e.Header.CompressedSize64)
 		if comp <= 0 || size/comp > lim.MaxRatio {
-			return fmt.Errorf("%s: declared size %d bytes from %d compressed is a ratio over %d, typical of a zip bomb (raise it with --max-ratio)",
-				e, size, comp, lim.MaxRatio)
+			return &LimitError{Entry: e.String(), Size: size, Compressed: comp, Limit: lim.MaxRatio, Ratio: true}
 		}
 	}
 	return nil
@@ -113,7 +132,7 @@ func (e *Entry) ReadAll(lim Limits) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", e, err)
 	}
 	if int64(buf.Len()) > max {
-		return nil, fmt.Errorf("%s: larger than the limit of %d bytes (raise it with --max-entry-size)", e, max)
+		return nil, &LimitError{Entry: e.String(), Size: int64(buf.Len()), Limit: max, Read: true}
 	}
 	return buf.Bytes(), nil
 }
@@ -171,7 +190,7 @@ func openZip(path string, r io.ReaderAt, size int64) (*Input, error) {
 	zr, err := zip.NewReader(r, size)
 	if err != nil {
 		if errors.Is(err, zip.ErrFormat) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return nil, fmt.Errorf("%s: not a jar or zip file, or truncated (%v); inputs are jars, class directories or class files", path, err)
+			return nil, fmt.Errorf("%s: not a jar or zip file, or truncated (%w); inputs are jars, class directories or class files", path, err)
 		}
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

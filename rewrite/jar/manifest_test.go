@@ -85,9 +85,9 @@ func TestSummaryCountsReasonsBeyondTheFirstFew(t *testing.T) {
 		t.Errorf("summary\n%s\nwant\n%s", got, want)
 	}
 	// Whole classes left alone are counted as classes, not as methods.
-	rep = &Report{Classes: 3, Unchanged: 3, SkipReasons: map[string]int{}, SkippedClasses: 3, ClassReasons: map[string]int{"module-info is never rewritten": 1, "already rewritten by heapledger (it calls heapledger/rt/Acct)": 2}}
+	rep = &Report{Classes: 3, Unchanged: 3, SkipReasons: map[string]int{}, SkippedClasses: 3, ClassReasons: map[string]int{"module-info is never rewritten": 1, "already rewritten by heapledger": 2}}
 	got = rep.Summary()
-	want = "3 classes: 0 rewritten, 3 unchanged, 0 failed; 0 methods skipped; 3 classes skipped (already rewritten by heapledger (it calls heapledger/rt/Acct): 2; module-info is never rewritten: 1); 0 entries written"
+	want = "3 classes: 0 rewritten, 3 unchanged, 0 failed; 0 methods skipped; 3 classes skipped (already rewritten by heapledger: 2; module-info is never rewritten: 1); 0 entries written"
 	if got != want {
 		t.Errorf("summary\n%s\nwant\n%s", got, want)
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/heapledger/heapledger/rewrite/transform"
 )
 
 // Failure is a class that could not be rewritten and was copied unchanged.
@@ -21,14 +23,18 @@ type Report struct {
 	Rewritten int // classes whose bytes changed
 	Unchanged int // classes the pass left as they were (or returned identical bytes for)
 	Failed    int // classes that failed to parse or rewrite and were copied unchanged
-	// SkippedMethods counts methods the pass left alone; SkipReasons groups them by reason.
+	// SkippedMethods counts methods the pass left alone; SkipReasons groups them by reason
+	// (transform.SkipCode, never a detail that names a method or an offset).
 	SkippedMethods int
 	SkipReasons    map[string]int
 	// SkippedClasses counts classes the pass left alone as a whole (module-info, a class
 	// rewritten before), which are among Unchanged; ClassReasons groups them by reason.
 	SkippedClasses int
 	ClassReasons   map[string]int
-	Failures       []Failure
+	// Examples holds, by reason, the first skip met for it with its detail ("a/B.run()V:
+	// ..."), for a listing that shows what each reason looks like.
+	Examples map[string]string
+	Failures []Failure
 	// Warnings are things the user should know that did not stop the run: duplicates across
 	// inputs, removed signature files, warnings of the pass.
 	Warnings []string
@@ -42,20 +48,46 @@ func (r *Report) warn(format string, args ...any) {
 type ReasonCount struct {
 	Reason  string
 	Methods int
+	Example string // Report.Examples of the reason
+}
+
+// skipped counts one skip of class (an entry name) under its code.
+func (r *Report) skipped(entry string, s transform.Skip) {
+	code := string(s.Code)
+	if s.Method == "" {
+		r.SkippedClasses++
+		r.ClassReasons[code]++
+	} else {
+		r.SkippedMethods++
+		r.SkipReasons[code]++
+	}
+	if _, ok := r.Examples[code]; !ok {
+		if r.Examples == nil {
+			r.Examples = map[string]string{}
+		}
+		what := entry
+		if s.Method != "" {
+			what += " " + s.Method
+		}
+		if s.Detail != "" {
+			what += ": " + s.Detail
+		}
+		r.Examples[code] = what
+	}
 }
 
 // Reasons lists the reasons methods were skipped for, most frequent first, so the reason
 // worth fixing leads.
-func (r *Report) Reasons() []ReasonCount { return byCount(r.SkipReasons) }
+func (r *Report) Reasons() []ReasonCount { return r.byCount(r.SkipReasons) }
 
 // ClassSkips lists the reasons whole classes were skipped for, as Reasons does (Methods then
 // counts classes).
-func (r *Report) ClassSkips() []ReasonCount { return byCount(r.ClassReasons) }
+func (r *Report) ClassSkips() []ReasonCount { return r.byCount(r.ClassReasons) }
 
-func byCount(m map[string]int) []ReasonCount {
+func (r *Report) byCount(m map[string]int) []ReasonCount {
 	rs := make([]ReasonCount, 0, len(m))
 	for reason, n := range m {
-		rs = append(rs, ReasonCount{reason, n})
+		rs = append(rs, ReasonCount{reason, n, r.Examples[reason]})
 	}
 	sort.Slice(rs, func(i, j int) bool {
 		if rs[i].Methods != rs[j].Methods {

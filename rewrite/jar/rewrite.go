@@ -21,6 +21,7 @@
 package jar
 
 import (
+	"archive/zip"
 	"bytes"
 	"compress/flate"
 	"context"
@@ -28,10 +29,12 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"maps"
 	"os"
 	"path"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -54,6 +57,21 @@ type Options struct {
 	Context context.Context
 	// Progress, when set, receives a progress line (rewritten with \r) while classes are processed.
 	Progress io.Writer
+	// Add, when set, adds entries of the run's own to a jar or directory output (the count
+	// pass's site table and the runtime it embeds), so the output is written once, complete,
+	// and committed atomically with them.
+	Add *Addition
+}
+
+// Addition is what a run adds to its output besides the inputs' entries.
+type Addition struct {
+	// Names are the entries added: input entries of these names are left out, replaced.
+	Names []string
+	// Finish runs once every class is rewritten, before the output is committed (a site table
+	// is complete only then), and returns the contents of the entries named in Names, which
+	// follow the inputs' entries in name order. A class-file output, which holds one class,
+	// takes none: Finish still runs, and its entries are dropped.
+	Finish func(rep *Report) (map[string][]byte, error)
 }
 
 // GCPercent is the garbage collector's target (GOGC) while Rewrite runs, unless the GOGC
@@ -215,6 +233,9 @@ func Rewrite(inputs []string, output string, pass transform.Class, opt Options) 
 	if err != nil {
 		return nil, err
 	}
+	if opt.Add != nil {
+		entries = slices.DeleteFunc(entries, func(e *Entry) bool { return slices.Contains(opt.Add.Names, e.Name) })
+	}
 
 	var w sink
 	switch {
@@ -232,10 +253,37 @@ func Rewrite(inputs []string, output string, pass transform.Class, opt Options) 
 		w.abort()
 		return nil, err
 	}
+	if err := addEntries(w, opt.Add, rep, IsClassOutput(output)); err != nil {
+		w.abort()
+		return nil, err
+	}
 	if err := w.commit(); err != nil {
 		return nil, err
 	}
 	return rep, nil
+}
+
+// addEntries writes the run's own entries (Options.Add) after the inputs', in name order.
+func addEntries(w sink, add *Addition, rep *Report, classOut bool) error {
+	if add == nil {
+		return nil
+	}
+	data, err := add.Finish(rep)
+	if err != nil || classOut {
+		return err
+	}
+	names := slices.Sorted(maps.Keys(data))
+	for _, n := range names {
+		if !slices.Contains(add.Names, n) {
+			return fmt.Errorf("internal: entry %s added but not named in Options.Add.Names", n)
+		}
+		e := &Entry{Name: n, Source: "heapledger", Header: zip.FileHeader{Name: n}}
+		if err := w.write(e, data[n]); err != nil {
+			return err
+		}
+		rep.Entries++
+	}
+	return nil
 }
 
 // sameFile returns the index of the input in seen that is the file st, or -1.
@@ -387,13 +435,7 @@ func run(entries []*Entry, signed bool, w sink, pass transform.Class, opt Option
 			rep.warn("%s: %s", e, warning)
 		}
 		for _, s := range j.res.Skipped {
-			if s.Method == "" {
-				rep.SkippedClasses++
-				rep.ClassReasons[s.Reason]++
-				continue
-			}
-			rep.SkippedMethods++
-			rep.SkipReasons[s.Reason]++
+			rep.skipped(e.String(), s)
 		}
 		var err error
 		switch {

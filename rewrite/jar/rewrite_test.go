@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -191,7 +192,7 @@ func TestFailuresPanicsAndSkipsAreReported(t *testing.T) {
 		}
 		return transform.Result{
 			Data:     append([]byte("X"), data...),
-			Skipped:  []transform.Skip{{Method: "big()V", Reason: "code would exceed 65535 bytes"}, {Method: "f()V", Reason: "jsr"}, {Method: "g()V", Reason: "jsr"}},
+			Skipped:  []transform.Skip{{Method: "big()V", Code: "code would exceed 65535 bytes"}, {Method: "f()V", Code: "jsr"}, {Method: "g()V", Code: "jsr"}},
 			Warnings: []string{"class file version 70 is newer than known"},
 		}, nil
 	})
@@ -343,7 +344,7 @@ func TestBadInputs(t *testing.T) {
 		{"traversal", makeJar(t, dir, "evil.jar", []testEntry{{name: "../../etc/x.class", data: fakeClass("x")}}, ""), "o4dir", Options{}, "evil.jar!../../etc/x.class: unsafe entry name: path leaves the output directory"},
 		{"absolute", makeJar(t, dir, "abs.jar", []testEntry{{name: "/tmp/x.txt"}}, ""), "o5dir", Options{}, "abs.jar!/tmp/x.txt: unsafe entry name: absolute"},
 		{"bomb", makeJar(t, dir, "bomb.jar", []testEntry{{name: "Z.class", data: zeros, method: zip.Deflate}}, ""), "o6.jar", Options{}, "bomb.jar!Z.class: declared size 4194304 bytes from"},
-		{"too big", makeJar(t, dir, "big.jar", []testEntry{{name: "Z.class", data: zeros[:5000], method: zip.Store}}, ""), "o7.jar", Options{Limits: Limits{MaxEntrySize: 4096}}, "big.jar!Z.class: declared size 5000 bytes exceeds the limit of 4096 (raise it with --max-entry-size)"},
+		{"too big", makeJar(t, dir, "big.jar", []testEntry{{name: "Z.class", data: zeros[:5000], method: zip.Store}}, ""), "o7.jar", Options{Limits: Limits{MaxEntrySize: 4096}}, "big.jar!Z.class: declared size 5000 bytes exceeds the limit of 4096"},
 		{"missing", filepath.Join(dir, "nope.jar"), "o8.jar", Options{}, "nope.jar: no such file"},
 	}
 	ok := transform.Func(func(string, []byte) (transform.Result, error) { return transform.Result{}, nil })
@@ -593,5 +594,92 @@ func TestClassFileInput(t *testing.T) {
 	os.WriteFile(bad, data[:20], 0o644)
 	if _, err := Rewrite([]string{bad}, filepath.Join(dir, "D.class"), pass, Options{}); err == nil || !strings.Contains(err.Error(), "Bad.class: not a class file that names its class") {
 		t.Errorf("truncated class: %v", err)
+	}
+}
+
+// TestSkipsGroupByCode: the summary counts skipped methods by their code, whatever their details
+// (which name methods and offsets), and keeps one example detail per code for --verbose.
+func TestSkipsGroupByCode(t *testing.T) {
+	rep := &Report{SkipReasons: map[string]int{}, ClassReasons: map[string]int{}}
+	for i := range 40 {
+		rep.skipped("x.jar!a/B.class", transform.Skip{Method: fmt.Sprintf("m%d()V", i), Code: transform.SkipNoFrames,
+			Detail: fmt.Sprintf("no frame at bytecode offset %d of method a.B.m%d()V", i, i)})
+	}
+	rep.skipped("x.jar!a/C.class", transform.Skip{Code: transform.SkipRewritten, Detail: "it calls heapledger/rt/Acct"})
+	sum := rep.Summary()
+	for _, want := range []string{"40 methods skipped (stack map frames cannot be derived: 40)", "1 classes skipped (already rewritten by heapledger: 1)"} {
+		if !strings.Contains(sum, want) {
+			t.Errorf("summary %q lacks %q", sum, want)
+		}
+	}
+	if strings.Contains(sum, "other reasons") || strings.Contains(sum, "offset") {
+		t.Errorf("summary splits one code by its details: %q", sum)
+	}
+	rs := rep.Reasons()
+	if len(rs) != 1 || rs[0].Example != "x.jar!a/B.class m0()V: no frame at bytecode offset 0 of method a.B.m0()V" {
+		t.Errorf("reasons %+v", rs)
+	}
+}
+
+// TestAddEntries: a run's own entries go into the output it writes, after the inputs' entries,
+// replacing an input entry of the same name, with contents Finish computes from the finished
+// report; jar and directory outputs alike, and only once everything else is written.
+func TestAddEntries(t *testing.T) {
+	dir := t.TempDir()
+	in := makeJar(t, dir, "in.jar", append(slices.Clone(sampleEntries), testEntry{name: "META-INF/heapledger/table.tsv", data: []byte("old"), method: zip.Deflate}), "")
+	for _, out := range []string{filepath.Join(dir, "out.jar"), filepath.Join(dir, "out")} {
+		classes := 0
+		add := &Addition{
+			Names: []string{"META-INF/heapledger/table.tsv", "z/extra.txt"},
+			Finish: func(rep *Report) (map[string][]byte, error) {
+				classes = rep.Classes
+				return map[string][]byte{"META-INF/heapledger/table.tsv": []byte(fmt.Sprintf("classes %d", rep.Classes)), "z/extra.txt": []byte("x")}, nil
+			},
+		}
+		rep, err := Rewrite([]string{in}, out, transform.Func(func(string, []byte) (transform.Result, error) { return transform.Result{}, nil }), Options{Workers: 2, Add: add})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if classes == 0 || classes != rep.Classes {
+			t.Errorf("%s: Finish saw %d classes, the run %d", out, classes, rep.Classes)
+		}
+		read := func(name string) string {
+			if strings.HasSuffix(out, ".jar") {
+				zr := readZip(t, out)
+				n := 0
+				var got string
+				for _, f := range zr.File {
+					if f.Name == name {
+						n++
+						rc, _ := f.Open()
+						b, _ := io.ReadAll(rc)
+						rc.Close()
+						got = string(b)
+					}
+				}
+				if n != 1 {
+					t.Errorf("%s: %d entries %s", out, n, name)
+				}
+				return got
+			}
+			b, _ := os.ReadFile(filepath.Join(out, filepath.FromSlash(name)))
+			return string(b)
+		}
+		if got := read("META-INF/heapledger/table.tsv"); got != fmt.Sprintf("classes %d", rep.Classes) {
+			t.Errorf("%s: table %q", out, got)
+		}
+		if got := read("z/extra.txt"); got != "x" {
+			t.Errorf("%s: extra %q", out, got)
+		}
+	}
+	// A failing Finish leaves no output.
+	out := filepath.Join(dir, "fail.jar")
+	_, err := Rewrite([]string{in}, out, transform.Func(func(string, []byte) (transform.Result, error) { return transform.Result{}, nil }),
+		Options{Add: &Addition{Finish: func(*Report) (map[string][]byte, error) { return nil, errors.New("no table") }}})
+	if err == nil {
+		t.Error("a failing Finish did not fail the run")
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("a failing Finish left an output")
 	}
 }

@@ -10,13 +10,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/heapledger/heapledger/rewrite/corpus"
+	"github.com/heapledger/heapledger/internal/testenv"
 	"github.com/heapledger/heapledger/rewrite/transform"
 )
 
 func runTool(t *testing.T, dir string, name string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(corpus.Tool(t, name), args...)
+	cmd := exec.Command(testenv.Tool(t, name), args...)
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -38,7 +38,7 @@ var shout = transform.Func(func(name string, data []byte) (transform.Result, err
 // the JDK accepts the output only because the signature was removed. The control (the same change
 // with the signature kept) must be refused, or this test proves nothing.
 func TestSignedJarRunsAfterRewrite(t *testing.T) {
-	corpus.Tool(t, "java")
+	testenv.Tool(t, "java")
 	dir := t.TempDir()
 	src := "public class Hello { public static void main(String[] a) { System.out.println(\"hello\"); } }\n"
 	if err := os.WriteFile(filepath.Join(dir, "Hello.java"), []byte(src), 0o644); err != nil {

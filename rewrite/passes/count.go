@@ -4,13 +4,12 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/heapledger/heapledger/rewrite/accounts"
 	"github.com/heapledger/heapledger/rewrite/classfile"
 	"github.com/heapledger/heapledger/rewrite/code"
-	"github.com/heapledger/heapledger/rewrite/frames"
+	"github.com/heapledger/heapledger/rewrite/commons"
 	"github.com/heapledger/heapledger/rewrite/transform"
 )
 
@@ -92,6 +91,11 @@ type countClass struct {
 	first, reserved int
 	// What tells the methods that need no account switch (boundary.go); nil when none switch.
 	inner *innerMethods
+
+	// The locals of the method being edited that hold the thread's state and the caller's
+	// account: the class's state is the count pass's commons.Advice, and the class's methods
+	// are edited one after another.
+	t, saved int
 }
 
 // pendingSite is a site inserted into the code, with the pool constant its ID goes in.
@@ -190,23 +194,9 @@ func (e *countEditor) accountOf(class string) int {
 	return e.ids[a]
 }
 
-// site is one allocation found in a method, with how to count it.
-type site struct {
-	at   *code.Insn // count after this instruction
-	kind string
-	typ  string // Java type name
-	off  int    // original offset of the allocating instruction
-	// how: "ref" (reference on top after at: dup + object), "noref" (object without the
-	// reference), "array" (typed one-dimensional array on top), "any" (array of unknown
-	// static type on top), "multi"
-	how       string
-	arrayDesc string // descriptor of the array overload for "array"
-	dims      int    // multianewarray dimensions
-	shape     int    // multianewarray: arrayDim | base<<8
-}
-
-func (e *countEditor) editMethod(cf *classfile.Class, m *classfile.Member, b *code.Body, state any) error {
+func (e *countEditor) editMethod(cf *classfile.Class, m *classfile.Member, cm *commons.Method, state any) error {
 	cc := state.(*countClass)
+	b := cm.Body
 	acct := cc.account
 	calls := false
 	mayAlloc := false
@@ -223,14 +213,13 @@ func (e *countEditor) editMethod(cf *classfile.Class, m *classfile.Member, b *co
 	if !calls && !mayAlloc {
 		return nil
 	}
-	sites, err := e.findSites(cf, cc, b)
+	sites, err := e.findSites(cf, cc, cm)
 	if err != nil {
 		return err
 	}
 	// Dead code never runs and keeps the compiler's frames there, which lack the locals
-	// inserted below: nothing is counted, restored or covered in it (addHandlers).
-	dead := deadCode(b)
-	if dead != nil {
+	// inserted below: nothing is counted, restored or covered in it (commons.Wrap).
+	if dead := cm.Dead(); dead != nil {
 		live := sites[:0]
 		for _, s := range sites {
 			if !dead[s.at] {
@@ -256,13 +245,6 @@ func (e *countEditor) editMethod(cf *classfile.Class, m *classfile.Member, b *co
 	if allAccounted {
 		static = acct
 	}
-	var inits []*code.Insn
-	if switchAccount {
-		if inits, err = initCalls(b); err != nil {
-			return err
-		}
-	}
-
 	lines := lineTable(b)
 	t := b.NewLocal(1)
 	eager := allAccounted && eagerFetch(b, sites)
@@ -271,7 +253,6 @@ func (e *countEditor) editMethod(cf *classfile.Class, m *classfile.Member, b *co
 			return err
 		}
 	}
-
 	if allAccounted {
 		// Lazy (most methods): t starts null and the first counting call the invocation
 		// reaches fetches the thread's state and hands it back (Acct's '*' overloads), so a
@@ -283,544 +264,39 @@ func (e *countEditor) editMethod(cf *classfile.Class, m *classfile.Member, b *co
 		if eager {
 			init = b.Seq().InvokeStatic(LedgerClass, "current", "()"+acctDesc).Store(code.ASTORE, t)
 		}
-		if err := init.Err(); err != nil {
-			return err
-		}
-		b.InsertAfter(nil, init)
-		return nil
-	}
-
-	// The thread's state is fetched once at the very start, before any label at offset 0 (a
-	// loop back to the first instruction must not fetch again) and, in a constructor, before
-	// super(): fetching runs no code of `this` and sites in super(...)'s arguments need it.
-	fetch := b.Seq().InvokeStatic(LedgerClass, "current", "()"+acctDesc).Store(code.ASTORE, t)
-	if err := fetch.Err(); err != nil {
-		return err
+		return b.InsertAfter(nil, init)
 	}
 	if !switchAccount {
-		b.InsertAfter(nil, fetch)
-		return nil
-	}
-
-	saved := b.NewLocal(1)
-	restore := func() *code.Seq {
-		return b.Seq().Load(code.ALOAD, t).Load(code.ILOAD, saved).Field(code.PUTFIELD, AcctClass, "account", "I")
-	}
-	for n := b.First(); n != nil; n = n.Next() {
-		if n.Op >= code.IRETURN && n.Op <= code.RETURN && !dead[n] {
-			s := restore()
-			if err := s.Err(); err != nil {
-				return err
-			}
-			b.InsertBefore(n, s)
-		}
-	}
-	end := b.NewLabel()
-	handler := b.NewLabel()
-	tail := b.Seq().Mark(end).Mark(handler)
-	tail.Load(code.ALOAD, t).Load(code.ILOAD, saved).Field(code.PUTFIELD, AcctClass, "account", "I").Op(code.ATHROW)
-	if err := tail.Err(); err != nil {
-		return err
-	}
-	// In a constructor the account switches right after super()/this() on each path: no
-	// handler may cover code before it, so allocations in super(...)'s arguments are charged
-	// to the caller (docs/instrumentation.md).
-	starts := inits
-	if len(starts) == 0 {
-		starts = []*code.Insn{nil}
-	}
-	var ranges []*code.Label
-	for i, at := range starts {
-		start := b.NewLabel()
 		s := b.Seq()
-		if at == nil {
-			s = fetch
-		}
-		s.Load(code.ALOAD, t).Field(code.GETFIELD, AcctClass, "account", "I").Store(code.ISTORE, saved).
-			Load(code.ALOAD, t).Int(int32(acct)).Field(code.PUTFIELD, AcctClass, "account", "I").Mark(start)
-		if err := s.Err(); err != nil {
-			return err
-		}
-		b.InsertAfter(at, s)
-		if at != nil && i == 0 {
-			b.InsertAfter(nil, fetch)
-		}
-		ranges = append(ranges, start)
+		cc.t = t
+		cc.Prologue(s)
+		return b.InsertAfter(nil, s)
 	}
-	b.Append(tail)
-	return addHandlers(b, ranges, end, handler, inits, dead)
+	// The account is saved and switched on entry — in a constructor right after super() or
+	// this() on each path, so allocations in super(...)'s arguments are charged to the caller
+	// (docs/instrumentation.md) — and restored on every exit, normal or exceptional.
+	cc.t, cc.saved = t, b.NewLocal(1)
+	_, err = commons.Wrap(cm, cc)
+	return err
 }
 
-// findSites lists the allocations of a method. Objects are paired with the constructor call
-// that initialises them by following uninitialized(new) through the code (frames.Infer); the
-// constructor's own super()/this() call initialises uninitializedThis and is not a site.
-func (e *countEditor) findSites(cf *classfile.Class, cc *countClass, b *code.Body) ([]site, error) {
-	var out []site
-	var fa *frames.Analysis
-	for n := b.First(); n != nil; n = n.Next() {
-		if n.Op == code.NEW {
-			var err error
-			if fa, err = frames.Infer(b); err != nil {
-				return nil, err
-			}
-			break
-		}
-	}
-	pool := b.Pool
-	if fa != nil {
-		err := fa.Walk(func(in *code.Insn, before *frames.Frame) error {
-			if in.Op != code.INVOKESPECIAL {
-				return nil
-			}
-			owner, name, desc, err := pool.MemberRef(in.Index)
-			if err != nil || name != "<init>" {
-				return err
-			}
-			args, err := classfile.MethodArgSlots(desc)
-			if err != nil {
-				return err
-			}
-			st := before.Stack
-			if len(st) < args+1 {
-				return fmt.Errorf("%s at offset %d: stack too short for %s.<init>%s", b.Method, in.Offset, owner, desc)
-			}
-			recv := st[len(st)-1-args]
-			if recv.Kind != frames.Uninitialized || recv.Site == nil {
-				return nil // super()/this(), not an allocation
-			}
-			s := site{at: in, kind: accounts.KindObject, typ: javaName(owner), off: recv.Site.Offset, how: "noref"}
-			// javac, Kotlin and Scala keep a second reference to the new object under the
-			// receiver (new; dup): after the call it is on top, and we can pass it on.
-			if len(st) >= args+2 && st[len(st)-2-args].Equal(recv) {
-				s.how = "ref"
-			}
-			out = append(out, s)
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	for n := b.First(); n != nil; n = n.Next() {
-		switch n.Op {
-		case code.NEWARRAY:
-			elem, ok := newarrayTypes[n.Int]
-			if !ok {
-				return nil, fmt.Errorf("%s at offset %d: newarray of unknown type %d", b.Method, n.Offset, n.Int)
-			}
-			out = append(out, site{at: n, kind: accounts.KindArray, typ: typeName(elem) + "[]", off: n.Offset, how: "array", arrayDesc: "[" + elem})
-		case code.ANEWARRAY:
-			c, err := pool.ClassName(n.Index)
-			if err != nil {
-				return nil, fmt.Errorf("%s at offset %d: %v", b.Method, n.Offset, err)
-			}
-			out = append(out, site{at: n, kind: accounts.KindArray, typ: typeName(classfile.DescriptorOfClass(c)) + "[]", off: n.Offset, how: "array", arrayDesc: "[Ljava/lang/Object;"})
-		case code.MULTIANEWARRAY:
-			c, err := pool.ClassName(n.Index)
-			if err != nil {
-				return nil, fmt.Errorf("%s at offset %d: %v", b.Method, n.Offset, err)
-			}
-			arrayDim, elem := classfile.ArrayDims(c)
-			dims := int(n.Int)
-			if dims < 1 || dims > arrayDim || arrayDim > 255 {
-				return nil, fmt.Errorf("%s at offset %d: multianewarray %s with %d dimensions", b.Method, n.Offset, c, dims)
-			}
-			s := site{at: n, kind: accounts.KindMulti, typ: typeName(c), off: n.Offset, how: "multi", dims: dims}
-			base := int('L')
-			if len(elem) == 1 {
-				base = int(elem[0])
-			}
-			s.shape = arrayDim | base<<8
-			if dims == 1 {
-				s.kind, s.how, s.arrayDesc = accounts.KindArray, "array", "[Ljava/lang/Object;"
-				if arrayDim == 1 && len(elem) == 1 {
-					s.arrayDesc = "[" + elem
-				}
-			}
-			out = append(out, s)
-		case code.INVOKEDYNAMIC:
-			s, ok, err := e.indySite(cf, cc, b, n)
-			if err != nil {
-				return nil, err
-			}
-			if ok {
-				out = append(out, s)
-			}
-		case code.INVOKEVIRTUAL, code.INVOKESTATIC, code.INVOKEINTERFACE:
-			owner, name, desc, err := pool.MemberRef(n.Index)
-			if err != nil {
-				return nil, fmt.Errorf("%s at offset %d: %v", b.Method, n.Offset, err)
-			}
-			switch {
-			case n.Op == code.INVOKEVIRTUAL && name == "clone" && strings.HasPrefix(desc, "()") && classfile.IsReference(desc[2:]):
-				if strings.HasPrefix(owner, "[") {
-					out = append(out, site{at: n, kind: accounts.KindCloneArray, typ: typeName(owner), off: n.Offset, how: "any"})
-				} else {
-					out = append(out, site{at: n, kind: accounts.KindClone, typ: javaName(owner), off: n.Offset, how: "ref"})
-				}
-			case n.Op == code.INVOKESTATIC && owner == "java/lang/reflect/Array" && name == "newInstance":
-				out = append(out, site{at: n, kind: accounts.KindReflectArray, typ: "(reflective array)", off: n.Offset, how: "any"})
-			case n.Op == code.INVOKEVIRTUAL && owner == "java/lang/reflect/Constructor" && name == "newInstance",
-				n.Op == code.INVOKEVIRTUAL && owner == "java/lang/Class" && name == "newInstance" && desc == "()Ljava/lang/Object;":
-				out = append(out, site{at: n, kind: accounts.KindReflect, typ: "(reflective object)", off: n.Offset, how: "ref"})
-			}
-		}
-	}
-	return out, nil
+// Prologue fetches the thread's state once at the very start, before any label at offset 0 (a
+// loop back to the first instruction must not fetch again) and, in a constructor, before
+// super(): fetching runs no code of `this` and sites in super(...)'s arguments need it.
+func (cc *countClass) Prologue(s *code.Seq) {
+	s.InvokeStatic(LedgerClass, "current", "()"+acctDesc).Store(code.ASTORE, cc.t)
 }
 
-// indySite recognises the invokedynamic call sites that allocate: capturing lambdas
-// (LambdaMetafactory with at least one captured value; a non-capturing lambda is a cached
-// singleton) and string concatenation (StringConcatFactory), whose result is a new String.
-func (e *countEditor) indySite(cf *classfile.Class, cc *countClass, b *code.Body, n *code.Insn) (site, bool, error) {
-	c, err := b.Pool.Entry(n.Index)
-	if err != nil {
-		return site{}, false, fmt.Errorf("%s at offset %d: %v", b.Method, n.Offset, err)
-	}
-	_, desc, err := b.Pool.DynamicNameAndType(n.Index)
-	if err != nil {
-		return site{}, false, fmt.Errorf("%s at offset %d: %v", b.Method, n.Offset, err)
-	}
-	bsms, err := cc.bootstrapMethods(cf)
-	if err != nil {
-		return site{}, false, err
-	}
-	if int(c.A) >= len(bsms) {
-		return site{}, false, fmt.Errorf("%s at offset %d: bootstrap method %d of %d", b.Method, n.Offset, c.A, len(bsms))
-	}
-	h, err := b.Pool.Entry(bsms[c.A].MethodRef)
-	if err != nil || h.Tag != classfile.TagMethodHandle {
-		return site{}, false, fmt.Errorf("%s at offset %d: bootstrap method is not a method handle", b.Method, n.Offset)
-	}
-	owner, _, _, err := b.Pool.MemberRef(h.B)
-	if err != nil {
-		return site{}, false, fmt.Errorf("%s at offset %d: %v", b.Method, n.Offset, err)
-	}
-	md, err := classfile.ParseMethodDescriptor(desc)
-	if err != nil {
-		return site{}, false, fmt.Errorf("%s at offset %d: %v", b.Method, n.Offset, err)
-	}
-	ret, ok := classfile.ClassOfDescriptor(md.Return)
-	if !ok {
-		return site{}, false, nil
-	}
-	switch owner {
-	case "java/lang/invoke/LambdaMetafactory":
-		if len(md.Args) == 0 {
-			return site{}, false, nil
-		}
-		return site{at: n, kind: accounts.KindLambda, typ: javaName(ret), off: n.Offset, how: "ref"}, true, nil
-	case "java/lang/invoke/StringConcatFactory":
-		return site{at: n, kind: accounts.KindConcat, typ: "java.lang.String", off: n.Offset, how: "ref"}, true, nil
-	}
-	return site{}, false, nil
+// Enter saves the caller's account and switches to the class's.
+func (cc *countClass) Enter(s *code.Seq) {
+	s.Load(code.ALOAD, cc.t).Field(code.GETFIELD, AcctClass, "account", "I").Store(code.ISTORE, cc.saved).
+		Load(code.ALOAD, cc.t).Int(int32(cc.account)).Field(code.PUTFIELD, AcctClass, "account", "I")
 }
 
-func (cc *countClass) bootstrapMethods(cf *classfile.Class) ([]classfile.BootstrapMethod, error) {
-	if !cc.parsed {
-		cc.parsed = true
-		a := classfile.FindAttribute(cf.Attributes, "BootstrapMethods", cf.Pool)
-		if a == nil {
-			cc.bsmErr = fmt.Errorf("%s: invokedynamic without a BootstrapMethods attribute", cf.Name())
-		} else if cc.bsms, cc.bsmErr = classfile.ParseBootstrapMethods(a); cc.bsmErr != nil {
-			cc.bsmErr = fmt.Errorf("%s: BootstrapMethods: %v", cf.Name(), cc.bsmErr)
-		}
-	}
-	return cc.bsms, cc.bsmErr
-}
+// Exit restores the caller's account before a return.
+func (cc *countClass) Exit(s *code.Seq, _ *code.Insn) { cc.Unwind(s) }
 
-// eagerFetch reports whether a method of a '*' rewrite fetches the thread's state on entry:
-// when it has two sites or more, or one in a method with a loop, not counting sites whose
-// object is thrown at once (an exception's construction is a cold path, and a hot method with
-// a few argument checks must not pay a fetch per call for them).
-func eagerFetch(b *code.Body, sites []site) bool {
-	warm := 0
-	for _, s := range sites {
-		if !thrown(s) {
-			warm++
-		}
-	}
-	return warm >= 2 || warm == 1 && hasLoop(b)
-}
-
-// thrown reports whether a site's object is thrown right after construction (new X; dup; ...;
-// invokespecial X.<init>; athrow).
-func thrown(s site) bool {
-	if s.how != "ref" || s.at == nil {
-		return false
-	}
-	n := s.at.Next()
-	for n != nil && n.Op == code.OpLabel {
-		n = n.Next()
-	}
-	return n != nil && n.Op == code.ATHROW
-}
-
-// hasLoop reports whether the method's original code branches backwards (a loop), by the
-// original offsets of branches, switches and their targets.
-func hasLoop(b *code.Body) bool {
-	back := func(from int, to *code.Label) bool { return to != nil && to.Offset >= 0 && to.Offset <= from }
-	for n := b.First(); n != nil; n = n.Next() {
-		if n.Offset < 0 || n.Op == code.OpLabel {
-			continue
-		}
-		if back(n.Offset, n.Target) {
-			return true
-		}
-		if sw := n.Switch; sw != nil {
-			if back(n.Offset, sw.Default) {
-				return true
-			}
-			for _, l := range sw.Targets {
-				if back(n.Offset, l) {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
-// insertCount inserts the counting call of s after s.at. Its site ID is a constant of its own
-// in the pool, filled in when the class's sites are numbered (finishClass). With static ≥ 0
-// (every class accounted) the account goes with the call (insertStaticCount); eager says t is
-// fetched on entry and never null.
-func (e *countEditor) insertCount(cc *countClass, b *code.Body, s site, t, static int, eager bool, lines map[*code.Insn]int) error {
-	line := -1
-	if l, ok := lines[s.at]; ok {
-		line = l
-	}
-	id, err := b.Pool.AddUniqueInteger()
-	if err != nil {
-		return err
-	}
-	cc.method = append(cc.method, pendingSite{id, accounts.Site{Kind: s.kind, Type: s.typ, Method: javaName(b.Method.Class) + "." + b.Method.Name + b.Method.Desc, Offset: s.off, Line: line}})
-	if static >= 0 {
-		return e.insertStaticCount(b, s, t, static, id, eager)
-	}
-	q := b.Seq()
-	switch s.how {
-	case "ref":
-		q.Op(code.DUP).Load(code.ALOAD, t).Ldc(id).InvokeStatic(AcctClass, "object", "(Ljava/lang/Object;"+acctDesc+"I)V")
-	case "noref":
-		if classLiteral(q, b, s) {
-			q.Load(code.ALOAD, t).Ldc(id).InvokeStatic(AcctClass, "object", "(Ljava/lang/Class;"+acctDesc+"I)V")
-		} else {
-			q.Load(code.ALOAD, t).Ldc(id).InvokeStatic(AcctClass, "object", "("+acctDesc+"I)V")
-		}
-	case "array":
-		q.Op(code.DUP).Load(code.ALOAD, t).Ldc(id).InvokeStatic(AcctClass, "array", "("+s.arrayDesc+acctDesc+"I)V")
-	case "any":
-		q.Op(code.DUP).Load(code.ALOAD, t).Ldc(id).InvokeStatic(AcctClass, "anyArray", "(Ljava/lang/Object;"+acctDesc+"I)V")
-	case "multi":
-		if err := multiCall(b, s, q, t, "multi", "V", -1, id); err != nil {
-			return err
-		}
-	default:
-		return fmt.Errorf("internal: site kind %q", s.how)
-	}
-	if err := q.Err(); err != nil {
-		return err
-	}
-	b.InsertAfter(s.at, q)
-	return nil
-}
-
-// insertStaticCount inserts the counting call of a site whose account is fixed (every class
-// accounted): the account goes with the call, t may still be null (the runtime fetches the
-// thread's state then) and the call returns the state, which goes back into t. With eager, t
-// was fetched on entry: objects and arrays take Acct.count, which has no null case.
-func (e *countEditor) insertStaticCount(b *code.Body, s site, t, account int, id uint16, eager bool) error {
-	if e.opt.ObjectInit && constructs(s.kind) {
-		set := b.Seq().Load(code.ALOAD, t).Int(int32(account)).InvokeStatic(AcctClass, "charge", "("+acctDesc+"I)"+acctDesc).Store(code.ASTORE, t)
-		if err := set.Err(); err != nil {
-			return err
-		}
-		b.InsertBefore(s.at, set)
-	}
-	q := b.Seq()
-	if eager && (s.how == "ref" || s.how == "array") {
-		first := "Ljava/lang/Object;"
-		if s.how == "array" {
-			first = s.arrayDesc
-		}
-		q.Op(code.DUP).Load(code.ALOAD, t).Int(int32(account)).Ldc(id).InvokeStatic(AcctClass, "count", "("+first+acctDesc+"II)V")
-		if err := q.Err(); err != nil {
-			return err
-		}
-		b.InsertAfter(s.at, q)
-		return nil
-	}
-	tail := acctDesc + "II)" + acctDesc
-	switch s.how {
-	case "ref":
-		q.Op(code.DUP).Load(code.ALOAD, t).Int(int32(account)).Ldc(id).InvokeStatic(AcctClass, "object", "(Ljava/lang/Object;"+tail)
-	case "noref":
-		if classLiteral(q, b, s) {
-			q.Load(code.ALOAD, t).Int(int32(account)).Ldc(id).InvokeStatic(AcctClass, "object", "(Ljava/lang/Class;"+tail)
-		} else {
-			q.Load(code.ALOAD, t).Int(int32(account)).Ldc(id).InvokeStatic(AcctClass, "object", "("+tail)
-		}
-	case "array":
-		q.Op(code.DUP).Load(code.ALOAD, t).Int(int32(account)).Ldc(id).InvokeStatic(AcctClass, "array", "("+s.arrayDesc+tail)
-	case "any":
-		q.Op(code.DUP).Load(code.ALOAD, t).Int(int32(account)).Ldc(id).InvokeStatic(AcctClass, "anyArray", "(Ljava/lang/Object;"+tail)
-	case "multi":
-		if err := multiCall(b, s, q, t, "multiIn", acctDesc, account, id); err != nil {
-			return err
-		}
-	default:
-		return fmt.Errorf("internal: site kind %q", s.how)
-	}
-	q.Store(code.ASTORE, t)
-	if err := q.Err(); err != nil {
-		return err
-	}
-	b.InsertAfter(s.at, q)
-	return nil
-}
-
-// constructs reports whether a site's objects run a constructor while the site's instruction
-// runs (object: the <init> call; reflect, lambda, concat: the call or invokedynamic), which the
-// Object.<init> hook counts then.
-func constructs(kind string) bool {
-	switch kind {
-	case accounts.KindObject, accounts.KindReflect, accounts.KindLambda, accounts.KindConcat:
-		return true
-	}
-	return false
-}
-
-// classLiteral pushes the class of a "noref" object site (new X; invokespecial X.<init> with no
-// dup: Scala's and Kotlin's singletons in <clinit>), so that the runtime knows the size of what
-// it counts without the object; it reports whether it did. Class literals need class files of
-// version 49 or later; the class is loaded already, since its object was just made.
-func classLiteral(q *code.Seq, b *code.Body, s site) bool {
-	if b.Method.Major < 49 {
-		return false
-	}
-	idx, err := b.Pool.AddClass(strings.ReplaceAll(s.typ, ".", "/"))
-	if err != nil {
-		return false
-	}
-	q.Ldc(idx)
-	return true
-}
-
-// multiCall appends the counting call of a multianewarray site to q: the new array (so that its
-// liveness can be tracked), t, the saved dimensions (in an int[] beyond three), the shape, then
-// the account when it is fixed (account ≥ 0) and the site's ID constant, to Acct.name returning
-// ret.
-func multiCall(b *code.Body, s site, q *code.Seq, t int, name, ret string, account int, id uint16) error {
-	locals, err := saveDims(b, s)
-	if err != nil {
-		return err
-	}
-	q.Op(code.DUP).Load(code.ALOAD, t)
-	dims := strings.Repeat("I", s.dims)
-	if s.dims <= 3 {
-		for _, l := range locals {
-			q.Load(code.ILOAD, l)
-		}
-	} else {
-		q.Int(int32(s.dims)).Insn(code.Insn{Op: code.NEWARRAY, Int: 10})
-		for i, l := range locals {
-			q.Op(code.DUP).Int(int32(i)).Load(code.ILOAD, l).Op(code.IASTORE)
-		}
-		dims = "[I"
-	}
-	q.Int(int32(s.shape))
-	trailing := "I"
-	if account >= 0 {
-		q.Int(int32(account))
-		trailing = "II"
-	}
-	q.Ldc(id)
-	q.InvokeStatic(AcctClass, name, "(Ljava/lang/Object;"+acctDesc+dims+"I"+trailing+")"+ret)
-	return nil
-}
-
-// saveDims keeps copies of a multianewarray's dimensions in new locals, inserted before the
-// instruction (which consumes them), so they can be passed on after the allocation succeeded
-// (nothing is counted if it fails). It returns the locals, outermost dimension first.
-func saveDims(b *code.Body, s site) ([]int, error) {
-	locals := make([]int, s.dims)
-	save := b.Seq()
-	for i := range locals {
-		locals[i] = b.NewLocal(1)
-	}
-	for i := s.dims - 1; i >= 0; i-- {
-		save.Store(code.ISTORE, locals[i])
-	}
-	for i := 0; i < s.dims; i++ {
-		save.Load(code.ILOAD, locals[i])
-	}
-	if err := save.Err(); err != nil {
-		return nil, err
-	}
-	b.InsertBefore(s.at, save)
-	return locals, nil
-}
-
-// lineTable maps each instruction to its source line, from the LineNumberTable.
-func lineTable(b *code.Body) map[*code.Insn]int {
-	starts := map[*code.Label]int{}
-	for _, a := range b.Attrs {
-		if a.Kind == code.AttrLineNumbers {
-			for _, ln := range a.Lines {
-				starts[ln.Start] = int(ln.Line)
-			}
-		}
-	}
-	if len(starts) == 0 {
-		return nil
-	}
-	out := map[*code.Insn]int{}
-	cur := -1
-	for n := b.First(); n != nil; n = n.Next() {
-		if n.IsLabel() {
-			if l, ok := starts[n.Label]; ok {
-				cur = l
-			}
-			continue
-		}
-		if cur >= 0 {
-			out[n] = cur
-		}
-	}
-	return out
-}
-
-var newarrayTypes = map[int32]string{4: "Z", 5: "C", 6: "F", 7: "D", 8: "B", 9: "S", 10: "I", 11: "J"}
-
-// javaName turns an internal class name into a Java name: "java/util/Map$Entry" →
-// "java.util.Map$Entry".
-func javaName(internal string) string { return strings.ReplaceAll(internal, "/", ".") }
-
-// typeName turns a field descriptor or array class name into a Java type name: "[[I" →
-// "int[][]", "Ljava/lang/String;" → "java.lang.String".
-func typeName(desc string) string {
-	dims, elem := classfile.ArrayDims(desc)
-	var base string
-	switch elem {
-	case "Z":
-		base = "boolean"
-	case "B":
-		base = "byte"
-	case "C":
-		base = "char"
-	case "S":
-		base = "short"
-	case "I":
-		base = "int"
-	case "J":
-		base = "long"
-	case "F":
-		base = "float"
-	case "D":
-		base = "double"
-	default:
-		base = javaName(strings.TrimSuffix(strings.TrimPrefix(elem, "L"), ";"))
-	}
-	return base + strings.Repeat("[]", dims)
+// Unwind restores the caller's account when an exception leaves the method.
+func (cc *countClass) Unwind(s *code.Seq) {
+	s.Load(code.ALOAD, cc.t).Load(code.ILOAD, cc.saved).Field(code.PUTFIELD, AcctClass, "account", "I")
 }

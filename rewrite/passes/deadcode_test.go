@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/heapledger/heapledger/fixtures"
+	"github.com/heapledger/heapledger/internal/testenv"
 	"github.com/heapledger/heapledger/internal/testjars"
 	"github.com/heapledger/heapledger/rewrite/accounts"
 )
@@ -18,7 +19,7 @@ import (
 // N: expected object, found top": the catch-all handler covered the dead code, issue 37); they
 // must be rewritten, link, run, and count what the live code allocates.
 func TestDeadCodeOfASMCompilers(t *testing.T) {
-	javac, java := fixtures.Tool(t, "javac"), fixtures.Tool(t, "java")
+	javac, java := testenv.Tool(t, "javac"), testenv.Tool(t, "java")
 	asm := testjars.Path(t, "asm.jar")
 	gen, classes := t.TempDir(), t.TempDir()
 	if out, err := exec.Command(javac, "-cp", asm, "-d", gen, filepath.Join("testdata", "asmgen", "DeadTail.java")).CombinedOutput(); err != nil {
@@ -53,7 +54,7 @@ func TestDeadCodeOfASMCompilers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fixtures.Tool(t, rt) // built by `make build`
+	testenv.Tool(t, rt) // built by `make build`
 	verifyAll(t, java, out, []string{rt})
 	b, err := exec.Command(java, "-Xverify:all", "-Dheapledger.snapshot.dir="+t.TempDir(), "-cp", out+string(os.PathListSeparator)+rt, "dead.Tail").CombinedOutput()
 	if err != nil || strings.TrimSpace(string(b)) != "7" {

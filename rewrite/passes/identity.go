@@ -2,7 +2,7 @@ package passes
 
 import (
 	"github.com/heapledger/heapledger/rewrite/classfile"
-	"github.com/heapledger/heapledger/rewrite/code"
+	"github.com/heapledger/heapledger/rewrite/commons"
 	"github.com/heapledger/heapledger/rewrite/transform"
 )
 
@@ -18,6 +18,6 @@ type identityEditor struct{}
 
 func (identityEditor) prepareClass(*classfile.Class) (any, error) { return nil, nil }
 
-func (identityEditor) editMethod(*classfile.Class, *classfile.Member, *code.Body, any) error {
+func (identityEditor) editMethod(*classfile.Class, *classfile.Member, *commons.Method, any) error {
 	return nil
 }

@@ -4,10 +4,11 @@ import (
 	"archive/zip"
 	"bytes"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/heapledger/heapledger/internal/testenv"
 )
 
 // The identity pass decodes, re-frames and re-encodes every method of real jars and must give
@@ -24,7 +25,7 @@ func TestIdentityRealJarsByteIdentical(t *testing.T) {
 			}
 			for _, s := range res.Skipped {
 				if s.Method != "" {
-					t.Errorf("%s!%s: identity skipped %s: %s", jar, name, s.Method, s.Reason)
+					t.Errorf("%s!%s: identity skipped %s: %s", jar, name, s.Method, s.Reason())
 				}
 			}
 			total++
@@ -50,10 +51,7 @@ func jarClasses(t testing.TB, jar string) []namedClass {
 	path := filepath.Join("/usr/share/java", jar)
 	z, err := zip.OpenReader(path)
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is required under CI: %v", path, err)
-		}
-		t.Skipf("skipping: %s not available (%v); scripts/install-deps.sh installs it", path, err)
+		testenv.Unavailable(t, "%s: %v", path, err)
 	}
 	defer z.Close()
 	var out []namedClass

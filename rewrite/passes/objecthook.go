@@ -5,6 +5,7 @@ import (
 
 	"github.com/heapledger/heapledger/rewrite/classfile"
 	"github.com/heapledger/heapledger/rewrite/code"
+	"github.com/heapledger/heapledger/rewrite/commons"
 	"github.com/heapledger/heapledger/rewrite/transform"
 )
 
@@ -44,19 +45,15 @@ func (objectHookEditor) prepareClass(c *classfile.Class) (any, error) {
 	return nil, nil
 }
 
-func (objectHookEditor) editMethod(c *classfile.Class, m *classfile.Member, b *code.Body, _ any) error {
+func (objectHookEditor) editMethod(c *classfile.Class, m *classfile.Member, cm *commons.Method, _ any) error {
+	b := cm.Body
 	if !m.Is(c.Pool, "<init>", "()V") {
 		return nil
 	}
 	// At the start, before any label: Object.<init> has no super() call, so `this` is an
 	// initialised reference from the first instruction on (JVMS 4.10.1.6), and a call there
 	// needs no new stack map frame.
-	s := b.Seq().Load(code.ALOAD, 0).InvokeStatic(ObjectHookOwner, ObjectHookMethod, objectHookDesc)
-	if err := s.Err(); err != nil {
-		return fmt.Errorf("%s.<init>()V offset 0: %w", ObjectClass, err)
-	}
-	b.InsertAfter(nil, s)
-	return nil
+	return b.InsertAfter(nil, b.Seq().Load(code.ALOAD, 0).InvokeStatic(ObjectHookOwner, ObjectHookMethod, objectHookDesc))
 }
 
 // WithObjectInitHook routes java.lang.Object to the Object.<init> hook and every other class to

@@ -1,12 +1,13 @@
-// Package passes holds the rewriting passes that prove the class-file engine: identity decodes
-// and re-encodes every method without edits, and probe inserts calls to a tiny runtime
-// (runtime-java/probe) at method entry, before every return, in a handler covering the body and
-// after every allocation.
+// Package passes holds the rewriting passes: count (memory accounts and allocation counts, the
+// product), probe (calls to a tiny runtime, runtime-java/probe, at entry, exits and allocations:
+// the worked example of a pass, docs/instrumentation.md), identity (decode and re-encode, which
+// proves the engine) and the Object.<init> hook.
 //
-// Both share one driver: parse the class, decode each method that has code, let the pass edit
-// the body, re-encode it with its frames, and keep any method that cannot be rewritten safely
-// exactly as it was, listed in Result.Skipped with the reason. A pass value holds no mutable
-// state, so one value serves every goroutine of the jar pipeline.
+// All share one driver: parse the class, decode each method that has code, let the pass edit
+// the body (through the commons layer, rewrite/commons, for advice around it), re-encode it with
+// its frames, and keep any method that cannot be rewritten safely exactly as it was, listed in
+// Result.Skipped with a code and the error. A pass value holds no mutable state, so one value
+// serves every goroutine of the jar pipeline.
 package passes
 
 import (
@@ -16,6 +17,7 @@ import (
 
 	"github.com/heapledger/heapledger/rewrite/classfile"
 	"github.com/heapledger/heapledger/rewrite/code"
+	"github.com/heapledger/heapledger/rewrite/commons"
 	"github.com/heapledger/heapledger/rewrite/frames"
 	"github.com/heapledger/heapledger/rewrite/transform"
 )
@@ -43,7 +45,7 @@ func IsRuntimeClass(internalName string) bool {
 // there keeps every method of the class unmodified, with that reason.
 type methodEditor interface {
 	prepareClass(c *classfile.Class) (any, error)
-	editMethod(c *classfile.Class, m *classfile.Member, b *code.Body, state any) error
+	editMethod(c *classfile.Class, m *classfile.Member, cm *commons.Method, state any) error
 }
 
 // framesWriter is implemented by editors that install their own code.FrameEncoder on every
@@ -94,8 +96,8 @@ func (d *driver) TransformClassInTurn(name string, data []byte, turn *transform.
 		return res, fmt.Errorf("%s: %w", name, err)
 	}
 	cname := cf.Name()
-	if skip, why := untouchable(cf, cname); skip {
-		res.Skipped = append(res.Skipped, transform.Skip{Reason: why})
+	if code, skip := untouchable(cf, cname); skip {
+		res.Skipped = append(res.Skipped, transform.Skip{Code: code})
 		return res, nil
 	}
 	// Rewriting a rewritten class would count each of its allocations twice (and, under the
@@ -103,7 +105,7 @@ func (d *driver) TransformClassInTurn(name string, data []byte, turn *transform.
 	// as safe on rewritten code as on any other.
 	if !d.alwaysWrite {
 		if mark := rewrittenBefore(cf); mark != "" {
-			res.Skipped = append(res.Skipped, transform.Skip{Reason: transform.RewrittenBefore + " (it calls " + mark + ")"})
+			res.Skipped = append(res.Skipped, transform.Skip{Code: transform.SkipRewritten, Detail: "it calls " + mark})
 			return res, nil
 		}
 	}
@@ -111,7 +113,7 @@ func (d *driver) TransformClassInTurn(name string, data []byte, turn *transform.
 	if err != nil {
 		for _, m := range cf.Methods {
 			if m.AccessFlags&(classfile.AccAbstract|classfile.AccNative) == 0 {
-				res.Skipped = append(res.Skipped, transform.Skip{Method: m.Name(cf.Pool) + m.Descriptor(cf.Pool), Reason: reason(err)})
+				res.Skipped = append(res.Skipped, skipOf(m.Name(cf.Pool)+m.Descriptor(cf.Pool), transform.SkipRefused, err))
 			}
 		}
 		return res, nil
@@ -122,11 +124,12 @@ func (d *driver) TransformClassInTurn(name string, data []byte, turn *transform.
 		err := fin.beginClass(cf, state, turn)
 		turn.Done()
 		if err != nil {
-			return transform.Result{}, fmt.Errorf("%s: pass %s: %w", cname, d.name, err)
+			return transform.Result{}, code.Method{Class: cname}.Errorf(-1, "pass %s: %w", d.name, err)
 		}
 	}
+	cm := &commons.Method{} // one for the class's methods in turn
 	for _, m := range cf.Methods {
-		ok, skip, err := d.method(cf, cname, m, state)
+		ok, skip, err := d.method(cf, cname, m, cm, state)
 		if err != nil {
 			return transform.Result{}, err
 		}
@@ -143,12 +146,12 @@ func (d *driver) TransformClassInTurn(name string, data []byte, turn *transform.
 	}
 	if fin != nil {
 		if err := fin.finishClass(cf, state); err != nil {
-			return transform.Result{}, fmt.Errorf("%s: pass %s: %w", cname, d.name, err)
+			return transform.Result{}, code.Method{Class: cname}.Errorf(-1, "pass %s: %w", d.name, err)
 		}
 	}
 	out, err := cf.Bytes()
 	if err != nil {
-		return transform.Result{}, fmt.Errorf("%s: pass %s: %w", cname, d.name, err)
+		return transform.Result{}, code.Method{Class: cname}.Errorf(-1, "pass %s: %w", d.name, err)
 	}
 	res.Data = out
 	return res, nil
@@ -207,32 +210,35 @@ func rewrittenBefore(cf *classfile.Class) string {
 }
 
 // untouchable says whether a whole class must be left alone, and why.
-func untouchable(cf *classfile.Class, cname string) (bool, string) {
+func untouchable(cf *classfile.Class, cname string) (transform.SkipCode, bool) {
 	switch {
 	case cf.AccessFlags&classfile.AccModule != 0 || cname == "module-info" || strings.HasSuffix(cname, "/module-info"):
-		return true, "module-info is never rewritten"
+		return transform.SkipModuleInfo, true
 	case cname == "package-info" || strings.HasSuffix(cname, "/package-info"):
-		return true, "package-info is never rewritten"
+		return transform.SkipPackageInfo, true
 	case IsRuntimeClass(cname):
-		return true, "heapledger's own runtime is never instrumented"
+		return transform.SkipRuntime, true
 	}
-	return false, ""
+	return "", false
 }
 
 // method rewrites one method in place. It reports whether the method's Code attribute was
 // replaced, or a Skip when the method was kept as it was. An error is returned only for damage
 // to the class as a whole, which the caller cannot recover from by keeping one method.
-func (d *driver) method(cf *classfile.Class, cname string, m *classfile.Member, state any) (bool, *transform.Skip, error) {
+func (d *driver) method(cf *classfile.Class, cname string, m *classfile.Member, cm *commons.Method, state any) (bool, *transform.Skip, error) {
 	mname, mdesc := m.Name(cf.Pool), m.Descriptor(cf.Pool)
-	skip := func(err error) (bool, *transform.Skip, error) {
-		return false, &transform.Skip{Method: mname + mdesc, Reason: reason(err)}, nil
+	// Each step has the reason its failures are reported under unless the error says better
+	// (skipOf).
+	skip := func(code transform.SkipCode, err error) (bool, *transform.Skip, error) {
+		s := skipOf(mname+mdesc, code, err)
+		return false, &s, nil
 	}
 	if m.AccessFlags&(classfile.AccAbstract|classfile.AccNative) != 0 {
 		return false, nil, nil
 	}
 	c, attr, err := cf.MethodCode(m)
 	if err != nil {
-		return skip(err)
+		return skip(transform.SkipUnreadableCode, err)
 	}
 	if c == nil {
 		return false, nil, nil
@@ -240,7 +246,7 @@ func (d *driver) method(cf *classfile.Class, cname string, m *classfile.Member, 
 	meth := code.Method{Class: cname, Name: mname, Desc: mdesc, Access: m.AccessFlags, Major: cf.Major}
 	b, err := code.Decode(c, cf.Pool, meth)
 	if err != nil {
-		return skip(err)
+		return skip(transform.SkipUnreadableCode, err)
 	}
 	// Nothing of the body outlives this method (the new attribute is bytes), so its nodes go
 	// to the next method decoded.
@@ -250,11 +256,12 @@ func (d *driver) method(cf *classfile.Class, cname string, m *classfile.Member, 
 	// general data flow.
 	if _, own := d.ed.(framesWriter); !own {
 		if _, err := frames.Attach(b); err != nil {
-			return skip(err)
+			return skip(transform.SkipNoFrames, err)
 		}
 	}
-	if err := d.ed.editMethod(cf, m, b, state); err != nil {
-		return skip(err)
+	cm.Reset(b)
+	if err := d.ed.editMethod(cf, m, cm, state); err != nil {
+		return skip(transform.SkipInstrument, err)
 	}
 	if !b.Modified() && !d.alwaysWrite {
 		// The pass left the method alone (the count pass's skip rules): its Code attribute
@@ -263,11 +270,11 @@ func (d *driver) method(cf *classfile.Class, cname string, m *classfile.Member, 
 	}
 	nc, err := b.Encode()
 	if err != nil {
-		return skip(err)
+		return skip(transform.SkipUnencodable, err)
 	}
 	na, err := nc.Encode(attr.NameIndex)
 	if err != nil {
-		return skip(err)
+		return skip(transform.SkipUnencodable, err)
 	}
 	for i, a := range m.Attributes {
 		if a == attr {
@@ -275,20 +282,28 @@ func (d *driver) method(cf *classfile.Class, cname string, m *classfile.Member, 
 			return true, nil, nil
 		}
 	}
-	return false, nil, fmt.Errorf("%s.%s%s: Code attribute vanished from the method", cname, mname, mdesc)
+	return false, nil, meth.Errorf(-1, "Code attribute vanished from the method")
 }
 
-// reason turns an error into the short text a Skip carries. The classic limits get fixed
-// wording, so the jar pipeline's summary can count methods by reason; everything else keeps its
-// message, which names the class, method and offset.
-func reason(err error) string {
+// skipOf is the Skip of a method kept as it was because of err, met at a step whose failures
+// are reported as dflt. The classic limits have fixed wording and no detail, and causes that
+// say more than the step (a constructor with no super() call, frames that cannot be derived)
+// give their own code; the detail is the error itself, which names the class, method and
+// offset, so the code alone groups methods in the summary (issue 37 counted "2752 more methods
+// for 2752 other reasons" when reasons held method names).
+func skipOf(method string, dflt transform.SkipCode, err error) transform.Skip {
+	s := transform.Skip{Method: method, Code: dflt, Detail: err.Error()}
 	switch {
 	case errors.Is(err, code.ErrCodeTooLarge):
-		return "code would exceed 65535 bytes"
+		s.Code, s.Detail = transform.SkipTooLarge, ""
 	case errors.Is(err, classfile.ErrPoolOverflow):
-		return "constant pool would exceed 65535 entries"
+		s.Code, s.Detail = transform.SkipPoolFull, ""
 	case errors.Is(err, code.ErrUnmappableAttribute):
-		return "code has an attribute whose offsets cannot be remapped: " + err.Error()
+		s.Code = transform.SkipUnmappable
+	case errors.Is(err, commons.ErrNoInitCall):
+		s.Code = transform.SkipNoInitCall
+	case errors.Is(err, frames.ErrNoFrames):
+		s.Code = transform.SkipNoFrames
 	}
-	return err.Error()
+	return s
 }

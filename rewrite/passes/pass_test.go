@@ -2,12 +2,17 @@ package passes
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/heapledger/heapledger/rewrite/accounts"
 	"github.com/heapledger/heapledger/rewrite/classfile"
+	"github.com/heapledger/heapledger/rewrite/code"
+	"github.com/heapledger/heapledger/rewrite/commons"
+	"github.com/heapledger/heapledger/rewrite/frames"
 	"github.com/heapledger/heapledger/rewrite/transform"
 )
 
@@ -108,7 +113,7 @@ func TestUntouchableClasses(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if res.Data != nil || len(res.Skipped) != 1 || res.Skipped[0].Method != "" || !strings.Contains(res.Skipped[0].Reason, tc.reason) {
+				if res.Data != nil || len(res.Skipped) != 1 || res.Skipped[0].Method != "" || !strings.Contains(res.Skipped[0].Reason(), tc.reason) {
 					t.Errorf("result changed=%v skipped=%v, want the whole class left alone for %q", res.Changed(), res.Skipped, tc.reason)
 				}
 			}
@@ -148,7 +153,7 @@ func TestRewrittenClassesAreNotRewrittenAgain(t *testing.T) {
 					t.Fatal(err)
 				}
 				if again.Data != nil || len(again.Skipped) != 1 || again.Skipped[0].Method != "" ||
-					again.Skipped[0].Reason != transform.RewrittenBefore+" (it calls "+tc.mark+")" {
+					again.Skipped[0].Reason() != transform.RewrittenBefore+": it calls "+tc.mark {
 					t.Errorf("rewritten again: changed=%v skipped=%v, want the class left alone", again.Changed(), again.Skipped)
 				}
 			}
@@ -202,7 +207,7 @@ func TestPoolOverflowSkipsMethods(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := transform.Skip{Method: "run()V", Reason: "constant pool would exceed 65535 entries"}
+	want := transform.Skip{Method: "run()V", Code: transform.SkipPoolFull}
 	if res.Data != nil || len(res.Skipped) != 1 || res.Skipped[0] != want {
 		t.Errorf("result changed=%v skipped=%v, want unchanged and %v", res.Changed(), res.Skipped, want)
 	}
@@ -239,5 +244,29 @@ func TestPoolRefsReuseExistingConstants(t *testing.T) {
 	}
 	if name, err := cf.Pool.ClassName(idx[2]); err != nil || name != "java/lang/Throwable" {
 		t.Errorf("class index %d is %q (%v)", idx[2], name, err)
+	}
+}
+
+// TestSkipCodes: a method's skip takes its code from the error's chain when the chain says
+// more than the step that failed, and the detail keeps the error, with its method and offset.
+func TestSkipCodes(t *testing.T) {
+	m := code.Method{Class: "a/B", Name: "run", Desc: "()V"}
+	for _, tc := range []struct {
+		err  error
+		want transform.SkipCode
+	}{
+		{m.Errorf(-1, "%w", &code.TooLargeError{Size: 70000}), transform.SkipTooLarge},
+		{m.Errorf(3, "ldc: %w", classfile.ErrPoolOverflow), transform.SkipPoolFull},
+		{m.Errorf(-1, "%w: %w", frames.ErrNoFrames, errors.New("x meets y")), transform.SkipNoFrames},
+		{m.Errorf(-1, "%w", commons.ErrNoInitCall), transform.SkipNoInitCall},
+		{m.Errorf(7, "something else"), transform.SkipInstrument},
+	} {
+		s := skipOf("run()V", transform.SkipInstrument, fmt.Errorf("outer: %w", tc.err))
+		if s.Code != tc.want {
+			t.Errorf("%v: code %q, want %q", tc.err, s.Code, tc.want)
+		}
+		if s.Detail != "" && !strings.Contains(s.Detail, "of method a/B.run()V") && !strings.Contains(s.Detail, "in method a/B.run()V") {
+			t.Errorf("%v: detail %q does not name the method", tc.err, s.Detail)
+		}
 	}
 }

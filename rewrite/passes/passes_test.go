@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/heapledger/heapledger/fixtures"
+	"github.com/heapledger/heapledger/internal/testenv"
 	"github.com/heapledger/heapledger/rewrite/classfile"
 	"github.com/heapledger/heapledger/rewrite/code"
 	"github.com/heapledger/heapledger/rewrite/transform"
@@ -53,7 +54,7 @@ func (o *once) get(t *testing.T, build func() (any, error)) any {
 var java17, java25, jasmin, probeRT, verifyTool once
 
 func set17(t *testing.T) *fixtures.Set {
-	javac, java := fixtures.Tool(t, "javac"), fixtures.Tool(t, "java")
+	javac, java := testenv.Tool(t, "javac"), testenv.Tool(t, "java")
 	return java17.get(t, func() (any, error) {
 		return fixtures.BuildJava17(javac, java, filepath.Join(tmpRoot, "java17"))
 	}).(*fixtures.Set)
@@ -61,14 +62,14 @@ func set17(t *testing.T) *fixtures.Set {
 
 func set25(t *testing.T) *fixtures.Set {
 	h := fixtures.JDK25Home()
-	javac, java := fixtures.Tool(t, filepath.Join(h, "bin/javac")), fixtures.Tool(t, filepath.Join(h, "bin/java"))
+	javac, java := testenv.Tool(t, filepath.Join(h, "bin/javac")), testenv.Tool(t, filepath.Join(h, "bin/java"))
 	return java25.get(t, func() (any, error) {
 		return fixtures.BuildJava25(javac, java, filepath.Join(tmpRoot, "java25"))
 	}).(*fixtures.Set)
 }
 
 func setJasmin(t *testing.T) *fixtures.Set {
-	jasminTool, java := fixtures.Tool(t, "jasmin"), fixtures.Tool(t, "java")
+	jasminTool, java := testenv.Tool(t, "jasmin"), testenv.Tool(t, "java")
 	return jasmin.get(t, func() (any, error) {
 		return fixtures.BuildJasmin(jasminTool, java, filepath.Join(tmpRoot, "jasmin"))
 	}).(*fixtures.Set)
@@ -77,8 +78,8 @@ func setJasmin(t *testing.T) *fixtures.Set {
 // probeRuntime builds the probe runtime jar with the project's own build step, so the test
 // also proves that step.
 func probeRuntime(t *testing.T) string {
-	bash := fixtures.Tool(t, "bash")
-	fixtures.Tool(t, "gradle") // scripts/build-java.sh runs the top-level build.gradle
+	bash := testenv.Tool(t, "bash")
+	testenv.Tool(t, "gradle") // scripts/build-java.sh runs the top-level build.gradle
 	return probeRT.get(t, func() (any, error) {
 		root := filepath.Join(fixtures.Dir(), "..")
 		if err := runTool(bash, filepath.Join(root, "scripts", "build-java.sh"), "probe"); err != nil {
@@ -90,8 +91,8 @@ func probeRuntime(t *testing.T) string {
 
 // verifyJar builds tools/verify with the project's build step.
 func verifyJar(t *testing.T) string {
-	bash := fixtures.Tool(t, "bash")
-	fixtures.Tool(t, "gradle") // scripts/build-java.sh runs the top-level build.gradle
+	bash := testenv.Tool(t, "bash")
+	testenv.Tool(t, "gradle") // scripts/build-java.sh runs the top-level build.gradle
 	return verifyTool.get(t, func() (any, error) {
 		root := filepath.Join(fixtures.Dir(), "..")
 		if err := runTool(bash, filepath.Join(root, "scripts", "build-java.sh"), "verify"); err != nil {
@@ -255,7 +256,7 @@ func runSet(t *testing.T, set *fixtures.Set, pass string) *rewritten {
 	rw := rewriteDir(t, p, set.ClassDir, filepath.Join(t.TempDir(), "classes"))
 	for rel, res := range rw.results {
 		for _, s := range res.Skipped {
-			t.Logf("%s: skipped %s: %s", rel, s.Method, s.Reason)
+			t.Logf("%s: skipped %s: %s", rel, s.Method, s.Reason())
 		}
 		for _, w := range res.Warnings {
 			t.Errorf("%s: warning %s", rel, w)
@@ -323,7 +324,7 @@ func TestProbeJava17(t *testing.T) {
 	rw := runSet(t, set17(t), "probe")
 	// The 64 KB method is kept as it was and reported; the rest of its class is instrumented.
 	big := rw.results["BigMethod.class"]
-	want := transform.Skip{Method: "big(I)I", Reason: "code would exceed 65535 bytes"}
+	want := transform.Skip{Method: "big(I)I", Code: transform.SkipTooLarge}
 	if len(big.Skipped) != 1 || big.Skipped[0] != want {
 		t.Errorf("BigMethod skipped %v, want exactly %v", big.Skipped, want)
 	}
@@ -445,7 +446,7 @@ func countOps(b *code.Body, op code.Opcode) int {
 func runTool(name string, args ...string) error {
 	out, err := exec.Command(name, args...).CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("%s %s: %v\n%s", filepath.Base(name), strings.Join(args, " "), err, out)
+		return fmt.Errorf("%s %s: %w\n%s", filepath.Base(name), strings.Join(args, " "), err, out)
 	}
 	return nil
 }

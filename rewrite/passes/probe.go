@@ -3,6 +3,7 @@ package passes
 import (
 	"github.com/heapledger/heapledger/rewrite/classfile"
 	"github.com/heapledger/heapledger/rewrite/code"
+	"github.com/heapledger/heapledger/rewrite/commons"
 	"github.com/heapledger/heapledger/rewrite/frames"
 	"github.com/heapledger/heapledger/rewrite/transform"
 )
@@ -36,6 +37,10 @@ type probeRefs struct {
 	enter, exit, unwind, alloc, array code.Insn
 	throwable                         uint16 // CONSTANT_Class of the handler frame's stack type
 	stackMapName                      uint16 // Utf8 "StackMapTable", for methods that had none
+
+	// token is the local of the method being edited that holds enter's token: the refs are the
+	// probe's commons.Advice, and the class's methods are edited one after another.
+	token int
 
 	// classes caches the CONSTANT_Class index of class names met in initial frames (0: not in
 	// the pool), so frames that mention them are written without adding to the pool.
@@ -87,9 +92,10 @@ func (probeEditor) prepareClass(cf *classfile.Class) (any, error) {
 	return &r, nil
 }
 
-func (e probeEditor) editMethod(cf *classfile.Class, m *classfile.Member, b *code.Body, state any) error {
+func (e probeEditor) editMethod(cf *classfile.Class, m *classfile.Member, cm *commons.Method, state any) error {
 	r := state.(*probeRefs)
-	dead := deadCode(b)
+	b := cm.Body
+	dead := cm.Dead()
 	// Allocation calls first, while the node list holds only original instructions.
 	for n := b.First(); n != nil; n = n.Next() {
 		if dead[n] {
@@ -97,52 +103,19 @@ func (e probeEditor) editMethod(cf *classfile.Class, m *classfile.Member, b *cod
 		}
 		switch n.Op {
 		case code.NEW:
-			b.InsertAfter(n, b.Seq().Insn(r.alloc))
+			if err := b.InsertAfter(n, b.Seq().Insn(r.alloc)); err != nil {
+				return err
+			}
 			n = n.Next() // past the inserted call
 		case code.NEWARRAY, code.ANEWARRAY, code.MULTIANEWARRAY:
-			b.InsertAfter(n, b.Seq().Op(code.DUP).Insn(r.array))
+			if err := b.InsertAfter(n, b.Seq().Op(code.DUP).Insn(r.array)); err != nil {
+				return err
+			}
 			n = n.Next().Next()
 		}
 	}
-
-	token := b.NewLocal(1)
-	for n := b.First(); n != nil; n = n.Next() {
-		if n.Op >= code.IRETURN && n.Op <= code.RETURN && !dead[n] {
-			b.InsertBefore(n, b.Seq().Load(code.ILOAD, token).Insn(r.exit))
-		}
-	}
-
-	// The handler's range ends where the original code ends, before the handler itself.
-	end := b.NewLabel()
-	tail := b.Seq().Mark(end)
-	handler := b.NewLabel()
-	tail.Mark(handler).Load(code.ILOAD, token).Insn(r.unwind).Op(code.ATHROW)
-	if err := tail.Err(); err != nil {
-		return err
-	}
-
-	inits, err := initCalls(b)
-	if err != nil {
-		return err
-	}
-	starts := inits
-	if len(starts) == 0 {
-		starts = []*code.Insn{nil} // not a constructor: enter at the method's start
-	}
-	var ranges []*code.Label // the label after each entry sequence
-	for _, at := range starts {
-		start := b.NewLabel()
-		s := b.Seq().Insn(r.enter).Store(code.ISTORE, token).Mark(start)
-		if err := s.Err(); err != nil {
-			return err
-		}
-		// At the method's start the entry goes before any label at offset 0, so that a loop
-		// back to the first instruction does not enter again.
-		b.InsertAfter(at, s)
-		ranges = append(ranges, start)
-	}
-	b.Append(tail)
-	pre, err := coverBody(b, ranges, end, handler, inits, dead)
+	r.token = b.NewLocal(1)
+	w, err := commons.Wrap(cm, r)
 	if err != nil {
 		return err
 	}
@@ -154,7 +127,7 @@ func (e probeEditor) editMethod(cf *classfile.Class, m *classfile.Member, b *cod
 	}
 	if !e.dataFlow {
 		if pf := newProbeFrames(b, r); pf != nil {
-			pf.token, pf.handler, pf.pre, pf.throwable = token, handler, pre, r.throwable
+			pf.token, pf.handler, pf.pre, pf.throwable = r.token, w.Handler, w.BeforeInit, r.throwable
 			b.Frames = pf
 			return nil
 		}
@@ -164,6 +137,12 @@ func (e probeEditor) editMethod(cf *classfile.Class, m *classfile.Member, b *cod
 	_, err = frames.Attach(b)
 	return err
 }
+
+// Enter, Exit and Unwind make the refs the probe's commons.Advice: the token enter returns is
+// kept in a new local and handed to exit, or to unwind when an exception leaves the method.
+func (r *probeRefs) Enter(s *code.Seq)              { s.Insn(r.enter).Store(code.ISTORE, r.token) }
+func (r *probeRefs) Exit(s *code.Seq, _ *code.Insn) { s.Load(code.ILOAD, r.token).Insn(r.exit) }
+func (r *probeRefs) Unwind(s *code.Seq)             { s.Load(code.ILOAD, r.token).Insn(r.unwind) }
 
 func (probeEditor) writesFrames() {}
 

@@ -26,14 +26,47 @@ type Result struct {
 // Changed reports whether the pass produced new bytes.
 func (r Result) Changed() bool { return r.Data != nil }
 
-// Skip names a method left unmodified and the reason, e.g. "code would exceed 65535 bytes".
+// Skip names a method (or a whole class) left unmodified, why in a code the rewrite's summary
+// counts by, and the particulars. The detail is free text, often naming a method and an
+// offset; the code never does, so methods kept for one reason count as one group.
 type Skip struct {
 	Method string // name+descriptor, e.g. "run(I)V"; empty for the whole class
-	Reason string
+	Code   SkipCode
+	Detail string // the error or the mark that decided it, with its class, method and offset; may be empty
 }
 
-// RewrittenBefore starts the reason of a class skipped because heapledger rewrote it already:
-// it runs with the site IDs of an earlier rewrite's table, which a consumer may need to say.
+// Reason is the skip as one line of text: the code, then the detail.
+func (s Skip) Reason() string {
+	if s.Detail == "" {
+		return string(s.Code)
+	}
+	return string(s.Code) + ": " + s.Detail
+}
+
+// SkipCode says, as the summary of a rewrite names it, why something was left as it was.
+type SkipCode string
+
+// The reasons a pass keeps a method or a class unmodified.
+const (
+	// Methods.
+	SkipTooLarge       SkipCode = "code would exceed 65535 bytes"
+	SkipPoolFull       SkipCode = "constant pool would exceed 65535 entries"
+	SkipUnmappable     SkipCode = "code has an attribute whose offsets cannot be remapped"
+	SkipUnreadableCode SkipCode = "code cannot be decoded"
+	SkipNoFrames       SkipCode = "stack map frames cannot be derived"
+	SkipNoInitCall     SkipCode = "constructor calls no super() or this() on any path"
+	SkipUnencodable    SkipCode = "edited code cannot be encoded"
+	SkipInstrument     SkipCode = "the pass cannot instrument the method"
+	// Classes (and every method of a class the pass refuses).
+	SkipModuleInfo  SkipCode = "module-info is never rewritten"
+	SkipPackageInfo SkipCode = "package-info is never rewritten"
+	SkipRuntime     SkipCode = "heapledger's own runtime is never instrumented"
+	SkipRewritten   SkipCode = RewrittenBefore
+	SkipRefused     SkipCode = "the pass refuses the class"
+)
+
+// RewrittenBefore is the reason of a class skipped because heapledger rewrote it already: it
+// runs with the site IDs of an earlier rewrite's table, which a consumer may need to say.
 const RewrittenBefore = "already rewritten by heapledger"
 
 // Func adapts a function to the Class interface.

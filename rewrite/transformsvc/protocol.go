@@ -61,7 +61,7 @@ func ReadRequest(r io.Reader) (*Request, error) {
 	req.Name = string(d.bytes(int(d.u16())))
 	req.Loader = string(d.bytes(int(d.u16())))
 	if d.err != nil {
-		return nil, fmt.Errorf("request %d: %v", req.ID, d.err)
+		return nil, fmt.Errorf("request %d: %w", req.ID, d.err)
 	}
 	req.Class = d.b[d.off:]
 	return req, nil
@@ -121,7 +121,7 @@ func ReadResponse(r io.Reader) (*Response, error) {
 		d.err = fmt.Errorf("%d bytes after the messages", len(d.b)-d.off)
 	}
 	if d.err != nil {
-		return nil, fmt.Errorf("response %d: %v", resp.ID, d.err)
+		return nil, fmt.Errorf("response %d: %w", resp.ID, d.err)
 	}
 	return resp, nil
 }

@@ -154,11 +154,11 @@ func (s *Server) handle(req *Request) (resp *Response) {
 		if m == "" {
 			m = "(class)"
 		}
-		fmt.Fprintf(&msgs, "skipped: %s.%s: %s\n", req.Name, oneLine(m), oneLine(sk.Reason))
+		fmt.Fprintf(&msgs, "skipped: %s.%s: %s\n", req.Name, oneLine(m), oneLine(sk.Reason()))
 		// Said once, unasked: counted by the class's own code, with IDs of the table of the
 		// rewrite that made it. Those lie apart from this run's (docs/formats.md, "Site IDs"),
 		// but the runtime names them only if it finds that table.
-		if sk.Method == "" && strings.HasPrefix(sk.Reason, transform.RewrittenBefore) && s.toldRewritten.CompareAndSwap(false, true) {
+		if sk.Method == "" && sk.Code == transform.SkipRewritten && s.toldRewritten.CompareAndSwap(false, true) {
 			fmt.Fprintf(&msgs, "warning: %s: %s before it loaded (heapledger rewrite): it and any others such are left as they are and count with the site IDs of their own table, which the runtime reads from the class path (or -Dheapledger.table); sites of a table it does not find are reported as site#ID\n", who, transform.RewrittenBefore)
 		}
 	}

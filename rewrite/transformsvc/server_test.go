@@ -23,7 +23,7 @@ func sitePass(table *accounts.Table, release chan struct{}) transform.Class {
 		case "panic":
 			panic("pass bug")
 		case "same":
-			return transform.Result{Skipped: []transform.Skip{{Method: "m()V", Reason: "too big"}}}, nil
+			return transform.Result{Skipped: []transform.Skip{{Method: "m()V", Code: "too big"}}}, nil
 		case "slow":
 			<-release
 		}
@@ -214,7 +214,7 @@ func FuzzReadRequest(f *testing.F) {
 // that such classes count with IDs of their own table, and every one is listed as skipped.
 func TestServeWarnsOnceOfRewrittenClasses(t *testing.T) {
 	s := &Server{Table: accounts.NewTable(nil), Pass: transform.Func(func(name string, data []byte) (transform.Result, error) {
-		return transform.Result{Skipped: []transform.Skip{{Reason: transform.RewrittenBefore + " (it calls heapledger/rt/Acct)"}}}, nil
+		return transform.Result{Skipped: []transform.Skip{{Code: transform.SkipRewritten, Detail: "it calls heapledger/rt/Acct"}}}, nil
 	})}
 	for id := uint32(1); id <= 3; id++ {
 		resp := s.handle(&Request{ID: id, Name: fmt.Sprintf("app/C%d", id), Loader: "app", Class: []byte{1}})

@@ -17,6 +17,7 @@ import (
 	"github.com/heapledger/heapledger/analysis/histogram"
 	"github.com/heapledger/heapledger/analysis/snapshot"
 	"github.com/heapledger/heapledger/fixtures"
+	"github.com/heapledger/heapledger/internal/testenv"
 	"github.com/heapledger/heapledger/rewrite/accounts"
 	"github.com/heapledger/heapledger/rewrite/jar"
 	"github.com/heapledger/heapledger/rewrite/passes"
@@ -190,7 +191,7 @@ func TestJMXOperations(t *testing.T) {
 		{"jdk25-on", filepath.Join(fixtures.JDK25Home(), "bin"), "on"},
 	} {
 		t.Run(jdk.name, func(t *testing.T) {
-			java, javac := fixtures.Tool(t, filepath.Join(jdk.bin, "java")), fixtures.Tool(t, filepath.Join(jdk.bin, "javac"))
+			java, javac := testenv.Tool(t, filepath.Join(jdk.bin, "java")), testenv.Tool(t, filepath.Join(jdk.bin, "javac"))
 			app := rewriteDemandFixture(t, javac, jdk.mode)
 			client := jmxClient(t, javac)
 			snaps := t.TempDir()
@@ -282,7 +283,7 @@ func checkJMXDump(t *testing.T, path string) {
 // MBean server exists (the client waits three of auto mode's polling intervals).
 func TestJMXOff(t *testing.T) {
 	rtClasses := build(t)
-	java, javac := fixtures.Tool(t, "java"), fixtures.Tool(t, "javac")
+	java, javac := testenv.Tool(t, "java"), testenv.Tool(t, "javac")
 	app := rewriteDemandFixture(t, javac, "on") // the environment overrides the rewrite-time choice
 	client := jmxClient(t, javac)
 	run := startDemandFixture(t, java, app+string(os.PathListSeparator)+rtClasses, t.TempDir(), "HEAPLEDGER_JMX=off")
@@ -296,7 +297,7 @@ func TestJMXOff(t *testing.T) {
 // the JMX operation's, and the runtime says where on stderr.
 func TestSignalSnapshot(t *testing.T) {
 	rtClasses := build(t)
-	java, javac := fixtures.Tool(t, "java"), fixtures.Tool(t, "javac")
+	java, javac := testenv.Tool(t, "java"), testenv.Tool(t, "javac")
 	app := rewriteDemandFixture(t, javac, "")
 	snaps := t.TempDir()
 	run := startDemandFixture(t, java, app+string(os.PathListSeparator)+rtClasses, snaps)

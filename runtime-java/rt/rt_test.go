@@ -12,19 +12,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/heapledger/heapledger/internal/testenv"
 )
 
 // need skips outside CI and fails in CI when a tool is missing.
 func need(t *testing.T, tool string) string {
 	t.Helper()
-	p, err := exec.LookPath(tool)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is required in CI: %v", tool, err)
-		}
-		t.Skipf("%s not found: %v", tool, err)
-	}
-	return p
+	return testenv.Tool(t, tool)
 }
 
 func build(t *testing.T) string {

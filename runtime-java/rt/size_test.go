@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/heapledger/heapledger/fixtures"
+	"github.com/heapledger/heapledger/internal/testenv"
 	"github.com/heapledger/heapledger/rewrite/classfile"
 )
 
@@ -92,7 +93,7 @@ func TestRuntimeSizes(t *testing.T) {
 func TestSizeModelMatchesVM(t *testing.T) {
 	classes := build(t)
 	java17 := need(t, "java")
-	java25 := fixtures.Tool(t, filepath.Join(fixtures.JDK25Home(), "bin", "java"))
+	java25 := testenv.Tool(t, filepath.Join(fixtures.JDK25Home(), "bin", "java"))
 	shapes := []string{"java.lang.String", "java.lang.Integer", "java.lang.Long", "java.util.HashMap", "java.util.HashMap$Node",
 		"java.util.ArrayList", "java.util.concurrent.ConcurrentHashMap", "java.lang.ref.WeakReference", "java.util.TreeMap$Entry",
 		"java.math.BigInteger", "java.lang.StringBuilder", "java.util.LinkedHashMap$Entry", "java.io.File", "java.util.Date",

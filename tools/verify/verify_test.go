@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/heapledger/heapledger/internal/testenv"
 	"github.com/heapledger/heapledger/rewrite/corpus"
 )
 
@@ -17,7 +18,7 @@ import (
 // harness tells them apart on JDK 17 and JDK 25 without initializing any class.
 func TestVerifyReportsEachOutcome(t *testing.T) {
 	tool := corpus.VerifyTool(t)
-	javac := corpus.Tool(t, "javac")
+	javac := testenv.Tool(t, "javac")
 	dir := t.TempDir()
 	sources := map[string]string{
 		"Good.java":   "public class Good { static int f() { return 12345; } }",
@@ -78,7 +79,7 @@ func TestVerifyReportsEachOutcome(t *testing.T) {
 
 	want := map[string]string{"Good": "OK", "Bad": "VerifyError", "Init": "OK", "Child": "NoClassDefFoundError",
 		"Broken": "ClassFormatError", "MR": "OK"}
-	for _, java := range []string{corpus.Tool(t, "java"), corpus.Java25(t)} {
+	for _, java := range []string{testenv.Tool(t, "java"), corpus.Java25(t)} {
 		got, err := corpus.Verify(java, tool, jar, nil, 2)
 		if err != nil {
 			t.Fatalf("%v (exit status 42 means a static initializer ran)", err)

@@ -46,6 +46,11 @@ func (t Target) String() string {
 type InitCall struct {
 	Insn *code.Insn
 	Target
+	// New is the `new` whose object the call initialises, nil for super()/this().
+	New *code.Insn
+	// Dup says a second reference to that object lies under the receiver (new; dup; ...), as
+	// javac, Kotlin and Scala leave it: after the call it is on top of the stack.
+	Dup bool
 }
 
 // NewSite is a `new` and the constructor calls that initialize the object it creates. Inits is
@@ -73,11 +78,18 @@ type Analysis struct {
 	Warning string
 	// News lists every reachable `new` in code order.
 	News []NewSite
+	// Allocs are the calls that initialise a new object (the point after which it counts as
+	// allocated), in the order the data flow visits them: code order of straight-line stretches.
+	Allocs []InitCall
 
 	// Every instruction is reached in compiled code and `this` is uninitialized only in a
 	// constructor's prologue, so only the exceptions are stored.
 	unreached map[*code.Insn]bool // nil when every instruction is reached
-	uninit    map[*code.Insn]bool // reached with `this` uninitialized on some path
+	// before is BeforeInit of the analysed body, worked out when ThisInitialized first asks
+	// (passes ask BeforeInit of the body they edited instead).
+	body       *code.Body
+	before     map[*code.Insn]bool
+	beforeDone bool
 }
 
 // Analyze runs the constructor analysis over a decoded body. It does not use the body's stack
@@ -90,56 +102,9 @@ func Analyze(b *code.Body) (*Analysis, error) {
 	a := &Analysis{
 		Method:        b.Method,
 		IsConstructor: b.Method.Name == "<init>" && b.Method.Access&classfile.AccStatic == 0 && b.Method.Class != frames.ObjectClass,
-		uninit:        map[*code.Insn]bool{},
 	}
-	var reached []*code.Insn
-	news := map[*code.Insn]*NewSite{}
-	var order []*code.Insn
-	err = fa.Walk(func(in *code.Insn, before *frames.Frame) error {
-		reached = append(reached, in)
-		if uninitThis(before) {
-			a.uninit[in] = true
-		}
-		switch {
-		case in.Op == code.NEW:
-			if news[in] == nil {
-				name, err := b.Pool.ClassName(in.Index)
-				if err != nil {
-					return fmt.Errorf("%s at offset %d: %v", b.Method, in.Offset, err)
-				}
-				news[in] = &NewSite{New: in, Class: name}
-				order = append(order, in)
-			}
-		case in.Op == code.INVOKESPECIAL:
-			owner, name, desc, err := b.Pool.MemberRef(in.Index)
-			if err != nil {
-				return fmt.Errorf("%s at offset %d: %v", b.Method, in.Offset, err)
-			}
-			if name != "<init>" {
-				return nil
-			}
-			args, err := classfile.MethodArgSlots(desc)
-			if err != nil {
-				return fmt.Errorf("%s at offset %d: %v", b.Method, in.Offset, err)
-			}
-			if len(before.Stack) < args+1 {
-				return fmt.Errorf("%s at offset %d: constructor call with %d stack slots", b.Method, in.Offset, len(before.Stack))
-			}
-			recv := before.Stack[len(before.Stack)-args-1]
-			call := InitCall{Insn: in, Target: Target{Owner: owner, Desc: desc, Alternate: owner == b.Method.Class}}
-			switch recv.Kind {
-			case frames.UninitializedThis:
-				a.Calls = append(a.Calls, call)
-			case frames.Uninitialized:
-				site := news[recv.Site]
-				if site == nil {
-					return fmt.Errorf("%s at offset %d: constructor call on an object whose new was not seen", b.Method, in.Offset)
-				}
-				site.Inits = appendCall(site.Inits, call)
-			}
-		}
-		return nil
-	})
+	w := walker{a: a, b: b, news: map[*code.Insn]*NewSite{}}
+	err = fa.Walk(w.visit)
 	fa.Release()
 	if err != nil {
 		return nil, err
@@ -152,20 +117,12 @@ func Analyze(b *code.Body) (*Analysis, error) {
 			insns++
 		}
 	}
-	if len(reached) < insns {
-		seen := make(map[*code.Insn]bool, len(reached))
-		for _, n := range reached {
-			seen[n] = true
-		}
-		a.unreached = map[*code.Insn]bool{}
-		for n := b.First(); n != nil; n = n.Next() {
-			if !n.IsLabel() && !seen[n] {
-				a.unreached[n] = true
-			}
-		}
+	if w.reached < insns {
+		a.unreached = b.Unreached()
 	}
-	for _, n := range order {
-		a.News = append(a.News, *news[n])
+	a.body = b
+	for _, n := range w.order {
+		a.News = append(a.News, *w.news[n])
 	}
 	for _, c := range a.Calls {
 		if !containsTarget(a.Targets, c.Target) {
@@ -205,15 +162,84 @@ func containsTarget(ts []Target, t Target) bool {
 	return false
 }
 
-func uninitThis(f *frames.Frame) bool {
-	for _, ts := range [][]frames.Type{f.Locals, f.Stack} {
-		for _, t := range ts {
-			if t.Kind == frames.UninitializedThis {
-				return true
+// walker gathers an Analysis from the frame-free data flow, instruction by instruction.
+type walker struct {
+	a       *Analysis
+	b       *code.Body
+	news    map[*code.Insn]*NewSite
+	order   []*code.Insn
+	reached int
+}
+
+func (w *walker) visit(in *code.Insn, before *frames.Frame) error {
+	w.reached++
+	b := w.b
+	switch in.Op {
+	case code.NEW:
+		if w.news[in] == nil {
+			name, err := b.Pool.ClassName(in.Index)
+			if err != nil {
+				return b.Method.Errorf(in.Offset, "new: %w", err)
 			}
+			w.news[in] = &NewSite{New: in, Class: name}
+			w.order = append(w.order, in)
+		}
+	case code.INVOKESPECIAL:
+		owner, name, desc, err := b.Pool.MemberRef(in.Index)
+		if err != nil {
+			return b.Method.Errorf(in.Offset, "invokespecial: %w", err)
+		}
+		if name != "<init>" {
+			return nil
+		}
+		args, err := classfile.MethodArgSlots(desc)
+		if err != nil {
+			return b.Method.Errorf(in.Offset, "invokespecial: %w", err)
+		}
+		st := before.Stack
+		if len(st) < args+1 {
+			return b.Method.Errorf(in.Offset, "constructor call with %d stack slots", len(st))
+		}
+		recv := st[len(st)-args-1]
+		call := InitCall{Insn: in, Target: Target{Owner: owner, Desc: desc, Alternate: owner == b.Method.Class}}
+		switch recv.Kind {
+		case frames.UninitializedThis:
+			w.a.Calls = append(w.a.Calls, call)
+		case frames.Uninitialized:
+			site := w.news[recv.Site]
+			if site == nil {
+				return b.Method.Errorf(in.Offset, "constructor call on an object whose new was not seen")
+			}
+			call.New = recv.Site
+			call.Dup = len(st) >= args+2 && st[len(st)-2-args].Equal(recv)
+			site.Inits = appendCall(site.Inits, call)
+			w.a.Allocs = append(w.a.Allocs, call)
 		}
 	}
-	return false
+	return nil
+}
+
+// BeforeInit returns the instructions of b, as it is now, that a path from the method's start
+// reaches before the super()/this() call of Calls on that path, `this` still uninitialized:
+// nil outside constructors. A handler must not cover them (its frame would have to say
+// uninitializedThis, and it could neither use `this` nor return), and an entry probe cannot run
+// there. Asked after a pass inserted code, it includes what was inserted before those calls.
+func (a *Analysis) BeforeInit(b *code.Body) map[*code.Insn]bool {
+	if !a.IsConstructor {
+		return nil
+	}
+	stop := make(map[*code.Insn]bool, len(a.Calls))
+	for _, c := range a.Calls {
+		stop[c.Insn] = true
+	}
+	seen := b.Reach(stop)
+	out := map[*code.Insn]bool{}
+	for n := b.First(); n != nil; n = n.Next() {
+		if !n.IsLabel() && seen[n.Num()] {
+			out[n] = true
+		}
+	}
+	return out
 }
 
 // Reached reports whether some path from the method's start reaches the instruction.
@@ -224,7 +250,16 @@ func (a *Analysis) Reached(in *code.Insn) bool { return !in.IsLabel() && !a.unre
 // constructor, and in a constructor for the instructions after its super()/this() call on all
 // paths. Only such instructions may be covered by a handler whose frame does not hold
 // uninitializedThis (the JVM's flagThisUninit). It is false for unreached code.
-func (a *Analysis) ThisInitialized(in *code.Insn) bool { return a.Reached(in) && !a.uninit[in] }
+//
+// It reads the body the analysis was made of, which must not have been released, and takes no
+// account of edits made since.
+func (a *Analysis) ThisInitialized(in *code.Insn) bool {
+	if !a.beforeDone {
+		a.beforeDone = true
+		a.before = a.BeforeInit(a.body)
+	}
+	return a.Reached(in) && !a.before[in]
+}
 
 // Coverable returns the maximal runs of consecutive instructions, in code order, that are
 // reached and before which `this` is initialized on every path: the ranges a handler over the

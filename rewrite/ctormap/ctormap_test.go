@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/heapledger/heapledger/fixtures"
+	"github.com/heapledger/heapledger/internal/testenv"
 	"github.com/heapledger/heapledger/rewrite/classfile"
 	"github.com/heapledger/heapledger/rewrite/code"
 )
@@ -17,7 +18,7 @@ import (
 // build compiles testdata with the given tool into a fresh directory and returns it.
 func build(t *testing.T, tool string, args ...string) string {
 	t.Helper()
-	bin := fixtures.Tool(t, tool)
+	bin := testenv.Tool(t, tool)
 	out := t.TempDir()
 	cmd := exec.Command(bin, append([]string{"-d", out}, args...)...)
 	if b, err := cmd.CombinedOutput(); err != nil {
@@ -36,7 +37,7 @@ var jasmin struct {
 // test.
 func jasminClasses(t *testing.T) string {
 	t.Helper()
-	bin := fixtures.Tool(t, "jasmin")
+	bin := testenv.Tool(t, "jasmin")
 	jasmin.once.Do(func() {
 		srcs, _ := filepath.Glob("testdata/*.j")
 		jasmin.dir, jasmin.err = os.MkdirTemp("", "ctormap-jasmin")
