@@ -12,8 +12,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/heapledger/heapledger/internal/outfile"
-	"github.com/heapledger/heapledger/rewrite/accounts"
-	"github.com/heapledger/heapledger/rewrite/transform"
 )
 
 // AgentJarName is the -javaagent jar (agent and runtime). Its manifest puts the jar itself on the
@@ -29,12 +27,8 @@ const defaultHookSites = 8192
 
 // buildCountPass builds the count pass and its fresh (or continued, with --table) table from
 // the count pass's options (addCountFlags), for a run with no input jar: the agent's.
-func buildCountPass(c *cli.Context) (transform.Class, *accounts.Table, error) {
-	run, err := newCountRun(passSetup{flags: c, stderr: errWriter(c)})
-	if err != nil {
-		return nil, nil, err
-	}
-	return run.pass, run.table, nil
+func buildCountPass(c *cli.Context) (*countRun, error) {
+	return newCountRun(passSetup{flags: c, stderr: errWriter(c)})
 }
 
 // agentOptions is the text after "=" in -javaagent:heapledger-agent.jar=...: comma-separated
@@ -63,7 +57,7 @@ func percentEncode(s string) string {
 // newAgentOptions validates the pass options (so a bad pattern fails here, not inside the JVM)
 // and turns them into agent options naming this binary as the service.
 func newAgentOptions(c *cli.Context) (agentOptions, error) {
-	if _, _, err := buildCountPass(c); err != nil {
+	if _, err := buildCountPass(c); err != nil {
 		return nil, err
 	}
 	exe, err := heapledgerBinary()

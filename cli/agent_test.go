@@ -145,6 +145,30 @@ func TestAgentCustomLoaderSameClassTwice(t *testing.T) {
 	}
 }
 
+// TestAgentWarnsOfUnmatchedPatterns (issue 37, item 7): under the agent as offline, a pattern
+// that no class the program loaded matched is warned about when the program ends, with a hint
+// for a class given as a package; patterns that matched are not.
+func TestAgentWarnsOfUnmatchedPatterns(t *testing.T) {
+	needAgent(t)
+	app, plugin := agentFixtures(t)
+	_, errOut, err := runHL(t, "run", "--accounts", "agentfix.plugin,agentfix.pluginz.*,agentfix.loaders.Main", "--snapshot-dir", t.TempDir(), "--",
+		"java", "-cp", app, "agentfix.loaders.Main", plugin)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	for _, want := range []string{
+		"warning: account pattern agentfix.pluginz.* matched no class the program loaded, so its account stays empty",
+		"warning: account pattern agentfix.loaders.Main matched no class the program loaded, so its account stays empty (",
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if strings.Contains(errOut, "pattern agentfix.plugin matched") {
+		t.Errorf("a pattern that matched was warned about:\n%s", errOut)
+	}
+}
+
 // TestAgentManyThreadsLoading: 32 threads load at once (a plugin through 32 loaders, four
 // application classes through one), so the service has many requests in flight; on JDK 17 and 25.
 func TestAgentManyThreadsLoading(t *testing.T) {

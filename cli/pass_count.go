@@ -265,14 +265,20 @@ func (r *countRun) done(*jar.Report) error {
 			fmt.Fprintf(stderr, "run with %s on the class path\n", rj)
 		}
 	}
-	for _, u := range r.set.Unmatched(r.pass.Classes()) {
+	warnUnmatched(stderr, r.set, r.pass.Classes(), "of the input")
+	return nil
+}
+
+// warnUnmatched warns of each pattern of set that none of classes (internal names) matched:
+// its account stays empty, and a typo would otherwise go unnoticed.
+func warnUnmatched(w io.Writer, set *accounts.Set, classes []string, which string) {
+	for _, u := range set.Unmatched(classes) {
 		hint := ""
 		if u.Hint != "" {
 			hint = " (" + u.Hint + ")"
 		}
-		fmt.Fprintf(stderr, "warning: %s matched no class of the input, so its account stays empty%s\n", u, hint)
+		fmt.Fprintf(w, "warning: %s matched no class %s, so its account stays empty%s\n", u, which, hint)
 	}
-	return nil
 }
 
 // runtimeJar finds the runtime jar: $HEAPLEDGER_RUNTIME, beside the binary, or in the build/

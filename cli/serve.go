@@ -29,18 +29,21 @@ var serveCmd = &cli.Command{
 		// handle (a thread dump, or a program that carries on), and must not end its service.
 		// The service ends when its input does.
 		signal.Ignore(os.Interrupt, syscall.SIGQUIT)
-		pass, table, err := buildCountPass(c)
+		run, err := buildCountPass(c)
 		if err != nil {
 			return fmt.Errorf("serve: %w", err)
 		}
-		srv := &transformsvc.Server{Pass: pass, Table: table, Workers: c.Int("jobs")}
+		srv := &transformsvc.Server{Pass: run.pass, Table: run.table, Workers: c.Int("jobs")}
 		if n := c.Int("object-init-sites"); n > 0 {
-			srv.Pass = rwpasses.WithObjectInitHook(pass)
+			srv.Pass = rwpasses.WithObjectInitHook(run.pass)
 			srv.HookSites = n
 		}
 		if err := srv.Serve(os.Stdin, os.Stdout); err != nil {
 			return fmt.Errorf("serve: %w", err)
 		}
+		// The JVM has exited (its end closed standard input): a pattern no class it loaded
+		// matched is most likely a typo. The agent's stderr is the JVM's.
+		warnUnmatched(errWriter(c), run.set, run.pass.Classes(), "the program loaded")
 		return nil
 	},
 }
