@@ -347,6 +347,26 @@ func merge(inputs []*Input, dirOut bool, rep *Report) (entries []*Entry, signed 
 	return entries, len(sigs) > 0, nil
 }
 
+// classLookup reads a class of the input by internal name (transform.Inputs): the first entry
+// of that name outside META-INF/versions, as the class path would find it.
+func classLookup(classJobs []*job, lim Limits) func(string) ([]byte, bool) {
+	byName := make(map[string]*Entry, len(classJobs))
+	for _, j := range classJobs {
+		name, ok := strings.CutSuffix(j.e.Name, ".class")
+		if _, seen := byName[name]; ok && !seen && !strings.HasPrefix(name, "META-INF/") {
+			byName[name] = j.e
+		}
+	}
+	return func(class string) ([]byte, bool) {
+		e := byName[class]
+		if e == nil {
+			return nil, false
+		}
+		data, err := e.ReadAll(lim)
+		return data, err == nil
+	}
+}
+
 func run(entries []*Entry, signed bool, w sink, pass transform.Class, opt Options, rep *Report) error {
 	jobs := make([]*job, len(entries))
 	var classJobs []*job
@@ -355,6 +375,9 @@ func run(entries []*Entry, signed bool, w sink, pass transform.Class, opt Option
 			jobs[i] = &job{e: e, done: make(chan struct{})}
 			classJobs = append(classJobs, jobs[i])
 		}
+	}
+	if in, ok := pass.(transform.Inputs); ok {
+		in.SetInputs(classLookup(classJobs, opt.Limits))
 	}
 	// The feeder hands classes out in this order, so the earliest turn not yet done is always
 	// with a worker that is not waiting.

@@ -75,7 +75,14 @@ type countEditor struct {
 	// unaccounted, nothing can inherit an account from its caller, and a method needs the
 	// account only for its own sites (docs/instrumentation.md, "Every class accounted").
 	allAccounted bool
+	// inputs reads the other classes of the input (SetInputs); nil under the agent.
+	inputs func(class string) ([]byte, bool)
+	nests  sync.Map // nest host → *nestScan (boundary.go)
 }
+
+// SetInputs lets the pass read the other classes of the input (transform.Inputs): the members
+// of a class's nest, whose method handles decide which of its private methods need a switch.
+func (p *CountPass) SetInputs(lookup func(class string) ([]byte, bool)) { p.ed.inputs = lookup }
 
 // countClass is what the methods of one class share: its account and, parsed on first use,
 // its bootstrap methods.
@@ -177,7 +184,7 @@ func (e *countEditor) prepareClass(cf *classfile.Class) (any, error) {
 	e.mu.Unlock()
 	cc := &countClass{account: e.accountOf(cf.Name())}
 	if cc.account != accounts.Unaccounted && !e.allAccounted {
-		cc.inner = findInnerMethods(cf)
+		cc.inner = e.findInnerMethods(cf)
 	}
 	return cc, nil
 }

@@ -12,6 +12,14 @@ type Class interface {
 	TransformClass(name string, data []byte) (Result, error)
 }
 
+// Inputs is implemented by a pass that reads other classes of the input while it rewrites one
+// (the count pass reads a class's nest: rewrite/passes/boundary.go). The jar pipeline hands it,
+// before any class is rewritten, a lookup of the input's classes by internal name, which is
+// safe for concurrent use; the agent's service has no input to look in and hands none.
+type Inputs interface {
+	SetInputs(lookup func(class string) ([]byte, bool))
+}
+
 // Result says what a pass did to one class.
 type Result struct {
 	// Data is the new class file; nil when the class is unchanged.
