@@ -47,7 +47,7 @@ outer:
 // agentOnlyFlags are the options of a JVM run under the agent (agent, run and attach) besides
 // those of the count pass.
 func agentOnlyFlags() []cli.Flag {
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.DurationFlag{Name: "timeout", Value: 20 * time.Second, Usage: "how long a class may wait for the transform service; after that the service is given up and classes load unmodified"},
 		&cli.BoolFlag{Name: "stats", Usage: "print class counts and per-class transform latency (median, p99) at exit"},
 		&cli.BoolFlag{Name: "verbose", Usage: "print every skipped method and every class the service could not rewrite"},
@@ -61,7 +61,7 @@ func agentOnlyFlags() []cli.Flag {
 			"heapledger report keeps them out of the totals and shows, per class, what no rewritten site saw. Expensive: a call in every constructor (docs/agent.md)"},
 		&cli.IntFlag{Name: "object-init-sites", Value: defaultHookSites, Usage: "with --object-init: sites reserved for the hook, one per class; " +
 			"classes past the last are counted together in one site, with a warning"},
-	}
+	}, cacheFlags()...)
 }
 
 // defaultHookSites is --object-init-sites: enough for the classes a large program constructs
@@ -155,6 +155,9 @@ func newAgentOptions(c *cli.Context) (agentOptions, error) {
 		return nil, fmt.Errorf("--timeout %v: must be positive", c.Duration("timeout"))
 	}
 	o.add("timeout", strconv.FormatInt(c.Duration("timeout").Milliseconds(), 10))
+	if err := cacheAgentOptions(c, &o); err != nil {
+		return nil, err
+	}
 	if c.Bool("stats") {
 		o.add("stats", "true")
 	}

@@ -47,6 +47,9 @@ func needAgent(t *testing.T) {
 	}
 	t.Setenv("HEAPLEDGER_BIN", exe)
 	t.Setenv(asCLI, "1")
+	// The services of a test keep their transform cache in the test's own directory, never in
+	// the user's, so no test meets classes another test (or another build) stored.
+	t.Setenv("HEAPLEDGER_CACHE_DIR", t.TempDir())
 }
 
 // onJDKs runs test as one subtest per JDK the agent is proven on: 17 (java on the PATH) and 25

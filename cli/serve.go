@@ -38,16 +38,20 @@ var serveCmd = &cli.Command{
 			srv.Pass = rwpasses.WithObjectInitHook(pass)
 			srv.HookSites = n
 		}
+		if err := openTransformCache(c, srv); err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
 		if err := srv.Serve(os.Stdin, os.Stdout); err != nil {
 			return fmt.Errorf("serve: %w", err)
 		}
+		trimTransformCache(srv)
 		return nil
 	},
 }
 
 func init() {
 	// This file's init runs after pass_count.go's, which declares the count pass's flags.
-	serveCmd.Flags = append(serveCmd.Flags, countPassFlags("embed-runtime")...)
+	serveCmd.Flags = append(append(serveCmd.Flags, cacheFlags()...), countPassFlags("embed-runtime")...)
 	register(serveCmd)
 	for _, c := range []*cli.Command{agentCmd, runCmd, attachCmd} {
 		c.Flags = append(c.Flags, countPassFlags(agentExcluded...)...)

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/heapledger/heapledger/internal/filecache"
 	"github.com/heapledger/heapledger/rewrite/accounts"
 	"github.com/heapledger/heapledger/rewrite/transform"
 )
@@ -38,7 +39,21 @@ type Server struct {
 	// placeholders, and the IDs are never given to a rewritten site.
 	HookSites int
 
+	// Cache, when set, keeps transformed classes across runs (docs/agent.md, "The cache of
+	// transformed classes"): a class met before under the same salt is answered from it, with
+	// this run's site IDs, instead of being rewritten.
+	Cache *filecache.Cache
+	// CacheSalt is what decides a rewrite besides the class and the table's hello (which Serve
+	// adds): the binary's identity and the pass's options.
+	CacheSalt string
+	// Log receives the service's own warnings (a cache it cannot write); nil discards them.
+	Log io.Writer
+
 	hookFirst, hookLast int // the reserved range, inclusive; 0, 0 for none
+
+	salt         []byte // CacheSalt and the hello's table lines
+	hits, misses atomic.Int64
+	cacheWarned  atomic.Bool
 
 	mu   sync.Mutex // guards sent, and orders table lines before the responses that need them
 	sent int        // the sites named so far that were sent, or left out (Table.NamedSince)
@@ -96,6 +111,9 @@ func (s *Server) Serve(r io.Reader, w io.Writer) error {
 		accountLines = s.withoutHookSites(accountLines)
 	}
 	send(&Response{ID: 0, Status: StatusHello, Table: accountLines})
+	// The hello's lines number the accounts and carry the config (the hook's range too), which
+	// the rewritten code depends on.
+	s.salt = []byte(s.CacheSalt + "\n" + accountLines)
 
 	br := bufio.NewReaderSize(r, 64<<10)
 	sem := make(chan struct{}, workers)
@@ -113,7 +131,11 @@ func (s *Server) Serve(r io.Reader, w io.Writer) error {
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			send(s.handle(req))
+			resp, store := s.handle(req)
+			send(resp)
+			if store != nil {
+				store() // after the answer: the class need not wait for the disk
+			}
 		}()
 	}
 	wg.Wait()
@@ -126,9 +148,14 @@ func (s *Server) Serve(r io.Reader, w io.Writer) error {
 	return nil
 }
 
-// handle rewrites one class. A panic in a pass is a bug, but it must cost one class, not the
-// whole JVM's instrumentation: it becomes a failure answer.
-func (s *Server) handle(req *Request) (resp *Response) {
+// CacheStats returns the classes answered from the cache and those rewritten for want of an
+// entry, so far.
+func (s *Server) CacheStats() (hits, misses int64) { return s.hits.Load(), s.misses.Load() }
+
+// handle rewrites one class, and returns with the answer what stores it in the cache, if
+// anything. A panic in a pass is a bug, but it must cost one class, not the whole JVM's
+// instrumentation: it becomes a failure answer.
+func (s *Server) handle(req *Request) (resp *Response, store func()) {
 	resp = &Response{ID: req.ID}
 	who := req.Name
 	if req.Loader != "" {
@@ -137,13 +164,15 @@ func (s *Server) handle(req *Request) (resp *Response) {
 	defer func() {
 		if p := recover(); p != nil {
 			resp = &Response{ID: req.ID, Status: StatusFailed, Messages: fmt.Sprintf("%s: internal error: %v", who, p)}
+			store = nil
 		}
 	}()
-	res, err := s.Pass.TransformClass(req.Name, req.Class)
+	res, cached, store, err := s.rewrite(req)
+	resp.Cached = cached
 	if err != nil {
 		resp.Status = StatusFailed
 		resp.Messages = fmt.Sprintf("%s: %v", who, err)
-		return resp
+		return resp, nil
 	}
 	var msgs strings.Builder
 	for _, w := range res.Warnings {
@@ -168,7 +197,48 @@ func (s *Server) handle(req *Request) (resp *Response) {
 		resp.Class = res.Data
 	}
 	resp.Table = s.newSites()
-	return resp
+	return resp, store
+}
+
+// rewrite answers from the cache when it can, else runs the pass and returns what stores the
+// result. A damaged entry is a miss, and the store replaces it. A failure is not stored: it is
+// rare, and its message names this run's loader.
+func (s *Server) rewrite(req *Request) (res transform.Result, cached bool, store func(), err error) {
+	if s.Cache == nil {
+		res, err = s.Pass.TransformClass(req.Name, req.Class)
+		return res, false, nil, err
+	}
+	key := cacheKey(s.salt, req.Name, req.Class)
+	if b, ok := s.Cache.Get(key); ok {
+		if c, err := decodeCachedClass(b); err == nil {
+			s.hits.Add(1)
+			res, err = c.replay(s.Table)
+			return res, true, nil, err
+		}
+	}
+	s.misses.Add(1)
+	res, err = s.Pass.TransformClass(req.Name, req.Class)
+	if err != nil {
+		return res, false, nil, err
+	}
+	c, cerr := newCachedClass(res, s.Table)
+	if cerr != nil {
+		s.cacheWarning(fmt.Sprintf("%s is not cached: %v", req.Name, cerr))
+		return res, false, nil, nil
+	}
+	return res, false, func() {
+		if err := s.Cache.Put(key, c.encode()); err != nil {
+			s.cacheWarning(err.Error())
+		}
+	}, nil
+}
+
+// cacheWarning says the first thing that went wrong with the cache: the classes are rewritten
+// all the same, so one line is enough, and thousands would drown the program's output.
+func (s *Server) cacheWarning(msg string) {
+	if s.Log != nil && s.cacheWarned.CompareAndSwap(false, true) {
+		fmt.Fprintf(s.Log, "heapledger serve: transform cache %s: %s (further cache errors are not shown)\n", s.Cache.Dir(), msg)
+	}
 }
 
 // withoutHookSites drops the reserved placeholders from table lines: the hook names the sites
