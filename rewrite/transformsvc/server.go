@@ -51,7 +51,8 @@ type Server struct {
 
 	hookFirst, hookLast int // the reserved range, inclusive; 0, 0 for none
 
-	salt         []byte // CacheSalt and the hello's table lines
+	salt         []byte       // CacheSalt and the hello's table lines
+	pending      *writeBehind // entries to store, when Cache is set
 	hits, misses atomic.Int64
 	cacheWarned  atomic.Bool
 
@@ -114,6 +115,9 @@ func (s *Server) Serve(r io.Reader, w io.Writer) error {
 	// The hello's lines number the accounts and carry the config (the hook's range too), which
 	// the rewritten code depends on.
 	s.salt = []byte(s.CacheSalt + "\n" + accountLines)
+	if s.Cache != nil {
+		s.pending = newWriteBehind(s.Cache, idleBeforeWrite, func(err error) { s.cacheWarning(err.Error()) })
+	}
 
 	br := bufio.NewReaderSize(r, 64<<10)
 	sem := make(chan struct{}, workers)
@@ -129,16 +133,18 @@ func (s *Server) Serve(r io.Reader, w io.Writer) error {
 		}
 		sem <- struct{}{}
 		wg.Add(1)
+		if s.pending != nil {
+			s.pending.received()
+		}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			resp, store := s.handle(req)
-			send(resp)
-			if store != nil {
-				store() // after the answer: the class need not wait for the disk
-			}
+			send(s.handle(req))
 		}()
 	}
 	wg.Wait()
+	if s.pending != nil {
+		s.pending.close()
+	}
 	if rerr != nil {
 		return fmt.Errorf("reading requests: %w", rerr)
 	}
@@ -152,10 +158,9 @@ func (s *Server) Serve(r io.Reader, w io.Writer) error {
 // entry, so far.
 func (s *Server) CacheStats() (hits, misses int64) { return s.hits.Load(), s.misses.Load() }
 
-// handle rewrites one class, and returns with the answer what stores it in the cache, if
-// anything. A panic in a pass is a bug, but it must cost one class, not the whole JVM's
-// instrumentation: it becomes a failure answer.
-func (s *Server) handle(req *Request) (resp *Response, store func()) {
+// handle rewrites one class. A panic in a pass is a bug, but it must cost one class, not the
+// whole JVM's instrumentation: it becomes a failure answer.
+func (s *Server) handle(req *Request) (resp *Response) {
 	resp = &Response{ID: req.ID}
 	who := req.Name
 	if req.Loader != "" {
@@ -164,15 +169,14 @@ func (s *Server) handle(req *Request) (resp *Response, store func()) {
 	defer func() {
 		if p := recover(); p != nil {
 			resp = &Response{ID: req.ID, Status: StatusFailed, Messages: fmt.Sprintf("%s: internal error: %v", who, p)}
-			store = nil
 		}
 	}()
-	res, cached, store, err := s.rewrite(req)
+	res, cached, err := s.rewrite(req)
 	resp.Cached = cached
 	if err != nil {
 		resp.Status = StatusFailed
 		resp.Messages = fmt.Sprintf("%s: %v", who, err)
-		return resp, nil
+		return resp
 	}
 	var msgs strings.Builder
 	for _, w := range res.Warnings {
@@ -197,40 +201,37 @@ func (s *Server) handle(req *Request) (resp *Response, store func()) {
 		resp.Class = res.Data
 	}
 	resp.Table = s.newSites()
-	return resp, store
+	return resp
 }
 
-// rewrite answers from the cache when it can, else runs the pass and returns what stores the
-// result. A damaged entry is a miss, and the store replaces it. A failure is not stored: it is
-// rare, and its message names this run's loader.
-func (s *Server) rewrite(req *Request) (res transform.Result, cached bool, store func(), err error) {
+// rewrite answers from the cache when it can, else runs the pass and queues the result to be
+// stored. A damaged entry is a miss, and the stored result replaces it. A failure is not
+// stored: it is rare, and its message names this run's loader.
+func (s *Server) rewrite(req *Request) (res transform.Result, cached bool, err error) {
 	if s.Cache == nil {
 		res, err = s.Pass.TransformClass(req.Name, req.Class)
-		return res, false, nil, err
+		return res, false, err
 	}
 	key := cacheKey(s.salt, req.Name, req.Class)
 	if b, ok := s.Cache.Get(key); ok {
 		if c, err := decodeCachedClass(b); err == nil {
 			s.hits.Add(1)
 			res, err = c.replay(s.Table)
-			return res, true, nil, err
+			return res, true, err
 		}
 	}
 	s.misses.Add(1)
 	res, err = s.Pass.TransformClass(req.Name, req.Class)
 	if err != nil {
-		return res, false, nil, err
+		return res, false, err
 	}
 	c, cerr := newCachedClass(res, s.Table)
 	if cerr != nil {
 		s.cacheWarning(fmt.Sprintf("%s is not cached: %v", req.Name, cerr))
-		return res, false, nil, nil
+		return res, false, nil
 	}
-	return res, false, func() {
-		if err := s.Cache.Put(key, c.encode()); err != nil {
-			s.cacheWarning(err.Error())
-		}
-	}, nil
+	s.pending.add(key, c.encode())
+	return res, false, nil
 }
 
 // cacheWarning says the first thing that went wrong with the cache: the classes are rewritten

@@ -217,7 +217,7 @@ func TestServeWarnsOnceOfRewrittenClasses(t *testing.T) {
 		return transform.Result{Skipped: []transform.Skip{{Reason: transform.RewrittenBefore + " (it calls heapledger/rt/Acct)"}}}, nil
 	})}
 	for id := uint32(1); id <= 3; id++ {
-		resp, _ := s.handle(&Request{ID: id, Name: fmt.Sprintf("app/C%d", id), Loader: "app", Class: []byte{1}})
+		resp := s.handle(&Request{ID: id, Name: fmt.Sprintf("app/C%d", id), Loader: "app", Class: []byte{1}})
 		warned := strings.Contains(resp.Messages, "warning: app/C1 (loader app): "+transform.RewrittenBefore+" before it loaded")
 		if resp.Status != StatusUnchanged || warned != (id == 1) || strings.Count(resp.Messages, "warning: ") != map[bool]int{true: 1}[id == 1] {
 			t.Errorf("request %d: %+v", id, resp)
