@@ -83,6 +83,11 @@ func openTransformCache(c *cli.Context, srv *transformsvc.Server) error {
 		return err
 	}
 	srv.Cache, srv.CacheSalt, srv.Log = store, salt, os.Stderr
+	// The service inherits the JVM's standard error. Once the JVM is gone, a shell pipeline
+	// or a test reading that stream would wait for the entries to be written (and the cache
+	// trimmed) unless the service closes its copy first. What it would say after that (a
+	// cache it could not write) has no reader left.
+	srv.AfterLast = func() { os.Stderr.Close() }
 	return nil
 }
 

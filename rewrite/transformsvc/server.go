@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/heapledger/heapledger/internal/filecache"
 	"github.com/heapledger/heapledger/rewrite/accounts"
@@ -48,11 +49,16 @@ type Server struct {
 	CacheSalt string
 	// Log receives the service's own warnings (a cache it cannot write); nil discards them.
 	Log io.Writer
+	// AfterLast, when set, runs once the last request is answered and before the cache
+	// entries still queued are written: `heapledger serve` lets go of the JVM's standard error
+	// there, so a pipeline reading it ends with the JVM, not with the service's writing.
+	AfterLast func()
 
 	hookFirst, hookLast int // the reserved range, inclusive; 0, 0 for none
 
-	salt         []byte       // CacheSalt and the hello's table lines
-	pending      *writeBehind // entries to store, when Cache is set
+	salt         []byte        // CacheSalt and the hello's table lines
+	pending      *writeBehind  // entries to store, when Cache is set
+	writeWait    time.Duration // idleBeforeWrite, unless a test sets it
 	hits, misses atomic.Int64
 	cacheWarned  atomic.Bool
 
@@ -116,7 +122,10 @@ func (s *Server) Serve(r io.Reader, w io.Writer) error {
 	// the rewritten code depends on.
 	s.salt = []byte(s.CacheSalt + "\n" + accountLines)
 	if s.Cache != nil {
-		s.pending = newWriteBehind(s.Cache, idleBeforeWrite, func(err error) { s.cacheWarning(err.Error()) })
+		if s.writeWait == 0 {
+			s.writeWait = idleBeforeWrite
+		}
+		s.pending = newWriteBehind(s.Cache, s.writeWait, func(err error) { s.cacheWarning(err.Error()) })
 	}
 
 	br := bufio.NewReaderSize(r, 64<<10)
@@ -143,6 +152,9 @@ func (s *Server) Serve(r io.Reader, w io.Writer) error {
 	}
 	wg.Wait()
 	if s.pending != nil {
+		if s.AfterLast != nil {
+			s.AfterLast()
+		}
 		s.pending.close()
 	}
 	if rerr != nil {

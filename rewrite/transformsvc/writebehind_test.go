@@ -2,6 +2,7 @@ package transformsvc
 
 import (
 	"crypto/sha256"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -39,5 +40,34 @@ func TestWriteBehind(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("an idle service did not write its entry within 10 s")
 		}
+	}
+}
+
+// The service's last answer comes before AfterLast, and AfterLast before the entries still
+// queued are written, so that `heapledger serve` can let go of the JVM's standard error first.
+func TestAfterLastBeforeQueuedWrites(t *testing.T) {
+	classes := realClasses(t, "ecj.jar", 3)
+	dir := t.TempDir()
+	store, err := filecache.Open(dir, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := countServer(t, store, "*")
+	s.writeWait = time.Hour
+	ran := 0
+	var atAfterLast []string
+	s.AfterLast = func() {
+		ran++
+		atAfterLast, _ = filepath.Glob(filepath.Join(dir, "*", "*"))
+	}
+	if got := serveInTurn(t, s, classes); len(got) != 3 {
+		t.Fatalf("%d answers", len(got))
+	}
+	if ran != 1 || len(atAfterLast) != 0 {
+		t.Errorf("AfterLast ran %d times; entries written before it: %v", ran, atAfterLast)
+	}
+	after, _ := filepath.Glob(filepath.Join(dir, "*", "*"))
+	if len(after) != 3 {
+		t.Errorf("%d entries written when the service ended, want 3", len(after))
 	}
 }

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Startup cost of the agent (docs/agent.md): time to first output and total time of one program
-# run plain, offline-rewritten (heapledger rewrite --pass count), under the agent, under the
-# agent with --jdk (JDK classes rewritten too) and under the agent with --object-init
-# (java.lang.Object's constructor hooked), N runs each (median), plus the agent's per-class
-# transform latency (its --stats line).
+# run plain, offline-rewritten (heapledger rewrite --pass count), under the agent without its
+# transform cache (agent), with an empty cache (first: a first run, which fills it), with the
+# cache that first run filled (cached: a second run), under the agent with --jdk (JDK classes
+# rewritten too) and under the agent with --object-init (java.lang.Object's constructor hooked),
+# N runs each (median), plus the agent's per-class transform latency (its --stats line). The
+# agent, jdk and objinit rows use no cache, so every run of theirs is a first run.
 #
 #   runtime-java/agent/bench-startup.sh [RUNS]      (default 5; needs `make build` and a JDK)
 #
@@ -19,6 +21,7 @@ ECJ=/usr/share/java/ecj.jar
 export HEAPLEDGER_AGENT=$PWD/build/heapledger-agent.jar
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
+MODES="plain offline agent first cached jdk objinit"
 
 # first_and_total CMD...: prints "FIRST_MS TOTAL_MS" (first byte on stdout or stderr).
 first_and_total() {
@@ -37,49 +40,72 @@ bench() {
   local name=$1 mode
   : >"$W/times"
   for ((i = 0; i < RUNS; i++)); do
-    for mode in plain offline agent jdk objinit; do
+    for mode in $MODES; do
       local -n cmd="${mode}_cmd"
+      [ "$mode" = first ] && rm -rf "$W/cache-first"
       echo "$mode $(first_and_total "${cmd[@]}")" >>"$W/times"
     done
   done
-  for mode in plain offline agent jdk objinit; do
+  for mode in $MODES; do
     printf '%-6s %-8s first output %5s ms   total %5s ms\n' "$name" "$mode" \
       "$(awk -v m=$mode '$1==m {print $2}' "$W/times" | median)" "$(awk -v m=$mode '$1==m {print $3}' "$W/times" | median)"
   done
   "${stats_cmd[@]}" 2>&1 >/dev/null | grep 'classes sent' | sed "s/^heapledger agent: /$name   agent    /"
+  "${cachedstats_cmd[@]}" 2>&1 >/dev/null | grep 'classes sent' | sed "s/^heapledger agent: /$name   cached   /"
   "${jdkstats_cmd[@]}" 2>&1 >/dev/null | grep 'classes sent' | sed "s/^heapledger agent: /$name   jdk      /"
 }
 
+# agents_with_cache PROG FLAGS...: the agents of the first and cached rows. first's cache is
+# emptied before each of its runs; cached's is filled once, before the runs, and shared by
+# the agent that prints --stats.
+agents_with_cache() {
+  local prog=$1
+  shift
+  "$HL" agent "$@" --cache-dir "$W/cache-first" -o "$W/first-$prog" >/dev/null
+  "$HL" agent "$@" --cache-dir "$W/cache-$prog" -o "$W/cached-$prog" >/dev/null
+  "$HL" agent "$@" --cache-dir "$W/cache-$prog" --stats -o "$W/cached-$prog-stats" >/dev/null
+}
+
 "$HL" demo --dir "$W/demo" >/dev/null
-"$HL" agent --accounts demo.web,demo.orders,demo.reports -o "$W/agent-demo" >/dev/null
-"$HL" agent --accounts demo.web,demo.orders,demo.reports --stats -o "$W/agent-demo-stats" >/dev/null
+"$HL" agent --accounts demo.web,demo.orders,demo.reports --no-cache -o "$W/agent-demo" >/dev/null
+"$HL" agent --accounts demo.web,demo.orders,demo.reports --stats --no-cache -o "$W/agent-demo-stats" >/dev/null
 plain_cmd=(java -Dheapledger.snapshot.dir="$W/s" -cp "$W/demo/classes" demo.Main 2000)
 offline_cmd=(java -Dheapledger.snapshot.dir="$W/s" -cp "$W/demo/classes-hl:$RT" demo.Main 2000)
 agent_cmd=("$W/agent-demo/heapledger-java" -Dheapledger.snapshot.dir="$W/s" -cp "$W/demo/classes" demo.Main 2000)
 stats_cmd=("$W/agent-demo-stats/heapledger-java" -Dheapledger.snapshot.dir="$W/s" -cp "$W/demo/classes" demo.Main 2000)
-"$HL" agent --jdk --accounts demo.web,demo.orders,demo.reports -o "$W/jdk-demo" >/dev/null
-"$HL" agent --jdk --accounts demo.web,demo.orders,demo.reports --stats -o "$W/jdk-demo-stats" >/dev/null
+agents_with_cache demo --accounts demo.web,demo.orders,demo.reports
+first_cmd=("$W/first-demo/heapledger-java" -Dheapledger.snapshot.dir="$W/s" -cp "$W/demo/classes" demo.Main 2000)
+cached_cmd=("$W/cached-demo/heapledger-java" -Dheapledger.snapshot.dir="$W/s" -cp "$W/demo/classes" demo.Main 2000)
+cachedstats_cmd=("$W/cached-demo-stats/heapledger-java" -Dheapledger.snapshot.dir="$W/s" -cp "$W/demo/classes" demo.Main 2000)
+"${cached_cmd[@]}" >/dev/null 2>&1; sleep 3 # fills the cache of the cached rows (written after the JVM exits)
+"$HL" agent --jdk --accounts demo.web,demo.orders,demo.reports --no-cache -o "$W/jdk-demo" >/dev/null
+"$HL" agent --jdk --accounts demo.web,demo.orders,demo.reports --stats --no-cache -o "$W/jdk-demo-stats" >/dev/null
 jdk_cmd=("$W/jdk-demo/heapledger-java" -Dheapledger.snapshot.dir="$W/s" -cp "$W/demo/classes" demo.Main 2000)
 jdkstats_cmd=("$W/jdk-demo-stats/heapledger-java" -Dheapledger.snapshot.dir="$W/s" -cp "$W/demo/classes" demo.Main 2000)
-"$HL" agent --object-init --accounts demo.web,demo.orders,demo.reports -o "$W/objinit-demo" >/dev/null
+"$HL" agent --object-init --accounts demo.web,demo.orders,demo.reports --no-cache -o "$W/objinit-demo" >/dev/null
 objinit_cmd=("$W/objinit-demo/heapledger-java" -Dheapledger.snapshot.dir="$W/s" -cp "$W/demo/classes" demo.Main 2000)
 bench demo
 
 if [ -f "$ECJ" ]; then
   "$HL" rewrite --pass count --accounts 'org.eclipse.jdt.*' "$ECJ" -o "$W/ecj-hl.jar" >/dev/null 2>&1
-  "$HL" agent --accounts 'org.eclipse.jdt.*' -o "$W/agent-ecj" >/dev/null
-  "$HL" agent --accounts 'org.eclipse.jdt.*' --stats -o "$W/agent-ecj-stats" >/dev/null
+  "$HL" agent --accounts 'org.eclipse.jdt.*' --no-cache -o "$W/agent-ecj" >/dev/null
+  "$HL" agent --accounts 'org.eclipse.jdt.*' --stats --no-cache -o "$W/agent-ecj-stats" >/dev/null
   srcs=$(find "$W/demo/src" -name '*.java' | tr '\n' ' ')
   ecj_args=(org.eclipse.jdt.internal.compiler.batch.Main -verbose -1.8 -nowarn -d "$W/ecj-out" $srcs)
   plain_cmd=(java -Dheapledger.snapshot.dir="$W/s" -cp "$ECJ" "${ecj_args[@]}")
   offline_cmd=(java -Dheapledger.snapshot.dir="$W/s" -cp "$W/ecj-hl.jar:$RT" "${ecj_args[@]}")
   agent_cmd=("$W/agent-ecj/heapledger-java" -Dheapledger.snapshot.dir="$W/s" -cp "$ECJ" "${ecj_args[@]}")
   stats_cmd=("$W/agent-ecj-stats/heapledger-java" -Dheapledger.snapshot.dir="$W/s" -cp "$ECJ" "${ecj_args[@]}")
-  "$HL" agent --jdk --accounts 'org.eclipse.jdt.*' -o "$W/jdk-ecj" >/dev/null
-  "$HL" agent --jdk --accounts 'org.eclipse.jdt.*' --stats -o "$W/jdk-ecj-stats" >/dev/null
+  agents_with_cache ecj --accounts 'org.eclipse.jdt.*'
+  first_cmd=("$W/first-ecj/heapledger-java" -Dheapledger.snapshot.dir="$W/s" -cp "$ECJ" "${ecj_args[@]}")
+  cached_cmd=("$W/cached-ecj/heapledger-java" -Dheapledger.snapshot.dir="$W/s" -cp "$ECJ" "${ecj_args[@]}")
+  cachedstats_cmd=("$W/cached-ecj-stats/heapledger-java" -Dheapledger.snapshot.dir="$W/s" -cp "$ECJ" "${ecj_args[@]}")
+  "${cached_cmd[@]}" >/dev/null 2>&1; sleep 3 # fills the cache of the cached rows (written after the JVM exits)
+  "$HL" agent --jdk --accounts 'org.eclipse.jdt.*' --no-cache -o "$W/jdk-ecj" >/dev/null
+  "$HL" agent --jdk --accounts 'org.eclipse.jdt.*' --stats --no-cache -o "$W/jdk-ecj-stats" >/dev/null
   jdk_cmd=("$W/jdk-ecj/heapledger-java" -Dheapledger.snapshot.dir="$W/s" -cp "$ECJ" "${ecj_args[@]}")
   jdkstats_cmd=("$W/jdk-ecj-stats/heapledger-java" -Dheapledger.snapshot.dir="$W/s" -cp "$ECJ" "${ecj_args[@]}")
-  "$HL" agent --object-init --accounts 'org.eclipse.jdt.*' -o "$W/objinit-ecj" >/dev/null
+  "$HL" agent --object-init --accounts 'org.eclipse.jdt.*' --no-cache -o "$W/objinit-ecj" >/dev/null
   objinit_cmd=("$W/objinit-ecj/heapledger-java" -Dheapledger.snapshot.dir="$W/s" -cp "$ECJ" "${ecj_args[@]}")
   bench ecj
 else
