@@ -9,8 +9,10 @@
 #
 #   runtime-java/agent/bench-startup.sh [RUNS]      (default 5; needs `make build` and a JDK)
 #
-# Programs: the demo (fixtures/demo, 2000 orders) and ecj (Debian libecj-java) compiling the
-# demo's sources. All runs of one program take turns, so machine load hits them alike.
+# Programs: the demo (fixtures/demo, 2000 orders), ecj (Debian libecj-java) compiling the
+# demo's sources, and a one-line Clojure script (Debian libclojure-java: about 1,800 classes
+# load, most of them the compiled clojure.core). All runs of one program take turns, so
+# machine load hits them alike.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 RUNS=${1:-5}
@@ -110,4 +112,37 @@ if [ -f "$ECJ" ]; then
   bench ecj
 else
   echo "ecj: $ECJ missing (scripts/install-deps.sh installs libecj-java)" >&2
+fi
+
+CLJ=/usr/share/java/clojure.jar
+# The jars clojure.jar's manifest names on its Class-Path.
+SPECS=(/usr/share/maven-repo/org/clojure/spec.alpha/debian/spec.alpha-debian.jar
+  /usr/share/maven-repo/org/clojure/core.specs.alpha/debian/core.specs.alpha-debian.jar)
+if [ -f "$CLJ" ] && [ -f "${SPECS[0]}" ] && [ -f "${SPECS[1]}" ]; then
+  clj_hl=""
+  for j in "$CLJ" "${SPECS[@]}"; do
+    "$HL" rewrite --pass count --accounts '*' "$j" -o "$W/hl-$(basename "$j")" >/dev/null 2>&1
+    clj_hl="$clj_hl$W/hl-$(basename "$j"):"
+  done
+  echo '(println (reduce + (range 1000)))' >"$W/sum.clj"
+  "$HL" agent --accounts '*' --no-cache -o "$W/agent-clj" >/dev/null
+  "$HL" agent --accounts '*' --stats --no-cache -o "$W/agent-clj-stats" >/dev/null
+  plain_cmd=(java -Dheapledger.snapshot.dir="$W/s" -cp "$CLJ" clojure.main "$W/sum.clj")
+  offline_cmd=(java -Dheapledger.snapshot.dir="$W/s" -cp "$clj_hl$RT" clojure.main "$W/sum.clj")
+  agent_cmd=("$W/agent-clj/heapledger-java" -Dheapledger.snapshot.dir="$W/s" -cp "$CLJ" clojure.main "$W/sum.clj")
+  stats_cmd=("$W/agent-clj-stats/heapledger-java" -Dheapledger.snapshot.dir="$W/s" -cp "$CLJ" clojure.main "$W/sum.clj")
+  agents_with_cache clj --accounts '*'
+  first_cmd=("$W/first-clj/heapledger-java" -Dheapledger.snapshot.dir="$W/s" -cp "$CLJ" clojure.main "$W/sum.clj")
+  cached_cmd=("$W/cached-clj/heapledger-java" -Dheapledger.snapshot.dir="$W/s" -cp "$CLJ" clojure.main "$W/sum.clj")
+  cachedstats_cmd=("$W/cached-clj-stats/heapledger-java" -Dheapledger.snapshot.dir="$W/s" -cp "$CLJ" clojure.main "$W/sum.clj")
+  "${cached_cmd[@]}" >/dev/null 2>&1; sleep 3 # fills the cache of the cached rows (written after the JVM exits)
+  "$HL" agent --jdk --accounts '*' --no-cache -o "$W/jdk-clj" >/dev/null
+  "$HL" agent --jdk --accounts '*' --stats --no-cache -o "$W/jdk-clj-stats" >/dev/null
+  jdk_cmd=("$W/jdk-clj/heapledger-java" -Dheapledger.snapshot.dir="$W/s" -cp "$CLJ" clojure.main "$W/sum.clj")
+  jdkstats_cmd=("$W/jdk-clj-stats/heapledger-java" -Dheapledger.snapshot.dir="$W/s" -cp "$CLJ" clojure.main "$W/sum.clj")
+  "$HL" agent --object-init --accounts '*' --no-cache -o "$W/objinit-clj" >/dev/null
+  objinit_cmd=("$W/objinit-clj/heapledger-java" -Dheapledger.snapshot.dir="$W/s" -cp "$CLJ" clojure.main "$W/sum.clj")
+  bench clj
+else
+  echo "clojure: $CLJ or its spec jars missing (scripts/install-deps.sh installs libclojure-java)" >&2
 fi
