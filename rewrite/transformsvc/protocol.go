@@ -1,7 +1,9 @@
 // Package transformsvc is the transform service the Java agent talks to: the agent sends each
 // class it sees over a pipe, the service rewrites it with a pass and answers with the new bytes,
 // the site-table lines the rewrite added and its warnings. Requests are served concurrently and
-// answered out of order, matched by ID, so one slow class never holds up the others.
+// answered out of order, matched by ID, so one slow class never holds up the others. With a
+// cache (cache.go), a class rewritten in an earlier run under the same options is answered
+// from disk, with this run's site IDs.
 //
 // Every frame is a big-endian uint32 length followed by that many bytes:
 //

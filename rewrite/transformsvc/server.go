@@ -56,11 +56,10 @@ type Server struct {
 
 	hookFirst, hookLast int // the reserved range, inclusive; 0, 0 for none
 
-	salt         []byte        // CacheSalt and the hello's table lines
-	pending      *writeBehind  // entries to store, when Cache is set
-	writeWait    time.Duration // idleBeforeWrite, unless a test sets it
-	hits, misses atomic.Int64
-	cacheWarned  atomic.Bool
+	salt        []byte        // CacheSalt and the hello's table lines
+	pending     *writeBehind  // entries to store, when Cache is set
+	writeWait   time.Duration // idleBeforeWrite, unless a test sets it
+	cacheWarned atomic.Bool
 
 	mu   sync.Mutex // guards sent, and orders table lines before the responses that need them
 	sent int        // the sites named so far that were sent, or left out (Table.NamedSince)
@@ -166,10 +165,6 @@ func (s *Server) Serve(r io.Reader, w io.Writer) error {
 	return nil
 }
 
-// CacheStats returns the classes answered from the cache and those rewritten for want of an
-// entry, so far.
-func (s *Server) CacheStats() (hits, misses int64) { return s.hits.Load(), s.misses.Load() }
-
 // handle rewrites one class. A panic in a pass is a bug, but it must cost one class, not the
 // whole JVM's instrumentation: it becomes a failure answer.
 func (s *Server) handle(req *Request) (resp *Response) {
@@ -227,12 +222,10 @@ func (s *Server) rewrite(req *Request) (res transform.Result, cached bool, err e
 	key := cacheKey(s.salt, req.Name, req.Class)
 	if b, ok := s.Cache.Get(key); ok {
 		if c, err := decodeCachedClass(b); err == nil {
-			s.hits.Add(1)
 			res, err = c.replay(s.Table)
 			return res, true, err
 		}
 	}
-	s.misses.Add(1)
 	res, err = s.Pass.TransformClass(req.Name, req.Class)
 	if err != nil {
 		return res, false, err
