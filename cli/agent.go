@@ -94,6 +94,9 @@ func newAgentOptions(c *cli.Context) (agentOptions, error) {
 		return nil, fmt.Errorf("--timeout %v: must be positive", c.Duration("timeout"))
 	}
 	o.add("timeout", strconv.FormatInt(c.Duration("timeout").Milliseconds(), 10))
+	if err := cacheAgentOptions(c, &o); err != nil {
+		return nil, err
+	}
 	if c.Bool("stats") {
 		o.add("stats", "true")
 	}

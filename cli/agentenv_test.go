@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -43,6 +44,7 @@ func needAgent(t *testing.T) {
 	}
 	t.Setenv("HEAPLEDGER_BIN", exe)
 	t.Setenv(asCLI, "1")
+	t.Setenv("HEAPLEDGER_CACHE_DIR", testCacheDir(t))
 }
 
 // onJDKs runs test as one subtest per JDK the agent is proven on: 17 (java on the PATH) and 25
@@ -55,6 +57,38 @@ func onJDKs(t *testing.T, test func(t *testing.T, java string)) {
 	} {
 		t.Run(jdk.name, func(t *testing.T) { test(t, testenv.Tool(t, jdk.java)) })
 	}
+}
+
+// sharedCache is the transform cache of every agent test of this package, never the user's.
+// It is shared, so that a test's services meet classes earlier tests stored and every exact
+// count the tests check is also checked on classes answered from the cache. It cannot be a
+// test's TempDir: a service writes its entries after its JVM has exited, and so after the
+// test may have ended.
+var sharedCache struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+func testCacheDir(t *testing.T) string {
+	t.Helper()
+	sharedCache.once.Do(func() { sharedCache.dir, sharedCache.err = os.MkdirTemp("", "heapledger-cli-test-cache-") })
+	if sharedCache.err != nil {
+		t.Fatal(sharedCache.err)
+	}
+	return sharedCache.dir
+}
+
+// TestMain removes the shared transform cache after the tests, giving services still writing
+// to it some seconds to finish.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if sharedCache.dir != "" {
+		for i := 0; i < 100 && os.RemoveAll(sharedCache.dir) != nil; i++ {
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	os.Exit(code)
 }
 
 // agentFixtures compiles fixtures/agent: the application classes into app/ and the plugin,

@@ -75,6 +75,7 @@ func addAgentFlags(cmd *cli.Command) {
 		&cli.IntFlag{Name: "object-init-sites", Value: defaultHookSites, Usage: "with --object-init: sites reserved for the hook, one per class; " +
 			"classes past the last are counted together in one site, with a warning"},
 	)
+	cmd.Flags = append(cmd.Flags, cacheFlags()...)
 	addCountFlags(cmd, agentExcluded...)
 }
 

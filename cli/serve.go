@@ -38,17 +38,37 @@ var serveCmd = &cli.Command{
 			srv.Pass = rwpasses.WithObjectInitHook(run.pass)
 			srv.HookSites = n
 		}
-		if err := srv.Serve(os.Stdin, os.Stdout); err != nil {
+		if err := openTransformCache(c, srv); err != nil {
 			return fmt.Errorf("serve: %w", err)
 		}
 		// The JVM has exited (its end closed standard input): a pattern no class it loaded
-		// matched is most likely a typo. The agent's stderr is the JVM's.
-		warnUnmatched(errWriter(c), run.set, run.pass.Classes(), "the program loaded")
+		// matched is most likely a typo. Said on the agent's stderr, the JVM's, before the
+		// service lets go of it (AfterLast).
+		warned := false
+		warn := func() {
+			if !warned {
+				warned = true
+				warnUnmatched(errWriter(c), run.set, srv.Classes(), "the program loaded")
+			}
+		}
+		letGo := srv.AfterLast
+		srv.AfterLast = func() {
+			warn()
+			if letGo != nil {
+				letGo()
+			}
+		}
+		if err := srv.Serve(os.Stdin, os.Stdout); err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
+		warn()
+		trimTransformCache(srv)
 		return nil
 	},
 }
 
 func init() {
+	serveCmd.Flags = append(serveCmd.Flags, cacheFlags()...)
 	addCountFlags(serveCmd, "embed-runtime")
 	register(serveCmd)
 }

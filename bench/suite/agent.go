@@ -40,10 +40,12 @@ func parseAgentStats(stderr []byte) *AgentStats {
 // agentMode runs the unmodified workload under heapledger's -javaagent, with the count options
 // of the offline row (`heapledger agent FLAGS --stats -o DIR --print-jvm-option`, once per
 // workload): classes are rewritten by `heapledger serve` as they load. --stats makes every JVM
-// print its transform latencies at exit, which the start-up table reports. An optIn mode runs
-// only when named in -modes.
+// print its transform latencies at exit, which the start-up table reports. --no-cache keeps
+// every run a first run: with the transform cache, each run after a workload's first would be
+// answered from it, and the rows would mix the two (docs/agent.md, "The cache of transformed
+// classes", has the cached figures). An optIn mode runs only when named in -modes.
 func agentMode(name string, flags []string, optIn bool, what string) *Mode {
-	all := append(append([]string{}, flags...), "--stats")
+	all := append(append([]string{}, flags...), "--stats", "--no-cache")
 	return &Mode{
 		Name:  name,
 		What:  what + " (`heapledger agent " + strings.Join(all, " ") + "`, as -javaagent)",

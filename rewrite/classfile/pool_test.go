@@ -72,3 +72,38 @@ func TestIsClassNamed(t *testing.T) {
 		}
 	}
 }
+
+// ConstantOffsets must point at every constant of real classes, Longs and Doubles included, so
+// that a constant patched through it is the one Parse reads back.
+func TestConstantOffsets(t *testing.T) {
+	for _, e := range jarClasses(t, "ecj.jar")[:300] {
+		offs, err := ConstantOffsets(e.data)
+		if err != nil {
+			t.Fatalf("%s: %v", e.name, err)
+		}
+		cf, err := Parse(e.data)
+		if err != nil {
+			t.Fatalf("%s: %v", e.name, err)
+		}
+		if len(offs) != len(cf.Pool.Entries) {
+			t.Fatalf("%s: %d offsets for %d constants", e.name, len(offs), len(cf.Pool.Entries))
+		}
+		for i, c := range cf.Pool.Entries {
+			if c.Tag == 0 {
+				if offs[i] != 0 {
+					t.Fatalf("%s: unusable slot %d has offset %d", e.name, i, offs[i])
+				}
+				continue
+			}
+			if got := e.data[offs[i]]; got != c.Tag {
+				t.Fatalf("%s: constant %d: tag %d at offset %d, want %d", e.name, i, got, offs[i], c.Tag)
+			}
+			if c.Tag == TagInteger && string(e.data[offs[i]+1:offs[i]+5]) != string(c.Bytes) {
+				t.Fatalf("%s: constant %d: the integer's bytes are not after its tag", e.name, i)
+			}
+		}
+	}
+	if _, err := ConstantOffsets([]byte{0xCA, 0xFE, 0xBA, 0xBE, 0, 0, 0, 52, 0, 3, TagUtf8, 0, 9}); err == nil {
+		t.Error("a pool cut short gave no error")
+	}
+}

@@ -169,6 +169,59 @@ func ReadName(data []byte) (string, error) {
 	return pool.ClassName(this)
 }
 
+// ConstantOffsets returns, for each constant pool index, the offset in data of that constant's
+// tag byte (0 for index 0 and for the unusable slot after a Long or Double), reading only the
+// header and the pool. A caller patches constants of a class file in place with it, as the
+// agent's cache gives a stored class the site IDs of the run at hand, without parsing the rest.
+func ConstantOffsets(data []byte) ([]int, error) {
+	r := reader{b: data}
+	if magic := r.u4(); r.err == nil && magic != Magic {
+		return nil, r.fail(0, "magic", fmt.Sprintf("bad magic 0x%08X, want 0xCAFEBABE", magic))
+	}
+	r.u2()
+	r.u2()
+	if r.err != nil {
+		return nil, r.wrap("header")
+	}
+	n := int(r.u2())
+	if r.err != nil {
+		return nil, r.wrap("constant_pool_count")
+	}
+	offs := make([]int, max(n, 1))
+	for i := 1; i < n; i++ {
+		offs[i] = r.off
+		tag := r.u1()
+		switch tag {
+		case TagUtf8:
+			r.bytes(int(r.u2()), "")
+		case TagInteger, TagFloat:
+			r.bytes(4, "")
+		case TagLong, TagDouble:
+			r.bytes(8, "")
+			i++
+		case TagClass, TagString, TagMethodType, TagModule, TagPackage:
+			r.u2()
+		case TagFieldref, TagMethodref, TagInterfaceMethodref, TagNameAndType, TagDynamic, TagInvokeDynamic:
+			r.u2()
+			r.u2()
+		case TagMethodHandle:
+			r.u1()
+			r.u2()
+		default:
+			if r.err == nil {
+				return nil, r.fail(offs[i], fmt.Sprintf("constant %d", i), fmt.Sprintf("unknown tag %d", tag))
+			}
+		}
+		if r.err != nil {
+			return nil, r.wrap(fmt.Sprintf("constant %d (%s)", i, TagName(tag)))
+		}
+	}
+	if len(offs) > n {
+		offs = offs[:n]
+	}
+	return offs, nil
+}
+
 // reader is a cursor over a class file. The first failure sticks in err, so a sequence of reads
 // can be checked once.
 type reader struct {

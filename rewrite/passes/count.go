@@ -103,6 +103,7 @@ type countClass struct {
 	// account: the class's state is the count pass's commons.Advice, and the class's methods
 	// are edited one after another.
 	t, saved int
+	finished bool // finishClass put the kept sites' IDs into the pool
 }
 
 // pendingSite is a site inserted into the code, with the pool constant its ID goes in.
@@ -175,7 +176,22 @@ func (e *countEditor) finishClass(cf *classfile.Class, state any) error {
 			return err
 		}
 	}
+	cc.finished = true
 	return nil
+}
+
+// taken reports the IDs beginClass reserved and the pool constants finishClass put the used
+// ones in, in ID order; the pool list is empty when the class was not changed.
+func (e *countEditor) taken(state any) *transform.IDs {
+	cc := state.(*countClass)
+	ids := &transform.IDs{First: cc.first, Reserved: cc.reserved}
+	if cc.finished {
+		ids.Pool = make([]uint16, len(cc.kept))
+		for i, p := range cc.kept {
+			ids.Pool[i] = p.id
+		}
+	}
+	return ids
 }
 
 func (e *countEditor) prepareClass(cf *classfile.Class) (any, error) {

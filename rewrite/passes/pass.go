@@ -66,6 +66,8 @@ type classFinisher interface {
 	methodKept(state any, kept bool)
 	// finishClass runs after the last method when any changed, before the class is written.
 	finishClass(c *classfile.Class, state any) error
+	// taken says which IDs beginClass took, and where finishClass (when it ran) put them.
+	taken(state any) *transform.IDs
 }
 
 // driver runs a methodEditor over every method of a class.
@@ -142,12 +144,16 @@ func (d *driver) TransformClassInTurn(name string, data []byte, turn *transform.
 		changed = changed || ok
 	}
 	if !changed && !d.alwaysWrite {
+		if fin != nil {
+			res.IDs = fin.taken(state)
+		}
 		return res, nil
 	}
 	if fin != nil {
 		if err := fin.finishClass(cf, state); err != nil {
 			return transform.Result{}, code.Method{Class: cname}.Errorf(-1, "pass %s: %w", d.name, err)
 		}
+		res.IDs = fin.taken(state)
 	}
 	out, err := cf.Bytes()
 	if err != nil {

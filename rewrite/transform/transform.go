@@ -29,6 +29,20 @@ type Result struct {
 	// Warnings are things the user should know that did not stop the rewrite (for example a
 	// class file version newer than the engine knows, passed through unchanged).
 	Warnings []string
+	// IDs are the table IDs the pass took for the class (the count pass's site IDs); nil when
+	// it took none. A caller that keeps the result for a later run against another table (the
+	// agent's cache of transformed classes) replays them: it takes as many IDs and puts them
+	// where the pass put these.
+	IDs *IDs
+}
+
+// IDs says which table IDs a pass took for one class and where it put them: it reserved
+// Reserved consecutive IDs from First and wrote First+i into the CONSTANT_Integer at pool
+// index Pool[i] of Data (IDs it reserved past len(Pool) went unused, as they do for a class
+// that was not changed).
+type IDs struct {
+	First, Reserved int
+	Pool            []uint16
 }
 
 // Changed reports whether the pass produced new bytes.

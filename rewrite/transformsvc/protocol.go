@@ -1,12 +1,17 @@
 // Package transformsvc is the transform service the Java agent talks to: the agent sends each
 // class it sees over a pipe, the service rewrites it with a pass and answers with the new bytes,
 // the site-table lines the rewrite added and its warnings. Requests are served concurrently and
-// answered out of order, matched by ID, so one slow class never holds up the others.
+// answered out of order, matched by ID, so one slow class never holds up the others. With a
+// cache (cache.go), a class rewritten in an earlier run under the same options is answered
+// from disk, with this run's site IDs.
 //
 // Every frame is a big-endian uint32 length followed by that many bytes:
 //
 //	request:  u32 id | u16 len, class name (internal, UTF-8) | u16 len, loader | class file
 //	response: u32 id | u8 status | u32 len, class file | u32 len, table lines | u32 len, messages
+//
+// A status with StatusCached set was answered from the cache of transformed classes (the
+// agent counts those apart); the rest of the byte is the status as above.
 //
 // The first frame the service writes is a hello (id 0, StatusHello) whose table lines name the
 // accounts, so the agent knows the service is up before it installs its transformer. Table lines
@@ -27,6 +32,8 @@ const (
 	StatusChanged   = 1 // the class file in the response replaces it
 	StatusFailed    = 2 // the class could not be processed; it loads as it was
 	StatusHello     = 3 // first frame: the service is ready; table lines name the accounts
+
+	StatusCached = 0x80 // flag: the answer came from the cache of transformed classes
 )
 
 // MaxFrame bounds a frame. The largest class files are a few MiB; anything near this is a
@@ -45,6 +52,7 @@ type Request struct {
 type Response struct {
 	ID       uint32
 	Status   byte
+	Cached   bool   // answered from the cache (sent as StatusCached in the status byte)
 	Class    []byte // StatusChanged only
 	Table    string // site (and, in the hello, account) lines, each ending in "\n"
 	Messages string
@@ -95,7 +103,11 @@ func WriteResponse(w io.Writer, resp *Response) error {
 	b := make([]byte, 0, 4+n)
 	b = binary.BigEndian.AppendUint32(b, uint32(n))
 	b = binary.BigEndian.AppendUint32(b, resp.ID)
-	b = append(b, resp.Status)
+	status := resp.Status
+	if resp.Cached {
+		status |= StatusCached
+	}
+	b = append(b, status)
 	b = binary.BigEndian.AppendUint32(b, uint32(len(resp.Class)))
 	b = append(b, resp.Class...)
 	b = binary.BigEndian.AppendUint32(b, uint32(len(resp.Table)))
@@ -114,6 +126,8 @@ func ReadResponse(r io.Reader) (*Response, error) {
 	}
 	d := decoder{b: body}
 	resp := &Response{ID: d.u32(), Status: d.u8()}
+	resp.Cached = resp.Status&StatusCached != 0
+	resp.Status &^= StatusCached
 	resp.Class = d.bytes(int(d.u32()))
 	resp.Table = string(d.bytes(int(d.u32())))
 	resp.Messages = string(d.bytes(int(d.u32())))

@@ -7,11 +7,14 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
+	"github.com/heapledger/heapledger/internal/filecache"
 	"github.com/heapledger/heapledger/rewrite/accounts"
 	"github.com/heapledger/heapledger/rewrite/transform"
 )
@@ -38,10 +41,32 @@ type Server struct {
 	// placeholders, and the IDs are never given to a rewritten site.
 	HookSites int
 
+	// Cache, when set, keeps transformed classes across runs (docs/agent.md, "The cache of
+	// transformed classes"): a class met before under the same salt is answered from it, with
+	// this run's site IDs, instead of being rewritten.
+	Cache *filecache.Cache
+	// CacheSalt is what decides a rewrite besides the class and the table's hello (which Serve
+	// adds): the binary's identity and the pass's options.
+	CacheSalt string
+	// Log receives the service's own warnings (a cache it cannot write); nil discards them.
+	Log io.Writer
+	// AfterLast, when set, runs once the last request is answered and before the cache
+	// entries still queued are written: `heapledger serve` lets go of the JVM's standard error
+	// there, so a pipeline reading it ends with the JVM, not with the service's writing.
+	AfterLast func()
+
 	hookFirst, hookLast int // the reserved range, inclusive; 0, 0 for none
+
+	salt        []byte        // CacheSalt and the hello's table lines
+	pending     *writeBehind  // entries to store, when Cache is set
+	writeWait   time.Duration // idleBeforeWrite, unless a test sets it
+	cacheWarned atomic.Bool
 
 	mu   sync.Mutex // guards sent, and orders table lines before the responses that need them
 	sent int        // the sites named so far that were sent, or left out (Table.NamedSince)
+
+	namesMu sync.Mutex
+	names   []string // the classes asked for, rewritten or answered from the cache (Classes)
 
 	toldRewritten atomic.Bool // the agent was warned about a class rewritten before it loaded
 }
@@ -96,6 +121,15 @@ func (s *Server) Serve(r io.Reader, w io.Writer) error {
 		accountLines = s.withoutHookSites(accountLines)
 	}
 	send(&Response{ID: 0, Status: StatusHello, Table: accountLines})
+	// The hello's lines number the accounts and carry the config (the hook's range too), which
+	// the rewritten code depends on.
+	s.salt = []byte(s.CacheSalt + "\n" + accountLines)
+	if s.Cache != nil {
+		if s.writeWait == 0 {
+			s.writeWait = idleBeforeWrite
+		}
+		s.pending = newWriteBehind(s.Cache, s.writeWait, func(err error) { s.cacheWarning(err.Error()) })
+	}
 
 	br := bufio.NewReaderSize(r, 64<<10)
 	sem := make(chan struct{}, workers)
@@ -111,12 +145,21 @@ func (s *Server) Serve(r io.Reader, w io.Writer) error {
 		}
 		sem <- struct{}{}
 		wg.Add(1)
+		if s.pending != nil {
+			s.pending.received()
+		}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			send(s.handle(req))
 		}()
 	}
 	wg.Wait()
+	if s.pending != nil {
+		if s.AfterLast != nil {
+			s.AfterLast()
+		}
+		s.pending.close()
+	}
 	if rerr != nil {
 		return fmt.Errorf("reading requests: %w", rerr)
 	}
@@ -128,6 +171,16 @@ func (s *Server) Serve(r io.Reader, w io.Writer) error {
 
 // handle rewrites one class. A panic in a pass is a bug, but it must cost one class, not the
 // whole JVM's instrumentation: it becomes a failure answer.
+// Classes returns the internal names of the classes the service was asked for, sorted: those
+// the pass rewrote and those answered from the cache, which the pass never saw.
+func (s *Server) Classes() []string {
+	s.namesMu.Lock()
+	defer s.namesMu.Unlock()
+	out := slices.Clone(s.names)
+	slices.Sort(out)
+	return out
+}
+
 func (s *Server) handle(req *Request) (resp *Response) {
 	resp = &Response{ID: req.ID}
 	who := req.Name
@@ -139,7 +192,11 @@ func (s *Server) handle(req *Request) (resp *Response) {
 			resp = &Response{ID: req.ID, Status: StatusFailed, Messages: fmt.Sprintf("%s: internal error: %v", who, p)}
 		}
 	}()
-	res, err := s.Pass.TransformClass(req.Name, req.Class)
+	s.namesMu.Lock()
+	s.names = append(s.names, req.Name)
+	s.namesMu.Unlock()
+	res, cached, err := s.rewrite(req)
+	resp.Cached = cached
 	if err != nil {
 		resp.Status = StatusFailed
 		resp.Messages = fmt.Sprintf("%s: %v", who, err)
@@ -169,6 +226,42 @@ func (s *Server) handle(req *Request) (resp *Response) {
 	}
 	resp.Table = s.newSites()
 	return resp
+}
+
+// rewrite answers from the cache when it can, else runs the pass and queues the result to be
+// stored. A damaged entry is a miss, and the stored result replaces it. A failure is not
+// stored: it is rare, and its message names this run's loader.
+func (s *Server) rewrite(req *Request) (res transform.Result, cached bool, err error) {
+	if s.Cache == nil {
+		res, err = s.Pass.TransformClass(req.Name, req.Class)
+		return res, false, err
+	}
+	key := cacheKey(s.salt, req.Name, req.Class)
+	if b, ok := s.Cache.Get(key); ok {
+		if c, err := decodeCachedClass(b); err == nil {
+			res, err = c.replay(s.Table)
+			return res, true, err
+		}
+	}
+	res, err = s.Pass.TransformClass(req.Name, req.Class)
+	if err != nil {
+		return res, false, err
+	}
+	c, cerr := newCachedClass(res, s.Table)
+	if cerr != nil {
+		s.cacheWarning(fmt.Sprintf("%s is not cached: %v", req.Name, cerr))
+		return res, false, nil
+	}
+	s.pending.add(key, c.encode())
+	return res, false, nil
+}
+
+// cacheWarning says the first thing that went wrong with the cache: the classes are rewritten
+// all the same, so one line is enough, and thousands would drown the program's output.
+func (s *Server) cacheWarning(msg string) {
+	if s.Log != nil && s.cacheWarned.CompareAndSwap(false, true) {
+		fmt.Fprintf(s.Log, "heapledger serve: transform cache %s: %s (further cache errors are not shown)\n", s.Cache.Dir(), msg)
+	}
 }
 
 // withoutHookSites drops the reserved placeholders from table lines: the hook names the sites

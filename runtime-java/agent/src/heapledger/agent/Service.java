@@ -23,11 +23,14 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class Service {
     static final int UNCHANGED = 0, CHANGED = 1, FAILED = 2, HELLO = 3;
+    /** Set in a status byte answered from the service's cache of transformed classes. */
+    static final int CACHED = 0x80;
 
     /** One request waiting for its answer. */
     static final class Pending {
         boolean done;
         int status;
+        boolean cached;
         byte[] bytes;
         String table;
         String messages;
@@ -110,6 +113,8 @@ final class Service {
                 int len = in.readInt();
                 int id = in.readInt();
                 int status = in.readUnsignedByte();
+                boolean cached = (status & CACHED) != 0;
+                status &= ~CACHED;
                 byte[] bytes = block();
                 String table = new String(block(), StandardCharsets.UTF_8);
                 String messages = new String(block(), StandardCharsets.UTF_8);
@@ -121,6 +126,7 @@ final class Service {
                 if (p == null) continue; // its class gave up waiting
                 synchronized (p) {
                     p.status = status;
+                    p.cached = cached;
                     p.bytes = bytes;
                     p.table = table;
                     p.messages = messages;

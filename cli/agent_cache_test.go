@@ -1,0 +1,105 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/heapledger/heapledger/analysis/snapshot"
+	"github.com/heapledger/heapledger/fixtures/demo"
+)
+
+// siteRows sums a snapshot's rows by what a report shows of them: the account and the site as
+// named by its table line (kind, type, method, offset, line), not by its ID.
+func siteRows(t *testing.T, s *snapshot.Snapshot) map[string][3]int64 {
+	t.Helper()
+	out := map[string][3]int64{}
+	for _, r := range s.Rows {
+		site, ok := s.Sites[r.Site]
+		if !ok || site.Method == "" {
+			t.Fatalf("%s: site %d counted %d but has no name", s.Path, r.Site, r.Count)
+		}
+		k := fmt.Sprintf("%s | %s %s %s @%d line %d", s.Accounts[r.Account], site.Kind, site.Type, site.Method, site.Offset, site.Line)
+		v := out[k]
+		out[k] = [3]int64{v[0] + r.Count, v[1] + r.Elements, v[2] + r.Bytes}
+	}
+	return out
+}
+
+var cacheStats = regexp.MustCompile(`(\d+) classes sent, .* (\d+) answered from the transform cache`)
+
+// The demo run twice under the agent with one cache: the first run rewrites every class and
+// stores it, the second answers every class from the cache; both snapshots count the same
+// at every site, by name, as the offline rewrite does; --no-cache reads nothing.
+func TestAgentCacheSecondRun(t *testing.T) {
+	needAgent(t)
+	dir := t.TempDir()
+	if out, errOut, err := runCLI(t, "demo", "--dir", dir); err != nil {
+		t.Fatalf("%v\n%s\n%s", err, out, errOut)
+	}
+	offline := siteRows(t, onlySnapshot(t, filepath.Join(dir, "snapshots")))
+	cache := filepath.Join(dir, "cache")
+	runDemo := func(name string, extra ...string) (sent, cached int) {
+		snaps := filepath.Join(dir, name)
+		args := append([]string{"run", "--accounts", demo.Accounts, "--stats", "--snapshot-dir", snaps, "--cache-dir", cache}, extra...)
+		args = append(args, "--", "java", "-cp", filepath.Join(dir, "classes"), demo.MainClass, "2000")
+		out, errOut, err := runHL(t, args...)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s\n%s", name, err, out, errOut)
+		}
+		if w := agentWarnings(errOut); len(w) > 0 {
+			t.Errorf("%s: agent warnings: %v", name, w)
+		}
+		m := cacheStats.FindStringSubmatch(errOut)
+		if m == nil {
+			t.Fatalf("%s: no stats line:\n%s", name, errOut)
+		}
+		sent, _ = strconv.Atoi(m[1])
+		cached, _ = strconv.Atoi(m[2])
+		got := siteRows(t, onlySnapshot(t, snaps))
+		if len(got) != len(offline) || len(got) == 0 {
+			t.Errorf("%s: %d sites counted, offline %d", name, len(got), len(offline))
+		}
+		for k, w := range offline {
+			if got[k] != w {
+				t.Errorf("%s: %s: counted %v, offline %v", name, k, got[k], w)
+			}
+		}
+		return sent, cached
+	}
+	sent, cached := runDemo("first")
+	if sent == 0 || cached != 0 {
+		t.Errorf("first run: %d classes sent, %d from the cache; want all rewritten", sent, cached)
+	}
+	// The service writes its entries after the JVM exited, having let go of its standard
+	// error first, so the run can return before they are all there.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		entries, _ := filepath.Glob(filepath.Join(cache, "[0-9a-f][0-9a-f]", "*"))
+		if len(entries) == sent {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a minute after the first run, %d entries in %s for %d classes", len(entries), cache, sent)
+		}
+	}
+	if sent, cached := runDemo("second"); sent == 0 || cached != sent {
+		t.Errorf("second run: %d classes sent, %d from the cache; want all from the cache", sent, cached)
+	}
+	if sent, cached := runDemo("uncached", "--no-cache"); sent == 0 || cached != 0 {
+		t.Errorf("--no-cache: %d classes sent, %d from the cache", sent, cached)
+	}
+	// A cache directory that cannot be made costs the cache, not the run.
+	blocker := filepath.Join(dir, "file")
+	if err := os.WriteFile(blocker, nil, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, err := runHL(t, "run", "--accounts", demo.Accounts, "--cache-dir", filepath.Join(blocker, "cache"),
+		"--snapshot-dir", filepath.Join(dir, "nocache"), "--", "java", "-cp", filepath.Join(dir, "classes"), demo.MainClass, "20")
+	if err != nil || !regexp.MustCompile(`heapledger serve: no transform cache: .*not a directory`).MatchString(errOut) {
+		t.Errorf("unusable cache directory: %v\n%s\n%s", err, out, errOut)
+	}
+}
