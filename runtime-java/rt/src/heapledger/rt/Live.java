@@ -129,21 +129,20 @@ final class Live {
     private static final long[] STATE = new long[STRIPES * 8];
     private static final int TRACKED_AT = 0, NEW_AT = 1, PENDING_AT = 2, SETTLED_AT = 3;
     /**
-     * Per stripe, a weak reference to an object made at the stripe's last turn that nothing
-     * else holds: the first collection after the turn clears it. A sweep that finds it cleared
-     * knows, without reading any collection count, that every object tracked before the turn
-     * has been through a collection (turn). Collection counts trail the collections under
-     * load: objects made between a collection and the count's update passed for survivors of
-     * it, 16 million of them in a second of 32 threads' churn, and filled the bound (issue 32).
+     * The collections counted (gcCount) when each stripe last turned, in STATE at TURNED_AT. A
+     * sweep that counts more knows that a collection has passed over every object tracked
+     * before the turn (turn). The count is read afresh, not taken from {@link #collections},
+     * which the sweeper and the GC notifications keep and which trails the collections under
+     * load: objects made between a collection and its update passed for survivors of it, 16
+     * million of them in a second of 32 threads' churn, and filled the bound (issue 32). Not a
+     * weak reference to an object of the stripe's own, cleared by the first collection after
+     * the turn: a young collection leaves the referent of a reference the survivors' overflow
+     * promoted, so turns stopped under heavy allocation, and every sweep then walked all the
+     * objects tracked since.
      */
-    private static final Turn[] TURNS = new Turn[STRIPES];
-
-    /** What TURNS holds: a weak reference to an object of its own. */
-    private static final class Turn extends WeakReference<Object> {
-        Turn() {
-            super(new Object());
-        }
-    }
+    private static final int TURNED_AT = 4;
+    /** The collectors' MXBeans, read once at start (gcCount); null when there are none to read. */
+    private static java.lang.management.GarbageCollectorMXBean[] gcBeans;
 
     /** Whether the bound was said to be reached (under UNTRACKED's lock). */
     private static boolean boundTold;
@@ -161,10 +160,7 @@ final class Live {
     static volatile int collections;
 
     static {
-        for (int i = 0; i < STRIPES; i++) {
-            LOCKS[i] = new Object();
-            TURNS[i] = new Turn();
-        }
+        for (int i = 0; i < STRIPES; i++) LOCKS[i] = new Object();
     }
 
     /**
@@ -254,7 +250,15 @@ final class Live {
      * collection walks only the objects young enough to have been in it.
      */
     private static void start() {
-        if (!SelfCounted.on) listenForCollections();
+        if (!SelfCounted.on) {
+            listenForCollections();
+            try {
+                gcBeans = java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()
+                        .toArray(new java.lang.management.GarbageCollectorMXBean[0]);
+            } catch (Throwable e) {
+                Ledger.drop(e);
+            }
+        }
         Thread d = new Thread("heapledger-liveness") {
             @Override
             public void run() {
@@ -315,7 +319,8 @@ final class Live {
         long n = 0;
         synchronized (LOCKS[stripe]) {
             SWEPT[stripe * 16] = collections;
-            boolean collected = TURNS[stripe].get() == null; // read before the walk: see turn
+            long counted = gcCount(); // read before the walk: see turn
+            boolean collected = counted > STATE[stripe * 8 + TURNED_AT];
             long fresh = STATE[stripe * 8 + NEW_AT], young = fresh + STATE[stripe * 8 + PENDING_AT];
             long goneNew = 0, gonePending = 0, at = 0;
             for (Tracked t = HEADS[stripe], next; t != null; t = next, at++) {
@@ -331,6 +336,7 @@ final class Live {
                 n++;
             }
             turn(stripe, goneNew, gonePending, collected);
+            if (collected) STATE[stripe * 8 + TURNED_AT] = counted;
         }
         if (gone != null) {
             synchronized (RECLAIMED) {
@@ -353,7 +359,6 @@ final class Live {
         if (collected) {
             pending = fresh;
             fresh = 0;
-            TURNS[stripe] = new Turn();
         }
         STATE[s + NEW_AT] = fresh;
         STATE[s + PENDING_AT] = pending;
@@ -372,6 +377,22 @@ final class Live {
     }
 
     private static java.util.List<java.lang.management.GarbageCollectorMXBean> gcs;
+
+    /**
+     * The collections the collectors have counted so far, read now: each pause's collection is
+     * counted before the program's threads go on. Falls back on {@link #collections} when the
+     * MXBeans could not be had at start. Calls only native code and allocates nothing.
+     */
+    static long gcCount() {
+        java.lang.management.GarbageCollectorMXBean[] beans = gcBeans;
+        if (beans == null) return collections;
+        long n = 0;
+        for (java.lang.management.GarbageCollectorMXBean b : beans) {
+            long c = b.getCollectionCount();
+            if (c > 0) n += c;
+        }
+        return n;
+    }
 
     /** Keeps the epoch current at every collection, so ages are exact without polling. */
     private static void listenForCollections() {
