@@ -459,6 +459,8 @@ final class Live {
         long refunded;
         /** Tracked since the walk's mark: the collection the live figures are of has not judged them. */
         long young;
+        /** What the walk refunded, by key: the snapshot's reclaimed figures add it (LiveView.take). */
+        final Counts refunds = new Counts();
     }
 
     /**
@@ -513,6 +515,7 @@ final class Live {
         synchronized (RECLAIMED) {
             for (Tracked t : cleared) {
                 RECLAIMED.add(t.key, t.count(), t.elements(), t.bytes());
+                w.refunds.add(t.key, t.count(), t.elements(), t.bytes());
                 w.refunded += t.count();
             }
         }

@@ -159,11 +159,15 @@ final class SnapshotFormat {
             v.gc = gcMark >= 0;
             Live.updateEpoch();
             int mark = v.gc ? gcMark : Live.epoch;
-            v.live = Live.liveByKey(v.ages, mark, previousMark, v.walk);
-            previousMark = mark;
-            synchronized (Live.RECLAIMED) { // after the walk, which refunds what it found cleared
+            // Reclaimed is read before the walk, plus what the walk itself refunds: a sweep after
+            // the walk has passed a stripe may refund an object the walk counted live (a
+            // collection cleared it meanwhile), which read after the walk was counted twice.
+            synchronized (Live.RECLAIMED) {
                 v.reclaimed.addAll(Live.RECLAIMED);
             }
+            v.live = Live.liveByKey(v.ages, mark, previousMark, v.walk);
+            previousMark = mark;
+            v.reclaimed.addAll(v.walk.refunds);
             synchronized (Live.UNTRACKED) {
                 v.untracked.addAll(Live.UNTRACKED);
             }
