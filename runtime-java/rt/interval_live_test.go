@@ -59,17 +59,7 @@ public class BusyFixture {
 func TestIntervalSnapshotsLiveWithinCount(t *testing.T) {
 	classes := build(t)
 	java := need(t, "java")
-	src := t.TempDir()
-	p := filepath.Join(src, "heapledger", "rt", "BusyFixture.java")
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(busyFixture), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(need(t, "javac"), "--release", "8", "-nowarn", "-cp", classes, "-d", classes, p).CombinedOutput(); err != nil {
-		t.Fatalf("javac BusyFixture: %v\n%s", err, out)
-	}
+	compileRuntimeFixture(t, classes, "BusyFixture", busyFixture)
 	dir := t.TempDir()
 	cmd := exec.Command(java, "-cp", classes, "-Dheapledger.snapshot.dir="+dir, "-Dheapledger.liveness=all",
 		"-Dheapledger.snapshot.interval=0.05", "heapledger.rt.BusyFixture", "2500", "4")
@@ -117,5 +107,21 @@ func TestIntervalSnapshotsLiveWithinCount(t *testing.T) {
 	t.Logf("%d interval snapshots, %d rows checked", intervals, checked)
 	if intervals < 2 || checked == 0 {
 		t.Fatalf("want periodic snapshots of the busy threads: %d interval snapshots, %d rows in %d files", intervals, checked, len(snaps))
+	}
+}
+
+// compileRuntimeFixture compiles source, class name of package heapledger.rt (so it reaches the
+// runtime's package-private API), into classes, the runtime built by build.
+func compileRuntimeFixture(t *testing.T, classes, name, source string) {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "heapledger", "rt", name+".java")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(source), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(need(t, "javac"), "--release", "8", "-nowarn", "-cp", classes, "-d", classes, p).CombinedOutput(); err != nil {
+		t.Fatalf("javac %s: %v\n%s", name, err, out)
 	}
 }

@@ -148,6 +148,14 @@ final class Live {
     private static boolean boundTold;
     /** Refunds (sweep, and the walk of a snapshot); guarded by itself. */
     static final Counts RECLAIMED = new Counts();
+    /**
+     * Held by the sweeper over each stripe's sweep, from taking cleared objects off the list to
+     * adding them to RECLAIMED, and by a snapshot over reading RECLAIMED and walking: otherwise
+     * an object the sweeper took off before the walk and refunded after the snapshot read
+     * RECLAIMED is in neither figure. Only the sweeper and snapshots take it, never the
+     * program's threads; order: SWEEP, then a stripe's lock, then RECLAIMED.
+     */
+    static final Object SWEEP = new Object();
     /** Objects that should have been tracked but were not (the bound); guarded by itself. */
     static final Counts UNTRACKED = new Counts();
     /** GC epoch: collections seen so far, from the collectors' MXBeans. */
@@ -314,6 +322,12 @@ final class Live {
      * the turn before (PENDING), then the settled ones, so a node's place tells its group.
      */
     static long sweepStripe(int stripe, boolean full) {
+        synchronized (SWEEP) {
+            return sweepStripeLocked(stripe, full);
+        }
+    }
+
+    private static long sweepStripeLocked(int stripe, boolean full) {
         int now = epoch, oldest = (now & (-1 >>> STRIPE_BITS)) - YOUNG_AGES;
         Tracked gone = null;
         long n = 0;

@@ -159,13 +159,17 @@ final class SnapshotFormat {
             v.gc = gcMark >= 0;
             Live.updateEpoch();
             int mark = v.gc ? gcMark : Live.epoch;
-            // Reclaimed is read before the walk, plus what the walk itself refunds: a sweep after
-            // the walk has passed a stripe may refund an object the walk counted live (a
-            // collection cleared it meanwhile), which read after the walk was counted twice.
-            synchronized (Live.RECLAIMED) {
-                v.reclaimed.addAll(Live.RECLAIMED);
+            // Reclaimed is read before the walk, plus what the walk itself refunds: read after,
+            // an object the walk counted live and a collection cleared once the walk had passed
+            // its stripe would be reclaimed too. No sweep runs in between (Live.SWEEP), or one
+            // that took objects off before the walk and refunded them after the read would leave
+            // them in neither figure.
+            synchronized (Live.SWEEP) {
+                synchronized (Live.RECLAIMED) {
+                    v.reclaimed.addAll(Live.RECLAIMED);
+                }
+                v.live = Live.liveByKey(v.ages, mark, previousMark, v.walk);
             }
-            v.live = Live.liveByKey(v.ages, mark, previousMark, v.walk);
             previousMark = mark;
             v.reclaimed.addAll(v.walk.refunds);
             synchronized (Live.UNTRACKED) {
