@@ -151,12 +151,13 @@ func run(args []string, stdout, stderr io.Writer) (int, error) {
 	rep.Options.MaxTime = *maxTime
 	rep.Options.AfterRound = writeDoc
 	rep.Options.Unpaired = *quick
-	runSuite(env, results, rep.Options)
-	if ctx.Err() != nil {
-		// Keep what the interrupted round measured so far; the doc says it is partial.
-		rep.Interrupted = true
-		writeDoc(rep.Measured)
-	}
+	rep.Running = true
+	rep.Stop = runSuite(env, results, rep.Options)
+	rep.Running = false
+	// The doc written after the last round said the run was still going; this one says how
+	// it ended. After an interrupt it keeps what the unfinished round measured, marked partial.
+	rep.Interrupted = ctx.Err() != nil
+	writeDoc(rep.Measured)
 
 	fmt.Fprint(stdout, rep.Tables())
 	if docErr != nil {

@@ -79,7 +79,12 @@ type Report struct {
 	Results     []*Result
 	Measured    int  // measured rounds completed so far
 	Interrupted bool // the run was stopped in the middle of a round; its runs so far are included
-	Duration    string
+	// Running is set while rounds remain: the doc written after each round says the run goes on
+	// rather than that it stopped.
+	Running bool
+	// Stop says why the run ended before all its rounds (stopMaxTime, stopInterrupted), or "".
+	Stop     stopReason
+	Duration string
 }
 
 func (rep *Report) anyPairs() bool {
@@ -314,8 +319,13 @@ func (rep *Report) Markdown() string {
 	}
 	b.WriteString("\n## How it is measured\n\n")
 	rounds := fmt.Sprintf("%d measured round(s)", rep.Measured)
-	if rep.Measured < rep.Options.Runs {
-		rounds = fmt.Sprintf("%d complete measured round(s) (%d were asked for; the run was stopped by -max-time or interrupted)", rep.Measured, rep.Options.Runs)
+	switch {
+	case rep.Running:
+		rounds = fmt.Sprintf("%d of %d measured round(s) so far (the run is still going and rewrites this file after every round)", rep.Measured, rep.Options.Runs)
+	case rep.Stop == stopMaxTime:
+		rounds = fmt.Sprintf("%d complete measured round(s) (%d were asked for; -max-time %s stopped the run before another round)", rep.Measured, rep.Options.Runs, rep.Options.MaxTime)
+	case rep.Measured < rep.Options.Runs:
+		rounds = fmt.Sprintf("%d complete measured round(s) (%d were asked for; the run was interrupted)", rep.Measured, rep.Options.Runs)
 	}
 	if rep.Interrupted {
 		rounds += "; the run was interrupted, and the runs of the unfinished round are included"

@@ -66,7 +66,8 @@ var errWrongOutput = errors.New("wrong output")
 // round sees every workload once; inside a workload, modes alternate with plain (plain, A,
 // plain, B, …). A failing mode is not run again on that workload; the others carry on, and the
 // failure is reported at the end.
-func runSuite(env *Env, results []*Result, opt Options) {
+// It returns why it stopped before the last round, or "" when it ran them all.
+func runSuite(env *Env, results []*Result, opt Options) stopReason {
 	rounds := opt.Warmup + opt.Runs
 	start := time.Now()
 	for round := 0; round < rounds; round++ {
@@ -79,7 +80,7 @@ func runSuite(env *Env, results []*Result, opt Options) {
 		for _, r := range results {
 			if env.Ctx.Err() != nil {
 				env.logf("interrupted: the doc keeps the last completed round")
-				return
+				return stopInterrupted
 			}
 			if r.Failed["plain"] != "" {
 				continue
@@ -127,7 +128,7 @@ func runSuite(env *Env, results []*Result, opt Options) {
 		}
 		if env.Ctx.Err() != nil {
 			env.logf("interrupted: the doc keeps the last completed round")
-			return
+			return stopInterrupted
 		}
 		done := round + 1 - opt.Warmup
 		if done < 0 {
@@ -140,10 +141,19 @@ func runSuite(env *Env, results []*Result, opt Options) {
 		if opt.MaxTime > 0 && round+1 < rounds && done > 0 && time.Since(start)+last > opt.MaxTime {
 			env.logf("stopping after %d measured round(s): another round (about %s) would pass -max-time %s",
 				done, last.Round(time.Second), opt.MaxTime)
-			return
+			return stopMaxTime
 		}
 	}
+	return ""
 }
+
+// stopReason says why a suite run ended before its last round.
+type stopReason string
+
+const (
+	stopMaxTime     stopReason = "max-time"
+	stopInterrupted stopReason = "interrupted"
+)
 
 func (r *Result) runLogged(env *Env, m *Mode, round int, label string, opt Options) (Sample, bool) {
 	s, err := r.runOnce(env, m, round, opt.Timeout)

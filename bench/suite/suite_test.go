@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/heapledger/heapledger/internal/testenv"
 	"github.com/heapledger/heapledger/rewrite/accounts"
@@ -308,5 +309,26 @@ func TestWorkloadAccountsFitTheirJars(t *testing.T) {
 	}
 	if got := replaceFlags([]string{"--pass", "count", "--accounts", "LIST", "--embed-runtime"}, []string{"--accounts", "a.b,c"}); strings.Join(got, " ") != "--pass count --accounts a.b,c --embed-runtime" {
 		t.Errorf("replaceFlags = %q", got)
+	}
+}
+
+// TestDocSaysHowTheRunStands: the doc rewritten after every round says the run goes on, and the
+// last one why it ended — a -max-time stop, an interrupt, or every round done.
+func TestDocSaysHowTheRunStands(t *testing.T) {
+	for _, c := range []struct {
+		rep  Report
+		want string
+	}{
+		{Report{Measured: 1, Running: true}, "1 of 3 measured round(s) so far (the run is still going"},
+		{Report{Measured: 2, Stop: stopMaxTime}, "2 complete measured round(s) (3 were asked for; -max-time 1h0m0s stopped the run"},
+		{Report{Measured: 1, Stop: stopInterrupted, Interrupted: true}, "1 complete measured round(s) (3 were asked for; the run was interrupted); the run was interrupted, and the runs of the unfinished round"},
+		{Report{Measured: 3}, "then 3 measured round(s). A measured"},
+	} {
+		c.rep.Options = Options{Warmup: 1, Runs: 3, MaxTime: time.Hour}
+		c.rep.Skipped = map[string]string{}
+		c.rep.Modes = []*Mode{{Name: "plain"}}
+		if doc := c.rep.Markdown(); !strings.Contains(doc, c.want) {
+			t.Errorf("%+v: the doc does not say %q:\n%s", c.rep, c.want, doc)
+		}
 	}
 }
