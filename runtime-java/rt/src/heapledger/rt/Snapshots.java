@@ -296,6 +296,13 @@ final class Snapshots {
             SnapshotFormat.LiveView lv = SnapshotFormat.LiveView.take(gcMark);
             Counts c = Ledger.merge();
             Tables t = Tables.load(sitesOf(c));
+            PathCounts pc = new PathCounts();
+            Counts sites = pc.expand(c, t);
+            if (sites != c) {
+                c = sites;
+                t = Tables.load(sitesOf(c));
+                pc.noteClasses(t);
+            }
             t.tell();
             Map<Integer, Long> sizes = objectSizes(c);
             if (!format.equals("json")) written = writeFile(new File(dir, base + ".snapshot"), c, lv, t, sizes, reason, false);
