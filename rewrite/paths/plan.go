@@ -58,13 +58,15 @@ func (p *Plan) AfterCounter(g *Graph, e int) int {
 
 // StaticFreq estimates edge frequencies for a method never profiled (step 2): the entry is run
 // once, handlers almost never; a block splits its flow evenly over its successors, except that
-// a loop's back edge (found by a depth-first search from the entry) is taken eight times in
-// nine, and an edge to a block from which no return can be reached (it ends in a throw) gets a
+// a loop's back edge (found by a depth-first search from the entry), or a block's edge that
+// stays in a loop when another leaves it (a loop test at the top), is taken eight times as
+// often as each other, and an edge to a block from which no return can be reached (it ends in a throw) gets a
 // hundredth of the weight. Block frequencies then follow by propagation, nested loops
 // multiplying.
 func StaticFreq(g *Graph, entry int, returns []bool) []float64 {
 	g.index()
 	back := backEdges(g, entry)
+	exits := loopExits(g, back)
 	live := reachesReturn(g, returns)
 	prob := make([]float64, len(g.Edges))
 	for n := 0; n <= g.N; n++ {
@@ -77,8 +79,8 @@ func StaticFreq(g *Graph, entry int, returns []bool) []float64 {
 				w[i] = 1
 			case n == g.X():
 				w[i] = 0.001 // an exception handler
-			case back[e]:
-				w[i] = 8
+			case back[e] || exits[n] && !exits[e+g.N+1]:
+				w[i] = 8 // stays in the loop (the back edge, or a test's way into the body)
 			case to != g.X() && !live[to] && live[n]:
 				w[i] = 0.01
 			default:
@@ -145,6 +147,40 @@ func backEdges(g *Graph, entry int) []bool {
 		}
 	}
 	return back
+}
+
+// loopExits marks, in one slice, the blocks n with an edge that leaves a loop containing n
+// (index n) and those edges (index len(nodes) + edge). A loop is the natural loop of a back
+// edge s→h: h and the blocks that reach s without passing h.
+func loopExits(g *Graph, back []bool) []bool {
+	out := make([]bool, g.N+1+len(g.Edges))
+	for be, isBack := range back {
+		if !isBack {
+			continue
+		}
+		h, s := g.Edges[be].To, g.Edges[be].From
+		in := map[int]bool{h: true, s: true}
+		work := []int{s}
+		for len(work) > 0 {
+			n := work[len(work)-1]
+			work = work[:len(work)-1]
+			for _, e := range g.inOf(n) {
+				if from := g.Edges[e].From; from != g.X() && !in[from] {
+					in[from] = true
+					work = append(work, from)
+				}
+			}
+		}
+		for n := range in {
+			for _, e := range g.outOf(n) {
+				if !in[g.Edges[e].To] {
+					out[n] = true
+					out[g.N+1+e] = true
+				}
+			}
+		}
+	}
+	return out
 }
 
 // reachesReturn marks the blocks from which a block that returns (returns[b]) is reachable.

@@ -31,7 +31,7 @@ final class PathCounts {
             long key = tab[s] - 1;
             int id = Counts.site(key);
             String[] site = t.sites.get(id);
-            if (site != null && site.length >= 3) {
+            if (site != null && site.length >= 3 && Counts.part(key) == 0) {
                 Long had = increments.get(site[2]);
                 increments.put(site[2], (had == null ? 0 : had) + tab[s + 1]);
             }
@@ -56,6 +56,28 @@ final class PathCounts {
             if (v[0] != 0 || v[1] != 0 || v[2] != 0) out.add(e.getKey(), v[0], v[1], v[2]);
         }
         return out;
+    }
+
+    /**
+     * The header lines of --count-increments: the total, and increments_by_method, each method
+     * as METHOD=N, most first, separated by spaces (method names hold none).
+     */
+    String[][] incrementLines() {
+        java.util.List<Map.Entry<String, Long>> l = new java.util.ArrayList<Map.Entry<String, Long>>(increments.entrySet());
+        java.util.Collections.sort(l, new java.util.Comparator<Map.Entry<String, Long>>() {
+            public int compare(Map.Entry<String, Long> a, Map.Entry<String, Long> b) {
+                int c = Long.compare(b.getValue(), a.getValue());
+                return c != 0 ? c : a.getKey().compareTo(b.getKey());
+            }
+        });
+        long total = 0;
+        StringBuilder by = new StringBuilder();
+        for (Map.Entry<String, Long> e : l) {
+            total += e.getValue();
+            if (by.length() > 0) by.append(' ');
+            by.append(e.getKey()).append('=').append(e.getValue());
+        }
+        return new String[][] {{"increments", String.valueOf(total)}, {"increments_by_method", by.toString()}};
     }
 
     private static void add(Map<Long, long[]> rows, long key, long count, long elements, long bytes) {
