@@ -247,7 +247,7 @@ func pathCounters(c *cli.Context) (bool, error) {
 		if len(c.StringSlice("budget")) > 0 {
 			return false, fmt.Errorf("--counters paths cannot go with --budget (budgets need --liveness); use --counters sites")
 		}
-		if c.Int("object-init-sites") > 0 {
+		if c.Bool("object-init") {
 			return false, fmt.Errorf("--counters paths cannot go with --object-init; use --counters sites")
 		}
 		return true, nil
