@@ -39,6 +39,8 @@ func countFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "budget", Usage: "count pass: ACCOUNT=BYTES (suffixes K, M, G for KiB, MiB, GiB): when the account's live bytes pass it the runtime says so once (needs --liveness); repeatable"},
 		&cli.StringFlag{Name: "budget-action", Value: "log", Usage: "count pass: what passing a budget does besides logging: log, dump (a heap dump beside the snapshots), throw (OutOfMemoryError at the account's next allocation in rewritten code), or dump,throw"},
 		&cli.BoolFlag{Name: "snapshot-gc", Usage: "count pass: run a full GC before each periodic or on-demand snapshot, so live figures count only reachable objects"},
+		&cli.StringFlag{Name: "counters", Value: "sites", Usage: "count pass: how objects are counted: sites (a call at every allocation) or paths (DuckTracks path counters: about one increment per method execution, turned back into the same per-site rows at snapshot time; arrays, lambdas, clones and reflection keep their own calls; not with --liveness, --budget or --object-init; docs/instrumentation.md)"},
+		&cli.BoolFlag{Name: "count-increments", Usage: "count pass: snapshots also say how many counter increments ran, per method and in total (either --counters)"},
 		&cli.StringFlag{Name: "jmx", Usage: "count pass: when the runtime registers heapledger:type=Ledger in the platform MBean server: auto (once someone else creates the server), on (creating it at start-up), off (never); -Dheapledger.jmx overrides it at launch", DefaultText: "auto"},
 	}
 }

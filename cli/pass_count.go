@@ -132,7 +132,11 @@ func newCountRun(s passSetup) (*countRun, error) {
 		return nil, err
 	}
 	// serve's --object-init-sites: the agent hooks Object.<init> (0 where the flag is not).
-	run.pass, err = passlib.Count(passlib.CountOptions{Accounts: set, Table: table, ObjectInit: c.Int("object-init-sites") > 0})
+	usePaths, err := pathCounters(c)
+	if err != nil {
+		return nil, err
+	}
+	run.pass, err = passlib.Count(passlib.CountOptions{Accounts: set, Table: table, ObjectInit: c.Int("object-init-sites") > 0, Paths: usePaths})
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +227,33 @@ func runtimeConfig(c *cli.Context, set *accounts.Set, table *accounts.Table) err
 			return fmt.Errorf("--jmx %q: must be auto, on or off", m)
 		}
 	}
+	if c.Bool("count-increments") {
+		table.Config["increments"] = "true"
+	}
 	return budgetConfig(c, set, table.Config)
+}
+
+// pathCounters reads --counters: whether objects are counted by path counters, which see no
+// object at its allocation, so nothing that needs one (liveness, budgets, the Object.<init>
+// hook's charges) goes with them.
+func pathCounters(c *cli.Context) (bool, error) {
+	switch m := c.String("counters"); m {
+	case "", "sites":
+		return false, nil
+	case "paths":
+		if l := c.String("liveness"); l != "" && l != "off" {
+			return false, fmt.Errorf("--counters paths: path counters see no object, so they cannot go with --liveness %s; use --counters sites", l)
+		}
+		if len(c.StringSlice("budget")) > 0 {
+			return false, fmt.Errorf("--counters paths cannot go with --budget (budgets need --liveness); use --counters sites")
+		}
+		if c.Bool("object-init") {
+			return false, fmt.Errorf("--counters paths cannot go with --object-init; use --counters sites")
+		}
+		return true, nil
+	default:
+		return false, fmt.Errorf("--counters %q: must be sites or paths", m)
+	}
 }
 
 // tableAddition is the jar pipeline's finish hook of a count run: once every class is

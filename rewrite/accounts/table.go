@@ -30,6 +30,10 @@ const (
 	KindCloneArray   = "clone-array"   // clone() of an array
 	KindReflect      = "reflect"       // Constructor.newInstance
 	KindReflectArray = "reflect-array" // Array.newInstance
+	// KindPath is a path counter (--counters paths): its TYPE lists the sites one increment
+	// stands for, each as ID offset from the counter's own ID and multiplicity ("-3*1 -1*-1"),
+	// which the runtime turns back into those sites' rows (docs/formats.md).
+	KindPath = "path"
 )
 
 // Site describes one allocation site compiled into rewritten code.

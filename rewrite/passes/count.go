@@ -32,6 +32,10 @@ type CountOptions struct {
 	// accounted, methods do not switch accounts, so sites whose objects run a constructor then
 	// set the account before it runs, for the hook to charge what the site will.
 	ObjectInit bool
+	// Paths counts objects by path counters (issue 29, rewrite/paths): one increment per
+	// method execution stands for several sites, and the runtime turns path counts back into
+	// site rows. Arrays, lambdas, clones and reflection keep their per-site counting.
+	Paths bool
 }
 
 // Count returns the memory-accounting pass (issue 3): the account pass and the allocation
@@ -103,7 +107,8 @@ type countClass struct {
 	// account: the class's state is the count pass's commons.Advice, and the class's methods
 	// are edited one after another.
 	t, saved int
-	finished bool // finishClass put the kept sites' IDs into the pool
+	paths    *pathCount // the method's path counters, whose correction Unwind runs first
+	finished bool       // finishClass put the kept sites' IDs into the pool
 }
 
 // pendingSite is a site inserted into the code, with the pool constant its ID goes in.
@@ -136,6 +141,10 @@ func (e *countEditor) beginClass(cf *classfile.Class, state any, turn *transform
 			continue
 		}
 		n += k
+		if e.opt.Paths {
+			// Path counters and corrections: at most one per edge and one per site.
+			n += k + len(c.Bytecode) + len(c.Exceptions) + 1
+		}
 	}
 	turn.Wait()
 	first, err := e.opt.Table.Reserve(n)
@@ -271,11 +280,43 @@ func (e *countEditor) editMethod(cf *classfile.Class, m *classfile.Member, cm *c
 	lines := lineTable(b)
 	t := b.NewLocal(1)
 	eager := allAccounted && eagerFetch(b, sites)
+	pc, err := e.pathCounters(cc, cm, sites, t, static, switchAccount, lines)
+	if err != nil {
+		return err
+	}
+	if pc != nil {
+		sites = pc.rest
+	}
 	for _, s := range sites {
 		if err := e.insertCount(cc, b, s, t, static, eager, lines); err != nil {
 			return err
 		}
 	}
+	if pc != nil {
+		if err := pc.insert(); err != nil {
+			return err
+		}
+	}
+	if pc != nil && pc.needsUnwind() && (allAccounted || !switchAccount) {
+		// No account switch, so no catch-all handler yet: one that only corrects.
+		if _, err := commons.Wrap(cm, pc); err != nil {
+			return err
+		}
+	}
+	if err := e.entry(cm, cc, t, eager, allAccounted, switchAccount, pc); err != nil {
+		return err
+	}
+	if pc != nil {
+		// After the entry code, so no handler covers the local before it is set.
+		return pc.start()
+	}
+	return nil
+}
+
+// entry inserts what runs on entry (and, with an account switch, on every exit): the thread
+// state's fetch or its null, or the commons advice.
+func (e *countEditor) entry(cm *commons.Method, cc *countClass, t int, eager, allAccounted, switchAccount bool, pc *pathCount) error {
+	b := cm.Body
 	if allAccounted {
 		// Lazy (most methods): t starts null and the first counting call the invocation
 		// reaches fetches the thread's state and hands it back (Acct's '*' overloads), so a
@@ -299,7 +340,9 @@ func (e *countEditor) editMethod(cf *classfile.Class, m *classfile.Member, cm *c
 	// this() on each path, so allocations in super(...)'s arguments are charged to the caller
 	// (docs/instrumentation.md) — and restored on every exit, normal or exceptional.
 	cc.t, cc.saved = t, b.NewLocal(1)
-	_, err = commons.Wrap(cm, cc)
+	cc.paths = pc
+	_, err := commons.Wrap(cm, cc)
+	cc.paths = nil
 	return err
 }
 
@@ -317,9 +360,17 @@ func (cc *countClass) Enter(s *code.Seq) {
 }
 
 // Exit restores the caller's account before a return.
-func (cc *countClass) Exit(s *code.Seq, _ *code.Insn) { cc.Unwind(s) }
+func (cc *countClass) Exit(s *code.Seq, _ *code.Insn) { cc.restore(s) }
 
-// Unwind restores the caller's account when an exception leaves the method.
+// Unwind restores the caller's account when an exception leaves the method, after the path
+// counters' correction.
 func (cc *countClass) Unwind(s *code.Seq) {
+	if cc.paths != nil {
+		cc.paths.Unwind(s)
+	}
+	cc.restore(s)
+}
+
+func (cc *countClass) restore(s *code.Seq) {
 	s.Load(code.ALOAD, cc.t).Load(code.ILOAD, cc.saved).Field(code.PUTFIELD, AcctClass, "account", "I")
 }

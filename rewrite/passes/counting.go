@@ -67,15 +67,10 @@ func hasLoop(b *code.Body) bool {
 // the state, which goes back into t; eager says t was fetched on entry and is never null, so
 // objects and arrays take Acct.count, which has no null case.
 func (e *countEditor) insertCount(cc *countClass, b *code.Body, s site, t, static int, eager bool, lines map[*code.Insn]int) error {
-	line := -1
-	if l, ok := lines[s.at]; ok {
-		line = l
-	}
-	id, err := b.Pool.AddUniqueInteger()
+	id, err := nameSite(cc, b, s, lines)
 	if err != nil {
-		return b.Method.Errorf(s.off, "site constant: %w", err)
+		return err
 	}
-	cc.method = append(cc.method, pendingSite{id, accounts.Site{Kind: kinds[s.kind].table, Type: s.typ, Method: classfile.JavaName(b.Method.Class) + "." + b.Method.Name + b.Method.Desc, Offset: s.off, Line: line}})
 	if static >= 0 && e.opt.ObjectInit && kinds[s.kind].constructs {
 		set := b.Seq().Load(code.ALOAD, t).Int(int32(static)).InvokeStatic(AcctClass, "charge", "("+acctDesc+"I)"+acctDesc).Store(code.ASTORE, t)
 		if err := b.InsertBefore(s.at, set); err != nil {
@@ -119,6 +114,26 @@ func (e *countEditor) insertCount(cc *countClass, b *code.Body, s site, t, stati
 		q.Store(code.ASTORE, t)
 	}
 	return b.InsertAfter(s.at, q)
+}
+
+// nameSite gives site s a pool constant for its ID and notes it for the class's table
+// (finishClass), returning the constant.
+func nameSite(cc *countClass, b *code.Body, s site, lines map[*code.Insn]int) (uint16, error) {
+	line := -1
+	if l, ok := lines[s.at]; ok {
+		line = l
+	}
+	id, err := b.Pool.AddUniqueInteger()
+	if err != nil {
+		return 0, b.Method.Errorf(s.off, "site constant: %w", err)
+	}
+	cc.method = append(cc.method, pendingSite{id, accounts.Site{Kind: kinds[s.kind].table, Type: s.typ, Method: methodName(b), Offset: s.off, Line: line}})
+	return id, nil
+}
+
+// methodName is the method as the table names it: package.Class.name(descriptor).
+func methodName(b *code.Body) string {
+	return classfile.JavaName(b.Method.Class) + "." + b.Method.Name + b.Method.Desc
 }
 
 // classLiteral pushes the class of a kindObjectNoRef site (new X; invokespecial X.<init> with no

@@ -37,6 +37,8 @@ public class HeapledgerExtension {
     private Map<String, Object> budgets = new TreeMap<>();
     private String budgetAction;
     private String jmx;
+    private String counters;
+    private boolean countIncrements;
     private boolean embedRuntime;
     private boolean strict;
     private boolean verbose;
@@ -86,6 +88,14 @@ public class HeapledgerExtension {
     /** --budget-action: log, dump, throw or dump,throw. */
     public String getBudgetAction() { return budgetAction; }
     public void setBudgetAction(String budgetAction) { this.budgetAction = budgetAction; }
+
+    /** --counters: sites or paths (docs/instrumentation.md, "Path counters"). */
+    public String getCounters() { return counters; }
+    public void setCounters(String counters) { this.counters = counters; }
+
+    /** --count-increments: snapshots say how many counter increments ran. */
+    public boolean isCountIncrements() { return countIncrements; }
+    public void setCountIncrements(boolean countIncrements) { this.countIncrements = countIncrements; }
 
     /** --jmx: auto, on or off. */
     public String getJmx() { return jmx; }

@@ -111,6 +111,13 @@ public class HeapledgerRewrite extends DefaultTask {
     @Input
     public String getJmx() { return settings.getJmx(); }
 
+    @Optional
+    @Input
+    public String getCounters() { return settings.getCounters(); }
+
+    @Input
+    public boolean isCountIncrements() { return settings.isCountIncrements(); }
+
     @Input
     public boolean isEmbedRuntime() { return settings.isEmbedRuntime(); }
 
@@ -225,6 +232,11 @@ public class HeapledgerRewrite extends DefaultTask {
             o.add(getBudgetAction());
         }
         if (isSnapshotGc()) o.add("--snapshot-gc");
+        if (getCounters() != null) {
+            o.add("--counters");
+            o.add(getCounters());
+        }
+        if (isCountIncrements()) o.add("--count-increments");
         if (getJmx() != null) {
             o.add("--jmx");
             o.add(getJmx());

@@ -421,6 +421,51 @@ public final class Acct {
         return slow(Live.MODE == Live.OFF ? null : a, null, t, account, site, length, elementSize);
     }
 
+    // ---- path counters (--counters paths, docs/instrumentation.md "Path counters") ----
+
+    /**
+     * One increment of path counter id, which stands for several object sites (the table says
+     * which; the snapshot turns path counts back into their rows, PathCounts). It is charged to
+     * account, or to the thread's account when account is -1 (a class in no account, which
+     * keeps its caller's). t may be null (a '*' method that has not fetched the state yet); the
+     * state is returned for the method to keep. c is the counting method's class: its loader
+     * names the sites' classes for the size model, as no object is seen here.
+     */
+    public static Acct path(Acct t, int account, int id, Class<?> c) {
+        Acct a = t != null ? t : Ledger.current();
+        int acct = account >= 0 ? account : a.account;
+        long[][] pg = a.pages;
+        long[] p;
+        int i = (id & PAGE_MASK) * SLOT;
+        if ((p = pg[id >>> PAGE_BITS & pg.length - 1])[i] == owner(id, acct)) {
+            p[i + 1]++;
+            if (account >= 0 && a.account != account) a.account = account;
+            return a;
+        }
+        return pathSlow(a, account, acct, id, c);
+    }
+
+    private static Acct pathSlow(Acct a, int account, int acct, int id, Class<?> c) {
+        try {
+            if (account >= 0) a.account = account;
+            if (SiteClasses.get(id) == null) SiteClasses.put(id, c);
+            a.add(acct, id, 1, 0, 0);
+        } catch (Throwable e) {
+            Ledger.drop(e);
+        }
+        return a;
+    }
+
+    /**
+     * The correction of a handler, or of the method's catch-all: progress is the deficit class
+     * of the block the exception left (0: nothing owed), whose correction counter is
+     * first + progress - 1.
+     */
+    public static Acct fix(Acct t, int account, int first, int progress, Class<?> c) {
+        if (progress == 0) return t;
+        return path(t, account, first + progress - 1, c);
+    }
+
     // multiIn, not multi: (Object, Acct, 5 ints) would clash with multi's three-dimension form.
     public static Acct multiIn(Object a, Acct t, int d1, int d2, int shape, int account, int site) {
         return multiInto(a, t, new int[] {d1, d2}, shape, account, site);

@@ -22,7 +22,7 @@ final class SnapshotFormat {
 
     /** Header keys whose values are integers, written as JSON numbers. */
     private static final java.util.Set<String> INTEGER_KEYS =
-            new java.util.HashSet<String>(Arrays.asList("pid", "uptime_ms", "threads", "dropped", "refunded_by_snapshot", "young"));
+            new java.util.HashSet<String>(Arrays.asList("pid", "uptime_ms", "threads", "dropped", "refunded_by_snapshot", "young", "increments"));
 
     static long[] rows(Counts c, Map<Integer, Long> sizes) {
         long[] t = c.table;

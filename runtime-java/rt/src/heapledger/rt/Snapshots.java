@@ -296,6 +296,14 @@ final class Snapshots {
             SnapshotFormat.LiveView lv = SnapshotFormat.LiveView.take(gcMark);
             Counts c = Ledger.merge();
             Tables t = Tables.load(sitesOf(c));
+            PathCounts pc = new PathCounts();
+            Counts sites = pc.expand(c, t);
+            if (sites != c) {
+                c = sites;
+                t = Tables.load(sitesOf(c));
+                pc.noteClasses(t);
+            }
+            incrementLines = countIncrements() ? pc.incrementLines() : null;
             t.tell();
             Map<Integer, Long> sizes = objectSizes(c);
             if (!format.equals("json")) written = writeFile(new File(dir, base + ".snapshot"), c, lv, t, sizes, reason, false);
@@ -337,10 +345,19 @@ final class Snapshots {
         return f.getPath();
     }
 
+    /** The --count-increments lines of the snapshot being written (write() holds the lock), or null. */
+    private static String[][] incrementLines;
+
+    /** Whether snapshots say how many counter increments ran (--count-increments). */
+    static boolean countIncrements() {
+        return Boolean.parseBoolean(setting("heapledger.increments", "HEAPLEDGER_INCREMENTS", Config.get("increments", "false")));
+    }
+
     /** The header, with the liveness view's lines and, when tables clash, a line saying so. */
     static String[][] header(Tables t, SnapshotFormat.LiveView lv) {
         java.util.List<String[]> h = new java.util.ArrayList<String[]>(java.util.Arrays.asList(header()));
         if (lv != null) h.addAll(java.util.Arrays.asList(lv.header()));
+        if (incrementLines != null) h.addAll(java.util.Arrays.asList(incrementLines));
         if (t.clashes() > 0) h.add(new String[] {"clashes", t.clashes() + " IDs named differently by the tables of " + t.clash});
         return h.toArray(new String[0][]);
     }

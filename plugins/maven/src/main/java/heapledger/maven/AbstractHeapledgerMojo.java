@@ -71,6 +71,14 @@ abstract class AbstractHeapledgerMojo extends AbstractMojo {
     @Parameter(property = "heapledger.budgetAction")
     String budgetAction;
 
+    /** --counters: sites or paths (docs/instrumentation.md, "Path counters"). */
+    @Parameter(property = "heapledger.counters")
+    String counters;
+
+    /** --count-increments: snapshots say how many counter increments ran. */
+    @Parameter(property = "heapledger.countIncrements", defaultValue = "false")
+    boolean countIncrements;
+
     /** --jmx: auto, on or off. */
     @Parameter(property = "heapledger.jmx")
     String jmx;
@@ -144,6 +152,11 @@ abstract class AbstractHeapledgerMojo extends AbstractMojo {
             o.add(budgetAction);
         }
         if (snapshotGc) o.add("--snapshot-gc");
+        if (counters != null) {
+            o.add("--counters");
+            o.add(counters);
+        }
+        if (countIncrements) o.add("--count-increments");
         if (jmx != null) {
             o.add("--jmx");
             o.add(jmx);
