@@ -11,16 +11,6 @@ import (
 
 const none = heapgraph.NoNode
 
-// build makes a graph of n nodes, each of size 1 except the super root, from "from,to" pairs.
-func build(t *testing.T, n int, edges ...[2]uint32) *heapgraph.Graph {
-	t.Helper()
-	g, err := graphtest.FromEdges(n, edges...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return g
-}
-
 func checkIdom(t *testing.T, tr *Tree, want []uint32) {
 	t.Helper()
 	for v, w := range want {
@@ -34,7 +24,7 @@ func checkIdom(t *testing.T, tr *Tree, want []uint32) {
 // Tarjan's paper) with its dominator tree of Figure 4.2.
 func TestLengauerTarjanExample(t *testing.T) {
 	const R, A, B, C, D, E, F, G, H, I, J, K, L = 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13
-	g := build(t, 14,
+	g := graphtest.MustFromEdges(t, 14,
 		[2]uint32{0, R},
 		[2]uint32{R, A}, [2]uint32{R, B}, [2]uint32{R, C},
 		[2]uint32{A, D},
@@ -68,7 +58,7 @@ func TestSharedChildren(t *testing.T) {
 	for c := uint32(4); c <= 7; c++ {
 		edges = append(edges, [2]uint32{2, c}, [2]uint32{3, c})
 	}
-	g := build(t, 8, edges...)
+	g := graphtest.MustFromEdges(t, 8, edges...)
 	tr := Compute(g, nil)
 	checkIdom(t, tr, []uint32{none, 0, 1, 1, 1, 1, 1, 1})
 	ret := tr.Retained(g)
@@ -178,7 +168,7 @@ func TestLadderAndTriangle(t *testing.T) {
 // TestSkipAndUnreachable: a skipped edge is not a reference, and what only it reaches is
 // unreachable: no dominator, no retained size.
 func TestSkipAndUnreachable(t *testing.T) {
-	g := build(t, 5, [2]uint32{0, 1}, [2]uint32{1, 2}, [2]uint32{1, 3}, [2]uint32{3, 3})
+	g := graphtest.MustFromEdges(t, 5, [2]uint32{0, 1}, [2]uint32{1, 2}, [2]uint32{1, 3}, [2]uint32{3, 3})
 	skip := heapgraph.NewEdgeSet(len(g.Succ))
 	skip.Add(2) // 1 -> 3
 	tr := Compute(g, skip)

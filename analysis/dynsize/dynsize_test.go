@@ -10,15 +10,6 @@ import (
 	"github.com/heapledger/heapledger/internal/ddmin"
 )
 
-func build(t *testing.T, n int, edges ...[2]uint32) *heapgraph.Graph {
-	t.Helper()
-	g, err := graphtest.FromEdges(n, edges...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return g
-}
-
 // reachSize is the obvious definition: the sizes of everything reachable from v.
 func reachSize(g *heapgraph.Graph, v uint32) uint64 { return ddmin.SlowDynamic(g, nil, v) }
 
@@ -26,7 +17,7 @@ func reachSize(g *heapgraph.Graph, v uint32) uint64 { return ddmin.SlowDynamic(g
 // articulation point of the undirected graph (it alone connects 5), yet node 4 below it is
 // also reached from node 1 through node 3.
 func figure411(t *testing.T) *heapgraph.Graph {
-	return build(t, 6, [2]uint32{0, 1}, [2]uint32{1, 2}, [2]uint32{1, 3}, [2]uint32{2, 4}, [2]uint32{3, 4}, [2]uint32{2, 5})
+	return graphtest.MustFromEdges(t, 6, [2]uint32{0, 1}, [2]uint32{1, 2}, [2]uint32{1, 3}, [2]uint32{2, 4}, [2]uint32{3, 4}, [2]uint32{2, 5})
 }
 
 // articulationPoints finds, by brute force, the nodes whose removal disconnects the undirected
@@ -127,7 +118,7 @@ func TestSharedChildren(t *testing.T) {
 	for c := uint32(4); c <= 7; c++ {
 		edges = append(edges, [2]uint32{2, c}, [2]uint32{3, c})
 	}
-	s := dynsize.New(build(t, 8, edges...), nil)
+	s := dynsize.New(graphtest.MustFromEdges(t, 8, edges...), nil)
 	for v, want := range map[uint32]uint64{1: 7, 2: 5, 3: 5, 4: 1, 0: 7} {
 		if got := s.Of(v); got != want {
 			t.Errorf("dynamic size of %d = %d, want %d", v, got, want)
@@ -143,7 +134,7 @@ func TestSharedChildren(t *testing.T) {
 // reachability) and their numbering against topological order, on a graph with a three-node
 // cycle, a two-node cycle, a self-loop and an unreachable node.
 func TestComponentsAgreeWithReachability(t *testing.T) {
-	g := build(t, 9,
+	g := graphtest.MustFromEdges(t, 9,
 		[2]uint32{0, 1}, [2]uint32{1, 2}, [2]uint32{2, 3}, [2]uint32{3, 4}, [2]uint32{4, 2},
 		[2]uint32{3, 5}, [2]uint32{5, 6}, [2]uint32{6, 5}, [2]uint32{6, 7}, [2]uint32{7, 7}, [2]uint32{4, 6})
 	comp, count := dynsize.Components(g, nil)
@@ -253,7 +244,7 @@ func TestGeneratedGraphs(t *testing.T) {
 }
 
 func TestSkipEdges(t *testing.T) {
-	g := build(t, 4, [2]uint32{0, 1}, [2]uint32{1, 2}, [2]uint32{1, 3})
+	g := graphtest.MustFromEdges(t, 4, [2]uint32{0, 1}, [2]uint32{1, 2}, [2]uint32{1, 3})
 	skip := heapgraph.NewEdgeSet(len(g.Succ))
 	skip.Add(2) // 1 -> 3, e.g. a weak referent
 	s := dynsize.New(g, skip)
@@ -320,7 +311,7 @@ func TestDescriberInParts(t *testing.T) {
 // rooting edges reach; it ranks by its own size unless Leave holds it.
 func TestTopLeavesOut(t *testing.T) {
 	// 0 → 1 → 2 (sizes 1); node 3, of size 5, was reached by 1 → 3 and holds 3 → 2.
-	g := build(t, 4, [2]uint32{0, 1}, [2]uint32{1, 2}, [2]uint32{1, 3}, [2]uint32{3, 2})
+	g := graphtest.MustFromEdges(t, 4, [2]uint32{0, 1}, [2]uint32{1, 2}, [2]uint32{1, 3}, [2]uint32{3, 2})
 	g.SetSize(3, 5)
 	skip := heapgraph.NewEdgeSet(len(g.Succ))
 	skip.Add(2) // 1 → 3

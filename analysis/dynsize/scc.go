@@ -150,11 +150,16 @@ func components(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *memory.Scratch, 
 			return nil, 0
 		}
 	}
-	// Completion order runs from sinks to node 0's component; reverse it for a topological order.
+	topological(r, completed)
+	return r, int(completed)
+}
+
+// topological turns the components' numbers, counting down from the top of the uint32 range
+// in the order they completed, from sinks to node 0's component, into a topological order.
+func topological(r []uint32, completed uint32) {
 	for i, x := range r {
 		r[i] = completed - 1 - (heapgraph.NoNode - 1 - x)
 	}
-	return r, int(completed)
 }
 
 // StackRoom is the memory a search's stacks may take (SearchWithin). Another goroutine may lower
@@ -245,20 +250,40 @@ func sumSizes(g, dag *heapgraph.Graph, comp []uint32, size []uint32) {
 //
 // A component's edges are those of its members in node order, each target kept where it first
 // appears. They are laid out without grouping the nodes by component, which would take two
-// node-sized arrays at the moment memory peaks: a first pass counts the edges that leave each
-// component, duplicates included, and marks the components they enter; a second pass, over the
-// nodes from the last, drops each edge in front of those already placed for its component, so
-// every list comes out in node order; then duplicates are squeezed out list by list.
+// node-sized arrays at the moment memory peaks:
+//  1. a first pass counts the edges that leave each component, duplicates included, and marks
+//     the components they enter (countComponentEdges);
+//  2. the counts, with component 0's edges to the components nothing enters (rootCount), become
+//     the ends of the lists (endOffsets);
+//  3. a second pass, over the nodes from the last, drops each edge in front of those already
+//     placed for its component, so every list comes out in node order (placeComponentEdges);
+//  4. the root edges go in the slots left at the end of component 0's list (placeRootEdges);
+//  5. duplicates are squeezed out list by list (squeezeAll).
 func condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count int, sc *memory.Scratch, s *Sizes) (dag *heapgraph.Graph, rootEdges uint32) {
-	// off[c] counts the edges leaving c, then becomes the end of c's range (for component 0,
-	// the end of its real edges; its root edges follow them). The components with predecessors
-	// are marked on the way, each core in a bit set of its own, as both mark components of
-	// either parity: this pass reads every edge anyway, on two cores, where marking them in the
-	// components' search cost a random write per edge on the core beside the dominators' search.
-	// With s, the pass also counts each component's members for s's statistics (a pass of its
-	// own over the components took 115 ms on the large benchmark dump); their array goes before
-	// the DAG's edges are made, to stay out of the phase's peak.
 	off := sc.Uint32s(count + 1)
+	hasPred := countComponentEdges(g, skip, comp, count, off, sc, s)
+	roots := rootCount(hasPred, count)
+	total := endOffsets(off, count, roots)
+	// Written by the two cores below, each its components' lists, which fault its pages in
+	// as they go: Make would have them faulted in by a third goroutine, on one of the same two
+	// cores.
+	succ := memory.Reserve[uint32](sc.Memory(), int(total))
+	placeComponentEdges(g, skip, comp, off, succ)
+	placeRootEdges(off, succ, hasPred, count, roots)
+	clear(hasPred) // done with: the first half's marks
+	w, rootEdges := squeezeAll(off, succ, count, roots, total, hasPred, sc)
+	off[count] = w
+	return &heapgraph.Graph{Off: off, Succ: succ[:w:w]}, rootEdges
+}
+
+// countComponentEdges counts in off[c] the edges leaving component c, duplicates included, and
+// returns the set of components that have a predecessor. They are marked on the way, each core
+// in a bit set of its own, as both mark components of either parity: this pass reads every
+// edge anyway, on two cores, where marking them in the components' search cost a random write
+// per edge on the core beside the dominators' search. With s, the pass also counts each
+// component's members for s's statistics, sparing a pass of its own over the components; their
+// array goes before the DAG's edges are made, to stay out of the phase's peak.
+func countComponentEdges(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count int, off []uint32, sc *memory.Scratch, s *Sizes) bitset {
 	var members []uint32
 	if s != nil {
 		members = sc.Uint32s(count)
@@ -305,15 +330,25 @@ func condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count i
 	for i, w := range entered[1] {
 		hasPred[i] |= w
 	}
-	// The components the root gets an edge to for want of a predecessor, counted a word at a time.
-	roots := uint32(0)
-	if count > 0 {
-		entered := uint32(Set(hasPred).Count())
-		if hasPred.has(0) {
-			entered--
-		}
-		roots = uint32(count-1) - entered
+	return hasPred
+}
+
+// rootCount is the number of components the root gets an edge to for want of a predecessor,
+// counted a word of hasPred at a time.
+func rootCount(hasPred bitset, count int) uint32 {
+	if count == 0 {
+		return 0
 	}
+	entered := uint32(Set(hasPred).Count())
+	if hasPred.has(0) {
+		entered--
+	}
+	return uint32(count-1) - entered
+}
+
+// endOffsets turns the counts in off into the ends of the components' ranges (for component 0,
+// the end of its real edges, its roots edges following them) and returns the edges in all.
+func endOffsets(off []uint32, count int, roots uint32) uint64 {
 	if count > 0 {
 		off[0] += roots // component 0's list holds its rooting edges too
 	}
@@ -325,10 +360,12 @@ func condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count i
 		off[0] -= roots
 	}
 	off[count] = uint32(total)
-	// Written by the two cores below, each its components' lists, which fault its pages in
-	// as they go: Make would have them faulted in by a third goroutine, on one of the same two
-	// cores.
-	succ := memory.Reserve[uint32](sc.Memory(), int(total))
+	return total
+}
+
+// placeComponentEdges writes each edge between two components into succ, in front of those
+// already placed for its component, off[c] moving down from the end of c's range to its start.
+func placeComponentEdges(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp, off, succ []uint32) {
 	cores.ByParity(func(part uint32) { // by the components' parity
 		for v := len(comp) - 1; v >= 0; v-- {
 			c := comp[v]
@@ -344,85 +381,96 @@ func condense(g *heapgraph.Graph, skip heapgraph.EdgeSet, comp []uint32, count i
 			}
 		}
 	})
-	// off[c] is now the start of c's range; the root edges go in the slots left at the end of
-	// component 0's, found a word of the entered set at a time. Then duplicates are squeezed out
-	// in place, component by component; a list's targets are unmarked again once it is done.
-	if count > 0 {
-		at := off[1] - roots
-		for k, word := range hasPred {
-			for free := ^word; free != 0; free &= free - 1 {
-				if d := k<<6 | bits.TrailingZeros64(free); d > 0 && d < count {
-					succ[at] = uint32(d)
-					at++
-				}
+}
+
+// placeRootEdges writes the root's edges to the components without a predecessor into the
+// slots left at the end of component 0's range, found a word of hasPred at a time.
+func placeRootEdges(off, succ []uint32, hasPred bitset, count int, roots uint32) {
+	if count == 0 {
+		return
+	}
+	at := off[1] - roots
+	for k, word := range hasPred {
+		for free := ^word; free != 0; free &= free - 1 {
+			if d := k<<6 | bits.TrailingZeros64(free); d > 0 && d < count {
+				succ[at] = uint32(d)
+				at++
 			}
 		}
 	}
-	clear(hasPred) // done with: the first half's marks
-	// The squeeze runs on two cores, each over the components of about half the edges, each
-	// writing its lists down from its first component's start; the second half's then move down
-	// behind the first's in one copy.
+}
+
+// squeezeAll squeezes the duplicates out of every component's list in place and returns where
+// the lists end and where component 0's real edges end. It runs on two cores, each over the
+// components of about half the edges, each writing its lists down from its first component's
+// start; the second half's then move down behind the first's in one copy. seen is a cleared
+// set over the components, for the first half.
+func squeezeAll(off, succ []uint32, count int, roots uint32, total uint64, seen bitset, sc *memory.Scratch) (w, rootEdges uint32) {
 	mid := count
 	if runtime.GOMAXPROCS(0) >= 2 && count > 1 {
 		mid = max(1, sort.Search(count, func(c int) bool { return uint64(off[c]) >= total/2 }))
 	}
-	var w, w2 uint32
+	if mid == count {
+		return squeeze(off, succ, 0, count, off[count], roots, seen)
+	}
+	var w2 uint32
 	start2 := off[mid] // the second half's start, read before either half moves any offset
-	squeeze := func(lo, hi int, limit uint32, seen bitset) uint32 {
-		w := off[lo]
-		for c := lo; c < hi; c++ {
-			start, end := off[c], limit
-			if c+1 < hi {
-				end = off[c+1]
-			}
-			real := end
-			if c == 0 {
-				real = end - roots
-			}
-			off[c] = w
-			switch real - start {
-			case 0:
-			case 1: // most components are one object with one reference out, or none
-				succ[w] = succ[start]
+	cores.Both(func() { w, rootEdges = squeeze(off, succ, 0, mid, start2, roots, seen) },
+		func() { w2, _ = squeeze(off, succ, mid, count, off[count], roots, newBitset(sc.Memory(), count)) })
+	shift := start2 - w
+	w += uint32(copy(succ[w:], succ[start2:w2]))
+	for c := mid; c < count; c++ {
+		off[c] -= shift
+	}
+	return w, rootEdges
+}
+
+// squeeze squeezes the duplicates out of the lists of components lo to hi (the last ending at
+// limit), each target kept where it first appears, writing them down from off[lo]; off[c]
+// becomes each list's new start. It returns where the lists end and, when it has component 0,
+// where its real edges end (its root edges, which hold no duplicates, follow them). seen is a
+// cleared set over the components; a list's targets are unmarked again once it is done.
+func squeeze(off, succ []uint32, lo, hi int, limit, roots uint32, seen bitset) (w, rootEdges uint32) {
+	w = off[lo]
+	for c := lo; c < hi; c++ {
+		start, end := off[c], limit
+		if c+1 < hi {
+			end = off[c+1]
+		}
+		real := end
+		if c == 0 {
+			real = end - roots
+		}
+		off[c] = w
+		switch real - start {
+		case 0:
+		case 1: // most components are one object with one reference out, or none
+			succ[w] = succ[start]
+			w++
+		case 2:
+			a, b := succ[start], succ[start+1]
+			succ[w] = a
+			w++
+			if b != a {
+				succ[w] = b
 				w++
-			case 2:
-				a, b := succ[start], succ[start+1]
-				succ[w] = a
-				w++
-				if b != a {
-					succ[w] = b
+			}
+		default:
+			for _, d := range succ[start:real] {
+				if !seen.has(d) {
+					seen.set(d)
+					succ[w] = d
 					w++
 				}
-			default:
-				for _, d := range succ[start:real] {
-					if !seen.has(d) {
-						seen.set(d)
-						succ[w] = d
-						w++
-					}
-				}
-				for _, d := range succ[off[c]:w] {
-					seen.clear(d)
-				}
 			}
-			if c == 0 {
-				rootEdges = w
-				w += uint32(copy(succ[w:], succ[real:end]))
+			for _, d := range succ[off[c]:w] {
+				seen.clear(d)
 			}
 		}
-		return w
-	}
-	if mid < count {
-		cores.Both(func() { w = squeeze(0, mid, start2, hasPred) },
-			func() { w2 = squeeze(mid, count, off[count], newBitset(sc.Memory(), count)) })
-		shift := start2 - w
-		w += uint32(copy(succ[w:], succ[start2:w2]))
-		for c := mid; c < count; c++ {
-			off[c] -= shift
+		if c == 0 {
+			rootEdges = w
+			w += uint32(copy(succ[w:], succ[real:end]))
 		}
-	} else {
-		w = squeeze(0, count, off[count], hasPred)
 	}
-	off[count] = w
-	return &heapgraph.Graph{Off: off, Succ: succ[:w:w]}, rootEdges
+	return w, rootEdges
 }

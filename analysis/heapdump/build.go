@@ -16,10 +16,60 @@ import (
 )
 
 // prepare turns pass 1's file-order records into id-ordered nodes with sizes, resolves roots and
-// lays out the successor array for pass 2.
+// lays out the successor array for pass 2. Its steps:
+//  1. the object layout, set by --compressed or found from the ids and the arrays (chooseModel);
+//  2. the classes: primitive arrays tied to their array classes, each class's name, superclass
+//     and instance size (classTable), and which reference fields are weak (classifyReferences);
+//  3. the nodes in id order (order), with a warning for ids that occur twice (warnDuplicates);
+//  4. each node's size and, where pass 1 could only bound it, its out-degree (sizeNodes), while
+//     the other core builds the id table;
+//  5. class objects tied to the classes they represent (classObjects), and pass 2's starting
+//     points (mainStarts);
+//  6. the GC roots resolved to nodes, those of the super root's edges (resolveRoots);
+//  7. the successor array laid out from the degrees (layoutEdges).
 func (l *loader) prepare() {
 	d := l.d
-	n := len(l.ids)
+	l.chooseModel()
+	remap, classKey := l.classTable()
+	l.classifyReferences()
+	l.order()
+	l.warnDuplicates()
+
+	// Sizes are kept in units of the alignment, four bytes a node instead of eight, and they
+	// take the array of the array lengths they are computed from (each node's length is read
+	// before its size is written).
+	g := &heapgraph.Graph{Size: l.aux}
+	if a := uint(d.Model.Align); a > 0 && a&(a-1) == 0 {
+		g.SizeShift = uint8(bits.TrailingZeros(a))
+	}
+	l.aux = nil
+	// The id table is built on the other core meanwhile: it reads only the ids.
+	idsDone := make(chan struct{})
+	go func() {
+		d.ids = newObjectIDs(l.mem, l.ids)
+		close(idsDone)
+	}()
+	l.sizeNodes(g, remap, classKey)
+	d.Kind = l.kind
+	l.classObjects(classKey)
+	d.ClassOf = l.cls
+	// Pass 2's starting points need only the kinds: worked out while the id table is still in
+	// the making (on the medium benchmark dump this core waited 30 ms for it).
+	if l.idx != nil { // pass 2 reads by segments (an indexed pass 1 that gave up leaves its own)
+		l.startMain = l.mainStarts()
+	}
+	<-idsDone
+	// The table holds what it needs of the ids (never their array): the array's memory goes
+	// back to the system now, rather than at a collection.
+	memory.Release(l.mem, l.ids)
+	l.ids = nil
+	l.layoutEdges(g, l.resolveRoots())
+}
+
+// chooseModel sets the dump's object layout: the one --compressed names, or the one the range
+// of its object ids and the gaps after its arrays point to (hprof.InferModel).
+func (l *loader) chooseModel() {
+	d := l.d
 	minID, maxID := ^uint64(0), uint64(0)
 	if len(d.segIDs) > 0 {
 		// Every object lies in one of the segments that pass 1 read, each with its ids' range.
@@ -38,15 +88,21 @@ func (l *loader) prepare() {
 	default:
 		d.Model, d.ModelFrom = hprof.InferModel(l.d.IDSize, minID, maxID, &l.votes)
 	}
-	m := d.Model
+}
 
-	// Primitive arrays carry no class id in HotSpot dumps; link them to the class object of
-	// that array type when the dump has one, as MAT does.
+// classTable makes d.Classes, a class per class key: its name, superclass and instance size.
+// Primitive arrays carry no class id in HotSpot dumps; they are tied to the class object of
+// their array type when the dump has one, as MAT does: remap takes pass 1's key of each
+// primitive array type to that class's. classKey is java.lang.Class's key, the class of class
+// objects, made up when the dump has none.
+func (l *loader) classTable() (remap []uint32, classKey uint32) {
+	d := l.d
+	m := d.Model
 	byName := map[string]uint64{}
 	for id := range l.schema.Classes {
 		byName[l.schema.Name(id)] = id
 	}
-	remap := make([]uint32, len(l.entries))
+	remap = make([]uint32, len(l.entries))
 	for i := range remap {
 		remap[i] = uint32(i)
 	}
@@ -65,14 +121,13 @@ func (l *loader) prepare() {
 			l.keys[id] = uint32(pk)
 		}
 	}
-	classKey := uint32(len(l.entries))
+	classKey = uint32(len(l.entries))
 	if id, ok := byName["java.lang.Class"]; ok {
 		classKey = l.key(id)
 	} else {
 		l.entries = append(l.entries, classEntry{})
 	}
 
-	// Classes and per-class instance sizes.
 	layout := l.schema.Layouts(m)
 	d.Classes = make([]Class, len(l.entries))
 	for k, e := range l.entries {
@@ -102,34 +157,28 @@ func (l *loader) prepare() {
 		k := len(d.Classes)
 		d.Classes = append(d.Classes, Class{Super: -1, ID: l.entries[k].id, Name: l.schema.Name(l.entries[k].id)})
 	}
-	l.classifyReferences()
-	classSize := d.Classes[classKey].InstanceSize
-	if classSize == 0 {
-		classSize = uint64(m.Header)
-	}
+	return remap, classKey
+}
 
-	l.order()
-	for i := 2; i < n; i++ {
+// warnDuplicates warns of object ids that occur more than once, once they are in order.
+func (l *loader) warnDuplicates() {
+	for i := 2; i < len(l.ids); i++ {
 		if l.ids[i] == l.ids[i-1] {
 			l.warn("dup", fmt.Sprintf("object id 0x%x occurs more than once; references reach only one of the records", l.ids[i]))
 		}
 	}
+}
 
-	// Sizes, and out-degrees that pass 1 could only bound: the class's reference fields and
-	// its class edge, per class key. Sizes are kept in units of the alignment, four bytes a node
-	// instead of eight, and they take the array of the array lengths they are computed from
-	// (each node's length is read before its size is written).
-	g := &heapgraph.Graph{Size: l.aux}
-	if a := uint(m.Align); a > 0 && a&(a-1) == 0 {
-		g.SizeShift = uint8(bits.TrailingZeros(a))
+// sizeNodes sets each node's size in g, from its class's instance size or its array length (in
+// g.Size until then), and the out-degrees pass 1 could only bound: an instance's reference
+// fields and its class edge, worked out once per class. It gives primitive arrays their array
+// class's key (remap).
+func (l *loader) sizeNodes(g *heapgraph.Graph, remap []uint32, classKey uint32) {
+	d, m, n := l.d, l.d.Model, len(l.kind)
+	classSize := d.Classes[classKey].InstanceSize
+	if classSize == 0 {
+		classSize = uint64(m.Header)
 	}
-	l.aux = nil
-	// The id table is built on the other core meanwhile: it reads only the ids.
-	idsDone := make(chan struct{})
-	go func() {
-		d.ids = newObjectIDs(l.mem, l.ids)
-		close(idsDone)
-	}()
 	refSlots := make([]uint32, len(d.Classes))
 	for k := range refSlots {
 		refSlots[k] = unresolved
@@ -167,12 +216,14 @@ func (l *loader) prepare() {
 		g.SetSize(uint32(i), size)
 	}
 	g.SetSize(0, 0)
+}
 
-	d.Kind = l.kind
-	// Class objects: the class they represent, and their own class java.lang.Class. This needs
-	// no ids: it is done while the id table may still be in the making.
+// classObjects ties each class object to the class it represents, and gives it its own class,
+// java.lang.Class. This needs no ids: it is done while the id table may still be in the making.
+func (l *loader) classObjects(classKey uint32) {
+	d := l.d
 	d.classNode = map[uint32]int32{}
-	for i := 1; i < n; i++ {
+	for i := 1; i < len(l.kind); i++ {
 		if l.kind[i] == KindClass {
 			k := l.cls[i]
 			d.classNode[uint32(i)] = int32(k)
@@ -180,19 +231,12 @@ func (l *loader) prepare() {
 			l.cls[i] = classKey
 		}
 	}
-	d.ClassOf = l.cls
-	// Pass 2's starting points need only the kinds: worked out while the id table is still in
-	// the making (on the medium benchmark dump this core waited 30 ms for it).
-	if l.idx != nil { // pass 2 reads by segments (an indexed pass 1 that gave up leaves its own)
-		l.startMain = l.mainStarts()
-	}
-	<-idsDone
-	// The table holds what it needs of the ids (never their array): the array's memory goes
-	// back to the system now, rather than at a collection.
-	memory.Release(l.mem, l.ids)
-	l.ids = nil
+}
 
-	// GC roots: every record is kept; the super root points at each rooted object once.
+// resolveRoots turns the GC-root records into d.Roots, every record kept, and returns the
+// rooted nodes, each once: the super root's successors.
+func (l *loader) resolveRoots() []uint32 {
+	d := l.d
 	missing := 0
 	for _, r := range l.roots {
 		node, ok := d.Node(r.id)
@@ -212,8 +256,15 @@ func (l *loader) prepare() {
 			rootNodes = append(rootNodes, r.Node)
 		}
 	}
-	l.deg[0] = uint32(len(rootNodes))
+	return rootNodes
+}
 
+// layoutEdges turns the out-degrees into g's CSR offsets and reserves the successor array that
+// pass 2 fills, the super root's edges (rootNodes) written already. A graph with more edges
+// than the offsets can count sets l.tooBig instead.
+func (l *loader) layoutEdges(g *heapgraph.Graph, rootNodes []uint32) {
+	d, n := l.d, len(l.kind)
+	l.deg[0] = uint32(len(rootNodes))
 	// Running sums turn the degrees into CSR offsets in place, on two cores for many nodes.
 	l.deg = append(l.deg, 0)
 	total := heapgraph.RunningSums(l.deg[:n], true)

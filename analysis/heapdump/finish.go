@@ -250,21 +250,56 @@ func (l *loader) adoptUnreachable(seen bitset, walk func(uint32) (uint64, uint64
 }
 
 // dropUnreachable removes objects no GC root reaches, renumbering the rest in place, and the pad
-// slots pass 2 left (see squeeze).
+// slots pass 2 left (see squeeze). Its steps:
+//  1. the kept nodes' new numbers (newKeptRanks), and what the dropped ones weighed (countDropped);
+//  2. every edge's target renumbered, on every core, which finds the pad slots too: a kept
+//     node's edges lead only to kept nodes, and a dropped node's edges go with it whatever they
+//     hold (renumberTargets);
+//  3. the edges that go, as spans: the dropped nodes' lists and the pad slots (droppedEdges);
+//  4. the edges between those spans, the offsets and the other columns moved down
+//     (compactNodes);
+//  5. what refers to nodes by number renumbered: watched instances, big sizes, roots and class
+//     objects (renumberRefs).
 func (l *loader) dropUnreachable(seen bitset) {
 	d := l.d
 	g := d.Graph
-	n := g.N()
-	// A node's new number is the count of kept nodes before it: a rank over the bitset,
-	// with a prefix count per 64-bit word instead of a full renumbering table.
-	rank := make([]uint32, len(seen)+1)
+	rk := newKeptRanks(seen)
+	l.countDropped(seen)
+	pads := renumberTargets(g, rk)
+	gaps := droppedEdges(g, seen, pads)
+	l.compactNodes(seen, gaps, rk.kept())
+	d.ids.keep(seen)
+	l.remapWatched(seen, rk.of)
+	l.renumberRefs(rk)
+}
+
+// keptRanks numbers the nodes that stay: a node's new number is the count of kept nodes before it,
+// a rank over the bitset, with a prefix count per 64-bit word instead of a full renumbering table.
+type keptRanks struct {
+	seen   bitset
+	prefix []uint32 // kept nodes before each word
+}
+
+func newKeptRanks(seen bitset) keptRanks {
+	prefix := make([]uint32, len(seen)+1)
 	for w, word := range seen {
-		rank[w+1] = rank[w] + uint32(bits.OnesCount64(word))
+		prefix[w+1] = prefix[w] + uint32(bits.OnesCount64(word))
 	}
-	newIdx := func(v uint32) uint32 {
-		return rank[v>>6] + uint32(bits.OnesCount64(seen[v>>6]&(1<<(v&63)-1)))
-	}
-	next := rank[len(seen)]
+	return keptRanks{seen, prefix}
+}
+
+// of is kept node v's new number.
+func (r keptRanks) of(v uint32) uint32 {
+	return r.prefix[v>>6] + uint32(bits.OnesCount64(r.seen[v>>6]&(1<<(v&63)-1)))
+}
+
+// kept is how many nodes stay.
+func (r keptRanks) kept() uint32 { return r.prefix[len(r.seen)] }
+
+// countDropped adds the nodes that go, and their bytes, to d.Unreachable.
+func (l *loader) countDropped(seen bitset) {
+	d, g := l.d, l.d.Graph
+	n := g.N()
 	for k, word := range seen {
 		for gone := ^word; gone != 0; gone &= gone - 1 {
 			if v := k<<6 | bits.TrailingZeros64(gone); v < n {
@@ -273,10 +308,11 @@ func (l *loader) dropUnreachable(seen bitset) {
 			}
 		}
 	}
-	// The targets are renumbered first, on every core, which also finds the pad slots: a kept
-	// node's edges lead only to kept nodes, and a dropped node's edges go with it whatever they
-	// hold. Then the edges between those that go move down as blocks (removeEdges), and one
-	// pass over the nodes moves their offsets and columns down.
+}
+
+// renumberTargets gives every edge to a kept node the node's new number, on every core, and
+// returns where the pad slots are, in order.
+func renumberTargets(g *heapgraph.Graph, rk keptRanks) []uint32 {
 	var wg sync.WaitGroup
 	workers := runtime.GOMAXPROCS(0)
 	pads := make([][]uint32, workers) // where the pad slots are, by worker, in order
@@ -288,16 +324,21 @@ func (l *loader) dropUnreachable(seen bitset) {
 			for e, t := range g.Succ[lo:hi] {
 				if t == pad {
 					pads[k] = append(pads[k], uint32(lo+e))
-				} else if seen.has(t) {
-					g.Succ[lo+e] = newIdx(t)
+				} else if rk.seen.has(t) {
+					g.Succ[lo+e] = rk.of(t)
 				}
 			}
 		}()
 	}
 	wg.Wait()
-	// The edges that go: the dropped nodes' lists, and the pad slots in the others'.
+	return slices.Concat(pads...)
+}
+
+// droppedEdges returns the edges that go, as spans in order: the dropped nodes' lists, and the
+// pad slots (pads) in the others'.
+func droppedEdges(g *heapgraph.Graph, seen bitset, pads []uint32) []span {
 	var gaps []span
-	p := slices.Concat(pads...)
+	p, n := pads, g.N()
 	for v := 0; v < n; v++ {
 		if seen[v>>6] == ^uint64(0) && v&63 == 0 && v+64 <= n {
 			v += 63 // a word of kept nodes
@@ -319,10 +360,16 @@ func (l *loader) dropUnreachable(seen bitset) {
 	for _, e := range p {
 		gaps = appendSpan(gaps, e, e+1)
 	}
-	// Three independent moves, on two cores: the edges between the gaps (and their weak bits),
-	// the offsets, each less the edges taken out before it, and the other columns. The kept
-	// nodes come in runs between the dropped ones, each moved as a block (the columns after the
-	// offsets took 13 ms of the 411 MB dump's 70 ms of dropping, on one core).
+	return gaps
+}
+
+// compactNodes moves the kept nodes down to their new numbers (next of them stay), less the
+// edges in gaps. Three independent moves, on two cores: the edges between the gaps (and their
+// weak bits), the offsets, each less the edges taken out before it, and the other columns. The
+// kept nodes come in runs between the dropped ones, each moved as a block.
+func (l *loader) compactNodes(seen bitset, gaps []span, next uint32) {
+	d, g := l.d, l.d.Graph
+	n := g.N()
 	var w uint32
 	var weak heapgraph.EdgeSet
 	cores.Both(func() {
@@ -350,29 +397,33 @@ func (l *loader) dropUnreachable(seen bitset) {
 	g.Succ = g.Succ[:w]
 	g.Size = g.Size[:next]
 	d.ClassOf, d.Kind = d.ClassOf[:next], d.Kind[:next]
-	d.ids.keep(seen)
-	l.remapWatched(seen, newIdx)
+	d.Weak = weak
+}
+
+// renumberRefs gives the nodes that big sizes, roots and classes name their new numbers; a
+// class whose class object went has none.
+func (l *loader) renumberRefs(rk keptRanks) {
+	d, g := l.d, l.d.Graph
 	if len(g.Big) > 0 {
 		big := map[uint32]uint64{}
 		for v, size := range g.Big {
-			if seen.has(v) {
-				big[newIdx(v)] = size
+			if rk.seen.has(v) {
+				big[rk.of(v)] = size
 			}
 		}
 		g.Big = big
 	}
-	d.Weak = weak
 	roots := d.Roots[:0]
 	for _, r := range d.Roots {
-		r.Node = newIdx(r.Node)
+		r.Node = rk.of(r.Node)
 		roots = append(roots, r)
 	}
 	d.Roots = roots
 	cn := map[uint32]int32{}
 	for node, k := range d.classNode {
-		if seen.has(node) {
-			cn[newIdx(node)] = k
-			d.Classes[k].Node = newIdx(node)
+		if rk.seen.has(node) {
+			cn[rk.of(node)] = k
+			d.Classes[k].Node = rk.of(node)
 		} else {
 			d.Classes[k].Node = 0
 		}

@@ -341,17 +341,7 @@ func (l *loader) pass1() error {
 		return err
 	}
 	defer f.Close()
-	l.d.IDSize, l.d.gzip = r.IDSize, r.Gzip
-	l.schema = hprof.NewSchema(r.IDSize)
-	if r.Gzip {
-		// The size inflated is known only at the end: reserving for what the file would hold
-		// at gzipRatio saves growing the columns by copies, which on a 95 MB file of 9 million
-		// objects took seconds, the collector trying to stop the goroutine in each copy.
-		l.reserve(l.size * gzipRatio)
-	} else {
-		l.reserve(l.size)
-	}
-	l.reset()
+	l.startSequential(r)
 	cur := 0
 	var last int64
 	lastSeg := int64(-1)
@@ -428,6 +418,28 @@ func (l *loader) pass1() error {
 	if err := others.Err(); err != nil {
 		return fmt.Errorf("%s: %w", l.path, err)
 	}
+	return l.dumpsRead(r, cur)
+}
+
+// startSequential sets up the sequential pass 1 over r: the schema and the columns.
+func (l *loader) startSequential(r *hprof.Reader) {
+	l.d.IDSize, l.d.gzip = r.IDSize, r.Gzip
+	l.schema = hprof.NewSchema(r.IDSize)
+	if r.Gzip {
+		// The size inflated is known only at the end: reserving for what the file would hold
+		// at gzipRatio saves growing the columns by copies, the collector trying to stop the
+		// goroutine in each copy.
+		l.reserve(l.size * gzipRatio)
+	} else {
+		l.reserve(l.size)
+	}
+	l.reset()
+}
+
+// dumpsRead notes, after the sequential pass 1, how many dumps the file holds and which one
+// was read (cur, the last one met, unless one was asked for), and fails when that one is not
+// in the file.
+func (l *loader) dumpsRead(r *hprof.Reader, cur int) error {
 	if l.d.Dumps == 0 {
 		l.d.Dumps = r.Dumps()
 	}
@@ -559,8 +571,16 @@ var errLaterDump = errors.New("the file holds a later dump")
 // With two cores, the segments in the far half of the file go to a second shard (see farShard),
 // read on the other core and merged in after: decoding the records was pass 1's whole cost on
 // one core. The far half starts at the first segment of the dump at or past the file's middle
-// that follows one before it, a rule that the walk, which hands the far shard its segments, and
-// the worker, which leaves them alone, apply each on its own to the segments in file order.
+// that follows one before it (halves), a rule that the walk, which hands the far shard its
+// segments, and the worker, which leaves them alone, apply each on its own to the segments in
+// file order. The steps:
+//  1. the walk notes the class names and the segments, handing the far half to the far shard
+//     (scan.top, scan.walked);
+//  2. the worker reads the near half's segments into the loader, the first of them starting
+//     the columns (scan.read, scan.start);
+//  3. the far shard is waited for and merged in (scan.joinFar), and the columns' room faulted
+//     in past their ends goes back (releaseWindow);
+//  4. the schema takes the names the dump's classes and fields need (scan.names).
 func (l *loader) scanPass1(f *os.File, target int) (*hprof.Index, error) {
 	// Names do not depend on the id size; the schema learns it from the first segment. Pass 1
 	// needs no names: the walk, which runs beside it, keeps the class names it meets for after,
@@ -568,143 +588,193 @@ func (l *loader) scanPass1(f *os.File, target int) (*hprof.Index, error) {
 	// (Schema.TakeNames). Taking every symbol as the walk met it cost 10–35 ms of strings and
 	// collections on a dump of 40,000, before pass 1 could start.
 	l.schema = hprof.NewSchema(8)
-	var classNames []hprof.Record
 	l.segs, l.segFirst, l.segMain = l.segs[:0], l.segFirst[:0], l.segMain[:0]
 	l.d.segIDs = l.d.segIDs[:0]
-	started := false
+	sc := &scan{l: l, f: f, target: target, firstDone: make(chan struct{}),
+		headers: make([]hprof.Header, 256), fields: make([][]byte, 256)}
 	// With the file in the page cache, the far half of it read on the second core shortens pass 1
 	// by a third. Read from disk, two streams at once made pass 1 of the small benchmark dump
-	// take 39-59 ms against 32-38 ms with one: the disk, not the parsing, sets the pace there. The
-	// file's last pages, which this run has not read yet, tell which it is.
-	split := int64(0) // where the far half starts; 0: no far shard
+	// slower: the disk, not the parsing, sets the pace there. The file's last pages, which this
+	// run has not read yet, tell which it is.
 	if runtime.GOMAXPROCS(0) >= 2 && l.size >= farShardMin && fileCached(f, l.size) {
-		split = l.size / 2
+		sc.walk.split = l.size / 2
+		sc.worker.split = sc.walk.split
 	}
-	// firstDone is closed once the near shard has read its first segment of the dump: it starts
-	// the shard (the ids' size, the columns) and reads the class dumps, which HotSpot writes
-	// first, so the far shard waits for it rather than meet instances of classes not known yet.
-	firstDone := make(chan struct{})
-	start := func(idSize int) {
-		started = true
-		l.schema.IDSize, l.d.IDSize = idSize, idSize
-		l.reserve(l.size)
-		l.reset()
-		l.faulted, l.window = 0, faultWindow(l.ids, split == 0)
-	}
-	var far *farShard
-	// Reading the first dump while the walk looks for a later one, the worker may meet damage
-	// in it before the walk meets the later dump, which the damage is no error for (the pass in
-	// order steps over damage in another dump). It keeps the error for the walk's end and reads
-	// no more segments meanwhile: returned at once, it stopped the walk, and the whole pass
-	// fell back to the reading in order, or not, as the two goroutines happened to run.
-	var damaged error
-	nearSeen := false // the walk has met a segment of the dump before split
-	var last int64
-	headers, fields := make([]hprof.Header, 256), make([][]byte, 256)
-	workerNearSeen := false // the same, as the worker meets the segments
 	idx, err := hprof.ScanSegments(f, l.size, hprof.ScanOptions{
-		IndexOptions: hprof.IndexOptions{
-			SkipUTF8: true,
-			Top: func(rec *hprof.Record) error {
-				if rec.Tag == hprof.TagLoadClass {
-					classNames = append(classNames, hprof.Record{Tag: rec.Tag, ID: rec.ID, NameID: rec.NameID})
-				}
-				return nil
-			},
-			Segment: func(idx *hprof.Index, seg hprof.Segment) error {
-				if l.opt.Dump == 0 && seg.Dump > target {
-					return errLaterDump
-				}
-				if seg.Dump == target && split > 0 {
-					if seg.Offset < split {
-						nearSeen = true
-					} else if nearSeen {
-						if far == nil {
-							far = l.newFarShard(f, idx, split, firstDone)
-						}
-						far.feed.add(seg)
-					}
-				}
-				return nil
-			},
-		},
-		Workers: 1,
-	}, func(_, _ int, seg hprof.Segment, r *hprof.Reader) error {
-		if seg.Dump != target || damaged != nil {
-			return nil
-		}
-		if split > 0 {
-			if seg.Offset < split {
-				workerNearSeen = true
-			} else if workerNearSeen {
-				return nil // the far shard's
-			}
-		}
-		if !started {
-			start(r.IDSize)
-		}
-		l.segs = append(l.segs, seg)
-		l.segFirst = append(l.segFirst, uint32(len(l.ids)-1))
-		l.segMain = append(l.segMain, l.mainCount)
-		r.SkipPrimitiveData = true
-		// The far shard's bytes count too: the halves are read at once.
-		if err := l.progressAt(r.Offset()+l.farRead.Load(), false, &last); err != nil {
-			return err
-		}
-		first := len(l.ids)
-		if err := l.readSegment(r, headers, fields); err != nil {
-			if l.opt.Dump == 0 {
-				damaged = err
-				return nil
-			}
-			return err
-		}
-		// The segment's ids are fresh in the cache: their range costs next to nothing.
-		l.d.segIDs = append(l.d.segIDs, newSegmentIDs(seg, l.ids[first:]))
-		select {
-		case <-firstDone:
-		default:
-			close(firstDone)
-		}
-		return nil
-	})
+		IndexOptions: hprof.IndexOptions{SkipUTF8: true, Top: sc.top, Segment: sc.walked},
+		Workers:      1,
+	}, sc.read)
 	if err == nil {
-		err = damaged // the walk found no later dump
+		err = sc.damaged // the walk found no later dump
 	}
-	if far != nil {
-		if ferr := far.wait(err != nil); err == nil {
-			err = ferr
-		}
-		if err == nil {
-			l.mergeShard(far)
-		}
-		l.farRead.Store(0)
-	}
-	if l.window > 0 {
-		// The room faulted in past the last node goes back: it would stay resident, unused,
-		// through the analysis (up to the window's 1.3 MB on a small dump, 11 MB on a large).
-		memory.FaultsDone(l.mem)
-		memory.Release(l.mem, l.ids[len(l.ids):])
-		memory.Release(l.mem, l.deg[len(l.deg):], l.aux[len(l.aux):], l.cls[len(l.cls):])
-		memory.Release(l.mem, l.kind[len(l.kind):])
-	}
+	err = sc.joinFar(err)
+	l.releaseWindow()
 	if err != nil {
 		return nil, err
 	}
 	if idx.Dumps == 0 || l.opt.Dump > idx.Dumps {
 		return idx, nil // the sequential pass says what is wrong
 	}
-	if !started { // the dump's segments hold no records
-		start(idx.IDSize)
+	return idx, sc.names(idx)
+}
+
+// scan is the state of scanPass1, shared by the walk over the index and the worker that reads
+// the segments it finds.
+type scan struct {
+	l      *loader
+	f      *os.File
+	target int // the dump read
+	// classNames are the LOAD CLASS records the walk met, for the schema once it is started.
+	classNames []hprof.Record
+	started    bool // the worker has met the dump's first segment
+	// firstDone is closed once the near shard has read its first segment of the dump: it starts
+	// the shard (the ids' size, the columns) and reads the class dumps, which HotSpot writes
+	// first, so the far shard waits for it rather than meet instances of classes not known yet.
+	firstDone chan struct{}
+	far       *farShard
+	// walk and worker part the segments between the shards, each as it meets them.
+	walk, worker halves
+	// Reading the first dump while the walk looks for a later one, the worker may meet damage
+	// in it before the walk meets the later dump, which the damage is no error for (the pass in
+	// order steps over damage in another dump). It keeps the error for the walk's end and reads
+	// no more segments meanwhile: returned at once, it stopped the walk, and the whole pass
+	// fell back to the reading in order, or not, as the two goroutines happened to run.
+	damaged error
+	last    int64 // progress
+	headers []hprof.Header
+	fields  [][]byte
+}
+
+// halves applies the rule that parts a dump's segments between the near and the far shard to
+// the segments in file order: the far half starts at the first segment at or past split that
+// follows one before it. split 0: no far shard.
+type halves struct {
+	split    int64
+	nearSeen bool // a segment of the dump before split has been met
+}
+
+// far reports whether seg, the next segment of the dump in file order, is the far shard's.
+func (h *halves) far(seg hprof.Segment) bool {
+	if h.split == 0 {
+		return false
 	}
-	for i := range classNames {
-		l.schema.Add(&classNames[i]) // cannot fail: no CLASS DUMP
+	if seg.Offset < h.split {
+		h.nearSeen = true
+		return false
 	}
-	if err := l.schema.TakeNames(f, idx.UTF8); err != nil {
-		return nil, err
+	return h.nearSeen
+}
+
+// top keeps the class names the walk meets (it steps over the symbols).
+func (sc *scan) top(rec *hprof.Record) error {
+	if rec.Tag == hprof.TagLoadClass {
+		sc.classNames = append(sc.classNames, hprof.Record{Tag: rec.Tag, ID: rec.ID, NameID: rec.NameID})
+	}
+	return nil
+}
+
+// walked takes a segment header the walk met: it stops the walk at a later dump when the last
+// is wanted, and hands the far half's segments to the far shard, started by the first of them.
+func (sc *scan) walked(idx *hprof.Index, seg hprof.Segment) error {
+	if sc.l.opt.Dump == 0 && seg.Dump > sc.target {
+		return errLaterDump
+	}
+	if seg.Dump == sc.target && sc.walk.far(seg) {
+		if sc.far == nil {
+			sc.far = sc.l.newFarShard(sc.f, idx, sc.walk.split, sc.firstDone)
+		}
+		sc.far.feed.add(seg)
+	}
+	return nil
+}
+
+// start starts the loader's columns, once the dump's identifier size is known.
+func (sc *scan) start(idSize int) {
+	l := sc.l
+	sc.started = true
+	l.schema.IDSize, l.d.IDSize = idSize, idSize
+	l.reserve(l.size)
+	l.reset()
+	l.faulted, l.window = 0, faultWindow(l.ids, sc.walk.split == 0)
+}
+
+// read is the worker: it reads a segment of the dump's near half into the loader.
+func (sc *scan) read(_, _ int, seg hprof.Segment, r *hprof.Reader) error {
+	l := sc.l
+	if seg.Dump != sc.target || sc.damaged != nil || sc.worker.far(seg) {
+		return nil
+	}
+	if !sc.started {
+		sc.start(r.IDSize)
+	}
+	l.segs = append(l.segs, seg)
+	l.segFirst = append(l.segFirst, uint32(len(l.ids)-1))
+	l.segMain = append(l.segMain, l.mainCount)
+	r.SkipPrimitiveData = true
+	// The far shard's bytes count too: the halves are read at once.
+	if err := l.progressAt(r.Offset()+l.farRead.Load(), false, &sc.last); err != nil {
+		return err
+	}
+	first := len(l.ids)
+	if err := l.readSegment(r, sc.headers, sc.fields); err != nil {
+		if l.opt.Dump == 0 {
+			sc.damaged = err
+			return nil
+		}
+		return err
+	}
+	// The segment's ids are fresh in the cache: their range costs next to nothing.
+	l.d.segIDs = append(l.d.segIDs, newSegmentIDs(seg, l.ids[first:]))
+	select {
+	case <-sc.firstDone:
+	default:
+		close(sc.firstDone)
+	}
+	return nil
+}
+
+// joinFar waits for the far shard, if any, and merges it in unless the pass failed (err); it
+// returns the pass's error, or the far shard's.
+func (sc *scan) joinFar(err error) error {
+	if sc.far == nil {
+		return err
+	}
+	if ferr := sc.far.wait(err != nil); err == nil {
+		err = ferr
+	}
+	if err == nil {
+		sc.l.mergeShard(sc.far)
+	}
+	sc.l.farRead.Store(0)
+	return err
+}
+
+// releaseWindow gives back the room faulted in past the columns' last node: it would stay
+// resident, unused, through the analysis.
+func (l *loader) releaseWindow() {
+	if l.window > 0 {
+		memory.FaultsDone(l.mem)
+		memory.Release(l.mem, l.ids[len(l.ids):])
+		memory.Release(l.mem, l.deg[len(l.deg):], l.aux[len(l.aux):], l.cls[len(l.cls):])
+		memory.Release(l.mem, l.kind[len(l.kind):])
+	}
+}
+
+// names gives the schema the class names the walk kept and reads back, from the symbols the
+// walk stepped over, the names of the classes and fields it holds.
+func (sc *scan) names(idx *hprof.Index) error {
+	l := sc.l
+	if !sc.started { // the dump's segments hold no records
+		sc.start(idx.IDSize)
+	}
+	for i := range sc.classNames {
+		l.schema.Add(&sc.classNames[i]) // cannot fail: no CLASS DUMP
+	}
+	if err := l.schema.TakeNames(sc.f, idx.UTF8); err != nil {
+		return err
 	}
 	l.d.hdr = &hprof.Index{Format: idx.Format, IDSize: idx.IDSize}
-	return idx, nil
+	return nil
 }
 
 // readSegment reads the records of the segment r is over into the shard.

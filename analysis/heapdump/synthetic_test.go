@@ -75,7 +75,10 @@ func TestThesisRootRule(t *testing.T) {
 	}
 }
 
-func TestUnreachableDroppedOrKept(t *testing.T) {
+// chainLoader writes the dump of hproftest's Chain from 0x100 and 0x20 and returns a loader of
+// it, not yet started, and its path.
+func chainLoader(t *testing.T) (*Loader, string) {
+	t.Helper()
 	b := hproftest.New(8)
 	b.Chain(0x100, 0x20)
 	p := write(t, b.Bytes())
@@ -83,6 +86,11 @@ func TestUnreachableDroppedOrKept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return x, p
+}
+
+func TestUnreachableDroppedOrKept(t *testing.T) {
+	x, p := chainLoader(t)
 	for _, step := range []func() error{x.Read, x.Index, x.References} {
 		if err := step(); err != nil {
 			t.Fatal(err)
@@ -724,13 +732,7 @@ func mustNode(t *testing.T, d *Dump, id uint64) uint32 {
 // small dump's counts: at a count it loads, one above it is refused; kept unreachable objects
 // count an edge each from the super root.
 func TestCountLimits(t *testing.T) {
-	b := hproftest.New(8)
-	b.Chain(0x100, 0x20)
-	p := write(t, b.Bytes())
-	x, err := NewLoader(p, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	x, p := chainLoader(t)
 	if err := errors.Join(x.Read(), x.Index()); err != nil {
 		t.Fatal(err)
 	}

@@ -134,22 +134,22 @@ func (t *tally) records(b []byte) int {
 	p := 0
 	lo, hi := t.minID, t.maxID
 loop:
-	for p+25 <= len(b) { // 25: an instance's fixed part, longer than a primitive array's (18)
-		x := (*[25]byte)(b[p:]) // one bounds check for every field
-		id := binary.BigEndian.Uint64(x[1:])
+	for p+hprof.FastHead <= len(b) {
+		x := (*[hprof.FastHead]byte)(b[p:])                       // one bounds check for every field
+		id := binary.BigEndian.Uint64(x[hprof.InstanceID.At(8):]) // where PrimArrayID is too
 		var end int
 		switch x[0] {
-		case 0x21: // INSTANCE DUMP: tag, id, stack serial (4), class id, field bytes (4), fields
-			end = p + 25 + int(binary.BigEndian.Uint32(x[21:]))
+		case hprof.InstanceDumpByte:
+			end = p + hprof.InstanceFields.At(8) + int(binary.BigEndian.Uint32(x[hprof.InstanceFieldBytes.At(8):]))
 			if end > len(b) || end < p { // end < p: overflow where int has 32 bits
 				break loop
 			}
 			t.votes.Object(id)
-			t.counts.inc(binary.BigEndian.Uint64(x[13:]))
-		case 0x23: // PRIMITIVE ARRAY DUMP: tag, id, stack serial (4), length (4), type (1), elements
-			e, n := x[17], binary.BigEndian.Uint32(x[13:])
+			t.counts.inc(binary.BigEndian.Uint64(x[hprof.InstanceClass.At(8):]))
+		case hprof.PrimArrayDumpByte:
+			e, n := x[hprof.PrimArrayType.At(8)], binary.BigEndian.Uint32(x[hprof.PrimArrayLength.At(8):])
 			size := t.primSize[e&15]
-			end = p + 18 + int(n)*int(size)
+			end = p + hprof.PrimArrayElems.At(8) + int(n)*int(size)
 			if size == 0 || e > 15 || end > len(b) || end < p {
 				break loop
 			}

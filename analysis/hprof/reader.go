@@ -34,6 +34,7 @@ type Reader struct {
 	dumps   int
 	rec     Record
 	recName string
+	noFast  bool // the tests' switch: decode every sub-record on the general path
 }
 
 // NewReader reads the file header from r and returns a Reader positioned at the first record.
@@ -221,7 +222,9 @@ func (r *Reader) segName() string { return fmt.Sprintf("%v at offset %d", r.segT
 
 func (r *Reader) top() (*Record, error) {
 	off := r.in.off
-	b, err := r.in.peek(9)
+	id := r.IDSize
+	head := recordBody.At(id)
+	b, err := r.in.peek(head)
 	if err != nil {
 		if err == io.EOF && len(b) == 0 {
 			return nil, io.EOF
@@ -229,49 +232,48 @@ func (r *Reader) top() (*Record, error) {
 		return nil, r.errAt(off, "record header", "truncated record header", err)
 	}
 	tag := Tag(b[0])
-	n := int64(binary.BigEndian.Uint32(b[5:]))
+	n := int(binary.BigEndian.Uint32(b[recordLength.At(id):]))
 	r.rec = Record{Tag: tag, Offset: off}
 	rec := &r.rec
-	r.in.consume(9)
 	switch tag {
 	case TagHeapDump, TagHeapDumpSegment:
+		r.in.consume(head)
 		if tag == TagHeapDump || !r.open {
 			r.dumps++
 		}
 		r.open = true
-		r.segTag, r.segOff, r.segEnd = tag, off, r.in.off+n
+		r.segTag, r.segOff, r.segEnd = tag, off, r.in.off+int64(n)
 		rec.Dump = r.dumps
 		return rec, nil
 	case TagHeapDumpEnd:
 		r.open = false
 		rec.Dump = r.dumps
 	}
-	body, err := r.in.peek(int(n))
-	if err != nil {
-		return nil, r.errAt(r.in.off, fmt.Sprintf("%v at offset %d", tag, off), fmt.Sprintf("body of %d bytes is cut short", n), err)
+	end := head + n
+	if b, err = r.in.peek(end); err != nil {
+		return nil, r.errAt(off+int64(head), fmt.Sprintf("%v at offset %d", tag, off), fmt.Sprintf("body of %d bytes is cut short", n), err)
 	}
-	id := r.IDSize
-	short := func(want int) error {
-		return &FormatError{Offset: off, Record: tag.String(), Msg: fmt.Sprintf("body of %d bytes is shorter than the %d it needs", n, want)}
+	short := func(want Place) error {
+		return &FormatError{Offset: off, Record: fmt.Sprintf("%v at offset %d", tag, off), Msg: fmt.Sprintf("body of %d bytes is shorter than the %d it needs", n, want.At(id)-head)}
 	}
 	switch tag {
 	case TagUTF8:
-		if int(n) < id {
-			return nil, short(id)
+		if end < utf8Chars.At(id) {
+			return nil, short(utf8Chars)
 		}
-		rec.ID = r.readID(body)
-		rec.Data = body[id:]
+		rec.ID = r.readID(b[utf8ID.At(id):])
+		rec.Data = b[utf8Chars.At(id):end]
 	case TagLoadClass:
-		if int(n) < 8+2*id {
-			return nil, short(8 + 2*id)
+		if end < loadClassEnd.At(id) {
+			return nil, short(loadClassEnd)
 		}
-		rec.Serial = binary.BigEndian.Uint32(body)
-		rec.ID = r.readID(body[4:])
-		rec.NameID = r.readID(body[8+id:])
+		rec.Serial = binary.BigEndian.Uint32(b[loadClassSerial.At(id):])
+		rec.ID = r.readID(b[loadClassID.At(id):])
+		rec.NameID = r.readID(b[loadClassName.At(id):])
 	default:
-		rec.Data = body
+		rec.Data = b[head:end]
 	}
-	r.in.consume(int(n))
+	r.in.consume(end)
 	return rec, nil
 }
 
@@ -298,78 +300,60 @@ func (r *Reader) sub() (*Record, error) {
 		return nil, r.errAt(off, r.segName(), "truncated sub-record", err)
 	}
 	tag := SubTag | Tag(b[0])
-	r.rec = Record{Tag: tag, Offset: off, Dump: r.dumps}
-	rec := &r.rec
-	var head int // fixed part after the tag byte
-	switch tag {
-	case TagRootUnknown, TagRootStickyClass, TagRootMonitorUsed:
-		head = id
-	case TagRootJNIGlobal:
-		head = 2 * id
-	case TagRootJNILocal, TagRootJavaFrame, TagRootThreadObj:
-		head = id + 8
-	case TagRootNativeStack, TagRootThreadBlock:
-		head = id + 4
-	case TagClassDump:
+	if tag == TagClassDump {
 		return r.classDump(off)
-	case TagInstanceDump:
-		head = 2*id + 8
-	case TagObjArrayDump:
-		head = 2*id + 8
-	case TagPrimArrayDump:
-		head = id + 9
-	default:
+	}
+	head := subHeads[b[0]].At(id)
+	if head == 0 {
 		return nil, &FormatError{Offset: off, Record: r.segName(), Msg: fmt.Sprintf("unknown heap-dump sub-record tag 0x%02x", uint8(tag))}
 	}
-	b, err = r.in.peek(1 + head)
-	if err != nil {
-		return nil, r.errAt(off, fmt.Sprintf("%v at offset %d", tag, off), "truncated", err)
+	name := func() string { return fmt.Sprintf("%v at offset %d", tag, off) }
+	if b, err = r.in.peek(head); err != nil {
+		return nil, r.errAt(off, name(), "truncated", err)
 	}
-	b = b[1:]
-	rec.ID = r.readID(b)
-	var body int64
+	r.rec = Record{Tag: tag, Offset: off, Dump: r.dumps}
+	rec := &r.rec
+	var body int64 // what follows the fixed part
 	switch tag {
-	case TagRootJNIGlobal:
-		rec.NameID = r.readID(b[id:])
-	case TagRootJNILocal, TagRootJavaFrame, TagRootThreadObj:
-		rec.Serial = binary.BigEndian.Uint32(b[id:])
-		rec.Frame = binary.BigEndian.Uint32(b[id+4:])
-	case TagRootNativeStack, TagRootThreadBlock:
-		rec.Serial = binary.BigEndian.Uint32(b[id:])
 	case TagInstanceDump:
-		rec.Serial = binary.BigEndian.Uint32(b[id:])
-		rec.Class = r.readID(b[id+4:])
-		body = int64(binary.BigEndian.Uint32(b[2*id+4:]))
+		rec.ID = r.readID(b[InstanceID.At(id):])
+		rec.Serial = binary.BigEndian.Uint32(b[InstanceStack.At(id):])
+		rec.Class = r.readID(b[InstanceClass.At(id):])
+		body = int64(binary.BigEndian.Uint32(b[InstanceFieldBytes.At(id):]))
 	case TagObjArrayDump:
-		rec.Serial = binary.BigEndian.Uint32(b[id:])
-		rec.Length = binary.BigEndian.Uint32(b[id+4:])
-		rec.Class = r.readID(b[id+8:])
+		rec.ID = r.readID(b[ObjArrayID.At(id):])
+		rec.Serial = binary.BigEndian.Uint32(b[ObjArrayStack.At(id):])
+		rec.Length = binary.BigEndian.Uint32(b[ObjArrayLength.At(id):])
+		rec.Class = r.readID(b[ObjArrayClass.At(id):])
 		body = int64(rec.Length) * int64(id)
 	case TagPrimArrayDump:
-		rec.Serial = binary.BigEndian.Uint32(b[id:])
-		rec.Length = binary.BigEndian.Uint32(b[id+4:])
-		rec.Elem = Type(b[id+8])
+		rec.ID = r.readID(b[PrimArrayID.At(id):])
+		rec.Serial = binary.BigEndian.Uint32(b[PrimArrayStack.At(id):])
+		rec.Length = binary.BigEndian.Uint32(b[PrimArrayLength.At(id):])
+		rec.Elem = Type(b[PrimArrayType.At(id)])
 		es := rec.Elem.Size(id)
 		if es == 0 || rec.Elem == TypeObject {
-			return nil, &FormatError{Offset: off, Record: fmt.Sprintf("%v at offset %d", tag, off), Msg: fmt.Sprintf("invalid element type %d", rec.Elem)}
+			return nil, &FormatError{Offset: off + int64(PrimArrayType.At(id)), Record: name(), Msg: fmt.Sprintf("invalid element type %d", rec.Elem)}
 		}
 		body = int64(rec.Length) * int64(es)
+	default:
+		r.root(rec, b)
 	}
-	end := off + 1 + int64(head) + body
+	end := off + int64(head) + body
 	if end > r.segEnd {
-		return nil, &FormatError{Offset: off, Record: fmt.Sprintf("%v at offset %d", tag, off), Msg: fmt.Sprintf("needs %d bytes, runs past the end of %s at %d", end-off, r.segName(), r.segEnd)}
+		return nil, &FormatError{Offset: off, Record: name(), Msg: fmt.Sprintf("needs %d bytes, runs past the end of %s at %d", end-off, r.segName(), r.segEnd)}
 	}
-	r.in.consume(1 + head)
+	r.in.consume(head)
 	if body > 0 {
 		if tag == TagPrimArrayDump && r.SkipPrimitiveData {
 			if err := r.in.discard(body); err != nil {
-				return nil, r.errAt(off, fmt.Sprintf("%v at offset %d", tag, off), fmt.Sprintf("values (%d bytes) cut short", body), err)
+				return nil, r.errAt(off, name(), fmt.Sprintf("values (%d bytes) cut short", body), err)
 			}
 			return rec, nil
 		}
 		d, err := r.in.peek(int(body))
 		if err != nil {
-			return nil, r.errAt(off, fmt.Sprintf("%v at offset %d", tag, off), fmt.Sprintf("body (%d bytes) cut short", body), err)
+			return nil, r.errAt(off, name(), fmt.Sprintf("body (%d bytes) cut short", body), err)
 		}
 		rec.Data = d
 		r.in.consume(int(body))
@@ -377,44 +361,60 @@ func (r *Reader) sub() (*Record, error) {
 	return rec, nil
 }
 
+// root decodes the fixed part b of a GC-root sub-record into rec.
+func (r *Reader) root(rec *Record, b []byte) {
+	id := r.IDSize
+	rec.ID = r.readID(b[rootID.At(id):])
+	switch rec.Tag {
+	case TagRootJNIGlobal:
+		rec.NameID = r.readID(b[rootJNIGlobalRef.At(id):])
+	case TagRootJNILocal, TagRootJavaFrame, TagRootThreadObj:
+		rec.Serial = binary.BigEndian.Uint32(b[rootThread.At(id):])
+		rec.Frame = binary.BigEndian.Uint32(b[rootFrame.At(id):])
+	case TagRootNativeStack, TagRootThreadBlock:
+		rec.Serial = binary.BigEndian.Uint32(b[rootThread.At(id):])
+	}
+}
+
 // fastSub decodes the two records that make up most of a dump — instances and primitive arrays
 // with 8-byte ids — straight from the buffer when they are wholly in it, or returns nil to let
 // the general path (which also produces the errors) handle the record.
 func (r *Reader) fastSub() *Record {
-	if r.IDSize != 8 {
+	if r.IDSize != 8 || r.noFast {
 		return nil
 	}
 	b := r.in.buf[r.in.start:r.in.end]
-	if len(b) < 25 {
+	if len(b) < FastHead {
 		return nil
 	}
 	off := r.in.off
 	switch b[0] {
-	case 0x21:
-		total := 25 + int(binary.BigEndian.Uint32(b[21:]))
+	case InstanceDumpByte:
+		total := InstanceFields.At(8) + int(binary.BigEndian.Uint32(b[InstanceFieldBytes.At(8):]))
 		if total > len(b) || off+int64(total) > r.segEnd {
 			return nil
 		}
-		r.rec = Record{Tag: TagInstanceDump, Offset: off, Dump: r.dumps, ID: binary.BigEndian.Uint64(b[1:]),
-			Serial: binary.BigEndian.Uint32(b[9:]), Class: binary.BigEndian.Uint64(b[13:]), Data: b[25:total]}
+		r.rec = Record{Tag: TagInstanceDump, Offset: off, Dump: r.dumps, ID: binary.BigEndian.Uint64(b[InstanceID.At(8):]),
+			Serial: binary.BigEndian.Uint32(b[InstanceStack.At(8):]), Class: binary.BigEndian.Uint64(b[InstanceClass.At(8):]),
+			Data: b[InstanceFields.At(8):total]}
 		r.in.consume(total)
 		return &r.rec
-	case 0x23:
-		n := binary.BigEndian.Uint32(b[13:])
-		t := Type(b[17])
+	case PrimArrayDumpByte:
+		n := binary.BigEndian.Uint32(b[PrimArrayLength.At(8):])
+		t := Type(b[PrimArrayType.At(8)])
 		es := t.Size(8)
 		if es == 0 || t == TypeObject {
 			return nil
 		}
-		total := 18 + int64(n)*int64(es)
+		total := int64(PrimArrayElems.At(8)) + int64(n)*int64(es)
 		// Arrays not wholly buffered (large ones, or at a buffer edge) take the general path.
 		if off+total > r.segEnd || total > int64(len(b)) {
 			return nil
 		}
-		r.rec = Record{Tag: TagPrimArrayDump, Offset: off, Dump: r.dumps, ID: binary.BigEndian.Uint64(b[1:]),
-			Serial: binary.BigEndian.Uint32(b[9:]), Length: n, Elem: t}
+		r.rec = Record{Tag: TagPrimArrayDump, Offset: off, Dump: r.dumps, ID: binary.BigEndian.Uint64(b[PrimArrayID.At(8):]),
+			Serial: binary.BigEndian.Uint32(b[PrimArrayStack.At(8):]), Length: n, Elem: t}
 		if !r.SkipPrimitiveData {
-			r.rec.Data = b[18:total]
+			r.rec.Data = b[PrimArrayElems.At(8):total]
 		}
 		r.in.consume(int(total))
 		return &r.rec
@@ -422,63 +422,33 @@ func (r *Reader) fastSub() *Record {
 	return nil
 }
 
-// classDump measures a CLASS DUMP sub-record (its length depends on its contents) and returns it
-// with Data holding everything after the class id.
+// classDump measures a CLASS DUMP sub-record (its length depends on its contents, walkClassDump)
+// and returns it with Data holding everything after the class id.
 func (r *Reader) classDump(off int64) (*Record, error) {
 	id := r.IDSize
-	name := fmt.Sprintf("CLASS DUMP at offset %d", off)
-	n := 1 + 7*id + 8 + 2 // tag, ids, stack serial, instance size, constant count
-	need := func(k int) ([]byte, error) {
-		if off+int64(k) > r.segEnd {
-			return nil, &FormatError{Offset: off, Record: name, Msg: fmt.Sprintf("runs past the end of %s at %d", r.segName(), r.segEnd)}
+	name := func() string { return fmt.Sprintf("CLASS DUMP at offset %d", off) }
+	need := classHead.At(id)
+	for {
+		if off+int64(need) > r.segEnd {
+			return nil, &FormatError{Offset: off, Record: name(), Msg: fmt.Sprintf("runs past the end of %s at %d", r.segName(), r.segEnd)}
 		}
-		b, err := r.in.peek(k)
-		if err != nil {
-			return nil, r.errAt(off, name, "truncated", err)
+		if _, err := r.in.peek(need); err != nil {
+			return nil, r.errAt(off, name(), "truncated", err)
 		}
-		return b, nil
-	}
-	b, err := need(n)
-	if err != nil {
-		return nil, err
-	}
-	count := int(binary.BigEndian.Uint16(b[n-2:]))
-	for i := 0; i < count; i++ {
-		if b, err = need(n + 3); err != nil {
-			return nil, err
+		// All that is buffered, not only the bytes asked for: the walk then nearly always
+		// finds the whole record in one go.
+		b := r.in.buf[r.in.start:r.in.end]
+		n, bad := walkClassDump(b, 0, id, nil)
+		if bad == nil {
+			r.rec = Record{Tag: TagClassDump, Offset: off, Dump: r.dumps, ID: r.readID(b[classID.At(id):]), Data: b[classStack.At(id):n]}
+			r.in.consume(n)
+			return &r.rec, nil
 		}
-		s := Type(b[n+2]).Size(id)
-		if s == 0 {
-			return nil, &FormatError{Offset: off + int64(n), Record: name, Msg: fmt.Sprintf("constant %d has invalid type %d", i, b[n+2])}
+		if bad.need == 0 {
+			return nil, &FormatError{Offset: off + int64(bad.at), Record: name(), Msg: bad.msg}
 		}
-		n += 3 + s
+		need = bad.need
 	}
-	if b, err = need(n + 2); err != nil {
-		return nil, err
-	}
-	count = int(binary.BigEndian.Uint16(b[n:]))
-	n += 2
-	for i := 0; i < count; i++ {
-		if b, err = need(n + id + 1); err != nil {
-			return nil, err
-		}
-		s := Type(b[n+id]).Size(id)
-		if s == 0 {
-			return nil, &FormatError{Offset: off + int64(n), Record: name, Msg: fmt.Sprintf("static field %d has invalid type %d", i, b[n+id])}
-		}
-		n += id + 1 + s
-	}
-	if b, err = need(n + 2); err != nil {
-		return nil, err
-	}
-	count = int(binary.BigEndian.Uint16(b[n:]))
-	n += 2 + count*(id+1)
-	if b, err = need(n); err != nil {
-		return nil, err
-	}
-	r.rec = Record{Tag: TagClassDump, Offset: off, Dump: r.dumps, ID: r.readID(b[1:]), Data: b[1+id : n]}
-	r.in.consume(n)
-	return &r.rec, nil
 }
 
 // ClassDump decodes the body of a CLASS DUMP record returned by Next. It allocates, which is
@@ -492,108 +462,169 @@ func (r *Reader) ClassDump(rec *Record) (*ClassDump, error) {
 }
 
 // DecodeClassDump decodes a CLASS DUMP body (everything after the class id), as found in
-// Record.Data. off is used in error messages only.
+// Record.Data, of the record at stream offset off, which errors count from.
 func DecodeClassDump(classID uint64, b []byte, idSize int, off int64) (*ClassDump, error) {
-	p := 0
-	bad := func(msg string) error {
-		return &FormatError{Offset: off + 1 + int64(idSize) + int64(p), Record: fmt.Sprintf("CLASS DUMP at offset %d", off), Msg: msg}
-	}
-	need := func(k int) error {
-		if p+k > len(b) {
-			return bad("truncated")
-		}
-		return nil
-	}
-	rid := func() uint64 {
-		var v uint64
-		if idSize == 4 {
-			v = uint64(binary.BigEndian.Uint32(b[p:]))
-		} else {
-			v = binary.BigEndian.Uint64(b[p:])
-		}
-		p += idSize
-		return v
-	}
-	val := func(t Type) (uint64, error) {
-		s := t.Size(idSize)
-		if s == 0 {
-			return 0, bad(fmt.Sprintf("invalid type %d", t))
-		}
-		if err := need(s); err != nil {
-			return 0, err
-		}
-		var v uint64
-		for i := 0; i < s; i++ {
-			v = v<<8 | uint64(b[p+i])
-		}
-		p += s
-		return v, nil
-	}
-	count := func() (int, error) {
-		if err := need(2); err != nil {
-			return 0, err
-		}
-		p += 2
-		return int(binary.BigEndian.Uint16(b[p-2:])), nil
-	}
 	c := &ClassDump{ID: classID}
-	if err := need(4 + 6*idSize + 6); err != nil {
-		return nil, err
-	}
-	c.Stack = binary.BigEndian.Uint32(b)
-	p = 4
-	c.Super, c.Loader, c.Signers, c.ProtectionDomain = rid(), rid(), rid(), rid()
-	rid()
-	rid()
-	c.InstanceSize = binary.BigEndian.Uint32(b[p:])
-	n := int(binary.BigEndian.Uint16(b[p+4:]))
-	p += 6
-	for i := 0; i < n; i++ {
-		if err := need(3); err != nil {
-			return nil, err
+	if _, bad := walkClassDump(b, classStack.At(idSize), idSize, c); bad != nil {
+		msg := bad.msg
+		if bad.need > 0 {
+			msg = "truncated"
 		}
-		v := Value{Index: binary.BigEndian.Uint16(b[p:]), Type: Type(b[p+2])}
-		p += 3
-		bits, err := val(v.Type)
-		if err != nil {
-			return nil, err
-		}
-		v.Bits = bits
-		c.Constants = append(c.Constants, v)
-	}
-	n, err := count()
-	if err != nil {
-		return nil, err
-	}
-	for i := 0; i < n; i++ {
-		if err := need(idSize + 1); err != nil {
-			return nil, err
-		}
-		s := Static{NameID: rid()}
-		s.Value.Type = Type(b[p])
-		p++
-		bits, err := val(s.Value.Type)
-		if err != nil {
-			return nil, err
-		}
-		s.Value.Bits = bits
-		c.Statics = append(c.Statics, s)
-	}
-	if n, err = count(); err != nil {
-		return nil, err
-	}
-	for i := 0; i < n; i++ {
-		if err := need(idSize + 1); err != nil {
-			return nil, err
-		}
-		f := Field{NameID: rid(), Type: Type(b[p])}
-		p++
-		if f.Type.Size(idSize) == 0 {
-			return nil, bad(fmt.Sprintf("instance field %d has invalid type %d", i, f.Type))
-		}
-		c.Fields = append(c.Fields, f)
+		return nil, &FormatError{Offset: off + int64(bad.at), Record: fmt.Sprintf("CLASS DUMP at offset %d", off), Msg: msg}
 	}
 	return c, nil
+}
+
+// walkBad is where walkClassDump stopped: at the record offset at, the entry at fault, either
+// because the bytes end there (need: the bytes from the record's start that the walk needs to
+// go on) or because of what msg says.
+type walkBad struct {
+	at, need int
+	msg      string
+}
+
+// classWalk is a cursor over a CLASS DUMP of which b holds the bytes from record offset skip on.
+type classWalk struct {
+	b            []byte
+	skip, idSize int
+	p            int // record offset of the next field
+}
+
+func (w *classWalk) at(p int) []byte { return w.b[p-w.skip:] }
+
+func (w *classWalk) id(p int) uint64 {
+	if w.idSize == 4 {
+		return uint64(binary.BigEndian.Uint32(w.at(p)))
+	}
+	return binary.BigEndian.Uint64(w.at(p))
+}
+
+// need says whether b reaches record offset end, and where the walk stopped when not.
+func (w *classWalk) need(end int) *walkBad {
+	if w.skip+len(w.b) < end {
+		return &walkBad{at: w.p, need: end}
+	}
+	return nil
+}
+
+// count reads a list's u2 count and checks, before anything is allocated for them, that b can
+// hold that many entries of at least least bytes each.
+func (w *classWalk) count(least int) (int, *walkBad) {
+	if bad := w.need(w.p + 2); bad != nil {
+		return 0, bad
+	}
+	n := int(binary.BigEndian.Uint16(w.at(w.p)))
+	w.p += 2
+	return n, w.need(w.p + n*least)
+}
+
+// typed checks the entry at w.p, entry i of the list what: head bytes ending with a type, and
+// when valued a value of that type after them. It returns the type and the value's size.
+func (w *classWalk) typed(head Place, valued bool, what string, i int) (Type, int, *walkBad) {
+	h := head.At(w.idSize)
+	if bad := w.need(w.p + h); bad != nil {
+		return 0, 0, bad
+	}
+	t := Type(w.at(w.p + h - 1)[0])
+	s := t.Size(w.idSize)
+	if s == 0 {
+		return 0, 0, &walkBad{at: w.p, msg: fmt.Sprintf("%s %d has invalid type %d", what, i, t)}
+	}
+	if !valued {
+		return t, 0, nil
+	}
+	return t, s, w.need(w.p + h + s)
+}
+
+// value reads the s-byte value at p.
+func (w *classWalk) value(p, s int) uint64 {
+	var v uint64
+	for _, x := range w.at(p)[:s] {
+		v = v<<8 | uint64(x)
+	}
+	return v
+}
+
+// list walks a counted list of entries that start with head (ending with a type) and, when
+// valued, go on with a value of that type. With add not nil it checks every entry's type and
+// calls add with the list's length, the entry's place, its type and its value's size; without,
+// it only measures, which for entries of one size needs no look at them.
+func (w *classWalk) list(head Place, valued bool, what string, add func(n, p int, t Type, s int)) *walkBad {
+	h := head.At(w.idSize)
+	least := h
+	if valued {
+		least++ // a value takes a byte at least
+	}
+	n, bad := w.count(least)
+	if bad != nil || (add == nil && !valued) {
+		w.p += n * h
+		return bad
+	}
+	for i := 0; i < n; i++ {
+		t, s, bad := w.typed(head, valued, what, i)
+		if bad != nil {
+			return bad
+		}
+		if add != nil {
+			add(n, w.p, t, s)
+		}
+		w.p += h + s
+	}
+	return nil
+}
+
+// walkClassDump walks a CLASS DUMP of which b holds the bytes from record offset skip on (0: b
+// starts at the tag byte; Record.Data starts at the stack serial) and returns the record's
+// length. It checks every type that sizes a value, and every count against the bytes before it
+// reads on: where b ends first it says how many bytes it needs (walkBad.need), so that a reader
+// asks for them only if its segment holds them. With c not nil it also fills in c, and checks the
+// types of the instance fields, which a walk that only measures does not need. The record is:
+//  1. the fixed fields, up to the constants' count (classHead);
+//  2. the constants: index and type (constantHead), then the value;
+//  3. the static fields: name id and type (staticHead), then the value;
+//  4. the instance fields: name id and type (fieldDecl).
+func walkClassDump(b []byte, skip, idSize int, c *ClassDump) (int, *walkBad) {
+	w := &classWalk{b: b, skip: skip, idSize: idSize, p: skip}
+	if bad := w.need(classHead.At(idSize)); bad != nil {
+		return 0, bad
+	}
+	var constant, static, field func(n, p int, t Type, s int)
+	if c != nil {
+		c.Stack = binary.BigEndian.Uint32(w.at(classStack.At(idSize)))
+		c.Super, c.Loader = w.id(classSuper.At(idSize)), w.id(classLoader.At(idSize))
+		c.Signers, c.ProtectionDomain = w.id(classSigners.At(idSize)), w.id(classProtection.At(idSize))
+		c.InstanceSize = binary.BigEndian.Uint32(w.at(classInstanceSize.At(idSize)))
+		// Each list is made as long as its count once its entries are known to fit.
+		constant = func(n, p int, t Type, s int) {
+			if c.Constants == nil {
+				c.Constants = make([]Value, 0, n)
+			}
+			c.Constants = append(c.Constants, Value{Index: binary.BigEndian.Uint16(w.at(p)), Type: t, Bits: w.value(p+constantHead.At(idSize), s)})
+		}
+		static = func(n, p int, t Type, s int) {
+			if c.Statics == nil {
+				c.Statics = make([]Static, 0, n)
+			}
+			c.Statics = append(c.Statics, Static{NameID: w.id(p), Value: Value{Type: t, Bits: w.value(p+staticHead.At(idSize), s)}})
+		}
+		field = func(n, p int, t Type, _ int) {
+			if c.Fields == nil {
+				c.Fields = make([]Field, 0, n)
+			}
+			c.Fields = append(c.Fields, Field{NameID: w.id(p), Type: t})
+		}
+	}
+	w.p = classConstants.At(idSize)
+	if bad := w.list(constantHead, true, "constant", constant); bad != nil {
+		return 0, bad
+	}
+	if bad := w.list(staticHead, true, "static field", static); bad != nil {
+		return 0, bad
+	}
+	if bad := w.list(fieldDecl, false, "instance field", field); bad != nil {
+		return 0, bad
+	}
+	return w.p, nil
 }
 
 func (r *Reader) errAt(off int64, rec, msg string, err error) error {
@@ -746,28 +777,28 @@ func (r *Reader) Headers(hs []Header, fields [][]byte) (int, *Record, error) {
 	p, n := 0, 0
 	off := r.in.off
 loop:
-	for n < len(hs) && p+25 <= len(b) {
-		x := (*[25]byte)(b[p:]) // one bounds check for every field of the header
+	for n < len(hs) && p+FastHead <= len(b) {
+		x := (*[FastHead]byte)(b[p:]) // one bounds check for every field of the header
 		h := &hs[n]
 		switch x[0] {
-		case 0x21:
-			end := p + 25 + int(binary.BigEndian.Uint32(x[21:]))
+		case InstanceDumpByte:
+			end := p + InstanceFields.At(8) + int(binary.BigEndian.Uint32(x[InstanceFieldBytes.At(8):]))
 			if end > len(b) || end < p { // end < p: overflow where int has 32 bits
 				break loop
 			}
-			*h = Header{Tag: TagInstanceDump, ID: binary.BigEndian.Uint64(x[1:]), Class: binary.BigEndian.Uint64(x[13:]), Offset: off + int64(p)}
+			*h = Header{Tag: TagInstanceDump, ID: binary.BigEndian.Uint64(x[InstanceID.At(8):]), Class: binary.BigEndian.Uint64(x[InstanceClass.At(8):]), Offset: off + int64(p)}
 			if fields != nil {
-				fields[n] = b[p+25 : end]
+				fields[n] = b[p+InstanceFields.At(8) : end]
 			}
 			p = end
-		case 0x23:
-			t := Type(x[17])
-			count := binary.BigEndian.Uint32(x[13:])
-			end := p + 18 + int(count)*int(primSize[t&15])
+		case PrimArrayDumpByte:
+			t := Type(x[PrimArrayType.At(8)])
+			count := binary.BigEndian.Uint32(x[PrimArrayLength.At(8):])
+			end := p + PrimArrayElems.At(8) + int(count)*int(primSize[t&15])
 			if primSize[t&15] == 0 || t > 15 || end > len(b) || end < p {
 				break loop
 			}
-			*h = Header{Tag: TagPrimArrayDump, Elem: t, Length: count, ID: binary.BigEndian.Uint64(x[1:]), Offset: off + int64(p)}
+			*h = Header{Tag: TagPrimArrayDump, Elem: t, Length: count, ID: binary.BigEndian.Uint64(x[PrimArrayID.At(8):]), Offset: off + int64(p)}
 			p = end
 		default:
 			break loop

@@ -79,15 +79,15 @@ func (s *Schema) TakeNames(ra io.ReaderAt, spans []Span) error {
 		// to the front of buf before the next read.
 		b := buf[:0]
 		for at := sp.Offset; at < sp.End; {
-			for len(b) < 9+id || 9+int(binary.BigEndian.Uint32(b[5:9])) > len(b) {
-				need := 9 + id
-				if len(b) >= 9 {
-					need = 9 + int(binary.BigEndian.Uint32(b[5:9]))
+			for len(b) < utf8Chars.At(id) || recordLen(b) > int64(len(b)) {
+				need := int64(utf8Chars.At(id))
+				if len(b) >= headerLen {
+					need = recordLen(b)
 				}
-				if int64(need) > sp.End-at {
+				if need > sp.End-at {
 					return &FormatError{Offset: at, Record: "UTF8", Msg: "record runs past the symbols indexed"}
 				}
-				if need > cap(buf) {
+				if need > int64(cap(buf)) {
 					buf = make([]byte, need)
 				}
 				k := copy(buf, b)
@@ -100,19 +100,19 @@ func (s *Schema) TakeNames(ra io.ReaderAt, spans []Span) error {
 			if Tag(b[0]) != TagUTF8 {
 				return &FormatError{Offset: at, Record: "UTF8", Msg: fmt.Sprintf("found a %v record where the index had symbols", Tag(b[0]))}
 			}
-			n := 9 + int(binary.BigEndian.Uint32(b[5:9]))
-			if n < 9+id {
-				return &FormatError{Offset: at, Record: "UTF8", Msg: fmt.Sprintf("body of %d bytes is shorter than its %d-byte id", n-9, id)}
+			n := int(recordLen(b))
+			if n < utf8Chars.At(id) {
+				return &FormatError{Offset: at, Record: "UTF8", Msg: fmt.Sprintf("body of %d bytes is shorter than its %d-byte id", n-headerLen, id)}
 			}
 			var sid uint64
 			if id == 4 {
-				sid = uint64(binary.BigEndian.Uint32(b[9:]))
+				sid = uint64(binary.BigEndian.Uint32(b[utf8ID.At(id):]))
 			} else {
-				sid = binary.BigEndian.Uint64(b[9:])
+				sid = binary.BigEndian.Uint64(b[utf8ID.At(id):])
 			}
 			if sid == 0 && wantZero || sid != 0 && want[slot(sid)] == sid {
-				hits = append(hits, found{sid, len(names), len(names) + n - 9 - id})
-				names = append(names, b[9+id:n]...)
+				hits = append(hits, found{sid, len(names), len(names) + n - utf8Chars.At(id)})
+				names = append(names, b[utf8Chars.At(id):n]...)
 			}
 			b, at = b[n:], at+int64(n)
 		}

@@ -1,7 +1,6 @@
 package hprof
 
 import (
-	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
@@ -127,9 +126,9 @@ func ReadIndexWith(ra io.ReaderAt, size int64, opt IndexOptions) (*Index, error)
 func (r *Reader) skipUTF8(idx *Index, size int64) error {
 	for {
 		b := r.in.buf[r.in.start:r.in.end]
-		if len(b) < 9 {
+		if len(b) < headerLen {
 			var err error
-			if b, err = r.in.peek(9); err != nil {
+			if b, err = r.in.peek(headerLen); err != nil {
 				return nil
 			}
 		}
@@ -137,9 +136,9 @@ func (r *Reader) skipUTF8(idx *Index, size int64) error {
 			return nil
 		}
 		off := r.in.off
-		n := int64(binary.BigEndian.Uint32(b[5:9]))
-		end := off + 9 + n
-		if n < int64(r.IDSize) || end > size {
+		n := recordLen(b)
+		end := off + n
+		if n < int64(utf8Chars.At(r.IDSize)) || end > size {
 			return nil
 		}
 		if k := len(idx.UTF8); k > 0 && idx.UTF8[k-1].End == off {
@@ -147,8 +146,8 @@ func (r *Reader) skipUTF8(idx *Index, size int64) error {
 		} else {
 			idx.UTF8 = append(idx.UTF8, Span{Offset: off, End: end})
 		}
-		if int64(len(b)) >= 9+n {
-			r.in.consume(int(9 + n))
+		if int64(len(b)) >= n {
+			r.in.consume(int(n))
 		} else if err := r.in.skipTo(end); err != nil {
 			return r.errAt(off, "UTF8", "cannot skip the record", err)
 		}

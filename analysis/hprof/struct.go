@@ -48,10 +48,10 @@ const (
 	TagRootThreadBlock Tag = SubTag | 0x06
 	TagRootMonitorUsed Tag = SubTag | 0x07
 	TagRootThreadObj   Tag = SubTag | 0x08
-	TagClassDump       Tag = SubTag | 0x20
-	TagInstanceDump    Tag = SubTag | 0x21
-	TagObjArrayDump    Tag = SubTag | 0x22
-	TagPrimArrayDump   Tag = SubTag | 0x23
+	TagClassDump       Tag = SubTag | ClassDumpByte
+	TagInstanceDump    Tag = SubTag | InstanceDumpByte
+	TagObjArrayDump    Tag = SubTag | ObjArrayDumpByte
+	TagPrimArrayDump   Tag = SubTag | PrimArrayDumpByte
 )
 
 // IsRoot reports whether t is one of the GC-root sub-records.
@@ -195,7 +195,10 @@ type Value struct {
 
 // FormatError reports malformed or truncated input.
 type FormatError struct {
-	Offset int64  // where the problem was found
+	// Offset counts, as every offset of this package, from the start of the (uncompressed)
+	// stream, never from a record or a body: it is the start of the record at fault, or of the
+	// field or list entry at fault inside it, or where the input or its segment ran out.
+	Offset int64
 	Record string // the record being read, with its own offset
 	Msg    string
 	// Inflated says that the offsets (Offset, and those in Record and Msg) count the bytes of

@@ -58,24 +58,20 @@ func (e *NoLivenessError) Error() string { return e.Path + " has no liveness dat
 // program), largest rise in bytes first. A row qualifies when its live count rose overall, by
 // more than it ever fell from one snapshot to the next, rose in at least MinShare of the
 // intervals, and still rose in the last third of them — so a cache that grew and then levelled
-// off is not a leak, nor a count that comes and goes.
+// off is not a leak, nor a count that comes and goes. The steps:
+//  1. the snapshots must all have liveness data and be of one run (sameRun), and are put in
+//     the order of their uptimes, those that cannot be compared left out (comparable);
+//  2. each row's series of settled rows across them is gathered (gatherSeries);
+//  3. each series' live counts, for an init row less what the sites naming its class hold
+//     (series.counts), must rise as above (rising), and make a Leak (series.leakOf);
+//  4. the leaks are ranked.
 func Leaks(snaps []*Snapshot, opt LeakOptions) ([]Leak, []string, error) {
 	if len(snaps) < 2 {
 		return nil, nil, fmt.Errorf("leak detection needs two or more snapshots of one program, got %d", len(snaps))
 	}
-	var warnings []string
-	for _, s := range snaps {
-		if !s.Liveness {
-			return nil, nil, &NoLivenessError{Path: s.Path}
-		}
-		if s.Header["pid"] == snaps[0].Header["pid"] && s.Header["program"] == snaps[0].Header["program"] {
-			continue
-		}
-		which := fmt.Sprintf("%s is of %s, %s of %s", s.Path, runName(s), snaps[0].Path, runName(snaps[0]))
-		if !opt.MixedRuns {
-			return nil, nil, fmt.Errorf("%w: %s", ErrDifferentRuns, which)
-		}
-		warnings = append(warnings, which+": comparing different runs")
+	warnings, err := sameRun(snaps, opt)
+	if err != nil {
+		return nil, nil, err
 	}
 	ordered, w := comparable(snaps)
 	if w != "" {
@@ -88,42 +84,8 @@ func Leaks(snaps []*Snapshot, opt LeakOptions) ([]Leak, []string, error) {
 	if w := untrackedWarning(ordered); w != "" {
 		warnings = append(warnings, w)
 	}
-	type key struct{ account, site, part int }
+	ss := gatherSeries(ordered)
 	n := len(ordered)
-	series := map[key][]Row{}
-	// For init rows: their class, and per snapshot what the sites naming the class hold live.
-	initClass := map[key]string{}
-	type acctClass struct {
-		account int
-		class   string
-	}
-	named := make([]map[acctClass]Row, n)
-	for i, s := range ordered {
-		hooks := s.hookIndex()
-		named[i] = map[acctClass]Row{}
-		for _, r := range s.Rows {
-			r = settled(s, r)
-			k := key{r.Account, r.Site, r.Part}
-			if series[k] == nil {
-				series[k] = make([]Row, n)
-			}
-			series[k][i] = r
-			switch role, class := hooks.role(s, r); role {
-			case hookInit:
-				initClass[k] = class
-			case hookNamed:
-				ac := acctClass{r.Account, class}
-				sum := named[i][ac]
-				sum.Live += r.Live
-				if sum.LiveBytes >= 0 && r.LiveBytes >= 0 {
-					sum.LiveBytes += r.LiveBytes
-				} else {
-					sum.LiveBytes = -1
-				}
-				named[i][ac] = sum
-			}
-		}
-	}
 	times := make([]float64, n)
 	haveTimes := true
 	for i, s := range ordered {
@@ -133,60 +95,16 @@ func Leaks(snaps []*Snapshot, opt LeakOptions) ([]Leak, []string, error) {
 		}
 		times[i] = float64(u) / 1000
 	}
-	last := ordered[n-1]
 	var out []Leak
-	for k, rows := range series {
-		live := make([]int64, n)
-		bytes := make([]int64, n)
-		class, hook := initClass[k]
-		for i, r := range rows {
-			live[i], bytes[i] = r.Live, r.LiveBytes
-			if hook {
-				at := named[i][acctClass{k.account, class}]
-				live[i] = max(0, r.Live-at.Live)
-				if r.LiveBytes >= 0 && at.LiveBytes >= 0 {
-					bytes[i] = max(0, r.LiveBytes-at.LiveBytes)
-				} else {
-					bytes[i] = -1
-				}
-			}
-		}
-		grew, recent, fall := 0, false, int64(0)
-		for i := 1; i < n; i++ {
-			if live[i] > live[i-1] {
-				grew++
-				if i > n-1-(n-1+2)/3 { // the last third of the intervals (at least one)
-					recent = true
-				}
-			}
-			fall = max(fall, live[i-1]-live[i])
-		}
-		share := float64(grew) / float64(n-1)
-		// The rise must also outgrow the largest fall: a count that drops by as much as it
-		// gains is noise around a level (objects in flight when each snapshot's collection
-		// ran, on a busy machine), not memory that accumulates.
-		rise := live[n-1] - live[0]
-		if rise < opt.MinGrowth || rise <= fall || share < opt.MinShare || !recent {
+	for k, rows := range ss.rows {
+		live, bytes := ss.counts(k, rows)
+		grew, ok := rising(live, opt)
+		if !ok {
 			continue
 		}
-		l := Leak{
-			Account: last.AccountName(k.account), Live: live, LiveBytes: bytes,
-			Grew: grew, Intervals: n - 1, Generations: rows[n-1].Generations,
-			PerSnapshot: slope(nil, live),
-		}
+		l := ss.leakOf(ordered[n-1], k, live, bytes, grew)
 		if haveTimes {
 			l.Slope = slope(times, live)
-		}
-		r := Row{Account: k.account, Site: k.site, Part: k.part}
-		l.Type = last.TypeOf(r)
-		l.Site = "site#" + strconv.Itoa(k.site)
-		if hook {
-			l.Hook, l.Type, l.Site = true, class, HookLeakSite
-		} else if site, ok := last.Sites[k.site]; ok && site.Method != "" {
-			l.Site = site.Method
-			if site.Line >= 0 {
-				l.Site += " line " + strconv.Itoa(site.Line)
-			}
 		}
 		out = append(out, l)
 	}
@@ -202,6 +120,138 @@ func Leaks(snaps []*Snapshot, opt LeakOptions) ([]Leak, []string, error) {
 		return a.Site < b.Site
 	})
 	return out, warnings, nil
+}
+
+// sameRun checks that every snapshot has liveness data and comes from the run of the first:
+// snapshots of other runs are refused, or with MixedRuns warned of.
+func sameRun(snaps []*Snapshot, opt LeakOptions) ([]string, error) {
+	var warnings []string
+	for _, s := range snaps {
+		if !s.Liveness {
+			return nil, &NoLivenessError{Path: s.Path}
+		}
+		if s.Header["pid"] == snaps[0].Header["pid"] && s.Header["program"] == snaps[0].Header["program"] {
+			continue
+		}
+		which := fmt.Sprintf("%s is of %s, %s of %s", s.Path, runName(s), snaps[0].Path, runName(snaps[0]))
+		if !opt.MixedRuns {
+			return nil, fmt.Errorf("%w: %s", ErrDifferentRuns, which)
+		}
+		warnings = append(warnings, which+": comparing different runs")
+	}
+	return warnings, nil
+}
+
+// seriesKey is a row across snapshots.
+type seriesKey struct{ account, site, part int }
+
+// acctClass is what the sites naming a class hold live of an account's objects.
+type acctClass struct {
+	account int
+	class   string
+}
+
+// series are the rows of snapshots in time order.
+type series struct {
+	rows map[seriesKey][]Row // each row's settled rows, a zero Row where a snapshot lacks it
+	// For init rows: their class, and per snapshot what the sites naming the class hold live.
+	initClass map[seriesKey]string
+	named     []map[acctClass]Row
+}
+
+// gatherSeries gathers the settled rows of the snapshots (in time order) by row.
+func gatherSeries(ordered []*Snapshot) *series {
+	n := len(ordered)
+	ss := &series{rows: map[seriesKey][]Row{}, initClass: map[seriesKey]string{}, named: make([]map[acctClass]Row, n)}
+	for i, s := range ordered {
+		hooks := s.hookIndex()
+		ss.named[i] = map[acctClass]Row{}
+		for _, r := range s.Rows {
+			r = settled(s, r)
+			k := seriesKey{r.Account, r.Site, r.Part}
+			if ss.rows[k] == nil {
+				ss.rows[k] = make([]Row, n)
+			}
+			ss.rows[k][i] = r
+			switch role, class := hooks.role(s, r); role {
+			case hookInit:
+				ss.initClass[k] = class
+			case hookNamed:
+				ac := acctClass{r.Account, class}
+				sum := ss.named[i][ac]
+				sum.Live += r.Live
+				if sum.LiveBytes >= 0 && r.LiveBytes >= 0 {
+					sum.LiveBytes += r.LiveBytes
+				} else {
+					sum.LiveBytes = -1
+				}
+				ss.named[i][ac] = sum
+			}
+		}
+	}
+	return ss
+}
+
+// counts are the live objects and bytes of row k in each snapshot: for an init row, those no
+// site naming its class counted, clamped at 0 (bytes -1: unknown).
+func (ss *series) counts(k seriesKey, rows []Row) (live, bytes []int64) {
+	live, bytes = make([]int64, len(rows)), make([]int64, len(rows))
+	class, hook := ss.initClass[k]
+	for i, r := range rows {
+		live[i], bytes[i] = r.Live, r.LiveBytes
+		if hook {
+			at := ss.named[i][acctClass{k.account, class}]
+			live[i] = max(0, r.Live-at.Live)
+			if r.LiveBytes >= 0 && at.LiveBytes >= 0 {
+				bytes[i] = max(0, r.LiveBytes-at.LiveBytes)
+			} else {
+				bytes[i] = -1
+			}
+		}
+	}
+	return live, bytes
+}
+
+// rising reports whether live counts that rise as Leaks asks, and in how many intervals they grew.
+func rising(live []int64, opt LeakOptions) (grew int, ok bool) {
+	n := len(live)
+	recent, fall := false, int64(0)
+	for i := 1; i < n; i++ {
+		if live[i] > live[i-1] {
+			grew++
+			if i > n-1-(n-1+2)/3 { // the last third of the intervals (at least one)
+				recent = true
+			}
+		}
+		fall = max(fall, live[i-1]-live[i])
+	}
+	share := float64(grew) / float64(n-1)
+	// The rise must also outgrow the largest fall: a count that drops by as much as it
+	// gains is noise around a level (objects in flight when each snapshot's collection
+	// ran, on a busy machine), not memory that accumulates.
+	rise := live[n-1] - live[0]
+	return grew, rise >= opt.MinGrowth && rise > fall && share >= opt.MinShare && recent
+}
+
+// leakOf is the Leak of row k, named as the last snapshot names it.
+func (ss *series) leakOf(last *Snapshot, k seriesKey, live, bytes []int64, grew int) Leak {
+	n := len(live)
+	l := Leak{
+		Account: last.AccountName(k.account), Live: live, LiveBytes: bytes,
+		Grew: grew, Intervals: n - 1, Generations: ss.rows[k][n-1].Generations,
+		PerSnapshot: slope(nil, live),
+	}
+	l.Type = last.TypeOf(Row{Account: k.account, Site: k.site, Part: k.part})
+	l.Site = "site#" + strconv.Itoa(k.site)
+	if class, hook := ss.initClass[k]; hook {
+		l.Hook, l.Type, l.Site = true, class, HookLeakSite
+	} else if site, ok := last.Sites[k.site]; ok && site.Method != "" {
+		l.Site = site.Method
+		if site.Line >= 0 {
+			l.Site += " line " + strconv.Itoa(site.Line)
+		}
+	}
+	return l
 }
 
 func growthBytes(l Leak) int64 {

@@ -5,6 +5,7 @@ package graphtest
 
 import (
 	"math/rand"
+	"testing"
 
 	"github.com/heapledger/heapledger/analysis/heapgraph"
 )
@@ -165,4 +166,14 @@ func FromEdges(n int, edges ...[2]uint32) (*heapgraph.Graph, error) {
 		b.AddEdge(e[0], e[1])
 	}
 	return b.Build()
+}
+
+// MustFromEdges is FromEdges for a test, which fails when the edges make no graph.
+func MustFromEdges(t testing.TB, n int, edges ...[2]uint32) *heapgraph.Graph {
+	t.Helper()
+	g, err := FromEdges(n, edges...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
 }
