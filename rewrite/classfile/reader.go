@@ -360,6 +360,9 @@ func (r *reader) wantTag(off int, ctx string, i uint16, tags ...uint8) error {
 	return nil
 }
 
+// poolHeadroom is how many constants a parsed pool can gain before its entries are copied.
+const poolHeadroom = 32
+
 func (r *reader) pool() (*Pool, error) {
 	off := r.off
 	n := int(r.u2())
@@ -373,7 +376,8 @@ func (r *reader) pool() (*Pool, error) {
 	if (n-1)*3 > len(r.b)-r.off {
 		return nil, r.fail(off, "constant_pool_count", fmt.Sprintf("count %d needs at least %d bytes, only %d remain", n, (n-1)*3, len(r.b)-r.off))
 	}
-	p := &Pool{Entries: make([]Constant, n)}
+	// Room for the handful of constants a pass adds, so adding them does not copy the pool.
+	p := &Pool{Entries: make([]Constant, n, n+poolHeadroom)}
 	r.pl = p
 	for i := 1; i < n; i++ {
 		start := r.off
