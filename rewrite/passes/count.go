@@ -102,6 +102,10 @@ type countClass struct {
 	first, reserved int
 	// What tells the methods that need no account switch (boundary.go); nil when none switch.
 	inner *innerMethods
+	// siteless marks, by method index, the methods in which beginClass's scan found no
+	// instruction that may become a site: untouched leaves those that need no account switch
+	// without decoding them.
+	siteless []bool
 
 	// The locals of the method being edited that hold the thread's state and the caller's
 	// account: the class's state is the count pass's commons.Advice, and the class's methods
@@ -131,7 +135,8 @@ func (e *countEditor) methodKept(state any, kept bool) {
 func (e *countEditor) beginClass(cf *classfile.Class, state any, turn *transform.Turn) error {
 	cc := state.(*countClass)
 	n := 0
-	for _, m := range cf.Methods {
+	cc.siteless = make([]bool, len(cf.Methods))
+	for i, m := range cf.Methods {
 		c, _, err := cf.MethodCode(m)
 		if err != nil || c == nil {
 			continue // the method is kept as it is, and reported, when its turn comes
@@ -140,6 +145,7 @@ func (e *countEditor) beginClass(cf *classfile.Class, state any, turn *transform
 		if err != nil {
 			continue
 		}
+		cc.siteless[i] = k == 0
 		n += k
 		if e.opt.Paths {
 			// Path counters and corrections: at most one per edge and one per site.
@@ -150,6 +156,18 @@ func (e *countEditor) beginClass(cf *classfile.Class, state any, turn *transform
 	first, err := e.opt.Table.Reserve(n)
 	cc.first, cc.reserved = first, n
 	return err
+}
+
+// untouched says, before method i is decoded, that editMethod would leave it as it is: it has
+// no instruction that may become a site (beginClass) and needs no account switch (skip rule 2).
+// Most methods of a real program are such; deciding it from the scan saves their decoding.
+func (e *countEditor) untouched(cf *classfile.Class, m *classfile.Member, i int, state any) bool {
+	cc := state.(*countClass)
+	if i >= len(cc.siteless) || !cc.siteless[i] {
+		return false
+	}
+	switching := cc.account != accounts.Unaccounted && !e.allAccounted
+	return !switching || cc.inner.sameAccountOnly(cf, m)
 }
 
 // candidates counts the instructions of bc that may become allocation sites (findSites): every

@@ -70,6 +70,12 @@ type classFinisher interface {
 	taken(state any) *transform.IDs
 }
 
+// rawFilter is implemented by an editor that can tell, before a method is decoded, that it
+// leaves the method as it is (i is the method's index in the class).
+type rawFilter interface {
+	untouched(cf *classfile.Class, m *classfile.Member, i int, state any) bool
+}
+
 // driver runs a methodEditor over every method of a class.
 type driver struct {
 	name string
@@ -130,7 +136,14 @@ func (d *driver) TransformClassInTurn(name string, data []byte, turn *transform.
 		}
 	}
 	cm := &commons.Method{} // one for the class's methods in turn
-	for _, m := range cf.Methods {
+	rf, _ := d.ed.(rawFilter)
+	for i, m := range cf.Methods {
+		if rf != nil && !d.alwaysWrite && rf.untouched(cf, m, i, state) {
+			if fin != nil {
+				fin.methodKept(state, false)
+			}
+			continue
+		}
 		ok, skip, err := d.method(cf, cname, m, cm, state)
 		if err != nil {
 			return transform.Result{}, err
