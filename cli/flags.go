@@ -39,6 +39,7 @@ func countFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "budget", Usage: "count pass: ACCOUNT=BYTES (suffixes K, M, G for KiB, MiB, GiB): when the account's live bytes pass it the runtime says so once (needs --liveness); repeatable"},
 		&cli.StringFlag{Name: "budget-action", Value: "log", Usage: "count pass: what passing a budget does besides logging: log, dump (a heap dump beside the snapshots), throw (OutOfMemoryError at the account's next allocation in rewritten code), or dump,throw"},
 		&cli.BoolFlag{Name: "snapshot-gc", Usage: "count pass: run a full GC before each periodic or on-demand snapshot, so live figures count only reachable objects"},
+		&cli.StringFlag{Name: "context", Usage: "count pass: calling contexts: none, or cct (every rewritten method that allocates or calls enters its node of a per-thread calling-context tree; snapshots carry the merged tree, heapledger report --tree shows it); cct:depth=N,nodes=N,fold sets the depth limit (512), the nodes per thread (100000) and folds recursion; -Dheapledger.context overrides the bounds at launch", DefaultText: "none"},
 		&cli.StringFlag{Name: "jmx", Usage: "count pass: when the runtime registers heapledger:type=Ledger in the platform MBean server: auto (once someone else creates the server), on (creating it at start-up), off (never); -Dheapledger.jmx overrides it at launch", DefaultText: "auto"},
 	}
 }

@@ -34,9 +34,9 @@ func init() {
 			"objects and no bytes, and the Object.<init> hook's rows are left out. --base OLD writes\n" +
 			"the difference from snapshot OLD: pprof as its own -diff_base builds one, collapsed\n" +
 			"stacks with a base and a new column (difffolded.pl's form). See docs/profiles.md.",
-		Flags: reportFlags,
+		Flags: append(reportFlags, treeFlags...),
 		Action: func(c *cli.Context) error {
-			args, err := interspersedArgs(c, reportFlags)
+			args, err := interspersedArgs(c, append(reportFlags, treeFlags...))
 			if err != nil {
 				return cli.Exit("report: "+err.Error(), 2)
 			}
@@ -47,6 +47,9 @@ func init() {
 				return cli.Exit("--top must be 0 (all) or more", 2)
 			}
 			format, err := reportFormat(c)
+			if err == nil {
+				err = checkTreeFlags(c, format)
+			}
 			if err != nil {
 				return cli.Exit(err.Error(), 2)
 			}
@@ -62,6 +65,9 @@ func init() {
 				rep := s.Summarize(c.Int("top"))
 				if format == "json" {
 					return writeJSON(w, rep)
+				}
+				if c.Bool("tree") {
+					return printTree(w, s, c.Int("top"), c.Int("tree-depth"), c.Float64("tree-threshold"))
 				}
 				printReport(w, s, rep)
 				return nil

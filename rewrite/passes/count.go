@@ -32,6 +32,9 @@ type CountOptions struct {
 	// accounted, methods do not switch accounts, so sites whose objects run a constructor then
 	// set the account before it runs, for the hook to charge what the site will.
 	ObjectInit bool
+	// Contexts is calling-context mode (--context cct): every method that allocates or calls
+	// enters its node of the thread's calling-context tree (context.go).
+	Contexts bool
 }
 
 // Count returns the memory-accounting pass (issue 3): the account pass and the allocation
@@ -136,6 +139,9 @@ func (e *countEditor) beginClass(cf *classfile.Class, state any, turn *transform
 			continue
 		}
 		n += k
+		if e.opt.Contexts {
+			n++ // the method's own ID (context.go)
+		}
 	}
 	turn.Wait()
 	first, err := e.opt.Table.Reserve(n)
@@ -257,6 +263,13 @@ func (e *countEditor) editMethod(cf *classfile.Class, m *classfile.Member, cm *c
 	allAccounted := e.allAccounted
 	if switchAccount && cc.inner.sameAccountOnly(cf, m) {
 		switchAccount, allAccounted = false, true
+	}
+	if e.opt.Contexts {
+		static := -1
+		if allAccounted {
+			static = acct
+		}
+		return e.editContext(cc, cm, sites, switchAccount && !allAccounted, static)
 	}
 	// Skip rule 2: a method of an unaccounted class with no allocation site keeps the
 	// caller's account and has nothing to count; with every class accounted, no method

@@ -101,6 +101,14 @@ public final class Ledger {
      * forgotten, so a program that starts many short threads does not grow the registry.
      */
     static Counts merge() {
+        return merge(null);
+    }
+
+    /**
+     * As {@link #merge()}, and with tree non-null (--context cct) the threads' calling-context
+     * trees into tree in the same pass, dead threads' trees folded into the retired tree.
+     */
+    static Counts merge(ContextTree tree) {
         Counts total = new Counts();
         synchronized (THREADS) {
             for (int i = THREADS.size() - 1; i >= 0; i--) {
@@ -109,15 +117,18 @@ public final class Ledger {
                     synchronized (RETIRED) {
                         a.addTo(RETIRED);
                     }
+                    if (Context.ON) ContextTree.retire(a);
                     THREADS.remove(i);
                 } else {
                     a.addTo(total);
+                    if (tree != null) tree.add(a);
                 }
             }
         }
         synchronized (RETIRED) {
             total.addAll(RETIRED);
         }
+        if (tree != null) tree.addRetired();
         return total;
     }
 
