@@ -111,6 +111,10 @@ public class HeapledgerRewrite extends DefaultTask {
     @Input
     public String getJmx() { return settings.getJmx(); }
 
+    @Optional
+    @Input
+    public String getContext() { return settings.getContext(); }
+
     @Input
     public boolean isEmbedRuntime() { return settings.isEmbedRuntime(); }
 
@@ -228,6 +232,10 @@ public class HeapledgerRewrite extends DefaultTask {
         if (getJmx() != null) {
             o.add("--jmx");
             o.add(getJmx());
+        }
+        if (getContext() != null) {
+            o.add("--context");
+            o.add(getContext());
         }
         return o;
     }
