@@ -183,7 +183,7 @@ public final class Acct {
                 && (p = pg[site >>> PAGE_BITS & pg.length - 1])[i] == owner(site, account)) {
             long n = ++p[i + 1];
             if (t.account != account) t.account = account;
-            if (Context.ON) Context.count(t, Counts.key(account, site, 0), 1, 0, 0);
+            if (Context.ON) Context.object(t, account, site);
             if (Live.MODE == Live.SAMPLE && n % Live.RATE == 0) sampled(o, account, site, n, 0, 0);
             return;
         }
@@ -263,7 +263,7 @@ public final class Acct {
             p[i + 2] += length;
             p[i + 3] += bytes;
             if (t.account != account) t.account = account;
-            if (Context.ON) Context.count(t, Counts.key(account, site, 0), 1, length, bytes);
+            if (Context.ON) Context.array(t, account, site, length, bytes);
             if (Live.MODE == Live.SAMPLE && n % Live.RATE == 0) sampled(a, account, site, n, length, bytes);
             return;
         }
@@ -299,7 +299,7 @@ public final class Acct {
                     && (p = pg[site >>> PAGE_BITS & pg.length - 1])[i] == owner(site, account)) {
                 long n = ++p[i + 1];
                 if (a.account != account) a.account = account; // cheaper than a store per allocation
-                if (Context.ON) Context.count(a, Counts.key(account, site, 0), 1, 0, 0);
+                if (Context.ON) Context.object(a, account, site);
                 if (Live.MODE == Live.SAMPLE && n % Live.RATE == 0) sampled(o, account, site, n, 0, 0);
                 return a;
             }
@@ -431,7 +431,7 @@ public final class Acct {
                 p[i + 2] += length;
                 p[i + 3] += bytes;
                 if (h.account != account) h.account = account;
-                if (Context.ON) Context.count(h, Counts.key(account, site, 0), 1, length, bytes);
+                if (Context.ON) Context.array(h, account, site, length, bytes);
                 if (Live.MODE == Live.SAMPLE && n % Live.RATE == 0) sampled(a, account, site, n, length, bytes);
                 return h;
             }
