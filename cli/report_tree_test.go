@@ -58,3 +58,17 @@ func TestReportTree(t *testing.T) {
 		t.Errorf("--tree-depth without --tree was accepted")
 	}
 }
+
+// --context takes what the runtime reads (Context.java) and nothing else.
+func TestCheckContext(t *testing.T) {
+	for _, ok := range []string{"cct", "cct:fold", "cct:depth=64", "cct:depth=64,nodes=1000,fold"} {
+		if err := checkContext(ok); err != nil {
+			t.Errorf("%q refused: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"tree", "cct:", "cct:depth=0", "cct:depth=x", "cct:nodes=-1", "cct:fold,width=3", "cctfold", "cct:depth=010"} {
+		if err := checkContext(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
