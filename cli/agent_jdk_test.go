@@ -41,15 +41,43 @@ func TestAgentJDK(t *testing.T) {
 	onJDKs(t, func(t *testing.T, java string) { agentJDK(t, java, app) })
 }
 
-func agentJDK(t *testing.T, java, app string) {
+// TestAgentJDKContexts is TestAgentJDK with calling contexts (--context cct, issue 30): every
+// JDK method that calls or allocates enters its node too, the runtime's own first lookup of a
+// thread runs rewritten JDK code without recursing, the counts are the count mode's, and the
+// tree holds them in the JDK's own calling contexts.
+func TestAgentJDKContexts(t *testing.T) {
+	needAgent(t)
+	app, _ := agentFixtures(t)
+	onJDKs(t, func(t *testing.T, java string) {
+		s := agentJDK(t, java, app, "--context", "cct")
+		if s.Contexts == nil {
+			t.Fatal("no calling contexts")
+		}
+		var nodes int64
+		put := false
+		for _, c := range s.Contexts {
+			for _, r := range c.Rows {
+				if strings.HasPrefix(s.Sites[r.Site].Method, "java.util.HashMap.newNode(") {
+					nodes += r.Count
+					put = put || strings.Contains(strings.Join(s.Stack(c.ID), " "), "java.util.HashMap.put(")
+				}
+			}
+		}
+		if nodes != 1000 || !put {
+			t.Errorf("HashMap$Node in the tree: %d (want 1000), below HashMap.put: %v", nodes, put)
+		}
+	})
+}
+
+func agentJDK(t *testing.T, java, app string, extra ...string) *snapshot.Snapshot {
 	const n = 1000
 	plain, err := exec.Command(java, "-cp", app, "agentfix.jdk.Main", "1000").Output()
 	if err != nil {
 		t.Fatalf("plain run: %v", err)
 	}
 	snaps := t.TempDir()
-	out, errOut, err := runHL(t, "run", "--jdk", "--accounts", "agentfix.jdk.*", "--snapshot-dir", snaps, "--stats", "--",
-		java, "-cp", app, "agentfix.jdk.Main", "1000")
+	args := append([]string{"run", "--jdk", "--accounts", "agentfix.jdk.*", "--snapshot-dir", snaps, "--stats"}, extra...)
+	out, errOut, err := runHL(t, append(args, "--", java, "-cp", app, "agentfix.jdk.Main", "1000")...)
 	if err != nil {
 		t.Fatalf("%v\n%s\n%s", err, out, errOut)
 	}
@@ -83,6 +111,7 @@ func agentJDK(t *testing.T, java, app string) {
 	if got := accountSiteCounts(s, "java.util.HashMap.resize(")[acct]["java.util.HashMap$Node[]"]; got != 8 {
 		t.Errorf("HashMap.resize tables charged to %s: %d, want 8", acct, got)
 	}
+	return s
 }
 
 // TestAgentJDKDemo: the demo prints the same under --jdk, and its accounts are charged.

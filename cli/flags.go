@@ -41,6 +41,7 @@ func countFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "snapshot-gc", Usage: "count pass: run a full GC before each periodic or on-demand snapshot, so live figures count only reachable objects"},
 		&cli.StringFlag{Name: "counters", Value: "sites", Usage: "count pass: how objects are counted: sites (a call at every allocation) or paths (DuckTracks path counters: about one increment per method execution, turned back into the same per-site rows at snapshot time; arrays, lambdas, clones and reflection keep their own calls; not with --liveness, --budget or --object-init; docs/instrumentation.md)"},
 		&cli.BoolFlag{Name: "count-increments", Usage: "count pass: snapshots also say how many counter increments ran, per method and in total (either --counters)"},
+		&cli.StringFlag{Name: "context", Usage: "count pass: calling contexts: none, or cct (every rewritten method that allocates or calls enters its node of a per-thread calling-context tree; snapshots carry the merged tree, heapledger report --tree shows it); cct:depth=N,nodes=N,fold sets the depth limit (512), the nodes per thread (100000) and folds recursion; -Dheapledger.context overrides the bounds at launch", DefaultText: "none"},
 		&cli.StringFlag{Name: "jmx", Usage: "count pass: when the runtime registers heapledger:type=Ledger in the platform MBean server: auto (once someone else creates the server), on (creating it at start-up), off (never); -Dheapledger.jmx overrides it at launch", DefaultText: "auto"},
 	}
 }

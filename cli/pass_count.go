@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -136,7 +137,12 @@ func newCountRun(s passSetup) (*countRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	run.pass, err = passlib.Count(passlib.CountOptions{Accounts: set, Table: table, ObjectInit: c.Int("object-init-sites") > 0, Paths: usePaths})
+	contexts := table.Config["context"] != ""
+	if usePaths && contexts {
+		return nil, fmt.Errorf("--counters paths cannot go with --context cct: a path counter stands for sites of the whole method, not of one calling context; use --counters sites")
+	}
+	run.pass, err = passlib.Count(passlib.CountOptions{Accounts: set, Table: table, ObjectInit: c.Int("object-init-sites") > 0,
+		Paths: usePaths, Contexts: contexts})
 	if err != nil {
 		return nil, err
 	}
@@ -214,6 +220,12 @@ func runtimeConfig(c *cli.Context, set *accounts.Set, table *accounts.Table) err
 			return fmt.Errorf("--snapshot-interval %v: must be 0 or more seconds", iv)
 		}
 		table.Config["snapshot.interval"] = fmt.Sprint(c.Float64("snapshot-interval"))
+	}
+	if cx := c.String("context"); cx != "" && cx != "none" {
+		if err := checkContext(cx); err != nil {
+			return err
+		}
+		table.Config["context"] = cx
 	}
 	if c.Bool("snapshot-gc") {
 		table.Config["snapshot.gc"] = "true"
@@ -373,6 +385,35 @@ func checkLiveness(l string) error {
 		}
 	}
 	return fmt.Errorf("--liveness %q: want off, all or sample:N with N a whole number ≥ 1", l)
+}
+
+// checkContext validates a calling-context mode the way the runtime reads it (Context.java):
+// cct, or cct: followed by depth=N, nodes=N and fold, comma-separated.
+func checkContext(cx string) error {
+	bad := func(why string) error {
+		return fmt.Errorf("--context %q: %s; want none, cct, or cct:depth=N,nodes=N,fold", cx, why)
+	}
+	opts, ok := strings.CutPrefix(cx, "cct")
+	if !ok {
+		return bad("unknown mode")
+	}
+	if opts == "" {
+		return nil
+	}
+	opts, ok = strings.CutPrefix(opts, ":")
+	if !ok {
+		return bad("unknown mode")
+	}
+	for _, o := range strings.Split(opts, ",") {
+		if o == "fold" {
+			continue
+		}
+		k, v, _ := strings.Cut(o, "=")
+		if n, err := strconv.Atoi(v); (k != "depth" && k != "nodes") || err != nil || n < 1 || strconv.Itoa(n) != v {
+			return bad(fmt.Sprintf("option %q", o))
+		}
+	}
+	return nil
 }
 
 // budgetConfig turns --budget and --budget-action into the table's config lines.

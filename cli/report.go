@@ -33,10 +33,14 @@ func init() {
 			"--by-account=false. Their totals are the report's: rows of unknown size count their\n" +
 			"objects and no bytes, and the Object.<init> hook's rows are left out. --base OLD writes\n" +
 			"the difference from snapshot OLD: pprof as its own -diff_base builds one, collapsed\n" +
-			"stacks with a base and a new column (difffolded.pl's form). See docs/profiles.md.",
-		Flags: reportFlags,
+			"stacks with a base and a new column (difffolded.pl's form). See docs/profiles.md.\n\n" +
+			"A snapshot of a --context cct run carries calling contexts: --tree prints the --top contexts by\n" +
+			"their own bytes with their stacks, then the tree with each context's callees' allocations\n" +
+			"(--tree-depth levels, contexts under --tree-threshold percent of all bytes left out); --json\n" +
+			"carries the whole tree, and pprof and collapsed stacks have full stacks.",
+		Flags: append(reportFlags, treeFlags...),
 		Action: func(c *cli.Context) error {
-			args, err := interspersedArgs(c, reportFlags)
+			args, err := interspersedArgs(c, append(reportFlags, treeFlags...))
 			if err != nil {
 				return cli.Exit("report: "+err.Error(), 2)
 			}
@@ -47,6 +51,9 @@ func init() {
 				return cli.Exit("--top must be 0 (all) or more", 2)
 			}
 			format, err := reportFormat(c)
+			if err == nil {
+				err = checkTreeFlags(c, format)
+			}
 			if err != nil {
 				return cli.Exit(err.Error(), 2)
 			}
@@ -62,6 +69,9 @@ func init() {
 				rep := s.Summarize(c.Int("top"))
 				if format == "json" {
 					return writeJSON(w, rep)
+				}
+				if c.Bool("tree") {
+					return printTree(w, s, c.Int("top"), c.Int("tree-depth"), c.Float64("tree-threshold"))
 				}
 				printReport(w, s, rep)
 				return nil

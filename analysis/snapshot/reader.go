@@ -71,7 +71,7 @@ func dirError(dir string) error {
 }
 
 func newSnapshot() *Snapshot {
-	return &Snapshot{Header: Header{}, Accounts: map[int]string{}, Sites: map[int]Site{}}
+	return &Snapshot{Header: Header{}, Accounts: map[int]string{}, Sites: map[int]Site{}, Methods: map[int]Site{}}
 }
 
 func readText(r *bufio.Reader) (*Snapshot, error) {
@@ -89,8 +89,8 @@ func readText(r *bufio.Reader) (*Snapshot, error) {
 				return nil, fmt.Errorf("line 1: not a heapledger snapshot (want %q)", magic+"1")
 			}
 			v, err := strconv.Atoi(strings.TrimPrefix(text, magic))
-			if err != nil || v < 1 || v > 3 {
-				return nil, fmt.Errorf("line 1: snapshot format version %q is not supported (this heapledger reads versions 1 to 3)", strings.TrimPrefix(text, magic))
+			if err != nil || v < 1 || v > 4 {
+				return nil, fmt.Errorf("line 1: snapshot format version %q is not supported (this heapledger reads versions 1 to 4)", strings.TrimPrefix(text, magic))
 			}
 			s.Version = v
 			continue
@@ -112,8 +112,12 @@ func readText(r *bufio.Reader) (*Snapshot, error) {
 		case "site":
 			var site Site
 			if site, err = parseSite(f[1:]); err == nil {
-				s.Sites[site.ID] = site
+				s.addSite(site)
 			}
+		case "node":
+			err = s.addNode(f[1:])
+		case "calloc":
+			err = s.addContextRow(f[1:])
 		case "alloc":
 			want := 7
 			switch {
@@ -139,6 +143,9 @@ func readText(r *bufio.Reader) (*Snapshot, error) {
 			s.Liveness = s.Liveness || live
 			s.Rows = append(s.Rows, Row{Account: int(v[0]), Site: int(v[1]), Part: int(v[2]), Count: v[3], Elements: v[4], Bytes: v[5],
 				Live: v[6], LiveBytes: v[7], Reclaimed: v[8], ReclaimedBytes: v[9], Untracked: v[10], Generations: v[11], Survived: v[12]})
+			if s.Version >= 4 && len(s.Contexts) > 0 {
+				err = fmt.Errorf("alloc after the calling contexts")
+			}
 		case "ages":
 			for _, x := range f[1:] {
 				var n int64
@@ -199,6 +206,7 @@ type jsonSnapshot struct {
 	Accounts    map[string]string     `json:"accounts"`
 	Sites       map[string][]jsonText `json:"sites"`
 	Ages        []int64               `json:"ages"`
+	Contexts    *jsonContexts         `json:"contexts"`
 	Allocations []struct {
 		Account, Site, Part    int
 		Count, Elements, Bytes int64
@@ -224,8 +232,8 @@ func readJSON(r io.Reader) (*Snapshot, error) {
 	if j.Format != "heapledger-snapshot" {
 		return nil, fmt.Errorf("JSON is not a heapledger snapshot (format %q)", j.Format)
 	}
-	if j.Version < 1 || j.Version > 3 {
-		return nil, fmt.Errorf("JSON snapshot format version %d is not supported (this heapledger reads versions 1 to 3)", j.Version)
+	if j.Version < 1 || j.Version > 4 {
+		return nil, fmt.Errorf("JSON snapshot format version %d is not supported (this heapledger reads versions 1 to 4)", j.Version)
 	}
 	// The header is every top-level string or number but the format and version; version 3
 	// writes integers as numbers, older versions as strings.
@@ -255,7 +263,10 @@ func readJSON(r io.Reader) (*Snapshot, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.Sites[site.ID] = site
+		s.addSite(site)
+	}
+	if err := s.readJSONContexts(j.Contexts); err != nil {
+		return nil, err
 	}
 	s.Ages = j.Ages
 	for _, a := range j.Allocations {

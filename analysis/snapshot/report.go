@@ -12,6 +12,8 @@ type Report struct {
 	// Hook sums the accounts' Object.<init> hook views (nil when the hook was off); it is not
 	// in Total.
 	Hook *HookView `json:"object_init_hook,omitempty"`
+	// Contexts is the calling-context tree (--context cct), nil when the snapshot has none.
+	Contexts *ContextReport `json:"contexts,omitempty"`
 }
 
 // HookView is what the Object.<init> hook (the agent's --object-init) saw: every object whose
@@ -107,7 +109,7 @@ func (s *Snapshot) isArray(r Row) bool {
 // Summarize builds the per-account report, accounts by bytes (largest first), with at most
 // top entries in each top list (0 means all).
 func (s *Snapshot) Summarize(top int) *Report {
-	rep := &Report{Header: s.Header, Liveness: s.Liveness, Ages: s.Ages}
+	rep := &Report{Header: s.Header, Liveness: s.Liveness, Ages: s.Ages, Contexts: s.ContextTree()}
 	type acc struct {
 		AccountReport
 		types, methods, sites map[string]*Totals

@@ -1,6 +1,6 @@
 // Package snapshot reads the snapshots that the heapledger Java runtime writes (text format
-// versions 1 and 2, or its JSON twin, versions 1 to 3, see docs/formats.md) and aggregates them
-// into per-account reports.
+// versions 1 to 4, or its JSON twin, versions 1 to 4, see docs/formats.md) and aggregates them
+// into per-account reports and, when a snapshot has them, calling-context trees.
 package snapshot
 
 // Snapshot is one snapshot file.
@@ -17,6 +17,11 @@ type Snapshot struct {
 	Liveness bool
 	// Ages counts live tracked objects by age in collections: 0, 1, 2–3, 4–7, 8–15, ...
 	Ages []int64
+	// Methods names the methods of the calling contexts (sites of kind method), by ID.
+	Methods map[int]Site
+	// Contexts is the calling-context tree (version 4, --context cct), indexed by node ID:
+	// [0] is the root, every other node's parent comes before it. Nil without contexts.
+	Contexts []Context
 }
 
 // Site is an allocation site as the rewriter described it in its table.

@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/heapledger/heapledger/analysis/snapshot"
 )
 
 // Mode is one way of running a workload. The table below is the single place modes are defined;
@@ -96,6 +98,12 @@ var modes = []*Mode{
 	// accounts at the boundaries between them; '*' above is the one configuration where none do.
 	accountsMode("heapledger-accounts",
 		"the count pass with the workload's main packages as 6–15 memory accounts (listed in the workload table), as a user would account them; each run must write its exit snapshot"),
+	// Calling contexts (issue 30): heapledger-count plus a per-thread calling-context tree that
+	// every method that allocates or calls enters; JP's own calling-context profiling cost up
+	// to 10x on SPEC JVM98. jfr-alloc above is the sampled peer with stacks.
+	withVerify(offlineMode("heapledger-cct", "count", []string{"--accounts", "*", "--context", "cct", "--embed-runtime"}, nil,
+		"heapledger-count with calling contexts (--context cct): exact counts per calling context; each run must write its exit snapshot with the tree"),
+		verifyContexts),
 	// Liveness (issue 4): the count pass plus a weak reference per tracked object.
 	withVerify(offlineMode("heapledger-live-sample64", "count", []string{"--accounts", "*", "--liveness", "sample:64", "--embed-runtime"}, nil,
 		"heapledger-count with liveness sampled: every 64th allocation per thread and site tracked by a weak reference, refunded when reclaimed"),
@@ -124,6 +132,40 @@ func withVerify(m *Mode, v func(*Env, string) error) *Mode {
 // directory, which is the run directory) and that the snapshot counted allocation sites, so a
 // rewrite that silently instruments nothing cannot pass as cheap.
 func verifySnapshot(env *Env, runDir string) error { return checkSnapshots(runDir, "", "") }
+
+// verifyContexts is verifySnapshot for --context cct: each snapshot must hold the tree, and
+// the tree's rows must add up to the snapshot's flat rows, per (account, site, part), exactly.
+func verifyContexts(env *Env, runDir string) error {
+	if err := checkSnapshots(runDir, "\nnode\t", "no calling-context tree (node lines)"); err != nil {
+		return err
+	}
+	snaps, err := filepath.Glob(filepath.Join(runDir, "heapledger-*.snapshot"))
+	if err != nil {
+		return err
+	}
+	for _, p := range snaps {
+		s, err := snapshot.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		type key struct{ account, site, part int }
+		diff := map[key]int64{}
+		for _, r := range s.Rows {
+			diff[key{r.Account, r.Site, r.Part}] += r.Count
+		}
+		for _, c := range s.Contexts {
+			for _, r := range c.Rows {
+				diff[key{r.Account, r.Site, r.Part}] -= r.Count
+			}
+		}
+		for k, d := range diff {
+			if d != 0 {
+				return fmt.Errorf("%s: the calling contexts hold %d fewer allocations than the flat row of account %d, site %d, part %d", p, d, k.account, k.site, k.part)
+			}
+		}
+	}
+	return nil
+}
 
 // checkSnapshots is verifySnapshot, and when mustHold is set, also that every snapshot holds it
 // (missing says what is then missing).

@@ -34,6 +34,11 @@ const (
 	// stands for, each as ID offset from the counter's own ID and multiplicity ("-3*1 -1*-1"),
 	// which the runtime turns back into those sites' rows (docs/formats.md).
 	KindPath = "path"
+	// KindMethod names a method of the calling-context tree (the count pass's --context cct),
+	// not an allocation site: it takes an ID from the same sequence, so that jars rewritten
+	// apart cannot give two methods one ID either (docs/formats.md, "Site IDs"). TYPE is the
+	// method's class, METHOD the method, OFFSET 0 and LINE its first line.
+	KindMethod = "method"
 )
 
 // Site describes one allocation site compiled into rewritten code.
@@ -169,11 +174,28 @@ func (t *Table) Accounts() []string {
 	return slices.Clone(t.accounts)
 }
 
-// Sites returns the number of sites.
+// Sites returns the number of allocation sites (methods of kind KindMethod are not).
 func (t *Table) Sites() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return len(t.sites)
+	return len(t.sites) - t.methodsLocked()
+}
+
+// Methods returns the number of methods the table names for calling contexts (KindMethod).
+func (t *Table) Methods() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.methodsLocked()
+}
+
+func (t *Table) methodsLocked() int {
+	n := 0
+	for _, s := range t.sites {
+		if s.Kind == KindMethod {
+			n++
+		}
+	}
+	return n
 }
 
 // SiteIDs returns the IDs of the sites, in order.

@@ -36,6 +36,9 @@ type CountOptions struct {
 	// method execution stands for several sites, and the runtime turns path counts back into
 	// site rows. Arrays, lambdas, clones and reflection keep their per-site counting.
 	Paths bool
+	// Contexts is calling-context mode (--context cct): every method that allocates or calls
+	// enters its node of the thread's calling-context tree (context.go).
+	Contexts bool
 }
 
 // Count returns the memory-accounting pass (issue 3): the account pass and the allocation
@@ -151,6 +154,9 @@ func (e *countEditor) beginClass(cf *classfile.Class, state any, turn *transform
 			// Path counters and corrections: at most one per edge and one per site.
 			n += k + len(c.Bytecode) + len(c.Exceptions) + 1
 		}
+		if e.opt.Contexts {
+			n++ // the method's own ID (context.go)
+		}
 	}
 	turn.Wait()
 	first, err := e.opt.Table.Reserve(n)
@@ -163,8 +169,8 @@ func (e *countEditor) beginClass(cf *classfile.Class, state any, turn *transform
 // Most methods of a real program are such; deciding it from the scan saves their decoding.
 func (e *countEditor) untouched(cf *classfile.Class, m *classfile.Member, i int, state any) bool {
 	cc := state.(*countClass)
-	if i >= len(cc.siteless) || !cc.siteless[i] {
-		return false
+	if e.opt.Contexts || i >= len(cc.siteless) || !cc.siteless[i] {
+		return false // calling contexts: a method that calls enters its node
 	}
 	switching := cc.account != accounts.Unaccounted && !e.allAccounted
 	return !switching || cc.inner.sameAccountOnly(cf, m)
@@ -284,6 +290,13 @@ func (e *countEditor) editMethod(cf *classfile.Class, m *classfile.Member, cm *c
 	allAccounted := e.allAccounted
 	if switchAccount && cc.inner.sameAccountOnly(cf, m) {
 		switchAccount, allAccounted = false, true
+	}
+	if e.opt.Contexts {
+		static := -1
+		if allAccounted {
+			static = acct
+		}
+		return e.editContext(cc, cm, sites, switchAccount && !allAccounted, static)
 	}
 	// Skip rule 2: a method of an unaccounted class with no allocation site keeps the
 	// caller's account and has nothing to count; with every class accounted, no method

@@ -39,6 +39,7 @@ public class HeapledgerExtension {
     private String jmx;
     private String counters;
     private boolean countIncrements;
+    private String context;
     private boolean embedRuntime;
     private boolean strict;
     private boolean verbose;
@@ -100,6 +101,10 @@ public class HeapledgerExtension {
     /** --jmx: auto, on or off. */
     public String getJmx() { return jmx; }
     public void setJmx(String jmx) { this.jmx = jmx; }
+
+    /** --context: none, cct, or cct:depth=N,nodes=N,fold (calling-context trees). */
+    public String getContext() { return context; }
+    public void setContext(String context) { this.context = context; }
 
     /** --embed-runtime: the runtime is copied into the output, and not added to class paths. */
     public boolean isEmbedRuntime() { return embedRuntime; }

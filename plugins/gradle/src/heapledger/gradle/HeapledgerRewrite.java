@@ -118,6 +118,10 @@ public class HeapledgerRewrite extends DefaultTask {
     @Input
     public boolean isCountIncrements() { return settings.isCountIncrements(); }
 
+    @Optional
+    @Input
+    public String getContext() { return settings.getContext(); }
+
     @Input
     public boolean isEmbedRuntime() { return settings.isEmbedRuntime(); }
 
@@ -240,6 +244,10 @@ public class HeapledgerRewrite extends DefaultTask {
         if (getJmx() != null) {
             o.add("--jmx");
             o.add(getJmx());
+        }
+        if (getContext() != null) {
+            o.add("--context");
+            o.add(getContext());
         }
         return o;
     }

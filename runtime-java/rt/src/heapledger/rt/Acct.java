@@ -67,6 +67,17 @@ public final class Acct {
     /** A private state (Ledger.mute, Quiet): the runtime's own work; liveness tracks none of its objects. */
     boolean quiet;
 
+    /**
+     * The thread's current calling context (--context cct): rewritten methods enter theirs on
+     * entry and put the one they replaced back on every exit (Context). The root otherwise.
+     */
+    public Context node = Context.root();
+    /** Root of this thread's tree, for snapshots. */
+    final Context root = node;
+    /** Nodes in this thread's tree, and calls the bounds kept out of it (Context.child). */
+    int nodes;
+    long depthCut, nodeCut;
+
     Acct(Thread t) {
         owner = new WeakReference<Thread>(t);
         tid = t.getId();
@@ -93,9 +104,11 @@ public final class Acct {
             if (p[i] == own) {
                 p[i + 2] += elements;
                 p[i + 3] += bytes;
+                if (Context.ON) Context.count(this, Counts.key(account, site, 0), count, elements, bytes);
                 return p[i + 1] += count;
             }
         }
+        if (Context.ON) Context.count(this, Counts.key(account, site, 0), count, elements, bytes);
         return counts.add(Counts.key(account, site, 0), count, elements, bytes);
     }
 
@@ -170,6 +183,7 @@ public final class Acct {
                 && (p = pg[site >>> PAGE_BITS & pg.length - 1])[i] == owner(site, account)) {
             long n = ++p[i + 1];
             if (t.account != account) t.account = account;
+            if (Context.ON) Context.object(t, account, site);
             if (Live.MODE == Live.SAMPLE && n % Live.RATE == 0) sampled(o, account, site, n, 0, 0);
             return;
         }
@@ -249,6 +263,7 @@ public final class Acct {
             p[i + 2] += length;
             p[i + 3] += bytes;
             if (t.account != account) t.account = account;
+            if (Context.ON) Context.array(t, account, site, length, bytes);
             if (Live.MODE == Live.SAMPLE && n % Live.RATE == 0) sampled(a, account, site, n, length, bytes);
             return;
         }
@@ -284,6 +299,7 @@ public final class Acct {
                     && (p = pg[site >>> PAGE_BITS & pg.length - 1])[i] == owner(site, account)) {
                 long n = ++p[i + 1];
                 if (a.account != account) a.account = account; // cheaper than a store per allocation
+                if (Context.ON) Context.object(a, account, site);
                 if (Live.MODE == Live.SAMPLE && n % Live.RATE == 0) sampled(o, account, site, n, 0, 0);
                 return a;
             }
@@ -366,6 +382,7 @@ public final class Acct {
             } else {
                 n = t.counts.add(Counts.key(account, site, 0), 1, elements, bytes);
             }
+            if (Context.ON) Context.count(t, Counts.key(account, site, 0), 1, elements, bytes);
             if (o != null) Live.track(o, Counts.key(account, site, 0), n, 1, elements, bytes);
         } catch (Throwable e) {
             Ledger.drop(e);
@@ -414,6 +431,7 @@ public final class Acct {
                 p[i + 2] += length;
                 p[i + 3] += bytes;
                 if (h.account != account) h.account = account;
+                if (Context.ON) Context.array(h, account, site, length, bytes);
                 if (Live.MODE == Live.SAMPLE && n % Live.RATE == 0) sampled(a, account, site, n, length, bytes);
                 return h;
             }
@@ -537,6 +555,7 @@ public final class Acct {
         if (r[3] >= 0) {
             long k1 = Counts.key(account, site, 1);
             long n1 = t.counts.add(k1, r[3], r[4], r[5]);
+            if (Context.ON) Context.count(t, k1, r[3], r[4], r[5]);
             if (live) Live.track(a, k1, n1, r[3], r[4], r[5]);
         }
     }

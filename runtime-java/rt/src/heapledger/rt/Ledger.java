@@ -60,14 +60,31 @@ public final class Ledger {
         return miss(th);
     }
 
+    /**
+     * Threads inside {@link #miss}. With calling contexts and the JDK rewritten (--context cct
+     * --jdk) every JDK method that calls anything fetches the thread's state on entry, so the
+     * JDK code a first lookup runs (ThreadLocal's map, the thread's name in Quiet, registering)
+     * would look the thread up again, without end: a nested lookup gets a private state instead,
+     * as Quiet gives one to a nested registration. A ThreadList: it calls no JDK code.
+     */
+    private static final ThreadList MISSING = new ThreadList();
+
     private static Acct miss(Thread th) {
+        if (MISSING.contains(th)) {
+            Acct q = new Acct(th);
+            q.quiet = true;
+            return q;
+        }
         Acct a;
+        MISSING.add(th);
         try {
             a = CURRENT.get();
         } catch (Throwable e) { // out of memory while registering: count where nobody reads
             drop(e);
             a = new Acct(th);
             a.quiet = true;
+        } finally {
+            MISSING.remove(th);
         }
         // Installed after the lookup: a nested first lookup (Quiet) installs its private state
         // first, and this outer one then replaces it with the real one.
@@ -101,6 +118,14 @@ public final class Ledger {
      * forgotten, so a program that starts many short threads does not grow the registry.
      */
     static Counts merge() {
+        return merge(null);
+    }
+
+    /**
+     * As {@link #merge()}, and with tree non-null (--context cct) the threads' calling-context
+     * trees into tree in the same pass, dead threads' trees folded into the retired tree.
+     */
+    static Counts merge(ContextTree tree) {
         Counts total = new Counts();
         synchronized (THREADS) {
             for (int i = THREADS.size() - 1; i >= 0; i--) {
@@ -109,15 +134,18 @@ public final class Ledger {
                     synchronized (RETIRED) {
                         a.addTo(RETIRED);
                     }
+                    if (Context.ON) ContextTree.retire(a);
                     THREADS.remove(i);
                 } else {
                     a.addTo(total);
+                    if (tree != null) tree.add(a);
                 }
             }
         }
         synchronized (RETIRED) {
             total.addAll(RETIRED);
         }
+        if (tree != null) tree.addRetired();
         return total;
     }
 

@@ -210,6 +210,7 @@ public final class ObjectHook {
         if (e.site < 0) return;
         long key = Counts.key(account, e.site, 0);
         long n = a.counts.add(key, 1, 0, 0);
+        if (Context.ON) Context.count(a, key, 1, 0, 0);
         if (Live.MODE != Live.OFF) Live.track(o, key, n, 1, 0, 0);
     }
 

@@ -13,12 +13,30 @@ import java.util.TreeSet;
  * runs give equal files.
  */
 final class SnapshotFormat {
-    static final int VERSION = 3;
+    static final int VERSION = 4;
     /**
      * The JSON twin's own version: 3 writes the integers of the header and of site lines as JSON
      * numbers (2 wrote them as strings), so a reader of 2 must refuse it rather than miss them.
      */
-    static final int JSON_VERSION = 3;
+    static final int JSON_VERSION = 4;
+
+    /** A snapshot's calling contexts (--context cct): the merged tree and its nodes in preorder. */
+    static final class Contexts {
+        final ContextTree tree;
+        final java.util.ArrayList<Context> nodes;
+
+        Contexts(ContextTree tree, java.util.ArrayList<Context> nodes) {
+            this.tree = tree;
+            this.nodes = nodes;
+        }
+
+        /** Adds the method IDs of the nodes to the sites a snapshot names. */
+        void addMethods(TreeSet<Integer> sites) {
+            java.util.Set<Integer> m = new java.util.HashSet<Integer>();
+            ContextTree.methodsOf(nodes, m);
+            sites.addAll(m);
+        }
+    }
 
     /** Header keys whose values are integers, written as JSON numbers. */
     private static final java.util.Set<String> INTEGER_KEYS =
@@ -42,7 +60,7 @@ final class SnapshotFormat {
         return size * slot[1];
     }
 
-    static void text(Writer w, Counts c, LiveView lv, Snapshots.Tables t, Map<Integer, Long> sizes, String reason,
+    static void text(Writer w, Counts c, LiveView lv, Contexts cx, Snapshots.Tables t, Map<Integer, Long> sizes, String reason,
             String[][] header) throws IOException {
         w.write("# heapledger snapshot " + VERSION + "\n");
         w.write("reason\t" + reason + "\n");
@@ -59,6 +77,7 @@ final class SnapshotFormat {
             accounts.add(Counts.account(k));
             sites.add(Counts.site(k));
         }
+        if (cx != null) cx.addMethods(sites);
         for (int a : accounts) w.write("account\t" + a + "\t" + clean(accountName(t, a)) + "\n");
         for (int s : sites) {
             String[] f = t.sites.get(s);
@@ -81,10 +100,11 @@ final class SnapshotFormat {
             }
             w.write("\n");
         }
+        if (cx != null) ContextTree.text(w, cx.nodes, sizes);
         w.write("end\n");
     }
 
-    static void json(Writer w, Counts c, LiveView lv, Snapshots.Tables t, Map<Integer, Long> sizes, String reason,
+    static void json(Writer w, Counts c, LiveView lv, Contexts cx, Snapshots.Tables t, Map<Integer, Long> sizes, String reason,
             String[][] header) throws IOException {
         w.write("{\"format\":\"heapledger-snapshot\",\"version\":" + JSON_VERSION + ",\"reason\":" + q(reason));
         for (String[] h : header) w.write("," + q(h[0]) + ":" + value(h[1], INTEGER_KEYS.contains(h[0])));
@@ -100,6 +120,7 @@ final class SnapshotFormat {
             accounts.add(Counts.account(k));
             sites.add(Counts.site(k));
         }
+        if (cx != null) cx.addMethods(sites);
         w.write(",\"accounts\":{");
         boolean first = true;
         for (int a : accounts) {
@@ -133,7 +154,9 @@ final class SnapshotFormat {
             w.write("}");
             first = false;
         }
-        w.write("]}\n");
+        w.write("]");
+        if (cx != null) ContextTree.json(w, cx.nodes, sizes);
+        w.write("}\n");
     }
 
     /**

@@ -42,6 +42,7 @@ final class Snapshots {
         // settings, and the counting paths read it only once Ledger (whose initialisation calls
         // this) is initialised, so no program thread ever initialises Budget mid-count.
         Budget.init();
+        Context.init(); // as Budget: Context.ON is read on the counting paths
         dir = setting("heapledger.snapshot.dir", "HEAPLEDGER_SNAPSHOT_DIR", ".");
         format = setting("heapledger.snapshot.format", "HEAPLEDGER_SNAPSHOT_FORMAT", "text");
         if (!format.equals("text") && !format.equals("json") && !format.equals("both")) {
@@ -294,25 +295,28 @@ final class Snapshots {
             // shows more live (+ reclaimed + untracked) objects than it counted, however busy
             // the program is. Both files of format "both" share the one view.
             SnapshotFormat.LiveView lv = SnapshotFormat.LiveView.take(gcMark);
-            Counts c = Ledger.merge();
-            Tables t = Tables.load(sitesOf(c));
+            ContextTree tree = Context.ON ? new ContextTree() : null;
+            Counts c = Ledger.merge(tree);
+            java.util.ArrayList<Context> nodes = tree == null ? null : tree.preorder();
+            Tables t = Tables.load(sitesOf(c, nodes));
             PathCounts pc = new PathCounts();
             Counts sites = pc.expand(c, t);
             if (sites != c) {
                 c = sites;
-                t = Tables.load(sitesOf(c));
+                t = Tables.load(sitesOf(c, nodes));
                 pc.noteClasses(t);
             }
             incrementLines = countIncrements() ? pc.incrementLines() : null;
             t.tell();
             Map<Integer, Long> sizes = objectSizes(c);
-            if (!format.equals("json")) written = writeFile(new File(dir, base + ".snapshot"), c, lv, t, sizes, reason, false);
+            SnapshotFormat.Contexts cx = tree == null ? null : new SnapshotFormat.Contexts(tree, nodes);
+            if (!format.equals("json")) written = writeFile(new File(dir, base + ".snapshot"), c, lv, cx, t, sizes, reason, false);
             if (reason.equals("demand") && Boolean.parseBoolean(setting("heapledger.snapshot.heapdump", "HEAPLEDGER_SNAPSHOT_HEAPDUMP", "false"))) {
                 String h = heapDump(String.valueOf(n));
                 if (h != null) warn("heap dump written to " + h);
             }
             if (!format.equals("text")) {
-                String j = writeFile(new File(dir, base + ".json"), c, lv, t, sizes, reason, true);
+                String j = writeFile(new File(dir, base + ".json"), c, lv, cx, t, sizes, reason, true);
                 if (written == null) written = j;
             }
             snapshotsWritten++;
@@ -324,8 +328,8 @@ final class Snapshots {
         return written;
     }
 
-    private static String writeFile(File f, Counts c, SnapshotFormat.LiveView lv, Tables t, Map<Integer, Long> sizes,
-            String reason, boolean json) throws IOException {
+    private static String writeFile(File f, Counts c, SnapshotFormat.LiveView lv, SnapshotFormat.Contexts cx, Tables t,
+            Map<Integer, Long> sizes, String reason, boolean json) throws IOException {
         File parent = f.getAbsoluteFile().getParentFile();
         if (parent != null && !parent.isDirectory() && !parent.mkdirs()) {
             throw new IOException("cannot create directory " + parent);
@@ -333,8 +337,8 @@ final class Snapshots {
         File tmp = new File(f.getPath() + ".tmp");
         Writer w = new OutputStreamWriter(new FileOutputStream(tmp), "UTF-8");
         try {
-            if (json) SnapshotFormat.json(w, c, lv, t, sizes, reason, header(t, lv));
-            else SnapshotFormat.text(w, c, lv, t, sizes, reason, header(t, lv));
+            if (json) SnapshotFormat.json(w, c, lv, cx, t, sizes, reason, header(t, lv, cx));
+            else SnapshotFormat.text(w, c, lv, cx, t, sizes, reason, header(t, lv, cx));
         } finally {
             w.close();
         }
@@ -354,10 +358,11 @@ final class Snapshots {
     }
 
     /** The header, with the liveness view's lines and, when tables clash, a line saying so. */
-    static String[][] header(Tables t, SnapshotFormat.LiveView lv) {
+    static String[][] header(Tables t, SnapshotFormat.LiveView lv, SnapshotFormat.Contexts cx) {
         java.util.List<String[]> h = new java.util.ArrayList<String[]>(java.util.Arrays.asList(header()));
         if (lv != null) h.addAll(java.util.Arrays.asList(lv.header()));
         if (incrementLines != null) h.addAll(java.util.Arrays.asList(incrementLines));
+        if (cx != null) h.add(new String[] {"context", cx.tree.describe()});
         if (t.clashes() > 0) h.add(new String[] {"clashes", t.clashes() + " IDs named differently by the tables of " + t.clash});
         return h.toArray(new String[0][]);
     }
@@ -388,12 +393,20 @@ final class Snapshots {
      * the highest took a hundred megabytes at the exit of every program.
      */
     static int[] sitesOf(Counts c) {
+        return sitesOf(c, null);
+    }
+
+    /** As {@link #sitesOf(Counts)}, and the methods of a calling-context tree's nodes (null for none). */
+    static int[] sitesOf(Counts c, java.util.ArrayList<Context> nodes) {
+        java.util.Set<Integer> methods = new java.util.HashSet<Integer>();
+        if (nodes != null) ContextTree.methodsOf(nodes, methods);
         long[] tab = c.table;
-        int[] s = new int[c.size];
+        int[] s = new int[c.size + methods.size()];
         int n = 0;
         for (int i = 0; i < tab.length; i += Counts.STRIDE) {
             if (tab[i] != 0 && n < s.length) s[n++] = Counts.site(tab[i] - 1);
         }
+        for (int m : methods) if (n < s.length) s[n++] = m;
         s = java.util.Arrays.copyOf(s, n);
         java.util.Arrays.sort(s);
         return s;

@@ -83,6 +83,10 @@ abstract class AbstractHeapledgerMojo extends AbstractMojo {
     @Parameter(property = "heapledger.jmx")
     String jmx;
 
+    /** --context: none, cct, or cct:depth=N,nodes=N,fold (calling-context trees). */
+    @Parameter(property = "heapledger.context")
+    String context;
+
     /** --embed-runtime: the runtime is copied into the output, and not added to the test class path. */
     @Parameter(property = "heapledger.embedRuntime", defaultValue = "false")
     boolean embedRuntime;
@@ -160,6 +164,10 @@ abstract class AbstractHeapledgerMojo extends AbstractMojo {
         if (jmx != null) {
             o.add("--jmx");
             o.add(jmx);
+        }
+        if (context != null) {
+            o.add("--context");
+            o.add(context);
         }
         return o;
     }
