@@ -9,8 +9,8 @@ import (
 // stops when asked or at invalid code.
 func TestScan(t *testing.T) {
 	bc := []byte{
-		byte(ICONST_0),                   // 0
-		byte(TABLESWITCH), 0, 0,          // 1, padded to 4
+		byte(ICONST_0),          // 0
+		byte(TABLESWITCH), 0, 0, // 1, padded to 4
 		0, 0, 0, 20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 20, // default, low 0, high 0, one offset
 		byte(WIDE), byte(IINC), 1, 0, 0, 1, // 20
 		byte(NEW), 0, 1, // 26
