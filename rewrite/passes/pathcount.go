@@ -109,8 +109,14 @@ func (e *countEditor) pathCounters(cc *countClass, cm *commons.Method, sites []s
 			}
 		}
 	}
-	if pc.plan, err = paths.MakePlan(g, paths.StaticFreq(g, 0, returns)); err != nil {
+	freq := paths.StaticFreq(g, 0, returns)
+	if pc.plan, err = paths.MakePlan(g, freq); err != nil {
 		return cc.fallBack(b, transform.SkipPathsGraph, b.Method.Errorf(-1, "path counters: %w", err))
+	}
+	// A plan is worth it only when its counters run fewer times than the sites would: where
+	// the paths' counters count ahead and a side path takes it back, they cost more.
+	if cost, sites := pc.plan.Cost(freq), paths.SiteCost(g, freq); cost >= sites {
+		return cc.fallBack(b, transform.SkipPathsCostlier, b.Method.Errorf(-1, "%.2f increments per execution by paths, %.2f by sites (estimated)", cost, sites))
 	}
 	if switchAccount && static < 0 {
 		pc.account = cc.account
@@ -193,20 +199,25 @@ func (pc *pathCount) insert() error {
 			pc.fix = id
 		}
 	}
+	counted := make([]bool, len(g.Edges))
+	for _, c := range plan.Counters {
+		counted[c.Edge] = true
+	}
+	// The progress stores first: a block of one return or athrow gets its store and its exit
+	// counter before the same instruction, and the store must come first, or the counter's
+	// own store would be undone and a handler correct what the counter counted.
 	if len(plan.Corrections) > 0 {
 		pc.p = b.NewLocal(1)
+		if err := pc.progress(counted); err != nil {
+			return err
+		}
 	}
-	counted := make([]bool, len(g.Edges))
 	for i, c := range plan.Counters {
-		counted[c.Edge] = true
 		if err := pc.onEdge(c.Edge, ids[i]); err != nil {
 			return err
 		}
 	}
-	if pc.p < 0 {
-		return nil
-	}
-	return pc.progress(counted)
+	return nil
 }
 
 // increment is a counter's code: the call, then the progress local's new class.

@@ -92,10 +92,11 @@ const (
 	SkipPathsHandler    SkipCode = "kept on per-site counters: exception handler also reached by normal flow"
 	SkipPathsLarge      SkipCode = "kept on per-site counters: control-flow graph too large"
 	SkipPathsGraph      SkipCode = "kept on per-site counters: no control-flow graph"
+	SkipPathsCostlier   SkipCode = "kept on per-site counters: paths would run more increments"
 )
 
 // fallbacks are the codes of methods the pass did rewrite, in a simpler way than asked.
-var fallbacks = map[SkipCode]bool{SkipPathsSubroutine: true, SkipPathsOldClass: true, SkipPathsHandler: true, SkipPathsLarge: true, SkipPathsGraph: true}
+var fallbacks = map[SkipCode]bool{SkipPathsSubroutine: true, SkipPathsOldClass: true, SkipPathsHandler: true, SkipPathsLarge: true, SkipPathsGraph: true, SkipPathsCostlier: true}
 
 // Fallback reports whether c is the code of a method rewritten with a fallback rather than
 // left as it was: summaries count those apart from the methods skipped.
