@@ -24,8 +24,7 @@ type Workload struct {
 	// never shows: there, no method switches.
 	Accounts []string
 	// Repeatable are JVM options that make a run count the same allocations every time, for
-	// -compare: ecj compiles on worker threads unless told not to, and its type inference
-	// iterates sets ordered by identity hash codes, which hashCode=3 draws from one sequence.
+	// -compare: ecj compiles on worker threads unless told not to.
 	Repeatable []string
 	Prepare    func(env *Env) (*Prepared, error)
 }
@@ -86,7 +85,7 @@ var workloads = []*Workload{
 	{Name: "h2", Program: "org.h2.tools.RunScript on jdbc:h2:mem (Debian libh2-java)", InQuick: true, Prepare: prepareH2,
 		Accounts: []string{"org.h2.command.*", "org.h2.engine", "org.h2.expression.*", "org.h2.index", "org.h2.mvstore.*", "org.h2.result", "org.h2.store.*", "org.h2.table", "org.h2.tools", "org.h2.util.*", "org.h2.value"}},
 	{Name: "ecj", Program: "org.eclipse.jdt.internal.compiler.batch.Main (Debian libecj-java)", Prepare: prepareEcj,
-		Repeatable: []string{"-Djdt.compiler.useSingleThread=true", "-XX:+UnlockExperimentalVMOptions", "-XX:hashCode=3"},
+		Repeatable: []string{"-Djdt.compiler.useSingleThread=true"},
 		Accounts:   []string{"org.eclipse.jdt.internal.compiler", "org.eclipse.jdt.internal.compiler.ast", "org.eclipse.jdt.internal.compiler.batch", "org.eclipse.jdt.internal.compiler.classfmt", "org.eclipse.jdt.internal.compiler.codegen", "org.eclipse.jdt.internal.compiler.flow", "org.eclipse.jdt.internal.compiler.lookup", "org.eclipse.jdt.internal.compiler.parser", "org.eclipse.jdt.internal.compiler.problem", "org.eclipse.jdt.internal.compiler.util"}},
 	{Name: "lucene", Program: "lucene-demo 4.10 IndexFiles, then SearchFiles (Debian liblucene4.10-java)", Prepare: prepareLucene,
 		Accounts: []string{"org.apache.lucene.demo", "org.apache.lucene.analysis.*", "org.apache.lucene.codecs.*", "org.apache.lucene.document", "org.apache.lucene.index", "org.apache.lucene.queryparser.*", "org.apache.lucene.search.*", "org.apache.lucene.store", "org.apache.lucene.util", "org.apache.lucene.util.packed", "org.apache.lucene.util.fst"}},
