@@ -134,6 +134,13 @@ func printReport(w io.Writer, s *snapshot.Snapshot, rep *snapshot.Report) {
 	if rep.Liveness {
 		fmt.Fprintln(w, liveBasis(h))
 	}
+	// Path counters (--counters paths) see no object: said when liveness or a budget was on,
+	// and for a site whose class the runtime could not name for its size.
+	for _, k := range []string{"unseen_objects", "unsized_sites"} {
+		if v := h[k]; v != "" {
+			fmt.Fprintf(w, "warning: %s\n", v)
+		}
+	}
 	if c := h["clashes"]; c != "" {
 		fmt.Fprintf(w, "warning: %s: jars rewritten apart whose IDs met; their counts are named <ambiguous: ...>. Rewrite one of them again with --table naming the other's table (docs/formats.md, \"Site IDs\")\n", c)
 	}

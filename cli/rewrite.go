@@ -221,6 +221,9 @@ func rewriteAction(c *cli.Context) error {
 		for _, rc := range rep.Reasons() {
 			fmt.Fprintf(stderr, "skipped %d methods: %s (for example %s)\n", rc.Methods, rc.Reason, rc.Example)
 		}
+		for _, rc := range rep.Fallbacks() {
+			fmt.Fprintf(stderr, "rewrote %d methods with a fallback: %s (for example %s)\n", rc.Methods, rc.Reason, rc.Example)
+		}
 		for _, rc := range rep.ClassSkips() {
 			fmt.Fprintf(stderr, "skipped %d classes: %s (for example %s)\n", rc.Methods, rc.Reason, rc.Example)
 		}

@@ -2,7 +2,8 @@
 // generated input in every available mode (plain, Google's allocation instrumenter, JFR allocation
 // sampling, heapledger's modes), checks that every run's output equals plain's, and writes the
 // overhead table to docs/benchmarks.md. bench/run.sh is the one command that builds what it needs
-// and runs it; `go run ./bench/suite --quick` is the correctness-only subset the tests use.
+// and runs it; `go run ./bench/suite --quick` is the correctness-only subset the tests use;
+// `-compare A,B` runs each workload once in two modes and compares their snapshots' rows.
 package main
 
 import (
@@ -48,6 +49,7 @@ func run(args []string, stdout, stderr io.Writer) (int, error) {
 	maxTime := fs.Duration("max-time", 0, "stop starting new rounds when the next would end after this much time (0: run all rounds); the doc says how many were measured")
 	keep := fs.Bool("keep", false, "keep every run directory (failed runs are always kept)")
 	list := fs.Bool("list", false, "list workloads and modes, with availability, and exit")
+	compare := fs.String("compare", "", "A,B: instead of timing, run each workload once in mode A and once in B, as deterministically as it allows (one processor), and compare their snapshots' rows and counter increments")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: go run ./bench/suite [flags]   (bench/run.sh wraps this)\n\nworkloads: %s\nmodes: %s\n\n",
 			strings.Join(workloadNames(), ", "), strings.Join(modeNames(), ", "))
@@ -100,6 +102,9 @@ func run(args []string, stdout, stderr io.Writer) (int, error) {
 	ws, err := selectWorkloads(*only, *quick)
 	if err != nil {
 		return 2, err
+	}
+	if *compare != "" {
+		return runCompare(env, ws, *compare, stdout)
 	}
 	ms, skipped, err := selectModes(env, *modeList)
 	if err != nil {
@@ -171,6 +176,39 @@ func run(args []string, stdout, stderr io.Writer) (int, error) {
 			fmt.Fprintln(stderr, "FAILED:", x)
 		}
 		return 1, fmt.Errorf("%d workload/mode combination(s) failed; a wrong or missing output fails the suite whatever the speed", len(f))
+	}
+	return 0, nil
+}
+
+// runCompare is -compare A,B: each workload once in both modes, rows and increments compared.
+func runCompare(env *Env, ws []*Workload, pair string, stdout io.Writer) (int, error) {
+	names := strings.Split(pair, ",")
+	if len(names) != 2 {
+		return 2, fmt.Errorf("-compare %q: want two modes, A,B", pair)
+	}
+	var ms []*Mode
+	for _, n := range names {
+		m := findMode(strings.TrimSpace(n))
+		if m == nil {
+			return 2, fmt.Errorf("unknown mode %q (have %s)", n, strings.Join(modeNames(), ", "))
+		}
+		if err := m.Available(env); err != nil {
+			return 2, fmt.Errorf("mode %s cannot run: %v", m.Name, err)
+		}
+		ms = append(ms, m)
+	}
+	results, err := prepare(env, ws, ms)
+	if err != nil {
+		return 2, err
+	}
+	bad := 0
+	for _, c := range compareModes(env, results, ms[0].Name, ms[1].Name, stdout) {
+		if c.Err != nil || len(c.Differ) > 0 {
+			bad++
+		}
+	}
+	if bad > 0 {
+		return 1, fmt.Errorf("%d of %d workloads failed or differ", bad, len(results))
 	}
 	return 0, nil
 }

@@ -94,6 +94,11 @@ var modes = []*Mode{
 	withVerify(offlineMode("heapledger-count", "count", []string{"--accounts", "*", "--embed-runtime"}, nil,
 		"the product: every package an account, every allocation counted exactly, runtime embedded; each run must write its exit snapshot"),
 		verifySnapshot),
+	// Path counters (issue 29): the same options, objects counted by DuckTracks path counters.
+	// `-compare heapledger-count,heapledger-count-paths` checks that both write the same rows.
+	withVerify(offlineMode("heapledger-count-paths", "count", []string{"--accounts", "*", "--counters", "paths", "--embed-runtime"}, nil,
+		"heapledger-count with objects counted by path counters (about one increment per method execution, turned back into the same rows at snapshot time); each run must write its exit snapshot"),
+		verifySnapshot),
 	// What users run (issue 35): the program's own main packages as accounts, so methods switch
 	// accounts at the boundaries between them; '*' above is the one configuration where none do.
 	accountsMode("heapledger-accounts",

@@ -23,7 +23,10 @@ type Workload struct {
 	// accounts and where their boundaries fall is what switching costs (issue 35), which '*'
 	// never shows: there, no method switches.
 	Accounts []string
-	Prepare  func(env *Env) (*Prepared, error)
+	// Repeatable are JVM options that make a run count the same allocations every time, for
+	// -compare: ecj compiles on worker threads unless told not to.
+	Repeatable []string
+	Prepare    func(env *Env) (*Prepared, error)
 }
 
 // Prepared is a workload ready to run: its code jars (what a rewriting mode rewrites), other
@@ -82,7 +85,8 @@ var workloads = []*Workload{
 	{Name: "h2", Program: "org.h2.tools.RunScript on jdbc:h2:mem (Debian libh2-java)", InQuick: true, Prepare: prepareH2,
 		Accounts: []string{"org.h2.command.*", "org.h2.engine", "org.h2.expression.*", "org.h2.index", "org.h2.mvstore.*", "org.h2.result", "org.h2.store.*", "org.h2.table", "org.h2.tools", "org.h2.util.*", "org.h2.value"}},
 	{Name: "ecj", Program: "org.eclipse.jdt.internal.compiler.batch.Main (Debian libecj-java)", Prepare: prepareEcj,
-		Accounts: []string{"org.eclipse.jdt.internal.compiler", "org.eclipse.jdt.internal.compiler.ast", "org.eclipse.jdt.internal.compiler.batch", "org.eclipse.jdt.internal.compiler.classfmt", "org.eclipse.jdt.internal.compiler.codegen", "org.eclipse.jdt.internal.compiler.flow", "org.eclipse.jdt.internal.compiler.lookup", "org.eclipse.jdt.internal.compiler.parser", "org.eclipse.jdt.internal.compiler.problem", "org.eclipse.jdt.internal.compiler.util"}},
+		Repeatable: []string{"-Djdt.compiler.useSingleThread=true"},
+		Accounts:   []string{"org.eclipse.jdt.internal.compiler", "org.eclipse.jdt.internal.compiler.ast", "org.eclipse.jdt.internal.compiler.batch", "org.eclipse.jdt.internal.compiler.classfmt", "org.eclipse.jdt.internal.compiler.codegen", "org.eclipse.jdt.internal.compiler.flow", "org.eclipse.jdt.internal.compiler.lookup", "org.eclipse.jdt.internal.compiler.parser", "org.eclipse.jdt.internal.compiler.problem", "org.eclipse.jdt.internal.compiler.util"}},
 	{Name: "lucene", Program: "lucene-demo 4.10 IndexFiles, then SearchFiles (Debian liblucene4.10-java)", Prepare: prepareLucene,
 		Accounts: []string{"org.apache.lucene.demo", "org.apache.lucene.analysis.*", "org.apache.lucene.codecs.*", "org.apache.lucene.document", "org.apache.lucene.index", "org.apache.lucene.queryparser.*", "org.apache.lucene.search.*", "org.apache.lucene.store", "org.apache.lucene.util", "org.apache.lucene.util.packed", "org.apache.lucene.util.fst"}},
 	{Name: "fop", Program: "org.apache.fop.cli.Main, FO → PDF (Debian fop)", Prepare: prepareFop,

@@ -3,7 +3,7 @@
 // targets, returns and throws to the virtual node X) and the handlers as roots (X→handler).
 // Exceptional edges are not edges of the graph: the path counters correct an exception where
 // it is caught (paths, step 6). Methods with subroutines (jsr/ret, class files before version
-// 50) have no such graph and are refused with ErrSubroutine.
+// 51) have no such graph and are refused with ErrSubroutine.
 package cfg
 
 import (

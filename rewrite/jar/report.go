@@ -31,6 +31,11 @@ type Report struct {
 	// rewritten before), which are among Unchanged; ClassReasons groups them by reason.
 	SkippedClasses int
 	ClassReasons   map[string]int
+	// FallbackMethods counts methods the pass rewrote with a fallback (transform.SkipCode's
+	// Fallback: --counters paths keeping a method's objects on per-site counters), which are
+	// not among SkippedMethods; FallbackReasons groups them by code.
+	FallbackMethods int
+	FallbackReasons map[string]int
 	// Examples holds, by reason, the first skip met for it with its detail ("a/B.run()V:
 	// ..."), for a listing that shows what each reason looks like.
 	Examples map[string]string
@@ -54,10 +59,17 @@ type ReasonCount struct {
 // skipped counts one skip of class (an entry name) under its code.
 func (r *Report) skipped(entry string, s transform.Skip) {
 	code := string(s.Code)
-	if s.Method == "" {
+	switch {
+	case s.Code.Fallback():
+		if r.FallbackReasons == nil {
+			r.FallbackReasons = map[string]int{}
+		}
+		r.FallbackMethods++
+		r.FallbackReasons[code]++
+	case s.Method == "":
 		r.SkippedClasses++
 		r.ClassReasons[code]++
-	} else {
+	default:
 		r.SkippedMethods++
 		r.SkipReasons[code]++
 	}
@@ -79,6 +91,9 @@ func (r *Report) skipped(entry string, s transform.Skip) {
 // Reasons lists the reasons methods were skipped for, most frequent first, so the reason
 // worth fixing leads.
 func (r *Report) Reasons() []ReasonCount { return r.byCount(r.SkipReasons) }
+
+// Fallbacks lists the codes methods were rewritten with a fallback for, as Reasons does.
+func (r *Report) Fallbacks() []ReasonCount { return r.byCount(r.FallbackReasons) }
 
 // ClassSkips lists the reasons whole classes were skipped for, as Reasons does (Methods then
 // counts classes).
@@ -108,6 +123,10 @@ func (r *Report) Summary() string {
 	fmt.Fprintf(&b, "%d classes: %d rewritten, %d unchanged, %d failed; %d methods skipped",
 		r.Classes, r.Rewritten, r.Unchanged, r.Failed, r.SkippedMethods)
 	writeReasons(&b, r.Reasons(), "methods")
+	if r.FallbackMethods > 0 {
+		fmt.Fprintf(&b, "; %d methods rewritten with a fallback", r.FallbackMethods)
+		writeReasons(&b, r.Fallbacks(), "methods")
+	}
 	if r.SkippedClasses > 0 {
 		fmt.Fprintf(&b, "; %d classes skipped", r.SkippedClasses)
 		writeReasons(&b, r.ClassSkips(), "classes")

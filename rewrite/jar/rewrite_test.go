@@ -191,8 +191,9 @@ func TestFailuresPanicsAndSkipsAreReported(t *testing.T) {
 			m["boom"]++ // a bug in a pass: must cost this class only
 		}
 		return transform.Result{
-			Data:     append([]byte("X"), data...),
-			Skipped:  []transform.Skip{{Method: "big()V", Code: "code would exceed 65535 bytes"}, {Method: "f()V", Code: "jsr"}, {Method: "g()V", Code: "jsr"}},
+			Data: append([]byte("X"), data...),
+			Skipped: []transform.Skip{{Method: "big()V", Code: "code would exceed 65535 bytes"}, {Method: "f()V", Code: "jsr"}, {Method: "g()V", Code: "jsr"},
+				{Method: "h()V", Code: transform.SkipPathsSubroutine}},
 			Warnings: []string{"class file version 70 is newer than known"},
 		}, nil
 	})
@@ -210,7 +211,8 @@ func TestFailuresPanicsAndSkipsAreReported(t *testing.T) {
 		t.Errorf("panic failure does not say where: %v", f)
 	}
 	sum := rep.Summary()
-	for _, want := range []string{"3 classes: 1 rewritten, 0 unchanged, 2 failed", "3 methods skipped", "jsr: 2", "code would exceed 65535 bytes: 1"} {
+	for _, want := range []string{"3 classes: 1 rewritten, 0 unchanged, 2 failed", "3 methods skipped", "jsr: 2", "code would exceed 65535 bytes: 1",
+		"1 methods rewritten with a fallback (" + string(transform.SkipPathsSubroutine) + ": 1)"} {
 		if !strings.Contains(sum, want) {
 			t.Errorf("summary %q lacks %q", sum, want)
 		}

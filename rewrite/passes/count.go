@@ -115,7 +115,10 @@ type countClass struct {
 	// are edited one after another.
 	t, saved int
 	paths    *pathCount // the method's path counters, whose correction Unwind runs first
-	finished bool       // finishClass put the kept sites' IDs into the pool
+	// fallback says why the method being edited keeps per-site counters under --counters
+	// paths (nil when it does not, or paths were not asked for).
+	fallback *transform.Skip
+	finished bool // finishClass put the kept sites' IDs into the pool
 }
 
 // pendingSite is a site inserted into the code, with the pool constant its ID goes in.
@@ -124,12 +127,18 @@ type pendingSite struct {
 	site accounts.Site
 }
 
-func (e *countEditor) methodKept(state any, kept bool) {
+func (e *countEditor) methodKept(state any, kept bool) *transform.Skip {
 	cc := state.(*countClass)
 	if kept {
 		cc.kept = append(cc.kept, cc.method...)
 	}
 	cc.method = cc.method[:0]
+	fb := cc.fallback
+	cc.fallback = nil
+	if !kept {
+		return nil
+	}
+	return fb
 }
 
 // beginClass reserves, in the class's turn, an ID for every instruction of the class that may

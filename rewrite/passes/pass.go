@@ -62,8 +62,9 @@ type classFinisher interface {
 	// beginClass runs before any method is edited; it is the only step that may wait for the
 	// turn, so that classes still run in parallel through everything after it.
 	beginClass(c *classfile.Class, state any, turn *transform.Turn) error
-	// methodKept says, after each method, whether its new code is kept.
-	methodKept(state any, kept bool)
+	// methodKept says, after each method, whether its new code is kept, and returns the
+	// fallback that code was made with (a transform.SkipCode.Fallback), or nil.
+	methodKept(state any, kept bool) *transform.Skip
 	// finishClass runs after the last method when any changed, before the class is written.
 	finishClass(c *classfile.Class, state any) error
 	// taken says which IDs beginClass took, and where finishClass (when it ran) put them.
@@ -149,7 +150,9 @@ func (d *driver) TransformClassInTurn(name string, data []byte, turn *transform.
 			return transform.Result{}, err
 		}
 		if fin != nil {
-			fin.methodKept(state, ok)
+			if fb := fin.methodKept(state, ok); fb != nil {
+				res.Skipped = append(res.Skipped, *fb)
+			}
 		}
 		if skip != nil {
 			res.Skipped = append(res.Skipped, *skip)

@@ -1,6 +1,7 @@
 package passes
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/heapledger/heapledger/rewrite/code"
 	"github.com/heapledger/heapledger/rewrite/commons"
 	"github.com/heapledger/heapledger/rewrite/paths"
+	"github.com/heapledger/heapledger/rewrite/transform"
 )
 
 // Path counters (--counters paths, issue 29). The object sites of a method are counted by the
@@ -39,12 +41,13 @@ type pathCount struct {
 	fix     uint16 // the pool constant of the first correction's ID
 }
 
-// pathCounters plans the path counters of a method (nil when it keeps per-site counting: the
-// pass does not count by paths, the class file is older than 49 (no class constants), no
-// site can be path-counted, or the graph cannot be built, such as with jsr/ret).
+// pathCounters plans the path counters of a method. It returns nil when the method keeps
+// per-site counting: when the pass does not count by paths or no site can be path-counted,
+// and, noted in cc.fallback for the rewrite's summary, when the class file is older than 49
+// (no class constants) or the method has no graph the counters can be placed on (fallback).
 func (e *countEditor) pathCounters(cc *countClass, cm *commons.Method, sites []site, t, static int, switchAccount bool, lines map[*code.Insn]int) (*pathCount, error) {
 	b := cm.Body
-	if !e.opt.Paths || b.Method.Major < 49 {
+	if !e.opt.Paths {
 		return nil, nil
 	}
 	var pre map[*code.Insn]bool
@@ -77,9 +80,15 @@ func (e *countEditor) pathCounters(cc *countClass, cm *commons.Method, sites []s
 	if len(own) == 0 {
 		return nil, nil
 	}
+	if b.Method.Major < 49 {
+		return cc.fallBack(b, transform.SkipPathsOldClass, nil)
+	}
 	c, err := cfg.Build(b, cm.Dead(), split)
-	if err != nil || len(c.Blocks) > maxPathBlocks {
-		return nil, nil // per-site counting, which needs no graph
+	if err != nil {
+		return cc.fallBack(b, fallbackCode(err), err)
+	}
+	if len(c.Blocks) > maxPathBlocks {
+		return cc.fallBack(b, transform.SkipPathsLarge, b.Method.Errorf(-1, "%d blocks, at most %d planned", len(c.Blocks), maxPathBlocks))
 	}
 	pc.c = c
 	g := c.Graph
@@ -100,8 +109,14 @@ func (e *countEditor) pathCounters(cc *countClass, cm *commons.Method, sites []s
 			}
 		}
 	}
-	if pc.plan, err = paths.MakePlan(g, paths.StaticFreq(g, 0, returns)); err != nil {
-		return nil, b.Method.Errorf(-1, "path counters: %w", err)
+	freq := paths.StaticFreq(g, 0, returns)
+	if pc.plan, err = paths.MakePlan(g, freq); err != nil {
+		return cc.fallBack(b, transform.SkipPathsGraph, b.Method.Errorf(-1, "path counters: %w", err))
+	}
+	// A plan is worth it only when its counters run fewer times than the sites would: where
+	// the paths' counters count ahead and a side path takes it back, they cost more.
+	if cost, sites := pc.plan.Cost(freq), paths.SiteCost(g, freq); cost >= sites {
+		return cc.fallBack(b, transform.SkipPathsCostlier, b.Method.Errorf(-1, "%.2f increments per execution by paths, %.2f by sites (estimated)", cost, sites))
 	}
 	if switchAccount && static < 0 {
 		pc.account = cc.account
@@ -120,6 +135,28 @@ func (e *countEditor) pathCounters(cc *countClass, cm *commons.Method, sites []s
 
 // maxPathBlocks bounds the graphs planned: semantics are vectors per block.
 const maxPathBlocks = 4000
+
+// fallBack notes that the method keeps per-site counting for reason code (err, when set, is
+// the detail) and returns what pathCounters then returns.
+func (cc *countClass) fallBack(b *code.Body, reason transform.SkipCode, err error) (*pathCount, error) {
+	s := transform.Skip{Method: b.Method.Name + b.Method.Desc, Code: reason}
+	if err != nil {
+		s.Detail = err.Error()
+	}
+	cc.fallback = &s
+	return nil, nil
+}
+
+// fallbackCode is the summary's code for a graph cfg.Build could not make.
+func fallbackCode(err error) transform.SkipCode {
+	switch {
+	case errors.Is(err, cfg.ErrSubroutine):
+		return transform.SkipPathsSubroutine
+	case errors.Is(err, cfg.ErrHandlerReachedNormally):
+		return transform.SkipPathsHandler
+	}
+	return transform.SkipPathsGraph
+}
 
 // counter names one counter (or correction) with semantics sem in the class's table and
 // returns its ID's pool constant.
@@ -162,20 +199,25 @@ func (pc *pathCount) insert() error {
 			pc.fix = id
 		}
 	}
+	counted := make([]bool, len(g.Edges))
+	for _, c := range plan.Counters {
+		counted[c.Edge] = true
+	}
+	// The progress stores first: a block of one return or athrow gets its store and its exit
+	// counter before the same instruction, and the store must come first, or the counter's
+	// own store would be undone and a handler correct what the counter counted.
 	if len(plan.Corrections) > 0 {
 		pc.p = b.NewLocal(1)
+		if err := pc.progress(counted); err != nil {
+			return err
+		}
 	}
-	counted := make([]bool, len(g.Edges))
 	for i, c := range plan.Counters {
-		counted[c.Edge] = true
 		if err := pc.onEdge(c.Edge, ids[i]); err != nil {
 			return err
 		}
 	}
-	if pc.p < 0 {
-		return nil
-	}
-	return pc.progress(counted)
+	return nil
 }
 
 // increment is a counter's code: the call, then the progress local's new class.

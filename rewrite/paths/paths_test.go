@@ -194,3 +194,21 @@ func TestSemanticsRefusesBrokenTree(t *testing.T) {
 		t.Error("a cycle of uncounted edges was accepted")
 	}
 }
+
+// TestCost: a plan's cost is how often its counters run, per-site counting's how often sites
+// complete. On the diamond with one site per block, the hot and the cold path's counters run
+// 0.9 + 0.1 times per execution, the four sites three times.
+func TestCost(t *testing.T) {
+	g := fixtures()["diamond"]
+	freq := []float64{1, 0.9, 0.1, 0.9, 0.1, 1}
+	plan, err := MakePlan(g, freq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := plan.Cost(freq); c < 0.999 || c > 1.001 {
+		t.Errorf("plan cost %v, want 1", c)
+	}
+	if c := SiteCost(g, freq); c < 2.999 || c > 3.001 {
+		t.Errorf("site cost %v, want 3", c)
+	}
+}

@@ -47,6 +47,29 @@ func MakePlan(g *Graph, freq []float64) (*Plan, error) {
 	return p, nil
 }
 
+// Cost is the increments the plan's counters run per execution of the method when its edges
+// are taken freq times (exceptions left out: their corrections run only when one is caught or
+// leaves).
+func (p *Plan) Cost(freq []float64) float64 {
+	c := 0.0
+	for _, k := range p.Counters {
+		c += freq[k.Edge]
+	}
+	return c
+}
+
+// SiteCost is the increments per-site counting runs per execution of the method when its edges
+// are taken freq times: each block's sites, as often as control enters the block.
+func SiteCost(g *Graph, freq []float64) float64 {
+	c := 0.0
+	for i, e := range g.Edges {
+		if e.To != g.X() {
+			c += freq[i] * float64(len(g.Sites[e.To]))
+		}
+	}
+	return c
+}
+
 // AfterCounter returns the deficit class once edge e's counter ran: D of its end block, or none
 // at X.
 func (p *Plan) AfterCounter(g *Graph, e int) int {

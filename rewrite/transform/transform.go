@@ -85,7 +85,22 @@ const (
 	SkipRuntime     SkipCode = "heapledger's own runtime is never instrumented"
 	SkipRewritten   SkipCode = RewrittenBefore
 	SkipRefused     SkipCode = "the pass refuses the class"
+	// Methods rewritten, but with a fallback (Fallback): --counters paths left their objects
+	// on per-site counters.
+	SkipPathsSubroutine SkipCode = "kept on per-site counters: jsr/ret subroutine"
+	SkipPathsOldClass   SkipCode = "kept on per-site counters: class file before version 49"
+	SkipPathsHandler    SkipCode = "kept on per-site counters: exception handler also reached by normal flow"
+	SkipPathsLarge      SkipCode = "kept on per-site counters: control-flow graph too large"
+	SkipPathsGraph      SkipCode = "kept on per-site counters: no control-flow graph"
+	SkipPathsCostlier   SkipCode = "kept on per-site counters: paths would run more increments"
 )
+
+// fallbacks are the codes of methods the pass did rewrite, in a simpler way than asked.
+var fallbacks = map[SkipCode]bool{SkipPathsSubroutine: true, SkipPathsOldClass: true, SkipPathsHandler: true, SkipPathsLarge: true, SkipPathsGraph: true, SkipPathsCostlier: true}
+
+// Fallback reports whether c is the code of a method rewritten with a fallback rather than
+// left as it was: summaries count those apart from the methods skipped.
+func (c SkipCode) Fallback() bool { return fallbacks[c] }
 
 // RewrittenBefore is the reason of a class skipped because heapledger rewrote it already: it
 // runs with the site IDs of an earlier rewrite's table, which a consumer may need to say.

@@ -16,7 +16,8 @@
 // The first frame the service writes is a hello (id 0, StatusHello) whose table lines name the
 // accounts, so the agent knows the service is up before it installs its transformer. Table lines
 // are in the table format of docs/formats.md without the version line; messages are lines
-// "warning: ...", "skipped: METHOD: REASON" or, for StatusFailed, the error.
+// "warning: ...", "skipped: METHOD: REASON", "fallback: METHOD: REASON" (rewritten, but with a
+// fallback: transform.SkipCode.Fallback) or, for StatusFailed, the error.
 package transformsvc
 
 import (

@@ -211,7 +211,11 @@ func (s *Server) handle(req *Request) (resp *Response) {
 		if m == "" {
 			m = "(class)"
 		}
-		fmt.Fprintf(&msgs, "skipped: %s.%s: %s\n", req.Name, oneLine(m), oneLine(sk.Reason()))
+		what := "skipped"
+		if sk.Code.Fallback() {
+			what = "fallback" // rewritten, as the agent does not count among skipped methods
+		}
+		fmt.Fprintf(&msgs, "%s: %s.%s: %s\n", what, req.Name, oneLine(m), oneLine(sk.Reason()))
 		// Said once, unasked: counted by the class's own code, with IDs of the table of the
 		// rewrite that made it. Those lie apart from this run's (docs/formats.md, "Site IDs"),
 		// but the runtime names them only if it finds that table.

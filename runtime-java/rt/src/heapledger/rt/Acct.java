@@ -455,16 +455,20 @@ public final class Acct {
         long[][] pg = a.pages;
         long[] p;
         int i = (id & PAGE_MASK) * SLOT;
-        if ((p = pg[id >>> PAGE_BITS & pg.length - 1])[i] == owner(id, acct)) {
+        if (!(Budget.MAY_THROW && Budget.anyThrowing) && (p = pg[id >>> PAGE_BITS & pg.length - 1])[i] == owner(id, acct)) {
             p[i + 1]++;
             if (account >= 0 && a.account != account) a.account = account;
             return a;
         }
+        // An account over a budget that throws: before the increment, so that the progress
+        // local, not yet moved past this counter, corrects exactly what ran.
+        if (Budget.anyThrowing) Budget.enforce(acct);
         return pathSlow(a, account, acct, id, c);
     }
 
     private static Acct pathSlow(Acct a, int account, int acct, int id, Class<?> c) {
         try {
+            if (!PathCounts.told) PathCounts.tell(c);
             if (account >= 0) a.account = account;
             if (SiteClasses.get(id) == null) SiteClasses.put(id, c);
             a.add(acct, id, 1, 0, 0);
@@ -477,11 +481,13 @@ public final class Acct {
     /**
      * The correction of a handler, or of the method's catch-all: progress is the deficit class
      * of the block the exception left (0: nothing owed), whose correction counter is
-     * first + progress - 1.
+     * first + progress - 1. It never throws (no budget check): it runs in the program's handlers.
      */
     public static Acct fix(Acct t, int account, int first, int progress, Class<?> c) {
         if (progress == 0) return t;
-        return path(t, account, first + progress - 1, c);
+        Acct a = t != null ? t : Ledger.current();
+        int acct = account >= 0 ? account : a.account;
+        return pathSlow(a, account, acct, first + progress - 1, c);
     }
 
     // multiIn, not multi: (Object, Acct, 5 ints) would clash with multi's three-dimension form.

@@ -17,6 +17,61 @@ final class PathCounts {
     final Map<Integer, Integer> counter = new HashMap<Integer, Integer>();
     /** Per method, the counter increments that ran (the rows of sites and counters before expansion). */
     final Map<String, Long> increments = new HashMap<String, Long>();
+    /**
+     * Per (account, site, 0), the objects the last expand() counted from path counters: no
+     * object was seen there, so liveness tracked none of them (LiveView counts them untracked).
+     */
+    final Counts unseen = new Counts();
+    /** Sites whose class the last noteClasses() could not name: their bytes are unknown (-1). */
+    final java.util.List<String> unsized = new java.util.ArrayList<String>();
+
+    /** Whether tell() ran: the first path counter's slow path asks, once per run. */
+    static volatile boolean told;
+
+    /**
+     * Says once on standard error, when liveness or a budget is on, that code counted by path
+     * counters (c's among it) hides its objects from them: rewritten with --counters paths,
+     * it calls no counting method with the object, and only a rewrite with --counters sites
+     * can track them. The snapshots say it too (header line unseen_objects).
+     */
+    static void tell(Class<?> c) {
+        synchronized (PathCounts.class) {
+            if (told) return;
+            told = true;
+        }
+        if (blind()) {
+            Snapshots.warn("liveness " + Live.describe() + (Budget.configured() ? " and budgets" : "") + " cannot see the objects "
+                    + c.getName() + " and any other class rewritten with --counters paths count by path counters: snapshots"
+                    + " count them as untracked and budgets miss them; rewrite with --counters sites to track them");
+        }
+    }
+
+    /** Whether liveness or a budget is on, which path-counted objects escape. */
+    static boolean blind() {
+        return Live.MODE != Live.OFF || Budget.configured();
+    }
+
+    /** The header line of a snapshot with path-counted objects that liveness or budgets could not see, or null. */
+    String[] unseenLine() {
+        if (!blind()) return null;
+        long objects = 0, rows = 0;
+        long[] tab = unseen.table;
+        for (int s = 0; s < tab.length; s += Counts.STRIDE) {
+            if (tab[s] == 0 || tab[s + 1] == 0) continue;
+            objects += tab[s + 1];
+            rows++;
+        }
+        if (rows == 0) return null;
+        return new String[] {"unseen_objects", objects + " objects of " + rows + " rows counted by path counters (--counters paths):"
+                + " liveness and budgets cannot see them, the rows count them as untracked; rewrite with --counters sites to track them"};
+    }
+
+    /** The header line naming the path-counted sites whose bytes are unknown, or null. */
+    String[] unsizedLine() {
+        if (unsized.isEmpty()) return null;
+        return new String[] {"unsized_sites", unsized.size() + " sites counted by path counters whose class their counting class's"
+                + " loader could not name, so their bytes are unknown (-1); the first: " + unsized.get(0)};
+    }
 
     /**
      * c with every path counter's row replaced by its sites' rows, or c itself when it has none.
@@ -45,7 +100,9 @@ final class PathCounts {
                 if (star <= 0) continue;
                 int target = id + Integer.parseInt(part.substring(0, star));
                 long mult = Long.parseLong(part.substring(star + 1));
-                add(rows, Counts.key(Counts.account(key), target, 0), tab[s + 1] * mult, 0, 0);
+                long k = Counts.key(Counts.account(key), target, 0);
+                add(rows, k, tab[s + 1] * mult, 0, 0);
+                unseen.add(k, tab[s + 1] * mult, 0, 0);
                 if (!counter.containsKey(target)) counter.put(target, id);
             }
         }
@@ -56,6 +113,16 @@ final class PathCounts {
             if (v[0] != 0 || v[1] != 0 || v[2] != 0) out.add(e.getKey(), v[0], v[1], v[2]);
         }
         return out;
+    }
+
+    /** The header lines the path counters add: unseen_objects, unsized_sites and, when asked, the increments. */
+    String[][] lines(boolean increments) {
+        java.util.List<String[]> l = new java.util.ArrayList<String[]>();
+        String[] u = unseenLine();
+        if (u != null) l.add(u);
+        if ((u = unsizedLine()) != null) l.add(u);
+        if (increments) l.addAll(java.util.Arrays.asList(incrementLines()));
+        return l.toArray(new String[0][]);
     }
 
     /**
@@ -103,7 +170,9 @@ final class PathCounts {
             try {
                 SiteClasses.put(site, Class.forName(f[1], false, by.getClassLoader()));
             } catch (Throwable x) {
-                // Not found by that name (a class of another loader): its bytes stay unknown (-1).
+                // The code that counted it resolved the class through that loader, so this is
+                // rare (a hidden class, a loader that no longer answers): said, bytes -1.
+                unsized.add(f[1] + " at site " + site + " (" + x + ")");
             }
         }
     }

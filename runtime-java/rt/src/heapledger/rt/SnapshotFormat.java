@@ -168,6 +168,8 @@ final class SnapshotFormat {
         final long[] ages = new long[16]; // live tracked objects by age in collections: 0, 1, 2-3, 4-7, ...
         Map<Long, long[]> live;
         Counts reclaimed = new Counts(), untracked = new Counts();
+        /** Objects counted by path counters, which liveness never sees: untracked, not scaled by the rate. */
+        Counts unseen = new Counts();
         /** Whether a full GC ran just before: the live figures are then exactly what it left reachable. */
         boolean gc;
         final Live.Walk walk = new Live.Walk();
@@ -228,7 +230,7 @@ final class SnapshotFormat {
             if (lv == null) lv = new long[4];
             long size = objectSize == null || objectSize < 0 ? -1 : objectSize;
             boolean object = slot[2] == 0 && slot[3] == 0;
-            long liveN = lv[1] * rate, recl = rc[0] * rate, untr = ut[0] * rate;
+            long liveN = lv[1] * rate, recl = rc[0] * rate, untr = ut[0] * rate + Math.max(0, get(unseen, key)[0]);
             long liveBytes = object ? (size < 0 ? -1 : liveN * size) : lv[2] * rate;
             long reclBytes = object ? (size < 0 ? -1 : recl * size) : rc[2] * rate;
             return new long[] {liveN, liveBytes, recl, reclBytes, untr, lv[0], lv[3] * rate};

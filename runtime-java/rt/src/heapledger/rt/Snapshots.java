@@ -306,7 +306,8 @@ final class Snapshots {
                 t = Tables.load(sitesOf(c, nodes));
                 pc.noteClasses(t);
             }
-            incrementLines = countIncrements() ? pc.incrementLines() : null;
+            if (lv != null) lv.unseen = pc.unseen;
+            pathLines = pc.lines(countIncrements());
             t.tell();
             Map<Integer, Long> sizes = objectSizes(c);
             SnapshotFormat.Contexts cx = tree == null ? null : new SnapshotFormat.Contexts(tree, nodes);
@@ -349,8 +350,8 @@ final class Snapshots {
         return f.getPath();
     }
 
-    /** The --count-increments lines of the snapshot being written (write() holds the lock), or null. */
-    private static String[][] incrementLines;
+    /** The path counters' header lines of the snapshot being written (write() holds the lock). */
+    private static String[][] pathLines = new String[0][];
 
     /** Whether snapshots say how many counter increments ran (--count-increments). */
     static boolean countIncrements() {
@@ -361,7 +362,7 @@ final class Snapshots {
     static String[][] header(Tables t, SnapshotFormat.LiveView lv, SnapshotFormat.Contexts cx) {
         java.util.List<String[]> h = new java.util.ArrayList<String[]>(java.util.Arrays.asList(header()));
         if (lv != null) h.addAll(java.util.Arrays.asList(lv.header()));
-        if (incrementLines != null) h.addAll(java.util.Arrays.asList(incrementLines));
+        h.addAll(java.util.Arrays.asList(pathLines));
         if (cx != null) h.add(new String[] {"context", cx.tree.describe()});
         if (t.clashes() > 0) h.add(new String[] {"clashes", t.clashes() + " IDs named differently by the tables of " + t.clash});
         return h.toArray(new String[0][]);

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// snapshotText is a snapshot of one program with rows of two sites, a site's ID as given.
+func snapshotText(objects, arrayElems, increments string, id string) string {
+	return "# heapledger snapshot 3\nreason\texit\nprogram\tP\npid\t1\nincrements\t" + increments +
+		"\nincrements_by_method\ta.B.m()V=" + increments + "\naccount\t1\tall\n" +
+		"site\t" + id + "\tobject\ta.C\ta.B.m()V\t3\t10\n" +
+		"site\t9\tarray\tint[]\ta.B.m()V\t7\t11\n" +
+		"alloc\t1\t" + id + "\t0\t" + objects + "\t0\t-1\t-\t-\t-\t-\t-\t-\t-\n" +
+		"alloc\t1\t9\t0\t2\t" + arrayElems + "\t-1\t-\t-\t-\t-\t-\t-\t-\nend\n"
+}
+
+// TestCompareRows: rows are matched by what the table says of their sites, not by ID, summed
+// over a run's snapshots, and a difference in any figure is found; increments add up.
+func TestCompareRows(t *testing.T) {
+	write := func(dir, name, text string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, b := t.TempDir(), t.TempDir()
+	write(a, "heapledger-P-1-1.snapshot", snapshotText("5", "8", "7", "4"))
+	write(a, "heapledger-P-2-1.snapshot", snapshotText("1", "8", "3", "4"))
+	write(b, "heapledger-P-3-1.snapshot", snapshotText("6", "16", "4", "12"))
+	ra, err := readRunRows(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, err := readRunRows(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ra.increments != 10 || rb.increments != 4 || ra.byMethod["a.B.m()V"] != 10 {
+		t.Errorf("increments %d, %d, by method %v", ra.increments, rb.increments, ra.byMethod)
+	}
+	if d := diffRows(ra.rows, rb.rows); len(d) != 1 || !strings.Contains(d[0], "array") {
+		t.Errorf("differences %q, want the array row alone", d)
+	}
+	write(b, "heapledger-P-3-1.snapshot", snapshotText("6", "8", "4", "12"))
+	write(b, "heapledger-P-4-1.snapshot", snapshotText("0", "8", "4", "12"))
+	if rb, err = readRunRows(b); err != nil {
+		t.Fatal(err)
+	}
+	if d := diffRows(ra.rows, rb.rows); len(d) != 0 {
+		t.Errorf("differences %q, want none", d)
+	}
+	if got := topMethods(ra.byMethod, 5); got != "a.B.m()V 100%" {
+		t.Errorf("top methods %q", got)
+	}
+}
