@@ -55,3 +55,14 @@ func TestCompareRows(t *testing.T) {
 		t.Errorf("top methods %q", got)
 	}
 }
+
+// TestCompareModeWithItself: -compare A,A prepares A once, and A,B both, in order.
+func TestCompareModeWithItself(t *testing.T) {
+	a, b := findMode("heapledger-count"), findMode("heapledger-count-paths")
+	if got := distinct([]*Mode{a, a}); len(got) != 1 || got[0] != a {
+		t.Errorf("A,A: %d modes", len(got))
+	}
+	if got := distinct([]*Mode{a, b}); len(got) != 2 || got[0] != a || got[1] != b {
+		t.Errorf("A,B: %d modes", len(got))
+	}
+}
