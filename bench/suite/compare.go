@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -101,6 +102,10 @@ func (r *Result) rowsOf(env *Env, m *Mode) (*runRows, error) {
 	}
 	det := *l
 	det.JVM = append(append(append([]string(nil), l.JVM...), compareJVM...), r.W.Repeatable...)
+	var err error
+	if det.Classpath, err = samePlace(env, r.W.Name, l.Classpath); err != nil {
+		return nil, err
+	}
 	r.Launches[m.Name] = &det
 	defer func() { r.Launches[m.Name] = l }()
 	keep := env.Keep
@@ -110,6 +115,33 @@ func (r *Result) rowsOf(env *Env, m *Mode) (*runRows, error) {
 		return nil, err
 	}
 	return readRunRows(filepath.Join(env.Out, "runs", r.W.Name, m.Name, "r1"))
+}
+
+// samePlace links the jars of classpath that a mode rewrote (they lie in a directory named
+// after the mode) to one place per workload whatever the mode, and returns the classpath with
+// them there. A program can count its own class path: ecj cuts it into char arrays, and a
+// jar path six characters longer made six char array elements more under paths.
+func samePlace(env *Env, workload string, classpath []string) ([]string, error) {
+	rewritten := filepath.Join(env.Out, "rewritten") + string(filepath.Separator)
+	dir := filepath.Join(env.Out, "compare", workload)
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, err
+	}
+	out := append([]string(nil), classpath...)
+	for i, p := range out {
+		if !strings.HasPrefix(p, rewritten) {
+			continue
+		}
+		to := filepath.Join(dir, strconv.Itoa(i), filepath.Base(p))
+		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.Link(p, to); err != nil {
+			return nil, fmt.Errorf("compare: %w", err)
+		}
+		out[i] = to
+	}
+	return out, nil
 }
 
 // readRunRows sums the rows of every snapshot in dir.

@@ -55,3 +55,41 @@ func TestCompareRows(t *testing.T) {
 		t.Errorf("top methods %q", got)
 	}
 }
+
+// TestCompareModeWithItself: -compare A,A prepares A once, and A,B both, in order.
+func TestCompareModeWithItself(t *testing.T) {
+	a, b := findMode("heapledger-count"), findMode("heapledger-count-paths")
+	if got := distinct([]*Mode{a, a}); len(got) != 1 || got[0] != a {
+		t.Errorf("A,A: %d modes", len(got))
+	}
+	if got := distinct([]*Mode{a, b}); len(got) != 2 || got[0] != a || got[1] != b {
+		t.Errorf("A,B: %d modes", len(got))
+	}
+}
+
+// TestSamePlace: each mode's rewritten jars run from one path whatever the mode (a program can
+// count its class path); other classpath entries are left where they are.
+func TestSamePlace(t *testing.T) {
+	env := &Env{Out: t.TempDir()}
+	var got [2][]string
+	for i, mode := range []string{"heapledger-count", "heapledger-count-paths"} {
+		jar := filepath.Join(env.Out, "rewritten", mode, "w", "abc", "w.jar")
+		if err := os.MkdirAll(filepath.Dir(jar), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(jar, []byte(mode), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cp, err := samePlace(env, "w", []string{"/usr/share/java/x.jar", jar})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, err := os.ReadFile(cp[1]); err != nil || string(b) != mode {
+			t.Errorf("%s: %s holds %q (%v)", mode, cp[1], b, err)
+		}
+		got[i] = cp
+	}
+	if got[0][0] != "/usr/share/java/x.jar" || got[0][1] != got[1][1] {
+		t.Errorf("classpaths %v and %v", got[0], got[1])
+	}
+}

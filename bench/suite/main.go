@@ -16,6 +16,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -197,7 +198,7 @@ func runCompare(env *Env, ws []*Workload, pair string, stdout io.Writer) (int, e
 		}
 		ms = append(ms, m)
 	}
-	results, err := prepare(env, ws, ms)
+	results, err := prepare(env, ws, distinct(ms))
 	if err != nil {
 		return 2, err
 	}
@@ -211,6 +212,19 @@ func runCompare(env *Env, ws []*Workload, pair string, stdout io.Writer) (int, e
 		return 1, fmt.Errorf("%d of %d workloads failed or differ", bad, len(results))
 	}
 	return 0, nil
+}
+
+// distinct is ms without repeats. A mode compared with itself (-compare A,A: the workload's
+// own run-to-run variation) is prepared once, as two preparations would write its rewritten
+// jars to the same place at once.
+func distinct(ms []*Mode) []*Mode {
+	var out []*Mode
+	for _, m := range ms {
+		if !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // prepare generates inputs and builds each mode's launch (rewriting jars where a mode needs it).

@@ -466,9 +466,18 @@ public final class Acct {
         return pathSlow(a, account, acct, id, c);
     }
 
+    /**
+     * Whether a path counter's slow path ran. Kept here, not in PathCounts: while the program
+     * runs, counting by paths must load no class that counting by sites does not. Each class the
+     * JVM defines on a thread moves that thread's identity hash codes on, and a program whose
+     * work depends on them (one iterating a set of objects hashed by identity) would then do
+     * different work under the two modes. PathCounts is loaded at the first snapshot in both.
+     */
+    private static volatile boolean pathsSeen;
+
     private static Acct pathSlow(Acct a, int account, int acct, int id, Class<?> c) {
         try {
-            if (!PathCounts.told) PathCounts.tell(c);
+            if (!pathsSeen) seePaths(c);
             if (account >= 0) a.account = account;
             if (SiteClasses.get(id) == null) SiteClasses.put(id, c);
             a.add(acct, id, 1, 0, 0);
@@ -476,6 +485,17 @@ public final class Acct {
             Ledger.drop(e);
         }
         return a;
+    }
+
+    /** The first path counter's slow path: when liveness or a budget is on, say that they miss its objects. */
+    private static void seePaths(Class<?> c) {
+        pathsSeen = true;
+        if (pathsBlind()) PathCounts.tell(c);
+    }
+
+    /** Whether liveness or a budget is on, which path-counted objects escape. */
+    static boolean pathsBlind() {
+        return Live.MODE != Live.OFF || Budget.configured();
     }
 
     /**

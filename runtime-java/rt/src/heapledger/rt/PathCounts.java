@@ -25,35 +25,29 @@ final class PathCounts {
     /** Sites whose class the last noteClasses() could not name: their bytes are unknown (-1). */
     final java.util.List<String> unsized = new java.util.ArrayList<String>();
 
-    /** Whether tell() ran: the first path counter's slow path asks, once per run. */
-    static volatile boolean told;
+    /** Whether tell() said it. */
+    private static boolean told;
 
     /**
-     * Says once on standard error, when liveness or a budget is on, that code counted by path
-     * counters (c's among it) hides its objects from them: rewritten with --counters paths,
-     * it calls no counting method with the object, and only a rewrite with --counters sites
-     * can track them. The snapshots say it too (header line unseen_objects).
+     * Says once on standard error, when liveness or a budget is on (Acct.pathsBlind; the first
+     * path counter's slow path calls this only then), that code counted by path counters (c's
+     * among it) hides its objects from them: rewritten with --counters paths, it calls no
+     * counting method with the object, and only a rewrite with --counters sites can track them.
+     * The snapshots say it too (header line unseen_objects).
      */
     static void tell(Class<?> c) {
         synchronized (PathCounts.class) {
             if (told) return;
             told = true;
         }
-        if (blind()) {
-            Snapshots.warn("liveness " + Live.describe() + (Budget.configured() ? " and budgets" : "") + " cannot see the objects "
-                    + c.getName() + " and any other class rewritten with --counters paths count by path counters: snapshots"
-                    + " count them as untracked and budgets miss them; rewrite with --counters sites to track them");
-        }
-    }
-
-    /** Whether liveness or a budget is on, which path-counted objects escape. */
-    static boolean blind() {
-        return Live.MODE != Live.OFF || Budget.configured();
+        Snapshots.warn("liveness " + Live.describe() + (Budget.configured() ? " and budgets" : "") + " cannot see the objects "
+                + c.getName() + " and any other class rewritten with --counters paths count by path counters: snapshots"
+                + " count them as untracked and budgets miss them; rewrite with --counters sites to track them");
     }
 
     /** The header line of a snapshot with path-counted objects that liveness or budgets could not see, or null. */
     String[] unseenLine() {
-        if (!blind()) return null;
+        if (!Acct.pathsBlind()) return null;
         long objects = 0, rows = 0;
         long[] tab = unseen.table;
         for (int s = 0; s < tab.length; s += Counts.STRIDE) {
