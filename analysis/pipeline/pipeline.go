@@ -45,6 +45,8 @@ type Options struct {
 	// TempDir is where the columns a phase does not read wait ("": the system's temporary
 	// directory). It saves memory only on a disk: on a tmpfs the files are memory too.
 	TempDir string
+	// MaxMemory is the memory budget in bytes (0: none): see Budget.
+	MaxMemory int64
 }
 
 // Analyze analyses the dump at path and returns its report. It stops with an error wrapping
@@ -64,8 +66,11 @@ func Analyze(ctx context.Context, path string, opt Options) (*Report, error) {
 		defer debug.SetGCPercent(debug.SetGCPercent(400))
 	}
 	m := progress.New(ctx, opt.Listener)
-	mem := memory.New(0, opt.TempDir)
+	mem := memory.New(opt.MaxMemory, opt.TempDir)
 	defer mem.Close()
+	if opt.MaxMemory > 0 {
+		mem.Page()
+	}
 	// The analysis aims to peak under the dump's size (docs/heapdump-benchmarks.md): work that
 	// could overlap on another core does so only within it.
 	size := int64(-1)
@@ -99,7 +104,7 @@ func Analyze(ctx context.Context, path string, opt Options) (*Report, error) {
 				stopGiving = stop
 			}
 		}
-		if r := memory.Resident(); size >= 0 && r >= 0 {
+		if r := memory.Resident(); size >= 0 && r >= 0 && !mem.Paging() {
 			ahead = makeAhead(mem, nodes, size-r)
 		}
 	})
@@ -128,6 +133,9 @@ func Analyze(ctx context.Context, path string, opt Options) (*Report, error) {
 	// as the plain file's.
 	if size >= 0 {
 		lopt.MemoryLimit = max(size, d.Bytes)
+	}
+	if opt.MaxMemory > 0 {
+		lopt.MemoryLimit = min(max(lopt.MemoryLimit, 1), opt.MaxMemory)
 	}
 	in := &leaks.Input{
 		Graph: d.Graph, Weak: heapgraph.EdgeSet(d.Weak), ClassOf: d.ClassOf, NumClasses: len(d.Classes),
