@@ -142,7 +142,7 @@ func analyzeFlags() []cli.Flag {
 		&cli.Float64Flag{Name: "threshold", Value: 100 * leaks.DefaultOptions.Threshold, Usage: "percent of the heap an object must retain to be a leak suspect"},
 		&cli.BoolFlag{Name: "keep-unreachable", Usage: "analyse objects no GC root reaches too (attached to the super root by the thesis's rule) instead of only counting them; a dump without GC-root records is always analysed so"},
 		&cli.BoolFlag{Name: "keep-page-cache", Usage: "leave the dump's pages in the page cache instead of giving them to the analysis once read (see Page cache)"},
-		&cli.StringFlag{Name: "max-memory", Usage: "the memory the analysis may take, as 512M or 2G: past what fits, its arrays wait in files in --temp-dir (default: the cgroup's memory limit, or the memory available, less a margin; printed; see Memory)"},
+		&cli.StringFlag{Name: "max-memory", Usage: "the memory the analysis may take, as 512M or 2G, or none: past what fits, its arrays wait in files in --temp-dir (default: 90% of the cgroup's memory limit or of the memory available, whichever is less, printed on stderr; see Memory)"},
 		&cli.StringFlag{Name: "temp-dir", Usage: "directory for the columns a phase does not read, on a disk with room (default: $TMPDIR, or /tmp; see Memory)"},
 		&cli.BoolFlag{Name: "timings", Usage: "print on stderr how long each phase took (wall and CPU seconds) and the peak memory so far, a line per phase"},
 		&cli.StringFlag{Name: "table", Usage: "name the accounts and sites of heapledger's tracking references from this table (the rewrite's OUTPUT.table.tsv), for a dump that holds none, such as one jmap or jcmd took; the dump's own table wins where both name an ID"},
@@ -156,6 +156,11 @@ func checkAnalyzeFlags(c *cli.Context) error {
 	}
 	if c.Int("top") < 0 {
 		return fmt.Errorf("--top %d: want 0 or more", c.Int("top"))
+	}
+	if s := c.String("max-memory"); s != "" && s != "none" {
+		if _, err := parseBytes(s); err != nil {
+			return fmt.Errorf("--max-memory: %w", err)
+		}
 	}
 	if dir := c.String("temp-dir"); dir != "" {
 		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
@@ -172,13 +177,9 @@ func checkAnalyzeFlags(c *cli.Context) error {
 func analyzeDump(c *cli.Context, path string, names *tracked.Names, shown *phases) (*pipeline.Report, error) {
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	var maxMemory int64
-	if s := c.String("max-memory"); s != "" {
-		n, err := parseBytes(s)
-		if err != nil {
-			return nil, fmt.Errorf("--max-memory: %w", err)
-		}
-		maxMemory = n
+	maxMemory, err := memoryBudget(c)
+	if err != nil {
+		return nil, err
 	}
 	rep, err := pipeline.Analyze(ctx, path, pipeline.Options{
 		Dump: c.Int("dump"), Compressed: c.String("compressed"), KeepUnreachable: c.Bool("keep-unreachable"),
@@ -190,6 +191,27 @@ func analyzeDump(c *cli.Context, path string, names *tracked.Names, shown *phase
 		err = fmt.Errorf("%w (--partial analyses the part that is there)", err)
 	}
 	return rep, err
+}
+
+// memoryBudget is the analysis's memory budget: --max-memory's, or none for "none", or by
+// default a share of the memory the process may use, which it prints.
+func memoryBudget(c *cli.Context) (int64, error) {
+	switch s := c.String("max-memory"); s {
+	case "none":
+		return 0, nil
+	case "":
+		n, from := pipeline.DefaultBudget()
+		if n > 0 {
+			fmt.Fprintf(errWriter(c), "memory budget: %d MB (%s; --max-memory sets another)\n", n>>20, from)
+		}
+		return n, nil
+	default:
+		n, err := parseBytes(s)
+		if err != nil {
+			return 0, fmt.Errorf("--max-memory: %w", err)
+		}
+		return n, nil
+	}
 }
 
 // pathShown is how many references of a long path the text report prints at each end; the

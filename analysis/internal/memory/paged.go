@@ -40,20 +40,22 @@ import (
 const pagedMin = 1 << 20
 
 // pagerTick is how often the pager reads the resident memory.
-const pagerTick = 20 * time.Millisecond
+const pagerTick = 5 * time.Millisecond
 
 // pagedArray is one array's file and its mapping.
 type pagedArray struct {
-	fd   int
-	mem  []byte // the mapping
-	addr uintptr
-	size uintptr
+	fd    int    // -1 for a view of a spilled column, whose file is the Spilled's
+	mem   []byte // the mapping
+	addr  uintptr
+	size  uintptr
+	owned bool // the pager unmaps it and closes its file at the end; a view its Spilled does
 }
 
 // pager keeps a budget's paged arrays and the process's resident memory under the budget.
 type pager struct {
 	mu     sync.Mutex
 	on     bool
+	from   uintptr      // the smallest array paged (0: pagedMin)
 	arrays []pagedArray // by address
 	order  []uintptr    // addresses, oldest first: the order trims go in
 	next   int          // where in order the next trim starts
@@ -79,6 +81,14 @@ func (b *Budget) Page() {
 	go p.run(b.limit, p.stop, p.exited)
 }
 
+// PageFrom has arrays of bytes bytes and more paged, rather than pagedMin and more: for tests,
+// which page every array of a small dump so.
+func (b *Budget) PageFrom(bytes int) {
+	b.paged.mu.Lock()
+	defer b.paged.mu.Unlock()
+	b.paged.from = uintptr(max(bytes, 1))
+}
+
 // Paging reports whether b's big arrays are made from files.
 func (b *Budget) Paging() bool {
 	if b == nil {
@@ -102,7 +112,7 @@ func (b *Budget) Trims() int {
 func paged[T ~uint8 | ~uint32 | ~uint64](b *Budget, n int) []T {
 	var z T
 	size := uintptr(n) * unsafe.Sizeof(z)
-	if b == nil || size < pagedMin || !b.Paging() {
+	if b == nil || size == 0 || size < b.pagedFrom() || !b.Paging() {
 		return nil
 	}
 	mem, err := b.mapArray(size)
@@ -113,19 +123,60 @@ func paged[T ~uint8 | ~uint32 | ~uint64](b *Budget, n int) []T {
 	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(mem))), n)
 }
 
+func (b *Budget) pagedFrom() uintptr {
+	b.paged.mu.Lock()
+	defer b.paged.mu.Unlock()
+	if b.paged.from == 0 {
+		return pagedMin
+	}
+	return b.paged.from
+}
+
 // mapArray makes a file of size bytes in b's directory, maps it and keeps it (step 2).
 func (b *Budget) mapArray(size uintptr) ([]byte, error) {
 	a, err := mapFile(b.Dir(), size)
 	if err != nil {
 		return nil, err
 	}
+	a.owned = true
+	b.paged.add(a)
+	return a.mem, nil
+}
+
+// track has the pager trim a read-only view of a spilled column too while it is mapped
+// (Spilled.Map, View), when b pages.
+func (b *Budget) track(view []byte) {
+	if len(view) > 0 && b.Paging() {
+		b.paged.add(pagedArray{fd: -1, mem: view, addr: uintptr(unsafe.Pointer(unsafe.SliceData(view))), size: uintptr(len(view))})
+	}
+}
+
+// untrack ends track's, before the view is unmapped.
+func (b *Budget) untrack(view []byte) {
+	if len(view) == 0 || b == nil {
+		return
+	}
 	p := &b.paged
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	addr := uintptr(unsafe.Pointer(unsafe.SliceData(view)))
+	if i, found := slices.BinarySearchFunc(p.arrays, addr, byAddr); found {
+		p.arrays = slices.Delete(p.arrays, i, i+1)
+	}
+	if j := slices.Index(p.order, addr); j >= 0 {
+		p.order = slices.Delete(p.order, j, j+1)
+		if j < p.next {
+			p.next--
+		}
+	}
+}
+
+func (p *pager) add(a pagedArray) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	i, _ := slices.BinarySearchFunc(p.arrays, a.addr, byAddr)
 	p.arrays = slices.Insert(p.arrays, i, a)
 	p.order = append(p.order, a.addr)
-	return a.mem, nil
 }
 
 func byAddr(x pagedArray, addr uintptr) int { return cmp.Compare(x.addr, addr) }
@@ -145,10 +196,18 @@ func (p *pager) containing(addr, n uintptr) (pagedArray, bool) {
 	return a, addr >= a.addr && addr+n <= a.addr+a.size
 }
 
-// run is the pager's goroutine (step 3): every pagerTick it reads the resident memory and, over
-// limit, trims the arrays down to three quarters of it.
+// run is the pager's goroutine (step 3): every pagerTick it reads the resident memory and, past
+// three quarters of limit, trims the arrays down to half of it. The write-back of the arrays
+// trimmed runs on a goroutine of its own (writeBacks): it can wait for the disk, and the pager
+// must not, while the phase it watches faults pages in.
 func (p *pager) run(limit int64, stop <-chan struct{}, exited chan<- struct{}) {
-	defer close(exited)
+	flush, flushed := make(chan pagedArray, 64), make(chan struct{})
+	go writeBacks(flush, flushed)
+	defer func() {
+		close(flush)
+		<-flushed
+		close(exited)
+	}()
 	t := time.NewTicker(pagerTick)
 	defer t.Stop()
 	for {
@@ -157,16 +216,25 @@ func (p *pager) run(limit int64, stop <-chan struct{}, exited chan<- struct{}) {
 			return
 		case <-t.C:
 		}
-		if Resident() > limit {
-			p.trim(limit * 3 / 4)
+		if Resident() > limit*3/4 {
+			p.trim(limit/2, flush)
 		}
+	}
+}
+
+// writeBacks starts the write-back of each array it is sent.
+func writeBacks(flush <-chan pagedArray, flushed chan<- struct{}) {
+	defer close(flushed)
+	for a := range flush {
+		writeBack(a)
 	}
 }
 
 // trim ends the process's mapping of the arrays' pages, the oldest arrays first from where the
 // last trim stopped, until the resident memory is under target or every array was trimmed once,
-// and starts their write-back.
-func (p *pager) trim(target int64) {
+// and has their write-back started (flush; an array is left for the kernel's own write-back
+// when flush is full).
+func (p *pager) trim(target int64, flush chan<- pagedArray) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.trims++
@@ -176,9 +244,16 @@ func (p *pager) trim(target int64) {
 		}
 		addr := p.order[p.next]
 		p.next++
-		if i, found := slices.BinarySearchFunc(p.arrays, addr, byAddr); found {
-			unmapPages(p.arrays[i])
-			writeBack(p.arrays[i])
+		i, found := slices.BinarySearchFunc(p.arrays, addr, byAddr)
+		if !found {
+			continue
+		}
+		unmapPages(p.arrays[i])
+		if p.arrays[i].fd >= 0 {
+			select {
+			case flush <- p.arrays[i]:
+			default:
+			}
 		}
 	}
 }
@@ -196,7 +271,9 @@ func (p *pager) close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, a := range p.arrays {
-		closeArray(a)
+		if a.owned {
+			closeArray(a)
+		}
 	}
 	p.arrays, p.order, p.next = nil, nil, 0
 }

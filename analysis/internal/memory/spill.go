@@ -193,10 +193,12 @@ func (s *Spilled[T]) Load(dst []T) ([]T, error) {
 // write faults), and must not be used after Unmap or Close, which end it. Where mapping is not
 // available, or fails, and for a second view while one is out, Map is Load.
 func (s *Spilled[T]) Map() ([]T, error) {
-	m := s.mapFiles(true)
+	// Under a budget that pages, the pages come in as they are read, and the pager may trim them.
+	m := s.mapFiles(!s.b.Paging())
 	if m == nil {
 		return s.Load(nil)
 	}
+	s.b.track(m)
 	s.mapped = m
 	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(m))), s.n), nil
 }
@@ -221,6 +223,7 @@ func (s *Spilled[T]) View() ([]T, error) {
 	if m == nil {
 		return s.Restore(nil)
 	}
+	s.b.track(m)
 	for _, f := range s.files {
 		f.Close() // the mapping holds the file
 	}
@@ -263,6 +266,7 @@ func (s *Spilled[T]) ScanRange(buf []T, from, to int, fn func(lo int, part []T))
 // afterwards.
 func (s *Spilled[T]) Unmap() {
 	if s.mapped != nil {
+		s.b.untrack(s.mapped)
 		unmap(s.mapped)
 		s.mapped = nil
 	}

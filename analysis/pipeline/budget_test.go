@@ -1,0 +1,180 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/heapledger/heapledger/analysis/hprof"
+	"github.com/heapledger/heapledger/analysis/hprof/hproftest"
+	"github.com/heapledger/heapledger/analysis/internal/memory"
+	"github.com/heapledger/heapledger/analysis/progress"
+	"github.com/heapledger/heapledger/fixtures/heapdumps"
+)
+
+// generatedObjects is how many objects generatedDump writes besides its three classes, which
+// are objects too (generatedCount in all).
+const (
+	generatedObjects = 120_000
+	generatedCount   = generatedObjects + 3
+)
+
+// generatedDump writes a dump of generatedObjects objects (4-byte ids, so fewer bytes an object
+// than the estimate before reading takes) in segments of a thousand
+// records, every one reachable from a root: a list as long as a tenth of them (deep searches),
+// nodes with random references (components of every size, shared objects), object arrays and
+// byte arrays, and returns its path.
+func generatedDump(t *testing.T) string {
+	t.Helper()
+	r := rand.New(rand.NewPCG(33, 2))
+	b := hproftest.New(4)
+	b.LoadClass(0x10, "java/lang/Object")
+	b.LoadClass(0x20, "app/Node")
+	b.LoadClass(0x30, "[Ljava/lang/Object;")
+	node := []hproftest.Field{{Name: "next", Type: hprof.TypeObject}, {Name: "other", Type: hprof.TypeObject}, {Name: "data", Type: hprof.TypeObject}}
+	b.Declare(0x20, 0x10, node)
+	b.StartSegment(false)
+	b.Class(0x10, 0, "", nil, nil)
+	b.Class(0x20, 0x10, "", node, nil)
+	b.Class(0x30, 0x10, "", nil, nil)
+	id := func(i int) uint64 { return 0x1000 + 16*uint64(i) }
+	list := generatedObjects / 10
+	for i := range generatedObjects {
+		if i%1000 == 999 {
+			b.EndSegment()
+			b.StartSegment(false)
+		}
+		switch {
+		case i < list: // the list, each element with a byte array
+			next := uint64(0)
+			if i+1 < list {
+				next = id(i + 1)
+			}
+			b.Instance(id(i), 0x20, next, id(list+r.IntN(generatedObjects-list)), 0)
+		case i%7 == 0:
+			b.PrimArray(id(i), hprof.TypeByte, r.IntN(100))
+		case i%11 == 0:
+			elems := make([]uint64, r.IntN(8))
+			for k := range elems {
+				elems[k] = id(r.IntN(generatedObjects))
+			}
+			b.ObjArray(id(i), 0x30, elems...)
+		default: // a node reaching back (cycles) and ahead
+			b.Instance(id(i), 0x20, id(i+1-i/generatedObjects), id(list+r.IntN(i-list+1)), id(r.IntN(generatedObjects)))
+		}
+	}
+	b.Root(hprof.TagRootJNIGlobal, id(0))
+	b.Root(hprof.TagRootJNIGlobal, id(list))
+	b.EndSegment()
+	b.EndDump()
+	path := filepath.Join(t.TempDir(), "generated.hprof")
+	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// pageEverything has the analyses that follow page every array of a page or more to files in
+// dir, under a budget they are always over, so that the pager trims them all the time; it
+// returns how many analyses paged and how often their pagers trimmed, once they are done.
+func pageEverything(t *testing.T, dir string) (paged func() (analyses, trims int)) {
+	t.Helper()
+	var made []*memory.Budget
+	prev := newBudget
+	t.Cleanup(func() { newBudget = prev })
+	newBudget = func(limit int64, _ string) *memory.Budget {
+		if limit == 0 {
+			return memory.New(0, dir)
+		}
+		// A dump this small fits any budget the analysis takes: it would page nothing.
+		b := memory.New(1, dir)
+		b.PageFrom(4096)
+		b.Page()
+		made = append(made, b)
+		return b
+	}
+	return func() (analyses, trims int) {
+		for _, b := range made {
+			trims += b.Trims()
+		}
+		return len(made), trims
+	}
+}
+
+// Under the smallest budget, every array paged and trimmed all the time, the fixture dump and a
+// generated larger one give the report of an analysis without a budget, byte for byte, and
+// leave no file behind.
+func TestBudgetSameReport(t *testing.T) {
+	dumps := map[string]string{"generated": generatedDump(t), "fixture": heapdumps.Dump(t)}
+	dir := t.TempDir()
+	paged := pageEverything(t, dir)
+	for name, dump := range dumps {
+		t.Run(name, func(t *testing.T) {
+			plain := analyze(t, dump, Options{})
+			st, err := os.Stat(dump)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Not an object for every byte: a budget above the smallest (the budget the pager keeps
+			// to is pageEverything's).
+			budget := MinimumBudget(st.Size())
+			before, trimmed := paged()
+			if got := analyze(t, dump, Options{MaxMemory: budget}); got != plain {
+				t.Errorf("the report under a budget of %d MB differs from the one without", budget>>20)
+			}
+			if n, trims := paged(); n != before+1 || trims == trimmed {
+				t.Errorf("the analysis under a budget paged %d times and trimmed %d times, want once and some", n-before, trims-trimmed)
+			}
+		})
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("%d files left in the temporary directory", len(left))
+	}
+}
+
+// steps keeps the names of the steps begun.
+type steps []string
+
+func (s *steps) Begin(st progress.Step) { *s = append(*s, st.Name) }
+func (s *steps) Read(done, total int64) {}
+func (s *steps) Warn(msg string)        {}
+
+// Too small a budget is refused before the file is read when the file's size tells, and once
+// the objects are counted otherwise, before any other step; the error names the smallest budget.
+func TestBudgetRefusedAtOnce(t *testing.T) {
+	dump := generatedDump(t)
+	st, err := os.Stat(dump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	estimated := st.Size() / typicalObjectBytes
+	if estimated >= generatedCount {
+		t.Fatalf("the generated dump's %d bytes hold more than %d objects by the estimate: its objects must be smaller for this test", st.Size(), generatedCount)
+	}
+	for _, c := range []struct {
+		budget int64
+		need   int64
+		steps  string
+	}{
+		{budget: MinimumBudget(estimated) - 1, need: MinimumBudget(estimated), steps: ""},
+		{budget: MinimumBudget(estimated), need: MinimumBudget(generatedCount), steps: "reading objects"},
+	} {
+		var begun steps
+		_, err := Analyze(context.Background(), dump, Options{MaxMemory: c.budget, Threshold: 0.1, Listener: &begun})
+		want := fmt.Sprintf("needs at least %d MB", (c.need+1<<20-1)>>20)
+		if !errors.Is(err, ErrBudget) || !strings.Contains(err.Error(), want) {
+			t.Errorf("budget %d: error %v, want ErrBudget saying %q", c.budget, err, want)
+		}
+		if got := strings.Join(begun, ", "); got != c.steps {
+			t.Errorf("budget %d: steps begun %q, want %q", c.budget, got, c.steps)
+		}
+	}
+	if _, err := Analyze(context.Background(), dump, Options{MaxMemory: MinimumBudget(generatedCount), Threshold: 0.1}); err != nil {
+		t.Errorf("the smallest budget named: %v", err)
+	}
+}
