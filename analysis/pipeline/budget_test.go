@@ -4,76 +4,30 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/heapledger/heapledger/analysis/hprof"
 	"github.com/heapledger/heapledger/analysis/hprof/hproftest"
 	"github.com/heapledger/heapledger/analysis/internal/memory"
 	"github.com/heapledger/heapledger/analysis/progress"
 	"github.com/heapledger/heapledger/fixtures/heapdumps"
 )
 
-// generatedObjects is how many objects generatedDump writes besides its three classes, which
-// are objects too (generatedCount in all).
+// generatedObjects is how many objects generatedDump writes besides the classes of
+// hproftest.RandomHeap, which are objects too (generatedCount in all).
 const (
 	generatedObjects = 120_000
-	generatedCount   = generatedObjects + 3
+	generatedCount   = generatedObjects + hproftest.RandomHeapClasses
 )
 
-// generatedDump writes a dump of generatedObjects objects (4-byte ids, so fewer bytes an object
-// than the estimate before reading takes) in segments of a thousand
-// records, every one reachable from a root: a list as long as a tenth of them (deep searches),
-// nodes with random references (components of every size, shared objects), object arrays and
-// byte arrays, and returns its path.
+// generatedDump writes hproftest.RandomHeap's dump of generatedObjects objects and returns its
+// path.
 func generatedDump(t *testing.T) string {
 	t.Helper()
-	r := rand.New(rand.NewPCG(33, 2))
-	b := hproftest.New(4)
-	b.LoadClass(0x10, "java/lang/Object")
-	b.LoadClass(0x20, "app/Node")
-	b.LoadClass(0x30, "[Ljava/lang/Object;")
-	node := []hproftest.Field{{Name: "next", Type: hprof.TypeObject}, {Name: "other", Type: hprof.TypeObject}, {Name: "data", Type: hprof.TypeObject}}
-	b.Declare(0x20, 0x10, node)
-	b.StartSegment(false)
-	b.Class(0x10, 0, "", nil, nil)
-	b.Class(0x20, 0x10, "", node, nil)
-	b.Class(0x30, 0x10, "", nil, nil)
-	id := func(i int) uint64 { return 0x1000 + 16*uint64(i) }
-	list := generatedObjects / 10
-	for i := range generatedObjects {
-		if i%1000 == 999 {
-			b.EndSegment()
-			b.StartSegment(false)
-		}
-		switch {
-		case i < list: // the list, each element with a byte array
-			next := uint64(0)
-			if i+1 < list {
-				next = id(i + 1)
-			}
-			b.Instance(id(i), 0x20, next, id(list+r.IntN(generatedObjects-list)), 0)
-		case i%7 == 0:
-			b.PrimArray(id(i), hprof.TypeByte, r.IntN(100))
-		case i%11 == 0:
-			elems := make([]uint64, r.IntN(8))
-			for k := range elems {
-				elems[k] = id(r.IntN(generatedObjects))
-			}
-			b.ObjArray(id(i), 0x30, elems...)
-		default: // a node reaching back (cycles) and ahead
-			b.Instance(id(i), 0x20, id(i+1-i/generatedObjects), id(list+r.IntN(i-list+1)), id(r.IntN(generatedObjects)))
-		}
-	}
-	b.Root(hprof.TagRootJNIGlobal, id(0))
-	b.Root(hprof.TagRootJNIGlobal, id(list))
-	b.EndSegment()
-	b.EndDump()
 	path := filepath.Join(t.TempDir(), "generated.hprof")
-	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
+	if err := os.WriteFile(path, hproftest.RandomHeap(generatedObjects, 33), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return path
