@@ -143,6 +143,24 @@ func (b *Budget) mapArray(size uintptr) ([]byte, error) {
 	return a.mem, nil
 }
 
+// pagedOf returns the paged array a is, if it is one of b's.
+func pagedOf[T ~uint8 | ~uint32 | ~uint64](b *Budget, a []T) (pagedArray, bool) {
+	if b == nil || cap(a) == 0 {
+		return pagedArray{}, false
+	}
+	var z T
+	p, found := b.paged.containing(uintptr(unsafe.Pointer(unsafe.SliceData(a))), uintptr(cap(a))*unsafe.Sizeof(z))
+	return p, found && p.owned
+}
+
+// setAside ends the process's mapping of a paged array's pages and starts their write-back:
+// what Spill does for an array in memory of its own, without a copy, for a column a phase does
+// not read (Store.Out). Its pages come back as they are read.
+func setAside(a pagedArray) {
+	unmapPages(a)
+	writeBack(a)
+}
+
 // track has the pager trim a read-only view of a spilled column too while it is mapped
 // (Spilled.Map, View), when b pages.
 func (b *Budget) track(view []byte) {
