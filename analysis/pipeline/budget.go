@@ -3,10 +3,10 @@ package pipeline
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"runtime/debug"
 
+	"github.com/heapledger/heapledger/analysis/hprof"
 	"github.com/heapledger/heapledger/analysis/internal/memory"
 )
 
@@ -98,9 +98,7 @@ func isGzip(path string) bool {
 		return false
 	}
 	defer f.Close()
-	var magic [2]byte
-	_, err = io.ReadFull(f, magic[:])
-	return err == nil && magic == [2]byte{0x1f, 0x8b}
+	return hprof.IsGzip(f)
 }
 
 // startBudget pages mem's arrays when budget is below need, and gives Go's heap its share of the

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -130,5 +131,40 @@ func TestBudgetRefusedAtOnce(t *testing.T) {
 	}
 	if _, err := Analyze(context.Background(), dump, Options{MaxMemory: MinimumBudget(generatedCount), Threshold: 0.1}); err != nil {
 		t.Errorf("the smallest budget named: %v", err)
+	}
+}
+
+// A budget pages the arrays only below what the analysis takes with all of them in memory: the
+// file's size, or for a gzip-compressed dump the size it is taken to inflate to.
+func TestBudgetPagesBelowNeed(t *testing.T) {
+	dir := t.TempDir()
+	plain, gz := filepath.Join(dir, "plain.hprof"), filepath.Join(dir, "dump.hprof.gz")
+	if err := os.WriteFile(plain, []byte("JAVA PROFILE 1.0.2\x00"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(gz, []byte{0x1f, 0x8b, 8, 0}, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := unboundedNeed(plain, 1000); got != 1000 {
+		t.Errorf("plain dump of 1000 bytes needs %d, want 1000", got)
+	}
+	if got := unboundedNeed(gz, 1000); got != 1000*gzipInflates {
+		t.Errorf("gzip dump of 1000 bytes needs %d, want %d", got, 1000*gzipInflates)
+	}
+	for _, c := range []struct {
+		budget, need int64
+		pages        bool
+	}{{0, 1 << 30, false}, {1 << 30, 1 << 29, false}, {1 << 29, 1 << 30, true}} {
+		mem := memory.New(c.budget, dir)
+		startBudget(mem, c.budget, c.need)()
+		if mem.Paging() != c.pages {
+			t.Errorf("budget %d, need %d: paging %v, want %v", c.budget, c.need, mem.Paging(), c.pages)
+		}
+		mem.Close()
+	}
+	if runtime.GOOS == "linux" {
+		if n, from := DefaultBudget(); n <= 0 || !strings.Contains(from, "%") {
+			t.Errorf("DefaultBudget() = %d, %q: want a share of the memory the process may use", n, from)
+		}
 	}
 }

@@ -17,23 +17,29 @@ import (
 // a phase take what room there is, and what does not fit waits on disk.
 //
 // Without a cgroup nothing presses the kernel to drop them, and the pages a process has mapped
-// count as its resident memory: the budget's pager keeps that under the budget itself, the way
+// count as its resident memory: the budget's pager keeps that near the budget itself, the way
 // Eclipse MAT's index manager unloads an index a phase is done with. Whenever the resident
-// memory passes the budget it ends the process's mapping of the arrays' pages, the oldest arrays
-// first (a phase reads mostly what it made last), and starts their write-back, so that the page
-// cache may drop them too; pages read again come back from the page cache, or from disk.
+// memory passes three quarters of the budget it ends the process's mapping of the arrays' pages,
+// the oldest arrays first (a phase reads mostly what it made last), down to half of it, and has
+// their write-back started, so that the page cache may drop them without waiting on the disk;
+// pages read again come back from the page cache, or from disk. It reads the resident memory at
+// intervals, so a phase that faults pages in fast can pass the budget in between.
 //
 // Every file is unlinked as soon as it is made: nothing is left behind however the process
-// ends, interrupted or killed. An array given back (Release) has its file's blocks freed with it.
+// ends, interrupted or killed. An array given back (Release) has its file's blocks freed with it;
+// a column set aside (Store.Out, Spill) is not copied to a file of its own, as one in memory
+// is: its pages are its file's already, and only go out (setAside).
 //
 // Steps, each a function below:
-//  1. Budget.Page turns paging on for a budget, and starts the pager (startPager);
-//  2. Make and Reserve ask mapArray for an array of pagedMin bytes or more, which makes the file
-//     and maps it (mapFile), or answers nil when that fails, and the array is made as usual;
-//  3. the pager (pager.run) reads the resident memory every pagerTick and, over the budget,
-//     trims the arrays (pager.trim: unmapPages and writeBack);
-//  4. release frees an array's pages and blocks (freePages) when it is given back;
-//  5. Close unmaps every array and closes its file.
+//  1. Budget.Page turns paging on for a budget and starts the pager (pager.run);
+//  2. Make and Reserve ask paged for an array of pagedMin bytes or more, which makes the file
+//     and maps it (mapArray, mapFile), or answers nil when that fails, and the array is made as
+//     usual; views of spilled columns are trimmed too while they are mapped (track);
+//  3. the pager reads the resident memory every pagerTick and, past three quarters of the
+//     budget, trims the arrays (pager.trim: unmapPages) and hands them to writeBacks;
+//  4. release frees an array's pages and blocks (freePages) when it is given back, and
+//     setAside takes out a column's pages;
+//  5. Close unmaps every array and closes its file (pager.close).
 
 // pagedMin is the smallest array that is paged: below it the file and the mapping cost more
 // than the memory they save.
