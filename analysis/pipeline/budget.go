@@ -107,11 +107,14 @@ func startBudget(mem *memory.Budget, budget, need int64) (undo func()) {
 	if budget <= 0 {
 		return func() {}
 	}
+	// Past its limit the collector runs more often rather than the heap growing. Unpaged, every
+	// array is on Go's heap, and the whole budget is its; paged, Go's heap holds the anonymous
+	// structures, and the arrays' pages, outside it, take the other half.
+	limit := budget
 	if budget < need {
 		mem.Page()
+		limit = max(budget/2, budgetFixed)
 	}
-	// Go's heap holds the anonymous structures; the arrays' pages, outside it, take the rest.
-	// Past its limit the collector runs more often rather than the heap growing.
-	prev := debug.SetMemoryLimit(max(budget/2, budgetFixed))
+	prev := debug.SetMemoryLimit(limit)
 	return func() { debug.SetMemoryLimit(prev) }
 }
