@@ -45,8 +45,8 @@ func (b *Budget) Dir() string {
 }
 
 // Close ends the budget's goroutines and lets go of the file whose page cache it was giving.
-// Arrays it made in memory stay valid; those it made from files (see Page) end with it. Nothing
-// of it may be used afterwards.
+// Arrays it made in memory stay valid; those it made from files (see Page) read as zeros
+// afterwards, their files gone. Nothing of it may be used afterwards.
 func (b *Budget) Close() {
 	if b == nil {
 		return

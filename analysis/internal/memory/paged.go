@@ -39,7 +39,8 @@ import (
 //     budget, trims the arrays (pager.trim: unmapPages) and hands them to writeBacks;
 //  4. release frees an array's pages and blocks (freePages) when it is given back, and
 //     setAside takes out a column's pages;
-//  5. Close unmaps every array and closes its file (pager.close).
+//  5. Close lets every array's file go, its pages replaced by untouched anonymous ones
+//     (pager.close, closeArray).
 
 // pagedMin is the smallest array that is paged: below it the file and the mapping cost more
 // than the memory they save.
@@ -54,7 +55,7 @@ type pagedArray struct {
 	mem   []byte // the mapping
 	addr  uintptr
 	size  uintptr
-	owned bool // the pager unmaps it and closes its file at the end; a view its Spilled does
+	owned bool // its file is the pager's, let go at the end; a view's is its Spilled's
 }
 
 // pager keeps a budget's paged arrays and the process's resident memory under the budget.
@@ -282,7 +283,7 @@ func (p *pager) trim(target int64, flush chan<- pagedArray) {
 	}
 }
 
-// close stops the pager and unmaps and closes every array (step 5).
+// close stops the pager and lets every array's file go (step 5).
 func (p *pager) close() {
 	p.mu.Lock()
 	stop, exited := p.stop, p.exited

@@ -57,8 +57,15 @@ func freePages(a pagedArray, off, n uintptr) {
 	_, _, _ = syscall.Syscall6(syscall.SYS_FALLOCATE, uintptr(a.fd), punchHole, off, n, 0, 0)
 }
 
-// closeArray unmaps a and closes its file, which then goes.
+// closeArray lets a's file go: its pages are replaced by fresh anonymous ones, untouched and so
+// taking no memory, rather than unmapped, so that a goroutine of a phase that failed or was
+// cancelled and has not ended yet reads zeros there instead of faulting the process; the address
+// range stays reserved.
 func closeArray(a pagedArray) {
-	_ = syscall.Munmap(a.mem)
+	const flags = syscall.MAP_PRIVATE | syscall.MAP_ANON | syscall.MAP_FIXED
+	_, _, errno := syscall.Syscall6(syscall.SYS_MMAP, a.addr, a.size, syscall.PROT_READ|syscall.PROT_WRITE, flags, ^uintptr(0), 0)
+	if errno != 0 {
+		_ = syscall.Munmap(a.mem)
+	}
 	syscall.Close(a.fd)
 }
