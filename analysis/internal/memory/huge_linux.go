@@ -236,7 +236,7 @@ func (b *Budget) release(p []byte) {
 		return
 	}
 	if b != nil {
-		if a, ok := b.paged.containing(start, uintptr(len(p))); ok {
+		if a, ok := b.paged.containing(start, uintptr(len(p))); ok && a.owned {
 			freePages(a, lo-a.addr, hi-lo)
 			return
 		}
