@@ -67,20 +67,33 @@ operation); for a dump taken with jmap or jcmd, --table (the rewrite's OUTPUT.ta
 --snapshot (a snapshot of the same run) names them, and without either the report shows IDs.
 See docs/runtime.md, "Heap dumps".
 
-Memory: to keep its peak below the dump's size (for a gzip-compressed dump, the size it inflates
-to), the analysis moves the per-object columns a phase does not read to temporary files in
---temp-dir (by default $TMPDIR, or /tmp), unlinked as soon as they are made, so nothing is left
-behind, and maps them back read-only while a later phase reads them; they need disk space of the
-same order as the memory they save, on a disk: on a tmpfs the files are memory too. When they cannot be written (no such directory, a full disk) the columns stay in
-memory, the results are the same, and a warning on stderr says how much stayed and why. Work
+Memory: --max-memory is the memory the analysis may take (by default 90% of its cgroup's memory
+limit or of the memory available, whichever is less, printed on stderr as "memory budget: ...";
+"none" sets no budget). Below the smallest budget the dump can be analysed in (48 MB and 2 bytes
+per object) it is refused at once, the error naming that smallest budget: before the file is
+read, the objects estimated from its size, or after the first pass, counted. Where the budget is
+below what the analysis takes with every array in memory (about the dump's size), the big arrays
+(the columns over the objects and the edges, and the phases' work arrays) are files in --temp-dir
+mapped into memory: the kernel writes their pages out and reads them back as the memory allows,
+and the analysis unmaps the oldest of them whenever its resident memory passes three quarters of
+the budget. The results are the same under any budget; the smaller it is against the dump, the
+more the pages go to disk and back, and the longer the analysis takes (docs/heapdump-benchmarks.md,
+Memory model). Without a budget, to keep its peak below the dump's size (for a gzip-compressed
+dump, the size it inflates to), the analysis moves the per-object columns a phase does not read
+to temporary files in --temp-dir, and maps them back read-only while a later phase reads them.
+Every file is unlinked as soon as it is made (by default in $TMPDIR, or /tmp), so nothing is left
+behind, interrupted or killed; they need disk space of the order of the memory they save, on a
+disk: on a tmpfs the files are memory too. When they cannot be written (no such directory, a
+full disk) the columns stay in memory, the results are the same, and a warning on stderr says how
+much stayed and why. Work
 that could overlap on the second core while holding more memory (making the two searches'
 first arrays while the graph is built; the search for strongly connected components, beside the
 dominator tree's depth-first search; the listing of each object's referrers, split between the
 cores; summing the components' sizes beside the component graph's dominator tree; working out
 its dominating articulation points beside the walks that size them), and the
 depth-first search's order, kept in memory rather than in a temporary file, do so only if the
-process stays under the dump's size (for a gzip dump, the arrays made while the graph is built
-count against its compressed size).
+process stays under the dump's size and the budget (for a gzip dump, the arrays made while the
+graph is built count against its compressed size).
 
 Page cache: once the dump has been read for the last time (all but the few records of the
 objects the report names), its pages are dropped from the system's page cache as the analysis
@@ -142,7 +155,8 @@ func analyzeFlags() []cli.Flag {
 		&cli.Float64Flag{Name: "threshold", Value: 100 * leaks.DefaultOptions.Threshold, Usage: "percent of the heap an object must retain to be a leak suspect"},
 		&cli.BoolFlag{Name: "keep-unreachable", Usage: "analyse objects no GC root reaches too (attached to the super root by the thesis's rule) instead of only counting them; a dump without GC-root records is always analysed so"},
 		&cli.BoolFlag{Name: "keep-page-cache", Usage: "leave the dump's pages in the page cache instead of giving them to the analysis once read (see Page cache)"},
-		&cli.StringFlag{Name: "temp-dir", Usage: "directory for the columns a phase does not read, on a disk with room (default: $TMPDIR, or /tmp; see Memory)"},
+		&cli.StringFlag{Name: "max-memory", Usage: "the memory the analysis may take, as 512M or 2G, or none: past what fits, its arrays wait in files in --temp-dir (default: 90% of the cgroup's memory limit or of the memory available, whichever is less, printed on stderr; see Memory)"},
+		&cli.StringFlag{Name: "temp-dir", Usage: "directory for the files of the arrays a budget pages and of the columns a phase does not read, on a disk with room (default: $TMPDIR, or /tmp; see Memory)"},
 		&cli.BoolFlag{Name: "timings", Usage: "print on stderr how long each phase took (wall and CPU seconds) and the peak memory so far, a line per phase"},
 		&cli.StringFlag{Name: "table", Usage: "name the accounts and sites of heapledger's tracking references from this table (the rewrite's OUTPUT.table.tsv), for a dump that holds none, such as one jmap or jcmd took; the dump's own table wins where both name an ID"},
 	)
@@ -155,6 +169,11 @@ func checkAnalyzeFlags(c *cli.Context) error {
 	}
 	if c.Int("top") < 0 {
 		return fmt.Errorf("--top %d: want 0 or more", c.Int("top"))
+	}
+	if s := c.String("max-memory"); s != "" && s != "none" {
+		if _, err := parseBytes(s); err != nil {
+			return fmt.Errorf("--max-memory: %w", err)
+		}
 	}
 	if dir := c.String("temp-dir"); dir != "" {
 		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
@@ -171,15 +190,41 @@ func checkAnalyzeFlags(c *cli.Context) error {
 func analyzeDump(c *cli.Context, path string, names *tracked.Names, shown *phases) (*pipeline.Report, error) {
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	maxMemory, err := memoryBudget(c)
+	if err != nil {
+		return nil, err
+	}
 	rep, err := pipeline.Analyze(ctx, path, pipeline.Options{
 		Dump: c.Int("dump"), Compressed: c.String("compressed"), KeepUnreachable: c.Bool("keep-unreachable"),
 		AllowPartial: c.Bool("partial"), Threshold: c.Float64("threshold") / 100, Top: c.Int("top"),
 		KeepPageCache: c.Bool("keep-page-cache"), Names: names, Listener: shown, TempDir: c.String("temp-dir"),
+		MaxMemory: maxMemory,
 	})
 	if err != nil && strings.Contains(err.Error(), "input ends at offset") && !c.Bool("partial") {
 		err = fmt.Errorf("%w (--partial analyses the part that is there)", err)
 	}
 	return rep, err
+}
+
+// memoryBudget is the analysis's memory budget: --max-memory's, or none for "none", or by
+// default a share of the memory the process may use, which it prints.
+func memoryBudget(c *cli.Context) (int64, error) {
+	switch s := c.String("max-memory"); s {
+	case "none":
+		return 0, nil
+	case "":
+		n, from := pipeline.DefaultBudget()
+		if n > 0 {
+			fmt.Fprintf(errWriter(c), "memory budget: %d MB (%s; --max-memory sets another)\n", n>>20, from)
+		}
+		return n, nil
+	default:
+		n, err := parseBytes(s)
+		if err != nil {
+			return 0, fmt.Errorf("--max-memory: %w", err)
+		}
+		return n, nil
+	}
 }
 
 // pathShown is how many references of a long path the text report prints at each end; the

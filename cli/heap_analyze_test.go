@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -345,4 +346,64 @@ func TestHeapAnalyzeChainOfTwoClasses(t *testing.T) {
 	if !strings.Contains(text, want) {
 		t.Errorf("text report lacks %q:\n%s", want, text)
 	}
+}
+
+// An analysis under a budget below its dump's size pages its arrays to files in --temp-dir,
+// unlinked as they are made: interrupted while it holds them open, it stops, and leaves no file
+// behind.
+func TestHeapAnalyzeInterruptedLeavesNoFiles(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("arrays are paged to files on Linux only")
+	}
+	const objects = 2_000_000 // a dump larger than the smallest budget for it
+	dump := filepath.Join(t.TempDir(), "random.hprof")
+	if err := os.WriteFile(dump, hproftest.RandomHeap(objects, 7), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	budget := pipeline.MinimumBudget(objects + hproftest.RandomHeapClasses)
+	dir := t.TempDir()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "heap", "analyze", "--max-memory", strconv.FormatInt(budget>>20+1, 10)+"M", "--temp-dir", dir, dump)
+	cmd.Env = append(os.Environ(), asCLI+"=1")
+	var errb strings.Builder
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait until the analysis holds a file of the directory open: an array paged.
+	fdDir := fmt.Sprintf("/proc/%d/fd", cmd.Process.Pid)
+	deadline := time.Now().Add(time.Minute)
+	for !holdsFileIn(fdDir, dir) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("no array paged to %s within a minute; stderr:\n%s", dir, errb.String())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	if err == nil || !strings.Contains(errb.String(), "cancelled") {
+		t.Errorf("interrupted analysis: %v, stderr %q; want it stopped as cancelled", err, errb.String())
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("%d files left in --temp-dir after the interrupt", len(left))
+	}
+}
+
+// holdsFileIn reports whether a process whose /proc fd directory is fdDir holds a file of dir
+// open.
+func holdsFileIn(fdDir, dir string) bool {
+	fds, _ := os.ReadDir(fdDir)
+	for _, fd := range fds {
+		if target, err := os.Readlink(filepath.Join(fdDir, fd.Name())); err == nil && strings.HasPrefix(target, dir+"/") {
+			return true
+		}
+	}
+	return false
 }

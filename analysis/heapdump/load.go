@@ -201,6 +201,10 @@ func (x *Loader) References() error {
 	return l.pass2()
 }
 
+// Objects returns the number of objects Read found in the dump (0 before it), the unreachable
+// ones too.
+func (x *Loader) Objects() int { return max(len(x.l.ids)-1, 0) }
+
 // Nodes returns the number of nodes so far: after References, the super root and every object,
 // the unreachable ones too, so no fewer than the Dump's graph will have.
 func (x *Loader) Nodes() int { return x.l.d.Graph.N() }

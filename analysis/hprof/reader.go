@@ -47,7 +47,7 @@ func NewReader(r io.Reader) (*Reader, error) {
 		}
 	}
 	br := bufio.NewReaderSize(r, 64<<10)
-	if magic, err := br.Peek(2); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
+	if magic, err := br.Peek(2); err == nil && isGzipMagic(magic) {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
 			return nil, &FormatError{Offset: 0, Msg: "bad gzip header: " + err.Error()}

@@ -62,14 +62,21 @@ func ReadIndex(ra io.ReaderAt, size int64, top func(*Record) error) (*Index, err
 	return ReadIndexWith(ra, size, IndexOptions{Top: top})
 }
 
+// IsGzip reports whether ra starts with gzip's magic number: a gzip-compressed dump.
+func IsGzip(ra io.ReaderAt) bool {
+	var magic [2]byte
+	_, err := ra.ReadAt(magic[:], 0)
+	return err == nil && isGzipMagic(magic[:])
+}
+
+func isGzipMagic(b []byte) bool { return len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b }
+
 // ReadIndexWith is ReadIndex with options.
 func ReadIndexWith(ra io.ReaderAt, size int64, opt IndexOptions) (*Index, error) {
 	top := opt.Top
 	sr := io.NewSectionReader(ra, 0, size)
-	if magic := make([]byte, 2); size >= 2 {
-		if _, err := ra.ReadAt(magic, 0); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
-			return nil, &FormatError{Offset: 0, Record: "file header", Msg: "gzip-compressed: no index without decompressing"}
-		}
+	if size >= 2 && IsGzip(ra) {
+		return nil, &FormatError{Offset: 0, Record: "file header", Msg: "gzip-compressed: no index without decompressing"}
 	}
 	r, err := readHeader(&Reader{in: input{r: sr, buf: make([]byte, indexBufSize)}, segEnd: -1})
 	if err != nil {

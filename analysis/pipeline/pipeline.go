@@ -45,6 +45,11 @@ type Options struct {
 	// TempDir is where the columns a phase does not read wait ("": the system's temporary
 	// directory). It saves memory only on a disk: on a tmpfs the files are memory too.
 	TempDir string
+	// MaxMemory is the memory the analysis may take, in bytes (0: no budget). Below what the
+	// analysis takes with every array in memory of its own, the big arrays are paged to files in
+	// TempDir (see budget.go); below MinimumBudget it is refused at once, wrapping ErrBudget.
+	// The results are the same under any budget.
+	MaxMemory int64
 }
 
 // Analyze analyses the dump at path and returns its report. It stops with an error wrapping
@@ -64,14 +69,18 @@ func Analyze(ctx context.Context, path string, opt Options) (*Report, error) {
 		defer debug.SetGCPercent(debug.SetGCPercent(400))
 	}
 	m := progress.New(ctx, opt.Listener)
-	mem := memory.New(0, opt.TempDir)
-	defer mem.Close()
 	// The analysis aims to peak under the dump's size (docs/heapdump-benchmarks.md): work that
 	// could overlap on another core does so only within it.
 	size := int64(-1)
 	if st, err := os.Stat(path); err == nil {
 		size = st.Size()
 	}
+	if err := checkBudget(opt.MaxMemory, size/typicalObjectBytes, true); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	mem := newBudget(opt.MaxMemory, opt.TempDir)
+	defer mem.Close()
+	defer startBudget(mem, opt.MaxMemory, unboundedNeed(path, size))()
 	x, err := heapdump.NewLoader(path, heapdump.Options{
 		Dump: opt.Dump, Compressed: opt.Compressed, KeepUnreachable: opt.KeepUnreachable,
 		AllowPartial: opt.AllowPartial, Watch: []heapdump.Watch{tracked.Watch}, Monitor: m, Memory: mem,
@@ -79,7 +88,13 @@ func Analyze(ctx context.Context, path string, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, step := range []func() error{x.Read, x.Index, x.References} {
+	counted := func() error {
+		if err := checkBudget(opt.MaxMemory, int64(x.Objects()), false); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		return nil
+	}
+	for _, step := range []func() error{x.Read, counted, x.Index, x.References} {
 		if err := step(); err != nil {
 			return nil, err
 		}
@@ -99,7 +114,7 @@ func Analyze(ctx context.Context, path string, opt Options) (*Report, error) {
 				stopGiving = stop
 			}
 		}
-		if r := memory.Resident(); size >= 0 && r >= 0 {
+		if r := memory.Resident(); size >= 0 && r >= 0 && !mem.Paging() {
 			ahead = makeAhead(mem, nodes, size-r)
 		}
 	})
@@ -109,26 +124,7 @@ func Analyze(ctx context.Context, path string, opt Options) (*Report, error) {
 		}
 		m.Warn(w)
 	}
-	lopt := leaks.DefaultOptions
-	lopt.Threshold = opt.Threshold
-	lopt.Top = opt.Top
-	lopt.Monitor = m
-	lopt.Ahead = ahead
-	lopt.Memory = mem
-	// The analysis moves the columns a phase does not read to temporary files meanwhile, and
-	// the Dump must not hold them too for that to free any memory.
-	lopt.Spill = true
-	// Naming the reported objects needs their ids, kinds and classes and the edge offsets,
-	// not the edges, the sizes or the weak edges: those stay out when the analysis ends.
-	lopt.Leave = leaks.Columns{Sizes: true, Succ: true, Weak: true}
-	// Those come back as views of their files, whose pages the few lookups read in, rather
-	// than as copies in fresh memory.
-	lopt.Views = true
-	// For a gzip-compressed dump the limit is the size it inflates to: the graph is the same
-	// as the plain file's.
-	if size >= 0 {
-		lopt.MemoryLimit = max(size, d.Bytes)
-	}
+	lopt := leakOptions(opt, m, mem, ahead, size, d.Bytes)
 	in := &leaks.Input{
 		Graph: d.Graph, Weak: heapgraph.EdgeSet(d.Weak), ClassOf: d.ClassOf, NumClasses: len(d.Classes),
 		ClassObjects: d.ClassObjects(),
@@ -161,6 +157,39 @@ func Analyze(ctx context.Context, path string, opt Options) (*Report, error) {
 	}
 	return v, nil
 }
+
+// leakOptions are the options of the leak analysis: opt's, with the monitor m, the budget mem
+// and the arrays made ahead, for a file of size bytes (-1: unknown) whose graph takes inflated.
+func leakOptions(opt Options, m *progress.Monitor, mem *memory.Budget, ahead *leaks.Ahead, size, inflated int64) leaks.Options {
+	lopt := leaks.DefaultOptions
+	lopt.Threshold = opt.Threshold
+	lopt.Top = opt.Top
+	lopt.Monitor = m
+	lopt.Ahead = ahead
+	lopt.Memory = mem
+	// The analysis moves the columns a phase does not read to temporary files meanwhile, and
+	// the Dump must not hold them too for that to free any memory.
+	lopt.Spill = true
+	// Naming the reported objects needs their ids, kinds and classes and the edge offsets,
+	// not the edges, the sizes or the weak edges: those stay out when the analysis ends.
+	lopt.Leave = leaks.Columns{Sizes: true, Succ: true, Weak: true}
+	// Those come back as views of their files, whose pages the few lookups read in, rather
+	// than as copies in fresh memory.
+	lopt.Views = true
+	// The work beside other work keeps under the file's size, or for a gzip-compressed dump the
+	// size it inflates to (the graph is the same as the plain file's), or the budget if less.
+	if size >= 0 {
+		lopt.MemoryLimit = max(size, inflated)
+	}
+	if opt.MaxMemory > 0 {
+		lopt.MemoryLimit = min(max(lopt.MemoryLimit, 1), opt.MaxMemory)
+	}
+	return lopt
+}
+
+// newBudget is memory.New, which tests replace to page every array of a small dump and trim
+// them all the time.
+var newBudget = memory.New
 
 // giveCache is Budget.GiveCache, which tests replace to see that the analysis gives the dump's
 // page cache only once the file is read and unless asked not to.

@@ -318,6 +318,10 @@ machine() {
 }
 
 mkdir -p "$ROOT/docs"
+# The doc's own sections after the generated part (## headings: the memory budget, which
+# budget.sh writes, and the measurements behind choices in the code) are carried over as they are.
+KEPT=""
+[ -f "$DOC" ] && KEPT=$(awk '/^## /{ keep = 1 } keep' "$DOC")
 {
   echo "# Heap-dump benchmark"
   echo
@@ -507,6 +511,10 @@ mkdir -p "$ROOT/docs"
   echo "  as heap), and within a phase little becomes garbage. On top comes about 12 MB whatever the dump's size (the Go runtime,"
   echo "  the program's code, class and field names): a quarter of the small dump's peak, which leaves it the least"
   echo "  room under its file size."
+  if [ -n "$KEPT" ]; then
+    echo
+    printf '%s\n' "$KEPT"
+  fi
 } >"$DOC"
 echo >&2
 cat "$DOC"

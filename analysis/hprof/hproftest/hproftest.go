@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"math/rand/v2"
 
 	"github.com/heapledger/heapledger/analysis/hprof"
 )
@@ -344,4 +345,57 @@ func DamagedFirstDump(second bool, gap int) []byte {
 	out := b.Bytes()
 	out[at] = 0x30
 	return out
+}
+
+// RandomHeapClasses is how many classes RandomHeap's dumps hold, each an object of the dump.
+const RandomHeapClasses = 3
+
+// RandomHeap is a heap dump (4-byte ids: fewer bytes an object than a JVM's dumps) of objects
+// objects besides its classes, from the random seed, in segments of a thousand records, every
+// object reachable from its two roots: a list as long as a tenth of them (deep searches), nodes
+// with random references (strongly connected components of every size, objects shared by many),
+// object arrays and byte arrays. For tests of analyses on a graph larger than a fixture's.
+func RandomHeap(objects int, seed uint64) []byte {
+	r := rand.New(rand.NewPCG(seed, 2))
+	b := New(4)
+	b.LoadClass(0x10, "java/lang/Object")
+	b.LoadClass(0x20, "app/Node")
+	b.LoadClass(0x30, "[Ljava/lang/Object;")
+	node := []Field{{Name: "next", Type: hprof.TypeObject}, {Name: "other", Type: hprof.TypeObject}, {Name: "data", Type: hprof.TypeObject}}
+	b.Declare(0x20, 0x10, node)
+	b.StartSegment(false)
+	b.Class(0x10, 0, "", nil, nil)
+	b.Class(0x20, 0x10, "", node, nil)
+	b.Class(0x30, 0x10, "", nil, nil)
+	id := func(i int) uint64 { return 0x1000 + 16*uint64(i) }
+	list := max(objects/10, 1)
+	for i := range objects {
+		if i%1000 == 999 {
+			b.EndSegment()
+			b.StartSegment(false)
+		}
+		switch {
+		case i < list: // the list, each element holding a random object
+			next := uint64(0)
+			if i+1 < list {
+				next = id(i + 1)
+			}
+			b.Instance(id(i), 0x20, next, id(list+r.IntN(max(objects-list, 1))), 0)
+		case i%7 == 0:
+			b.PrimArray(id(i), hprof.TypeByte, r.IntN(100))
+		case i%11 == 0:
+			elems := make([]uint64, r.IntN(8))
+			for k := range elems {
+				elems[k] = id(r.IntN(objects))
+			}
+			b.ObjArray(id(i), 0x30, elems...)
+		default: // a node reaching the next, one before it (cycles) and any other
+			b.Instance(id(i), 0x20, id((i+1)%objects), id(list+r.IntN(i-list+1)), id(r.IntN(objects)))
+		}
+	}
+	b.Root(hprof.TagRootJNIGlobal, id(0))
+	b.Root(hprof.TagRootJNIGlobal, id(list))
+	b.EndSegment()
+	b.EndDump()
+	return b.Bytes()
 }

@@ -19,6 +19,7 @@ type Budget struct {
 	faults faulter     // see Make
 	cache  cacheDonor  // see GiveCache
 	kept   keptColumns // see SpillFailures
+	paged  pager       // see Page
 }
 
 // New returns a budget of limit bytes (0: none) whose files go to dir (the system's temporary
@@ -44,11 +45,13 @@ func (b *Budget) Dir() string {
 }
 
 // Close ends the budget's goroutines and lets go of the file whose page cache it was giving.
-// Arrays it made stay valid; nothing of it may be used afterwards.
+// Arrays it made in memory stay valid; those it made from files (see Page) read as zeros
+// afterwards, their files gone. Nothing of it may be used afterwards.
 func (b *Budget) Close() {
 	if b == nil {
 		return
 	}
 	b.faults.stop()
 	b.cache.stop()
+	b.paged.close()
 }

@@ -23,6 +23,9 @@ func HugeArray(bytes int64) bool { return bytes >= hugeMin }
 // leave idle. Both are only requests: where the kernel has nothing to give, or refuses, nothing
 // changes. With a nil b nothing is faulted in ahead.
 func Make[T ~uint8 | ~uint32 | ~uint64](b *Budget, n int) []T {
+	if a := paged[T](b, n); a != nil {
+		return a // a file's pages: nothing to advise or fault in ahead
+	}
 	var z T
 	b.donate(int64(n) * int64(unsafe.Sizeof(z))) // see GiveCache
 	a := make([]T, n)
@@ -56,6 +59,9 @@ const pageSize = 4096
 // Reserve is Make for room that will be filled only in part, such as capacity set aside for
 // appends: its pages are not faulted in ahead, so what is never written never becomes resident.
 func Reserve[T ~uint8 | ~uint32 | ~uint64](b *Budget, n int) []T {
+	if a := paged[T](b, n); a != nil {
+		return a
+	}
 	a := make([]T, n)
 	adviseHuge(b, a, false)
 	return a

@@ -40,7 +40,7 @@ func adviseHuge[T ~uint8 | ~uint32 | ~uint64](b *Budget, a []T, fill bool) {
 
 func faultAhead[T ~uint8 | ~uint32 | ~uint64](b *Budget, a []T, from, to int) {
 	var z T
-	if from >= to {
+	if from >= to || b.Paging() { // a file's pages: faulting them in would write the file
 		return
 	}
 	a = a[:cap(a)]
@@ -166,7 +166,7 @@ func Populate[T ~uint8 | ~uint32 | ~uint64](b *Budget, a []T, done *atomic.Int64
 	if f == nil {
 		f = &faulter{}
 	}
-	if size == 0 || f.off.Load() {
+	if size == 0 || f.off.Load() || b.Paging() {
 		return size == 0
 	}
 	p := unsafe.Pointer(unsafe.SliceData(a[:cap(a)]))
@@ -232,9 +232,16 @@ func (b *Budget) release(p []byte) {
 	}
 	start := uintptr(unsafe.Pointer(unsafe.SliceData(p)))
 	lo, hi := (start+page-1)&^(page-1), (start+uintptr(len(p)))&^(page-1)
-	if hi > lo {
-		_ = syscall.Madvise(p[lo-start:hi-start], syscall.MADV_DONTNEED)
+	if hi <= lo {
+		return
 	}
+	if b != nil {
+		if a, ok := b.paged.containing(start, uintptr(len(p))); ok && a.owned {
+			freePages(a, lo-a.addr, hi-lo)
+			return
+		}
+	}
+	_ = syscall.Madvise(p[lo-start:hi-start], syscall.MADV_DONTNEED)
 }
 
 // dropCache drops the page cache's clean pages of bytes [off, off+n) of f

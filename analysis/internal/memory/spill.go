@@ -30,6 +30,10 @@ type Spilled[T ~uint8 | ~uint32 | ~uint64] struct {
 	kept   []T // the column itself when it could not be written out
 	b      *Budget
 	mapped []byte // the files' mapping, while Map's view is out (see Map)
+	// paged is the column itself when it is a paged array (see Budget.Page): its pages are
+	// its file's already, so spilling only sets them aside, with no copy, and every way back
+	// gives it as it is.
+	paged []T
 }
 
 // spillPart is the size from which a column is written as two files, one from each of two
@@ -44,6 +48,11 @@ const spillPart = 4 << 20
 func Spill[T ~uint8 | ~uint32 | ~uint64](b *Budget, a []T) *Spilled[T] {
 	s := &Spilled[T]{n: len(a), b: b}
 	if len(a) == 0 {
+		return s
+	}
+	if p, ok := pagedOf(b, a); ok {
+		setAside(p)
+		s.paged = a
 		return s
 	}
 	parts := 1
@@ -155,6 +164,11 @@ func (s *Spilled[T]) Len() int { return s.n }
 // Restore reads the column back into dst (allocated when shorter than the column), closes the
 // file and returns the column. The Spilled must not be used afterwards.
 func (s *Spilled[T]) Restore(dst []T) ([]T, error) {
+	if s.paged != nil { // the column is back as it is, not given back with the Spilled
+		a := s.paged
+		*s = Spilled[T]{}
+		return a, nil
+	}
 	a, err := s.Load(dst)
 	s.Close()
 	return a, err
@@ -163,6 +177,9 @@ func (s *Spilled[T]) Restore(dst []T) ([]T, error) {
 // Load is Restore keeping the file, for a column that goes out again unchanged: dropping it
 // then costs no second write.
 func (s *Spilled[T]) Load(dst []T) ([]T, error) {
+	if s.paged != nil {
+		return s.paged, nil
+	}
 	if s.files == nil {
 		if s.kept == nil {
 			return dst[:0:0], nil
@@ -193,10 +210,15 @@ func (s *Spilled[T]) Load(dst []T) ([]T, error) {
 // write faults), and must not be used after Unmap or Close, which end it. Where mapping is not
 // available, or fails, and for a second view while one is out, Map is Load.
 func (s *Spilled[T]) Map() ([]T, error) {
-	m := s.mapFiles(true)
+	if s.paged != nil {
+		return s.paged, nil
+	}
+	// Under a budget that pages, the pages come in as they are read, and the pager may trim them.
+	m := s.mapFiles(!s.b.Paging())
 	if m == nil {
 		return s.Load(nil)
 	}
+	s.b.track(m)
 	s.mapped = m
 	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(m))), s.n), nil
 }
@@ -217,10 +239,16 @@ func (s *Spilled[T]) mapFiles(populate bool) []byte {
 // its host, that costs a fault in the host per page (4 ms for two columns of a million nodes).
 // Where mapping is not available it is Restore. The Spilled must not be used afterwards.
 func (s *Spilled[T]) View() ([]T, error) {
+	if s.paged != nil {
+		a := s.paged
+		*s = Spilled[T]{}
+		return a, nil
+	}
 	m := s.mapFiles(false)
 	if m == nil {
 		return s.Restore(nil)
 	}
+	s.b.track(m)
 	for _, f := range s.files {
 		f.Close() // the mapping holds the file
 	}
@@ -238,8 +266,12 @@ func (s *Spilled[T]) ScanRange(buf []T, from, to int, fn func(lo int, part []T))
 		return fmt.Errorf("elements %d to %d of a spilled column of %d", from, to-1, s.n)
 	}
 	if s.files == nil {
+		kept := s.kept
+		if s.paged != nil {
+			kept = s.paged
+		}
 		if from < to {
-			fn(from, s.kept[from:to])
+			fn(from, kept[from:to])
 		}
 		return nil
 	}
@@ -263,6 +295,7 @@ func (s *Spilled[T]) ScanRange(buf []T, from, to int, fn func(lo int, part []T))
 // afterwards.
 func (s *Spilled[T]) Unmap() {
 	if s.mapped != nil {
+		s.b.untrack(s.mapped)
 		unmap(s.mapped)
 		s.mapped = nil
 	}
@@ -273,6 +306,9 @@ func (s *Spilled[T]) Unmap() {
 func (s *Spilled[T]) At(i int) (T, error) {
 	if i < 0 || i >= s.n {
 		return 0, fmt.Errorf("element %d of a spilled column of %d", i, s.n)
+	}
+	if s.paged != nil {
+		return s.paged[i], nil
 	}
 	if s.files == nil {
 		return s.kept[i], nil
@@ -287,6 +323,9 @@ func (s *Spilled[T]) At(i int) (T, error) {
 
 // Close discards the column, ending Map's view if it is out.
 func (s *Spilled[T]) Close() {
+	if s.paged != nil {
+		Release(s.b, s.paged)
+	}
 	s.Unmap()
 	for _, f := range s.files {
 		f.Close()

@@ -66,7 +66,10 @@ type storeColumn[T ~uint8 | ~uint32 | ~uint64] struct {
 	a     *[]T
 	b     *Budget
 	file  *Spilled[T]
-	st    place
+	// parked is the column while it is out, when it is a paged array (see Budget.Page): its
+	// pages are its file's already, and going out only sets them aside, with no copy.
+	parked []T
+	st     place
 }
 
 // find returns the columns named, failing for a name the store does not hold.
@@ -162,11 +165,18 @@ func (c *storeColumn[T]) out() {
 		if *c.a == nil {
 			return
 		}
-		if c.file == nil {
+		if p, ok := pagedOf(c.b, *c.a); ok {
+			setAside(p)
+			c.parked = *c.a
+		} else if c.file == nil {
 			c.file = Spill(c.b, *c.a)
 		}
 	case placeViewed:
-		c.file.Unmap()
+		if p, ok := pagedOf(c.b, c.parked); ok {
+			setAside(p)
+		} else {
+			c.file.Unmap()
+		}
 	default:
 		return
 	}
@@ -181,6 +191,10 @@ func (c *storeColumn[T]) view() error {
 	default:
 		return nil
 	}
+	if c.parked != nil {
+		*c.a, c.st = c.parked, placeViewed
+		return nil
+	}
 	v, err := c.file.Map()
 	if err != nil {
 		return fmt.Errorf("memory: the %s: %w", c.label, err)
@@ -189,9 +203,14 @@ func (c *storeColumn[T]) view() error {
 	return nil
 }
 
-// own brings the column back as memory of its own or (view) as a view that outlives the file.
+// own brings the column back as memory of its own or (view) as a view that outlives the file;
+// a paged column comes back as it is.
 func (c *storeColumn[T]) own(view bool) error {
 	if c.st != placeOut && c.st != placeViewed {
+		return nil
+	}
+	if c.parked != nil {
+		*c.a, c.parked, c.st = c.parked, nil, placeIn
 		return nil
 	}
 	var v []T
@@ -217,19 +236,25 @@ func (c *storeColumn[T]) drop() {
 		*c.a = nil
 		fallthrough
 	case placeOut:
-		c.file.Close()
-		c.file = nil
+		if c.parked != nil {
+			Release(c.b, c.parked) // its file's blocks and page cache go at once
+			c.parked = nil
+		} else {
+			c.file.Close()
+			c.file = nil
+		}
 	}
 	c.st = placeDropped
 }
 
 // close lets the file go; a view of it ends with it, so the owner's variable is nil then
-// rather than an unmapped slice.
+// rather than an unmapped slice. A paged column's file is its budget's, which closes it.
 func (c *storeColumn[T]) close() {
 	if c.st == placeViewed {
 		*c.a = nil
 		c.st = placeOut
 	}
+	c.parked = nil
 	if c.file != nil {
 		c.file.Close()
 		c.file = nil
