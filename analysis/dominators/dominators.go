@@ -154,8 +154,8 @@ func (s *Searched) ListPredecessors(g *heapgraph.Graph, skip heapgraph.EdgeSet, 
 
 // ListPredecessorsKeeping is ListPredecessors for a Scratch that spills: with keep, the preorder
 // stays in memory through the rest of the tree, a word per node more, rather than going out to
-// a temporary file and back; a caller that has the room saves writing and reading it (on a
-// dump of 9 million objects, 35 ms of the one core's time, and the pages of the file's cache).
+// a temporary file and back; a caller that has the room saves writing and reading it (the one
+// core's time, and the pages of the file's cache).
 func (s *Searched) ListPredecessorsKeeping(g *heapgraph.Graph, skip heapgraph.EdgeSet, split, keep bool) {
 	sc, n, r, pre, tree := s.sc, int(s.n), s.r, s.pre, s.tree
 	s.tree = nil
@@ -165,7 +165,7 @@ func (s *Searched) ListPredecessorsKeeping(g *heapgraph.Graph, skip heapgraph.Ed
 	if sc.Spills() && !keep {
 		// Its memory goes back to the system as it is written out, rather than to sc, which
 		// would keep it resident through the predecessor lists. (A collection here freed nothing
-		// more, and cost 0.3 ms on the small benchmark dump.)
+		// more, and cost time.)
 		s.spilled, s.vertex = memory.Spill(sc.Memory(), s.vertex), nil
 	}
 
@@ -194,7 +194,7 @@ func (s *Searched) ListPredecessorsKeeping(g *heapgraph.Graph, skip heapgraph.Ed
 	// whose count both cores would otherwise share. (Shared through atomic operations they cost
 	// more than one core alone; split by the lists' nodes instead, each core read every edge to
 	// find its half, and a branch on a random bit per edge cost as much as the listing: two
-	// cores so took 88-98 ms to count the lists of a 411 MB dump, one core alone 57.)
+	// cores so took longer to count the lists than one core alone.)
 	// The offsets take the memory the preorder just gave back, when it went out; n+1 elements,
 	// as Finish hands them on to the tree's node-indexed result.
 	roff := sc.Uint32s(n + 1)[:r+1]
@@ -208,9 +208,8 @@ func (s *Searched) ListPredecessorsKeeping(g *heapgraph.Graph, skip heapgraph.Ed
 	var preds []uint32
 	if split && runtime.GOMAXPROCS(0) >= 2 {
 		// The sources go in runs of about equal numbers of edges, taken by the cores as they
-		// come free: halves left the second core twice the first's work on the 411 MB benchmark
-		// dump (17 and 34 ms of counting, 25 and 52 of placing), with as many edges listed in
-		// each; the cost per edge is the cache's. Each core places the runs it counted.
+		// come free: halves left one core much more work than the other, with as many edges
+		// listed in each; the cost per edge is the cache's. Each core places the runs it counted.
 		const runs = 32
 		bounds := make([]int, runs+1)
 		for i := range bounds {
@@ -378,9 +377,8 @@ func (s *Searched) Finish() (*Tree, error) {
 			sw = min(sw, low[v])
 			if sw == 0 {
 				// Nothing is lower than the root. A class object, which every instance of its
-				// class refers to, has a list of millions, and most of its time went on
-				// evaluating them after the root had turned up: 80 of the loop's 135 ms on a
-				// 411 MB dump.
+				// class refers to, has a list of millions, and most of the loop's time went on
+				// evaluating them after the root had turned up.
 				break
 			}
 		}
@@ -413,8 +411,8 @@ func (s *Searched) Finish() (*Tree, error) {
 		sc.Release(parent)
 	}
 	// The node-indexed result takes the predecessor offsets' array: filled in two halves of the
-	// preorder on two cores (the preorder writes each node once), where one took 10 ms of the
-	// 411 MB benchmark dump's 85 ms of finishing, the other core then idle.
+	// preorder on two cores (the preorder writes each node once), rather than on one while the
+	// other core idles.
 	byNode := roff[:s.n]
 	for i := range byNode {
 		byNode[i] = none

@@ -178,8 +178,8 @@ func (s *Sizes) Weigh(g *heapgraph.Graph, sc *memory.Scratch) {
 //
 // The points are left for later: with beside, they are started on the core the dominator tree
 // leaves free as soon as it is known (see StartPoints), and the channel returned is closed once
-// they are; else Points or WalkAndBound works them out. On the 411 MB benchmark dump the tree
-// took 47 ms and the points 28, the sizes and the hub 51 on the other core.
+// they are; else Points or WalkAndBound works them out. The points so fill the core the tree
+// leaves free while the other core does the sizes and the hub.
 func (s *Sizes) DominateAndWeigh(g *heapgraph.Graph, sc *memory.Scratch, size []uint32, beside bool) <-chan struct{} {
 	done := make(chan struct{})
 	go func() {
@@ -220,8 +220,8 @@ func (s *Sizes) Walk() { s.walkPoints(false, nil) }
 // After DominateAndWeigh (without Points), the points are worked out on another core as the
 // walks go, a block of components ahead of them: both go down the component numbers, and the
 // walks at a component need only the points at and above it. That takes a word per component
-// more while it runs, from sc. On the 411 MB benchmark dump the points took 28 ms and the walks
-// 66 ms, one after the other, on one core.
+// more while it runs, from sc. Otherwise the points and the walks run one after the other, on
+// one core.
 func (s *Sizes) WalkAndBound(sc *memory.Scratch) {
 	if s.DAP == nil {
 		s.StartPoints(sc)
@@ -303,7 +303,7 @@ func (s *Sizes) walkPoints(bound bool, ready func(c int)) {
 // sumAndBound is walkPoints' pass without a hub, where a component that is no point is bounded
 // by its size plus its successors' bounds and nothing is walked: summing the points' subtrees
 // and bounding the rest in one loop over the DAG's arrays, down to component 1 (0 is left to
-// the caller). With a call to boundAt per component, the pass took about a third longer.
+// the caller). With a call to boundAt per component, the pass took longer.
 func (s *Sizes) sumAndBound(idom []uint32, ready func(c int)) {
 	off, succ, dyn, dap := s.DAG.Off, s.DAG.Succ, s.dyn, s.DAP
 	known := len(dyn) // the points at and above known are known
@@ -335,8 +335,8 @@ func (s *Sizes) pickHub(points bool) {
 	s.hubPicked = true
 	n := s.DAG.N()
 	best, bestSize := uint32(0), uint64(0)
-	// Over the sizes as stored, a word per component in the DAG's units: SizeOf twice per
-	// component took 14-18 ms over the 9 million of a 411 MB dump.
+	// Over the sizes as stored, a word per component in the DAG's units, rather than SizeOf
+	// twice per component, which was slower.
 	for c, raw := range s.DAG.Size[1:n] {
 		size := uint64(raw) << s.DAG.SizeShift
 		if raw == heapgraph.BigSize {
@@ -736,8 +736,8 @@ func (s *Sizes) Top(k int) []Ranked {
 	q := &rankHeap{}
 	// pushAll queues the components cs not queued yet, each keyed by its bound capped by parent.
 	// Many at once (a big array's hundred thousand elements) are appended and the heap made
-	// again in one pass, rather than pushed one by one: 1.8 of Top's 6.6 ms on the small
-	// benchmark dump went into those pushes. The order items leave the heap in is the same
+	// again in one pass, rather than pushed one by one, pushes that were a large share of Top's
+	// time. The order items leave the heap in is the same
 	// either way: no two items compare equal.
 	pushAll := func(cs []uint32, parent func(c uint32) uint64) {
 		bulk := len(cs) >= 64 && len(cs) >= q.Len()/8

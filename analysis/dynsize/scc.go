@@ -55,7 +55,7 @@ func components(g *heapgraph.Graph, skip heapgraph.EdgeSet, sc *memory.Scratch, 
 	// The stacks are weighed against the room, and what they hold told, every stackCheck
 	// pushes: often enough for a caller lowering the room (StackRoom.Hold) to count on it, and
 	// for the stacks to pass it by no more than stackCheck frames; rarely enough to cost
-	// nothing (a call per push was 2-3 ms on the small benchmark dump).
+	// nothing (a call per push was not).
 	pushes := 0
 	over := func() bool {
 		held := int64(frames.Len())*int64(unsafe.Sizeof(frame{})) + int64(done.Len())*4

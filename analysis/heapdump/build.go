@@ -54,7 +54,7 @@ func (l *loader) prepare() {
 	l.classObjects(classKey)
 	d.ClassOf = l.cls
 	// Pass 2's starting points need only the kinds: worked out while the id table is still in
-	// the making (on the medium benchmark dump this core waited 30 ms for it).
+	// the making, rather than after this core has waited for it.
 	if l.idx != nil { // pass 2 reads by segments (an indexed pass 1 that gave up leaves its own)
 		l.startMain = l.mainStarts()
 	}
@@ -284,7 +284,7 @@ func (l *loader) layoutEdges(g *heapgraph.Graph, rootNodes []uint32) {
 	l.schema.Prune()
 	// The successor array is written in pass 2, a segment's nodes' lists at a time, by the core
 	// reading the segment: its pages are faulted in there, on both cores, rather than all here
-	// on one first (on a virtual machine, at 1.3 µs a page: 4 ms of the small benchmark dump).
+	// on one first (on a virtual machine every fresh page is a costly fault).
 	g.Succ = memory.Reserve[uint32](l.mem, int(total))
 	d.Graph = g
 	copy(g.Succ, rootNodes)
@@ -595,8 +595,8 @@ func (fl *filler) mainObject(k *int, mainNode *uint32) {
 
 // fill writes the successors of the object record with tag tag, id id, data data (field values,
 // array elements; none is needed for a primitive array) at offset off, whose node object just
-// found. The references are resolved in plain loops rather than through a closure called for each
-// (medians of 8 runs on the 411 MB dump: pass 2 took 365 ms of CPU so, against 431). A reference
+// found. The references are resolved in plain loops rather than through a closure called for each,
+// a call per reference that cost pass 2 a noticeable share of its CPU time. A reference
 // that finds no slot left no longer marks a weak bit on the next object's first edge.
 func (fl *filler) fill(tag hprof.Tag, id uint64, data []byte, off int64) {
 	d := fl.d

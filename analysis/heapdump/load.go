@@ -515,7 +515,7 @@ func (l *loader) reserve(size int64) {
 	// freed before (the symbol table's garbage, the columns of a pass that gave up) is cleared
 	// in full, touching every page; memory given back to the system first is known to be zero
 	// and is not. The first reservation follows little but the walk's buffers: the collection
-	// took 1-5 ms there and changed nothing.
+	// there cost time and changed nothing.
 	if l.reserved {
 		debug.FreeOSMemory()
 	}
@@ -589,16 +589,16 @@ func (l *loader) scanPass1(f *os.File, target int) (*hprof.Index, error) {
 	// Names do not depend on the id size; the schema learns it from the first segment. Pass 1
 	// needs no names: the walk, which runs beside it, keeps the class names it meets for after,
 	// and steps over the symbols, of which the schema then takes only the names it keeps
-	// (Schema.TakeNames). Taking every symbol as the walk met it cost 10–35 ms of strings and
-	// collections on a dump of 40,000, before pass 1 could start.
+	// (Schema.TakeNames). Taking every symbol as the walk met it cost strings and collections,
+	// before pass 1 could start.
 	l.schema = hprof.NewSchema(8)
 	l.segs, l.segFirst, l.segMain = l.segs[:0], l.segFirst[:0], l.segMain[:0]
 	l.d.segIDs = l.d.segIDs[:0]
 	sc := &scan{l: l, f: f, target: target, firstDone: make(chan struct{}),
 		headers: make([]hprof.Header, 256), fields: make([][]byte, 256)}
-	// With the file in the page cache, the far half of it read on the second core shortens pass 1
-	// by a third. Read from disk, two streams at once made pass 1 of the small benchmark dump
-	// slower: the disk, not the parsing, sets the pace there. The file's last pages, which this
+	// With the file in the page cache, the far half of it read on the second core shortens pass 1.
+	// Read from disk, two streams at once made pass 1 slower: the disk, not the parsing, sets
+	// the pace there. The file's last pages, which this
 	// run has not read yet, tell which it is.
 	if runtime.GOMAXPROCS(0) >= 2 && l.size >= farShardMin && fileCached(f, l.size) {
 		sc.walk.split = l.size / 2
@@ -1021,8 +1021,7 @@ func faultWindow(ids []uint64, alone bool) int {
 // faultAhead has the pages of the node columns that pass 1 will soon append to faulted in on
 // another core (memory.FaultAhead): they are reserved for the largest count the file could
 // hold, which leaves them untouched until written, and on a virtual machine fresh pages cost
-// pass 1 about as much as decoding did (a 4 KB page 1.3 µs: a third of pass 1 on the small
-// benchmark dump, read from disk on one core).
+// pass 1 about as much as decoding did.
 func (s *shard) faultAhead() {
 	n := len(s.ids)
 	if s.window == 0 || n+s.window/2 < s.faulted {

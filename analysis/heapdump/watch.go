@@ -43,8 +43,8 @@ type fieldAt struct {
 // watchSlots finds where pass 2 puts what it keeps: for each Watch, a bit per node marks its
 // instances, and rank counts the bits before each word, so that an instance's values go straight
 // to their place in Dump.Watched, allocated once at its final size. Kept in growing lists, with
-// their ids to sort them by, 2.1 million tracking references took pass 2 from 179 MB to 588 MB and
-// from 1.2 s to 4.9 s.
+// their ids to sort them by, a run's tracking references took pass 2 several times the memory
+// and the time.
 type watchSlots struct {
 	bits []heapgraph.EdgeSet
 	rank [][]uint32

@@ -43,7 +43,7 @@ func (s *Schema) TakeNames(ra io.ReaderAt, spans []Span) error {
 		}
 	}
 	// The set of wanted ids is open addressing on a table four times their number: it is asked
-	// once per symbol, where a map's lookups took a millisecond.
+	// once per symbol, too often for a map's lookups to be cheap.
 	size := 16
 	for size < 4*len(ids) {
 		size *= 2
@@ -67,7 +67,7 @@ func (s *Schema) TakeNames(ra io.ReaderAt, spans []Span) error {
 	id := s.IDSize
 	buf := make([]byte, nameReadBuf)
 	// The names found go into one string, the table's entries slices of it: a string each, and
-	// the table grown a few entries at a time, took half of this on a dump of 4,000 classes.
+	// the table grown a few entries at a time, were a large share of this function's time.
 	type found struct {
 		sid      uint64
 		from, to int

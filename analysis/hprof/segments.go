@@ -190,7 +190,7 @@ func (in *input) skipTo(target int64) error {
 	}
 	in.start, in.end, in.off, in.eof = 0, 0, target, nil
 	// What follows a skipped body is mostly the next body's header: a buffer's worth of reading
-	// would be copying the body that is skipped next (2,000 times 128 KB on a 2 GB dump).
+	// would be copying the body that is skipped next, once for every body skipped.
 	in.short = afterSkipRead
 	return nil
 }
@@ -200,9 +200,9 @@ func (in *input) skipTo(target int64) error {
 const afterSkipRead = 512
 
 // readThrough is the longest skip that skipTo reads through rather than seeks over. Small
-// records that straddle the buffer's end (the names at the head of a dump: 2 MB of UTF8 records
-// in the smallest benchmark dump) otherwise each made the next read a short one, a system call
-// per half kilobyte: 82 reads of 512 bytes there beside 16 of the buffer's size.
+// records that straddle the buffer's end (the names at the head of a dump, UTF8 records)
+// otherwise each made the next read a short one, a system call per half kilobyte: short reads
+// then outnumbered those of the buffer's size.
 const readThrough = 4096
 
 // batchBytes is how much of the file one worker takes at a time: segments are about a megabyte,
@@ -250,8 +250,8 @@ type ScanOptions struct {
 	// WalkerWorks has the walking goroutine be the last of the Workers, from when the walk (and
 	// Walked) is done, rather than a goroutine of its own: the walk then never waits for a core
 	// that every worker holds while the workers wait for the segments it has yet to find. (With
-	// two workers beside it on two cores, a class histogram's walk over a 47 MB dump took 1.4 ms
-	// or, as the scheduler had it, 6-8 ms, and the workers idled meanwhile.)
+	// two workers beside it on two cores, a class histogram's walk took several times as long
+	// whenever the scheduler had the workers hold both cores, and the workers idled meanwhile.)
 	WalkerWorks bool
 }
 
@@ -259,9 +259,8 @@ type ScanOptions struct {
 // hands every heap-dump segment to fn on one of opt.Workers goroutines as soon as the walk has
 // found it, so that reading segments overlaps the walk. The walk hops from one segment header to
 // the next, a megabyte apart: in a file in the page cache that costs little, but in a file read
-// from disk every hop waits for the disk (measured: 0.35 to 0.8 ms each, 425 hops in about the
-// time cat took to read the whole 411 MB file); with both at once the segments are read while the
-// walk goes on.
+// from disk every hop waits for the disk, the hops together about as long as reading the whole
+// file; with both at once the segments are read while the walk goes on.
 //
 // fn gets the worker's number, the segment's position among the file's segments, the segment and
 // a Reader over it; it may return nil at once for a segment it does not want (of another dump).
@@ -423,7 +422,7 @@ func (q *segmentQueue) work(workers int, read func(i int, seg Segment, buf []byt
 
 // SegmentBuf is a worker's read buffer: small enough to stay in the core's cache (half of its
 // 512 KB L2 on the machines here) while its records are parsed, large enough that reads are
-// few. A class histogram of a 2 GB dump took about 5% more CPU with 128 KB, and more with 1 MB.
+// few: a class histogram took more CPU with a smaller buffer, and with a larger one.
 const SegmentBuf = 256 << 10
 
 // Buffered returns the unread bytes of the current heap-dump segment that are in the reader's

@@ -28,8 +28,8 @@ const aheadArrays = dfsArrays + 1
 // aheadSlack(nodes) more is done, and has their pages faulted in, on a goroutine of its own. It
 // is for a caller with work to do before Run that leaves a core idle (building the graph): the
 // searches then start on memory already in place instead of faulting it in as they go, which
-// on a virtual machine whose host backs fresh memory anew costs seconds on a dump of tens of
-// millions of objects. It returns nil when nothing fits, or there is one core only. Run must
+// on a virtual machine whose host backs fresh memory anew is slow on a large dump. It returns
+// nil when nothing fits, or there is one core only. Run must
 // be given the result (Options.Ahead) for a graph of no more than nodes nodes.
 func MakeAhead(mem *memory.Budget, nodes int, room int64) *Ahead {
 	if runtime.GOMAXPROCS(0) < 2 || nodes <= 0 {
@@ -58,9 +58,8 @@ func MakeAhead(mem *memory.Budget, nodes int, room int64) *Ahead {
 }
 
 // aheadSlack is what building a graph of nodes nodes may take beyond what is resident when it
-// starts: its marks and counts over the nodes (under a byte per node on the benchmark's dumps)
-// with room to spare. (With 16 MB to spare rather than 4, the small benchmark dump, whose graph
-// takes 3 MB to build, had no array made ahead; with one, its search took 1 ms less.)
+// starts: its marks and counts over the nodes with room to spare, but little: with more to
+// spare, a small dump had no array made ahead, and its search lost what one saves.
 func aheadSlack(nodes int) int64 { return 4*int64(nodes) + 4<<20 }
 
 // take waits for the arrays and returns them if they fit a graph of n nodes. Arrays too short

@@ -77,8 +77,8 @@ func (a *Analysis) begin(phase, step string) error {
 
 // freeing is begin for a step that starts after the last one dropped arrays: the memory goes
 // back to the system first, so that the new step's peak does not stack on it. (A collection
-// costs about a millisecond even with nothing to free, and half the steps start with nothing:
-// they begin with begin.)
+// costs time even with nothing to free, and half the steps start with nothing: they begin with
+// begin.)
 func (a *Analysis) freeing(phase, step string) error {
 	debug.FreeOSMemory()
 	return a.begin(phase, step)

@@ -30,7 +30,7 @@ type Input struct {
 	// root): every instance refers to its class, and through the class loader each class
 	// reaches every other, so following them would give almost every object the dynamic size of
 	// the whole heap. The thesis's dumps had no such edges. (A bit set, not a function: it is
-	// asked once per reference, a hundred million times on a 2 GB dump.)
+	// asked once per reference.)
 	ClassObjects heapgraph.EdgeSet
 	// Labels, if set, puts some nodes into groups (heapledger labels the objects its runtime
 	// tracked with their account and allocation site): the report then sums retained sizes per
@@ -71,9 +71,8 @@ type Options struct {
 	Ahead *Ahead
 	// Leave names input columns that Run, with Spill, need not bring back from their temporary
 	// files when it returns, for a caller that will not read them: they may be nil in in then.
-	// Reading them back takes time and fresh memory for nothing (a fifth of the edges' and
-	// sizes' bytes of a dump, at the end of its analysis). Their files go as soon as Run has
-	// read them for the last time.
+	// Reading them back takes time and fresh memory for nothing, at the end of the analysis.
+	// Their files go as soon as Run has read them for the last time.
 	Leave Columns
 	// Memory is where the analysis's arrays come from and its columns go (nil: make, and the
 	// system's temporary directory).

@@ -312,7 +312,7 @@ func topIn(val []uint64, lo, hi, k int, keep func(uint32) bool) []uint32 {
 	h := &minHeap{val: val}
 	// Once the heap is full a node must beat its worst: nodes come in increasing order, so a tie
 	// loses (the lower node ranks first), and most nodes fail on one comparison, before keep,
-	// a call through a closure, is asked (the small benchmark dump's suspects: 3 ms to 1).
+	// a call through a closure, is asked.
 	floor := uint64(0) // values at or below it cannot enter
 	for v := lo; v < hi; v++ {
 		if val[v] <= floor || !keep(uint32(v)) {

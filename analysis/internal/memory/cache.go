@@ -9,9 +9,9 @@ import (
 // The memory an analysis takes comes cheapest as pages the system has just freed. On a virtual
 // machine that reports its free memory to the host (free page reporting, as Firecracker's
 // guests do), memory left free for a second or two goes back to the host, and a page taken
-// after that comes back from the host, which clears it: on the benchmark machine 1.3-2.4 ms per
-// MB, against 0.05 ms for a page freed a moment before. A dump of 2 GB has the analysis take
-// about 5 GB of fresh memory phase after phase, and clearing it was 35% of its CPU time.
+// after that comes back from the host, which clears it, far more slowly than a page freed a
+// moment before comes. An analysis takes gigabytes of fresh memory phase after phase, and
+// clearing it was a large share of its CPU time.
 //
 // A dump read for the last time leaves its pages in the page cache, as much memory as the
 // file's size, of no more use to the analysis. GiveCache has them dropped a batch at a time as

@@ -18,8 +18,8 @@ func HugeArray(bytes int64) bool { return bytes >= hugeMin }
 // asked to be backed by transparent huge pages where the system leaves that to the program (the
 // "madvise" setting), and b's faulter faults its pages in from its start on while the caller
 // begins to use it (see prefault). A heap analysis touches gigabytes of fresh arrays phase after
-// phase: with 4 KB pages faulting them in was a third of the run on a virtual machine, and even
-// with huge pages the kernel clearing them cost seconds on a core that most phases, serial,
+// phase: with 4 KB pages faulting them in was a large share of the run on a virtual machine, and
+// even with huge pages the kernel clearing them cost time on a core that most phases, serial,
 // leave idle. Both are only requests: where the kernel has nothing to give, or refuses, nothing
 // changes. With a nil b nothing is faulted in ahead.
 func Make[T ~uint8 | ~uint32 | ~uint64](b *Budget, n int) []T {

@@ -38,7 +38,7 @@ type Spilled[T ~uint8 | ~uint32 | ~uint64] struct {
 
 // spillPart is the size from which a column is written as two files, one from each of two
 // cores. Writing to the page cache is mostly the cost of the fresh pages it takes, which two
-// cores bear at once (two 100 MB files: 37 ms against 57 one after the other); two files because
+// cores bear at once, in less time than one after the other; two files because
 // writes to one file are serialised by its lock.
 const spillPart = 4 << 20
 
@@ -95,8 +95,8 @@ const spillChunk = 8 << 20
 // system a chunk at a time as the chunk is written: the page cache then takes the pages just
 // given back, where a whole column written first and freed after had it take pages the system
 // had long had free. On a virtual machine that hands free pages back to its host, those cost a
-// fault in the host each, and spilling a column early in an analysis ran at a tenth of the speed
-// of one at its end. It returns how many bytes went out (and were given back) either way: when a
+// fault in the host each, and spilling a column early in an analysis ran far slower than one at
+// its end. It returns how many bytes went out (and were given back) either way: when a
 // write fails, the file is returned open with them, for the caller to read back.
 func (bg *Budget) spillFile(b []byte) (f *os.File, written int, err error) {
 	if f, err = os.CreateTemp(bg.Dir(), "heapledger-spill-*"); err != nil {
@@ -236,7 +236,7 @@ func (s *Spilled[T]) mapFiles(populate bool) []byte {
 // printing a report: the view's pages come in only as they are read (each from the page cache,
 // without a copy), the files are let go, and the view is never ended. Restore would read the
 // whole column into fresh memory first; on a virtual machine that hands its free pages back to
-// its host, that costs a fault in the host per page (4 ms for two columns of a million nodes).
+// its host, that costs a fault in the host per page.
 // Where mapping is not available it is Restore. The Spilled must not be used afterwards.
 func (s *Spilled[T]) View() ([]T, error) {
 	if s.paged != nil {
