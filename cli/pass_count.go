@@ -142,7 +142,7 @@ func newCountRun(s passSetup) (*countRun, error) {
 		return nil, fmt.Errorf("--counters paths cannot go with --context cct: a path counter stands for sites of the whole method, not of one calling context; use --counters sites")
 	}
 	run.pass, err = passlib.Count(passlib.CountOptions{Accounts: set, Table: table, ObjectInit: c.Int("object-init-sites") > 0,
-		Paths: usePaths, Contexts: contexts})
+		Paths: usePaths, Contexts: contexts, CountSwitches: c.Bool("count-increments")})
 	if err != nil {
 		return nil, err
 	}

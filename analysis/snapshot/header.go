@@ -13,7 +13,8 @@ type Header map[string]string
 
 // integerKeys are the header values that are integers: JSON numbers in JSON version 3 and in
 // reports, strings in older JSON.
-var integerKeys = map[string]bool{"pid": true, "uptime_ms": true, "threads": true, "dropped": true, "increments": true}
+var integerKeys = map[string]bool{"pid": true, "uptime_ms": true, "threads": true, "dropped": true, "increments": true,
+	"switches": true, "switches_left_out": true}
 
 // set records one header value. Runtimes before JSON version 3 wrote "dropped" as
 // "N first: WHAT"; it is split so that dropped is always the count.

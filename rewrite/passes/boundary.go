@@ -3,7 +3,9 @@ package passes
 import (
 	"sync"
 
+	"github.com/heapledger/heapledger/rewrite/accounts"
 	"github.com/heapledger/heapledger/rewrite/classfile"
+	"github.com/heapledger/heapledger/rewrite/code"
 )
 
 // Account boundaries (issue 35). A method of an accounted class switches the thread's account
@@ -168,4 +170,31 @@ func (im *innerMethods) sameAccountOnly(cf *classfile.Class, m *classfile.Member
 		}
 	}
 	return true
+}
+
+// countsSwitches reports whether the methods of cc's class switch accounts, or have the switch
+// left out, and the pass counts both (CountOptions.CountSwitches).
+func (e *countEditor) countsSwitches(cc *countClass) bool {
+	return e.opt.CountSwitches && cc.account != accounts.Unaccounted && !e.allAccounted
+}
+
+// switchCount prepares the counting of the method's account switch (--count-increments): a
+// method that switches counts each switch in its entry code (countClass.Enter); one whose
+// switch was left out (leftOut) counts on entry that it ran without one. Together they say what
+// switching cost and what leaving switches out saved, in one run. The method's ID goes in
+// cc.switchID, which calling-context mode uses as its own (context.go, step 1).
+func (e *countEditor) switchCount(cc *countClass, b *code.Body, switching, leftOut bool, lines map[*code.Insn]int) error {
+	cc.switchID = 0
+	if !e.opt.CountSwitches || !switching && !leftOut {
+		return nil
+	}
+	id, err := cc.methodID(b, lines)
+	if err != nil {
+		return err
+	}
+	cc.switchID = id
+	if switching {
+		return nil
+	}
+	return b.InsertAfter(nil, b.Seq().Ldc(id).InvokeStatic(AcctClass, "leftOut", "(I)V"))
 }

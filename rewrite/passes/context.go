@@ -47,12 +47,13 @@ func (e *countEditor) editContext(cc *countClass, cm *commons.Method, sites []si
 	b := cm.Body
 	lines := lineTable(b)
 	// 1.
-	mid, err := b.Pool.AddUniqueInteger()
-	if err != nil {
-		return b.Method.Errorf(-1, "method ID constant: %w", err)
+	mid := cc.switchID
+	if mid == 0 {
+		var err error
+		if mid, err = cc.methodID(b, lines); err != nil {
+			return err
+		}
 	}
-	cc.method = append(cc.method, pendingSite{mid, accounts.Site{Kind: accounts.KindMethod, Type: classfile.JavaName(b.Method.Class),
-		Method: classfile.JavaName(b.Method.Class) + "." + b.Method.Name + b.Method.Desc, Offset: 0, Line: firstLine(b, lines)}})
 	a := &contextAdvice{cc: cc, mid: mid, account: -1, switchAccount: switchAccount, node: -1}
 	if static >= 0 {
 		a.account = static
@@ -81,8 +82,20 @@ func (e *countEditor) editContext(cc *countClass, cm *commons.Method, sites []si
 		cc.t, cc.saved = a.t, b.NewLocal(1)
 	}
 	// 2, 3, 5.
-	_, err = commons.Wrap(cm, a)
+	_, err := commons.Wrap(cm, a)
 	return err
+}
+
+// methodID adds the method's ID, a site of kind method, to the class's pending sites and
+// returns the pool constant finishClass puts it in.
+func (cc *countClass) methodID(b *code.Body, lines map[*code.Insn]int) (uint16, error) {
+	mid, err := b.Pool.AddUniqueInteger()
+	if err != nil {
+		return 0, b.Method.Errorf(-1, "method ID constant: %w", err)
+	}
+	cc.method = append(cc.method, pendingSite{mid, accounts.Site{Kind: accounts.KindMethod, Type: classfile.JavaName(b.Method.Class),
+		Method: classfile.JavaName(b.Method.Class) + "." + b.Method.Name + b.Method.Desc, Offset: 0, Line: firstLine(b, lines)}})
+	return mid, nil
 }
 
 // ownHandlers returns the distinct handler labels of the method's exception table whose code

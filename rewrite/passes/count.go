@@ -39,6 +39,10 @@ type CountOptions struct {
 	// Contexts is calling-context mode (--context cct): every method that allocates or calls
 	// enters its node of the thread's calling-context tree (context.go).
 	Contexts bool
+	// CountSwitches counts, per method of an accounted class, the account switches that ran
+	// and the ones left out because every caller runs in the method's account (boundary.go),
+	// for the snapshots (--count-increments, issue 35): what switching costs a program.
+	CountSwitches bool
 }
 
 // Count returns the memory-accounting pass (issue 3): the account pass and the allocation
@@ -114,6 +118,9 @@ type countClass struct {
 	// account: the class's state is the count pass's commons.Advice, and the class's methods
 	// are edited one after another.
 	t, saved int
+	// switchID is the pool constant of the method's ID when its account switch is counted
+	// (switchCount), 0 otherwise.
+	switchID uint16
 	paths    *pathCount // the method's path counters, whose correction Unwind runs first
 	// fallback says why the method being edited keeps per-site counters under --counters
 	// paths (nil when it does not, or paths were not asked for).
@@ -163,8 +170,8 @@ func (e *countEditor) beginClass(cf *classfile.Class, state any, turn *transform
 			// Path counters and corrections: at most one per edge and one per site.
 			n += k + len(c.Bytecode) + len(c.Exceptions) + 1
 		}
-		if e.opt.Contexts {
-			n++ // the method's own ID (context.go)
+		if e.opt.Contexts || e.countsSwitches(cc) {
+			n++ // the method's own ID (context.go, switchCount)
 		}
 	}
 	turn.Wait()
@@ -180,6 +187,9 @@ func (e *countEditor) untouched(cf *classfile.Class, m *classfile.Member, i int,
 	cc := state.(*countClass)
 	if e.opt.Contexts || i >= len(cc.siteless) || !cc.siteless[i] {
 		return false // calling contexts: a method that calls enters its node
+	}
+	if e.countsSwitches(cc) {
+		return false // a switch left out is counted
 	}
 	switching := cc.account != accounts.Unaccounted && !e.allAccounted
 	return !switching || cc.inner.sameAccountOnly(cf, m)
@@ -282,6 +292,7 @@ func (e *countEditor) editMethod(cf *classfile.Class, m *classfile.Member, cm *c
 	if err != nil {
 		return err
 	}
+	lines := lineTable(b)
 	// Dead code never runs and keeps the compiler's frames there, which lack the locals
 	// inserted below: nothing is counted, restored or covered in it (commons.Wrap).
 	if dead := cm.Dead(); dead != nil {
@@ -297,8 +308,12 @@ func (e *countEditor) editMethod(cf *classfile.Class, m *classfile.Member, cm *c
 	// A method whose callers all run in its class's account already is rewritten as with
 	// '*': no switch, its sites charge the account directly (boundary.go).
 	allAccounted := e.allAccounted
-	if switchAccount && cc.inner.sameAccountOnly(cf, m) {
+	leftOut := switchAccount && cc.inner.sameAccountOnly(cf, m)
+	if leftOut {
 		switchAccount, allAccounted = false, true
+	}
+	if err := e.switchCount(cc, b, switchAccount, leftOut, lines); err != nil {
+		return err
 	}
 	if e.opt.Contexts {
 		static := -1
@@ -317,7 +332,6 @@ func (e *countEditor) editMethod(cf *classfile.Class, m *classfile.Member, cm *c
 	if allAccounted {
 		static = acct
 	}
-	lines := lineTable(b)
 	t := b.NewLocal(1)
 	eager := allAccounted && eagerFetch(b, sites)
 	pc, err := e.pathCounters(cc, cm, sites, t, static, switchAccount, lines)
@@ -393,10 +407,14 @@ func (cc *countClass) Prologue(s *code.Seq) {
 	s.InvokeStatic(LedgerClass, "current", "()"+acctDesc).Store(code.ASTORE, cc.t)
 }
 
-// Enter saves the caller's account and switches to the class's.
+// Enter saves the caller's account and switches to the class's, counting the switch when
+// switches are counted (switchCount).
 func (cc *countClass) Enter(s *code.Seq) {
 	s.Load(code.ALOAD, cc.t).Field(code.GETFIELD, AcctClass, "account", "I").Store(code.ISTORE, cc.saved).
 		Load(code.ALOAD, cc.t).Int(int32(cc.account)).Field(code.PUTFIELD, AcctClass, "account", "I")
+	if cc.switchID != 0 {
+		s.Load(code.ALOAD, cc.t).Ldc(cc.switchID).InvokeStatic(AcctClass, "switched", "("+acctDesc+"I)V")
+	}
 }
 
 // Exit restores the caller's account before a return.

@@ -77,6 +77,8 @@ public final class Acct {
     /** Nodes in this thread's tree, and calls the bounds kept out of it (Context.child). */
     int nodes;
     long depthCut, nodeCut;
+    /** Account switches this thread ran or had left out (--count-increments, Switches); null before its first. */
+    volatile Counts switches;
 
     Acct(Thread t) {
         owner = new WeakReference<Thread>(t);
@@ -437,6 +439,22 @@ public final class Acct {
             }
         }
         return slow(Live.MODE == Live.OFF ? null : a, null, t, account, site, length, elementSize);
+    }
+
+    // ---- account switches counted (--count-increments, Switches) ----
+
+    /** A method of an accounted class (method is its ID) switched t's account on entry. */
+    public static void switched(Acct t, int method) {
+        Switches.note(t, method, Switches.SWITCHED);
+    }
+
+    /** A method (method is its ID) ran without the switch the rewriter left out: its callers run in its account. */
+    public static void leftOut(int method) {
+        try {
+            Switches.note(Ledger.current(), method, Switches.LEFT_OUT);
+        } catch (Throwable e) {
+            Ledger.drop(e);
+        }
     }
 
     // ---- path counters (--counters paths, docs/instrumentation.md "Path counters") ----

@@ -134,6 +134,12 @@ public final class Ledger {
                     synchronized (RETIRED) {
                         a.addTo(RETIRED);
                     }
+                    Counts sw = a.switches;
+                    if (sw != null) {
+                        synchronized (Switches.RETIRED) {
+                            Switches.RETIRED.addAll(sw);
+                        }
+                    }
                     if (Context.ON) ContextTree.retire(a);
                     THREADS.remove(i);
                 } else {
@@ -146,6 +152,21 @@ public final class Ledger {
             total.addAll(RETIRED);
         }
         if (tree != null) tree.addRetired();
+        return total;
+    }
+
+    /** The account switches every thread counted (--count-increments, Switches), ended threads' included. */
+    static Counts switches() {
+        Counts total = new Counts();
+        synchronized (THREADS) {
+            for (Acct a : THREADS) {
+                Counts sw = a.switches;
+                if (sw != null) total.addAll(sw);
+            }
+        }
+        synchronized (Switches.RETIRED) {
+            total.addAll(Switches.RETIRED);
+        }
         return total;
     }
 

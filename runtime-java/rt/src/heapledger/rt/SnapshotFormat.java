@@ -40,7 +40,7 @@ final class SnapshotFormat {
 
     /** Header keys whose values are integers, written as JSON numbers. */
     private static final java.util.Set<String> INTEGER_KEYS =
-            new java.util.HashSet<String>(Arrays.asList("pid", "uptime_ms", "threads", "dropped", "refunded_by_snapshot", "young", "increments"));
+            new java.util.HashSet<String>(Arrays.asList("pid", "uptime_ms", "threads", "dropped", "refunded_by_snapshot", "young", "increments", "switches", "switches_left_out"));
 
     static long[] rows(Counts c, Map<Integer, Long> sizes) {
         long[] t = c.table;

@@ -308,6 +308,7 @@ final class Snapshots {
             }
             if (lv != null) lv.unseen = pc.unseen;
             pathLines = pc.lines(countIncrements());
+            switchLines = countIncrements() ? Switches.lines(Ledger.switches()) : new String[0][];
             t.tell();
             Map<Integer, Long> sizes = objectSizes(c);
             SnapshotFormat.Contexts cx = tree == null ? null : new SnapshotFormat.Contexts(tree, nodes);
@@ -353,6 +354,9 @@ final class Snapshots {
     /** The path counters' header lines of the snapshot being written (write() holds the lock). */
     private static String[][] pathLines = new String[0][];
 
+    /** The account switches' header lines of the snapshot being written (write() holds the lock). */
+    private static String[][] switchLines = new String[0][];
+
     /** Whether snapshots say how many counter increments ran (--count-increments). */
     static boolean countIncrements() {
         return Boolean.parseBoolean(setting("heapledger.increments", "HEAPLEDGER_INCREMENTS", Config.get("increments", "false")));
@@ -363,6 +367,7 @@ final class Snapshots {
         java.util.List<String[]> h = new java.util.ArrayList<String[]>(java.util.Arrays.asList(header()));
         if (lv != null) h.addAll(java.util.Arrays.asList(lv.header()));
         h.addAll(java.util.Arrays.asList(pathLines));
+        h.addAll(java.util.Arrays.asList(switchLines));
         if (cx != null) h.add(new String[] {"context", cx.tree.describe()});
         if (t.clashes() > 0) h.add(new String[] {"clashes", t.clashes() + " IDs named differently by the tables of " + t.clash});
         return h.toArray(new String[0][]);
