@@ -96,15 +96,25 @@ func change(inc [2]int64) string {
 
 // rowsOf runs the workload once in mode m, keeping the run directory, and reads its snapshots.
 func (r *Result) rowsOf(env *Env, m *Mode) (*runRows, error) {
+	dir, err := r.runKept(env, m)
+	if err != nil {
+		return nil, err
+	}
+	return readRunRows(dir)
+}
+
+// runKept runs the workload once in mode m with compareJVM, keeping the run directory, and
+// returns it.
+func (r *Result) runKept(env *Env, m *Mode) (string, error) {
 	l, ok := r.Launches[m.Name]
 	if !ok {
-		return nil, fmt.Errorf("%s was not prepared: %s", m.Name, r.Failed[m.Name])
+		return "", fmt.Errorf("%s was not prepared: %s", m.Name, r.Failed[m.Name])
 	}
 	det := *l
 	det.JVM = append(append(append([]string(nil), l.JVM...), compareJVM...), r.W.Repeatable...)
 	var err error
 	if det.Classpath, err = samePlace(env, r.W.Name, l.Classpath); err != nil {
-		return nil, err
+		return "", err
 	}
 	r.Launches[m.Name] = &det
 	defer func() { r.Launches[m.Name] = l }()
@@ -112,9 +122,9 @@ func (r *Result) rowsOf(env *Env, m *Mode) (*runRows, error) {
 	env.Keep = true
 	defer func() { env.Keep = keep }()
 	if _, err := r.runOnce(env, m, 0, 30*60e9); err != nil {
-		return nil, err
+		return "", err
 	}
-	return readRunRows(filepath.Join(env.Out, "runs", r.W.Name, m.Name, "r1"))
+	return filepath.Join(env.Out, "runs", r.W.Name, m.Name, "r1"), nil
 }
 
 // samePlace links the jars of classpath that a mode rewrote (they lie in a directory named
@@ -171,12 +181,7 @@ func readRunRows(dir string) (*runRows, error) {
 			return nil, fmt.Errorf("%s: increments %q: %v", path, s.Header["increments"], err)
 		}
 		rr.increments += n
-		for _, f := range strings.Fields(s.Header["increments_by_method"]) {
-			if i := strings.LastIndexByte(f, '='); i > 0 {
-				k, _ := strconv.ParseInt(f[i+1:], 10, 64)
-				rr.byMethod[f[:i]] += k
-			}
-		}
+		addByMethod(rr.byMethod, s.Header["increments_by_method"])
 	}
 	return rr, nil
 }

@@ -50,6 +50,7 @@ func run(args []string, stdout, stderr io.Writer) (int, error) {
 	maxTime := fs.Duration("max-time", 0, "stop starting new rounds when the next would end after this much time (0: run all rounds); the doc says how many were measured")
 	keep := fs.Bool("keep", false, "keep every run directory (failed runs are always kept)")
 	list := fs.Bool("list", false, "list workloads and modes, with availability, and exit")
+	switches := fs.Bool("switches", false, "instead of timing, run each workload once in "+switchesMode+" (heapledger-accounts counting its account switches) and print the switches that ran and were left out, per workload")
 	compare := fs.String("compare", "", "A,B: instead of timing, run each workload once in mode A and once in B, as deterministically as it allows (one processor), and compare their snapshots' rows and counter increments")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: go run ./bench/suite [flags]   (bench/run.sh wraps this)\n\nworkloads: %s\nmodes: %s\n\n",
@@ -106,6 +107,9 @@ func run(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	if *compare != "" {
 		return runCompare(env, ws, *compare, stdout)
+	}
+	if *switches {
+		return runSwitches(env, ws, stdout)
 	}
 	ms, skipped, err := selectModes(env, *modeList)
 	if err != nil {

@@ -101,8 +101,13 @@ var modes = []*Mode{
 		verifySnapshot),
 	// What users run (issue 35): the program's own main packages as accounts, so methods switch
 	// accounts at the boundaries between them; '*' above is the one configuration where none do.
-	accountsMode("heapledger-accounts",
+	accountsMode("heapledger-accounts", nil,
 		"the count pass with the workload's main packages as 6–15 memory accounts (listed in the workload table), as a user would account them; each run must write its exit snapshot"),
+	// Where heapledger-accounts' switching goes (issue 35): the same rewrite counting the
+	// account switches that run and the ones left out. Counting costs a call per method entry,
+	// so it is never timed: `-switches` runs it once per workload and prints the figures.
+	optIn(accountsMode(switchesMode, []string{"--count-increments"},
+		"heapledger-accounts counting account switches (--count-increments), for -switches: not a cost to time")),
 	// Calling contexts (issue 30): heapledger-count plus a per-thread calling-context tree that
 	// every method that allocates or calls enters; JP's own calling-context profiling cost up
 	// to 10x on SPEC JVM98. jfr-alloc above is the sampled peer with stacks.
@@ -126,6 +131,11 @@ var modes = []*Mode{
 	withVerify(agentMode("heapledger-agent-objinit", []string{"--accounts", "*", "--object-init"}, true,
 		"heapledger-agent with java.lang.Object's constructor hooked: every object constructed is counted again by class; each snapshot must hold the hook's sites"),
 		verifyObjectInit),
+}
+
+func optIn(m *Mode) *Mode {
+	m.OptIn = true
+	return m
 }
 
 func withVerify(m *Mode, v func(*Env, string) error) *Mode {
@@ -221,8 +231,8 @@ func offlineMode(name, pass string, flags, needs []string, what string) *Mode {
 // accountsMode is heapledger-count with each workload's own accounts (Workload.Accounts) in
 // place of '*'. A pattern that matches no class of the workload fails the mode rather than
 // measuring fewer accounts than the doc says.
-func accountsMode(name, what string) *Mode {
-	m := offlineModeFor(name, "count", []string{"--accounts", "LIST", "--embed-runtime"}, func(w *Workload) []string {
+func accountsMode(name string, extra []string, what string) *Mode {
+	m := offlineModeFor(name, "count", append([]string{"--accounts", "LIST", "--embed-runtime"}, extra...), func(w *Workload) []string {
 		return []string{"--accounts", strings.Join(w.Accounts, ",")}
 	}, nil, what)
 	launch := m.Launch

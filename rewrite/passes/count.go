@@ -89,6 +89,8 @@ type countEditor struct {
 	// inputs reads the other classes of the input (SetInputs); nil under the agent.
 	inputs func(class string) ([]byte, bool)
 	nests  sync.Map // nest host → *nestScan (boundary.go)
+	// classes holds what neutral.go read of the input's classes: class name → *inputClass.
+	classes sync.Map
 }
 
 // SetInputs lets the pass read the other classes of the input (transform.Inputs): the members
@@ -109,6 +111,8 @@ type countClass struct {
 	first, reserved int
 	// What tells the methods that need no account switch (boundary.go); nil when none switch.
 	inner *innerMethods
+	// neutral holds the class's account-neutral methods (neutral.go), which need no switch.
+	neutral map[*classfile.Member]bool
 	// siteless marks, by method index, the methods in which beginClass's scan found no
 	// instruction that may become a site: untouched leaves those that need no account switch
 	// without decoding them.
@@ -192,7 +196,7 @@ func (e *countEditor) untouched(cf *classfile.Class, m *classfile.Member, i int,
 		return false // a switch left out is counted
 	}
 	switching := cc.account != accounts.Unaccounted && !e.allAccounted
-	return !switching || cc.inner.sameAccountOnly(cf, m)
+	return !switching || cc.inner.sameAccountOnly(cf, m) || cc.neutral[m]
 }
 
 // candidates counts the instructions of bc that may become allocation sites (findSites): every
@@ -253,6 +257,7 @@ func (e *countEditor) prepareClass(cf *classfile.Class) (any, error) {
 	cc := &countClass{account: e.accountOf(cf.Name())}
 	if cc.account != accounts.Unaccounted && !e.allAccounted {
 		cc.inner = e.findInnerMethods(cf)
+		cc.neutral = e.neutralMethods(cf, cc.inner)
 	}
 	return cc, nil
 }
@@ -305,10 +310,11 @@ func (e *countEditor) editMethod(cf *classfile.Class, m *classfile.Member, cm *c
 		sites = live
 	}
 	switchAccount := acct != accounts.Unaccounted && !e.allAccounted
-	// A method whose callers all run in its class's account already is rewritten as with
-	// '*': no switch, its sites charge the account directly (boundary.go).
+	// A method whose callers all run in its class's account already (boundary.go), or that
+	// runs nothing that charges the thread's account (neutral.go), is rewritten as with '*':
+	// no switch, its sites charge the account directly.
 	allAccounted := e.allAccounted
-	leftOut := switchAccount && cc.inner.sameAccountOnly(cf, m)
+	leftOut := switchAccount && (cc.inner.sameAccountOnly(cf, m) || cc.neutral[m])
 	if leftOut {
 		switchAccount, allAccounted = false, true
 	}
