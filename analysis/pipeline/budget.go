@@ -75,8 +75,30 @@ func checkBudget(budget, objects int64, estimated bool) error {
 	if estimated {
 		what = fmt.Sprintf("the about %d objects its size holds", objects)
 	}
-	return fmt.Errorf("%w: %d MB given, and the dump needs at least %d MB (%d MB for the program and %d bytes for each of %s); give that much or more",
-		ErrBudget, budget>>20, (need+1<<20-1)>>20, budgetFixed>>20, budgetPerObject, what)
+	return fmt.Errorf("%w: %s given, and the dump needs at least %d MB (%d MB for the program and %d bytes for each of %s); give that much or more",
+		ErrBudget, sizeText(budget), (need+1<<20-1)>>20, budgetFixed>>20, budgetPerObject, what)
+}
+
+// sizeText writes a size in whole MB, or in bytes when under one.
+func sizeText(b int64) string {
+	if b < 1<<20 {
+		return fmt.Sprintf("%d bytes", b)
+	}
+	return fmt.Sprintf("%d MB", b>>20)
+}
+
+// checkFormat refuses a file that does not start as a heap dump (HPROF, or gzip-compressed
+// HPROF), with the reader's error; a file it cannot open is left to the loader to report.
+func checkFormat(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	if _, err := hprof.NewReader(f); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
 }
 
 // unboundedNeed is what an analysis of the file at path, of size bytes, takes with every array

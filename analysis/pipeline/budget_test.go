@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -131,6 +132,24 @@ func TestBudgetRefusedAtOnce(t *testing.T) {
 	}
 	if _, err := Analyze(context.Background(), dump, Options{MaxMemory: MinimumBudget(generatedCount), Threshold: 0.1}); err != nil {
 		t.Errorf("the smallest budget named: %v", err)
+	}
+}
+
+// A budget under a megabyte is said in bytes, not as "0 MB"; a file that is no heap dump is
+// refused as such, not for its budget.
+func TestBudgetRefusalWording(t *testing.T) {
+	dump := generatedDump(t)
+	_, err := Analyze(context.Background(), dump, Options{MaxMemory: 1000, Threshold: 0.1})
+	if !errors.Is(err, ErrBudget) || !strings.Contains(err.Error(), ": 1000 bytes given") {
+		t.Errorf("1000-byte budget: %v, want ErrBudget saying 1000 bytes given", err)
+	}
+	notDump := filepath.Join(t.TempDir(), "notes.txt")
+	if err := os.WriteFile(notDump, bytes.Repeat([]byte("not a heap dump\n"), 1<<16), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Analyze(context.Background(), notDump, Options{MaxMemory: 1000, Threshold: 0.1})
+	if err == nil || errors.Is(err, ErrBudget) || !strings.Contains(err.Error(), "not an HPROF file") {
+		t.Errorf("a text file under a small budget: %v, want refused as not an HPROF file", err)
 	}
 }
 

@@ -75,6 +75,10 @@ func Analyze(ctx context.Context, path string, opt Options) (*Report, error) {
 	if st, err := os.Stat(path); err == nil {
 		size = st.Size()
 	}
+	// A file that is no heap dump is refused as such, before its size is judged as one.
+	if err := checkFormat(path); err != nil {
+		return nil, err
+	}
 	if err := checkBudget(opt.MaxMemory, size/typicalObjectBytes, true); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
