@@ -432,33 +432,30 @@ func (x *objectIDs) find(id uint64) (uint32, bool) {
 	}
 	lo, hi := x.bucket[k], x.bucket[k+1]
 	if x.full != nil {
-		for lo < hi {
-			m := (lo + hi) >> 1
-			if x.full[m] < id {
-				lo = m + 1
-			} else {
-				hi = m
-			}
-		}
-		if lo < x.bucket[k+1] && x.full[lo] == id {
-			return lo, true
+		if at := lowerBound(x.full, lo, hi, id); at < hi && x.full[at] == id {
+			return at, true
 		}
 		return 0, false
 	}
-	end := hi
 	want := uint32(key) // every node of the slot has key's high bits
+	if at := lowerBound(x.low, lo, hi, want); at < hi && x.low[at] == want {
+		return at, true
+	}
+	return 0, false
+}
+
+// lowerBound returns the first index in [lo, hi) of s, sorted there, whose value is not below
+// want, or hi when none is.
+func lowerBound[T uint32 | uint64](s []T, lo, hi uint32, want T) uint32 {
 	for lo < hi {
 		m := (lo + hi) >> 1
-		if x.low[m] < want {
+		if s[m] < want {
 			lo = m + 1
 		} else {
 			hi = m
 		}
 	}
-	if lo < end && x.low[lo] == want {
-		return lo, true
-	}
-	return 0, false
+	return lo
 }
 
 // keep renumbers the ids to the nodes in kept (ascending), whose new numbers are their ranks,
