@@ -148,7 +148,7 @@ func demoAction(c *cli.Context) error {
 	}
 	step(out, "5. write the HTML report: accounts, flame graphs of allocated and live memory", "heapledger html %s -o %s", found[0], page)
 	if err := writeDemoPage(s, page); err != nil {
-		return fmt.Errorf("demo: %v", err)
+		return fmt.Errorf("demo: %w", err)
 	}
 	if c.String("dir") != "" {
 		fmt.Fprintf(out, "\nEverything is kept in %s.\n", dir)

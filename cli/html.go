@@ -162,7 +162,7 @@ func isHeapDump(path string) (bool, error) {
 		}
 		zr, err := gzip.NewReader(f)
 		if err != nil {
-			return false, fmt.Errorf("%s: %v", path, err)
+			return false, fmt.Errorf("%s: %w", path, err)
 		}
 		head = make([]byte, 32)
 		n, _ = io.ReadFull(zr, head)

@@ -48,7 +48,7 @@ var serveCmd = &cli.Command{
 		warn := func() {
 			if !warned {
 				warned = true
-				warnUnmatched(errWriter(c), run.set, srv.Classes(), "the program loaded")
+				warnUnmatched(errWriter(c), run.set, srv.Classes(), "the program loaded", false)
 			}
 		}
 		letGo := srv.AfterLast

@@ -44,7 +44,7 @@ func cacheAgentOptions(c *cli.Context, o *agentOptions) error {
 	}
 	if c.IsSet("cache-size") {
 		if _, err := parseBytes(c.String("cache-size")); err != nil {
-			return fmt.Errorf("--cache-size: %v", err)
+			return fmt.Errorf("--cache-size: %w", err)
 		}
 		o.add("arg", "--cache-size="+c.String("cache-size"))
 	}
@@ -62,7 +62,7 @@ func openTransformCache(c *cli.Context, srv *transformsvc.Server) error {
 	}
 	size, err := parseBytes(c.String("cache-size"))
 	if err != nil {
-		return fmt.Errorf("--cache-size: %v", err)
+		return fmt.Errorf("--cache-size: %w", err)
 	}
 	dir := c.String("cache-dir")
 	if dir == "" {
@@ -99,11 +99,11 @@ func cacheSalt(c *cli.Context) (string, error) {
 	var b strings.Builder
 	exe, err := os.Executable()
 	if err != nil {
-		return "", fmt.Errorf("cannot find this binary to key its transform cache: %v", err)
+		return "", fmt.Errorf("cannot find this binary to key its transform cache: %w", err)
 	}
 	st, err := os.Stat(exe)
 	if err != nil {
-		return "", fmt.Errorf("cannot key the transform cache: %v", err)
+		return "", fmt.Errorf("cannot key the transform cache: %w", err)
 	}
 	fmt.Fprintf(&b, "binary %s %d %d\n", exe, st.Size(), st.ModTime().UnixNano())
 	if bi, ok := debug.ReadBuildInfo(); ok {

@@ -7,7 +7,7 @@ PKGS=(
   # the corpus of real jars the rewriter is proven on
   libguava-java libcommons-lang3-java libjackson2-databind-java libecj-java liblucene4.10-java
   libh2-java libxalan2-java libbatik-java fop sunflow libasm-java libbyte-buddy-java
-  libicu4j-java libbcprov-java libclojure-java
+  libicu4j-java libbcprov-java libclojure-java groovy
   # jars the benchmark suite (bench/suite) puts on its workloads' class paths by name; the
   # packages above pull them in today, listed so the suite does not rely on that
   libxerces2-java libxmlgraphics-commons-java libcommons-io-java libcommons-logging-java

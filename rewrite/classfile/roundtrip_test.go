@@ -244,8 +244,39 @@ func TestWriteErrors(t *testing.T) {
 	c.Pool.Entries[1].Bytes = make([]byte, 70000)
 	_, err = c.Bytes()
 	var we *WriteError
-	if !errors.As(err, &we) {
+	if !errors.As(err, &we) || !errors.Is(err, ErrTooLarge) {
 		t.Errorf("oversized Utf8: got %v", err)
+	}
+}
+
+// TestWriteErrorsKeepTheirCause: a WriteError wraps its cause, also one met under it (the
+// attributes of a member or of the class), so errors.Is reaches ErrTooLarge (issue 28 item 3).
+func TestWriteErrorsKeepTheirCause(t *testing.T) {
+	tooMany := make([]*Attribute, 1<<16)
+	for i := range tooMany {
+		tooMany[i] = &Attribute{}
+	}
+	for _, c := range []struct {
+		where string
+		set   func(c *Class)
+	}{
+		{"method 0 (run()V)", func(c *Class) {
+			name, _ := c.Pool.AddUtf8("run")
+			desc, _ := c.Pool.AddUtf8("()V")
+			c.Methods = append(c.Methods, &Member{NameIndex: name, DescriptorIndex: desc, Attributes: tooMany})
+		}},
+		{"class attributes", func(c *Class) { c.Attributes = tooMany }},
+	} {
+		cl, err := Parse(minimalClass())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.set(cl)
+		_, err = cl.Bytes()
+		var we *WriteError
+		if !errors.As(err, &we) || !strings.HasPrefix(we.Context, c.where) || !errors.Is(err, ErrTooLarge) {
+			t.Errorf("%s: %v is not a WriteError there wrapping ErrTooLarge", c.where, err)
+		}
 	}
 }
 

@@ -1,17 +1,18 @@
 package classfile
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
 )
 
 // WriteError reports a class that cannot be written: a count or length beyond what the format
-// can hold, or a constant pool that a pass left inconsistent.
+// can hold (ErrTooLarge), or a constant pool that a pass left inconsistent. Err is the cause.
 type WriteError struct {
 	Class   string
 	Context string
-	Msg     string
+	Err     error
 }
 
 func (e *WriteError) Error() string {
@@ -22,7 +23,20 @@ func (e *WriteError) Error() string {
 	if e.Context != "" {
 		s += ": " + e.Context
 	}
-	return s + ": " + e.Msg
+	return s + ": " + e.Err.Error()
+}
+
+// Unwrap lets callers test the cause, such as ErrTooLarge.
+func (e *WriteError) Unwrap() error { return e.Err }
+
+// ErrTooLarge is the cause of a WriteError for a count or length the class file format cannot
+// hold (65535 constants, members, interfaces or attributes; a Utf8 of 65535 bytes).
+var ErrTooLarge = errors.New("too large for a class file")
+
+// writeError is the error of class c that cannot be written, ctx saying where; format and args
+// (%w wraps a cause) say why.
+func writeError(c *Class, ctx, format string, args ...any) *WriteError {
+	return &WriteError{Class: c.Name(), Context: ctx, Err: fmt.Errorf(format, args...)}
 }
 
 // Bytes encodes the class. An unmodified result of Parse encodes to exactly the bytes it was
@@ -71,7 +85,7 @@ func (c *Class) Bytes() ([]byte, error) {
 	w.attributes(c.Attributes)
 	if len(w.b) != n {
 		// size and the writing above must agree; a mismatch is a bug here, not bad input.
-		return nil, &WriteError{Class: c.Name(), Msg: fmt.Sprintf("internal error: sized %d bytes, wrote %d", n, len(w.b))}
+		return nil, writeError(c, "", "internal error: sized %d bytes, wrote %d", n, len(w.b))
 	}
 	return w.b, nil
 }
@@ -90,13 +104,13 @@ func (c *Class) Write(w io.Writer) error {
 // and the pool's consistency, so that writing itself cannot fail.
 func (c *Class) size() (int, error) {
 	fail := func(ctx, format string, args ...any) (int, error) {
-		return 0, &WriteError{Class: c.Name(), Context: ctx, Msg: fmt.Sprintf(format, args...)}
+		return 0, writeError(c, ctx, format, args...)
 	}
 	if c.Pool == nil || len(c.Pool.Entries) == 0 {
 		return fail("constant pool", "no constant pool")
 	}
 	if len(c.Pool.Entries) > math.MaxUint16 {
-		return fail("constant pool", "%d entries, at most 65535 allowed", len(c.Pool.Entries))
+		return fail("constant pool", "%w: %d entries, at most 65535", ErrTooLarge, len(c.Pool.Entries))
 	}
 	n := 10
 	es := c.Pool.Entries
@@ -106,7 +120,7 @@ func (c *Class) size() (int, error) {
 		switch k.Tag {
 		case TagUtf8:
 			if len(k.Bytes) > math.MaxUint16 {
-				return fail(fmt.Sprintf("constant %d (Utf8)", i), "%d bytes, at most 65535 allowed", len(k.Bytes))
+				return fail(fmt.Sprintf("constant %d (Utf8)", i), "%w: %d bytes, at most 65535", ErrTooLarge, len(k.Bytes))
 			}
 			n += 3 + len(k.Bytes)
 			continue
@@ -139,7 +153,7 @@ func (c *Class) size() (int, error) {
 		}
 	}
 	if len(c.Interfaces) > math.MaxUint16 {
-		return fail("interfaces", "%d interfaces, at most 65535 allowed", len(c.Interfaces))
+		return fail("interfaces", "%w: %d interfaces, at most 65535", ErrTooLarge, len(c.Interfaces))
 	}
 	n += 8 + 2*len(c.Interfaces)
 	for _, kind := range [...]struct {
@@ -147,20 +161,20 @@ func (c *Class) size() (int, error) {
 		ms   []*Member
 	}{{"field", c.Fields}, {"method", c.Methods}} {
 		if len(kind.ms) > math.MaxUint16 {
-			return fail(kind.name+"s", "%d %ss, at most 65535 allowed", len(kind.ms), kind.name)
+			return fail(kind.name+"s", "%w: %d %ss, at most 65535", ErrTooLarge, len(kind.ms), kind.name)
 		}
 		n += 2
 		for i, m := range kind.ms {
 			s, err := attributesSize(m.Attributes)
 			if err != nil {
-				return fail(fmt.Sprintf("%s %d (%s)", kind.name, i, m.String(c.Pool)), "%v", err)
+				return fail(fmt.Sprintf("%s %d (%s)", kind.name, i, m.String(c.Pool)), "%w", err)
 			}
 			n += 6 + s
 		}
 	}
 	s, err := attributesSize(c.Attributes)
 	if err != nil {
-		return fail("class attributes", "%v", err)
+		return fail("class attributes", "%w", err)
 	}
 	return n + s, nil
 }
@@ -168,12 +182,12 @@ func (c *Class) size() (int, error) {
 // attributesSize is the encoded size of an attribute list including its count.
 func attributesSize(as []*Attribute) (int, error) {
 	if len(as) > math.MaxUint16 {
-		return 0, fmt.Errorf("%d attributes, at most 65535 allowed", len(as))
+		return 0, fmt.Errorf("%w: %d attributes, at most 65535", ErrTooLarge, len(as))
 	}
 	n := 2
 	for i, a := range as {
 		if uint64(len(a.Data)) > math.MaxUint32 {
-			return 0, fmt.Errorf("attribute %d: %d bytes do not fit a u4 length", i, len(a.Data))
+			return 0, fmt.Errorf("attribute %d: %w: %d bytes do not fit a u4 length", i, ErrTooLarge, len(a.Data))
 		}
 		n += 6 + len(a.Data)
 	}

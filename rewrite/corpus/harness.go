@@ -14,7 +14,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -269,4 +271,27 @@ func manifestClasspath(jar string) ([]string, error) {
 		}
 	}
 	return nil, nil
+}
+
+// skipLineRE is a line `heapledger rewrite --verbose` prints for each reason it kept methods as
+// they were: "skipped N methods: REASON (for example ENTRY METHOD: DETAIL)".
+var skipLineRE = regexp.MustCompile(`^skipped (\d+) methods: (.*?) \(for example .*\)$`)
+
+// ParseSkips reads, from the output of `heapledger rewrite --verbose`, how many methods were
+// kept as they were for each reason (a transform.SkipCode). Lines of whole classes skipped and
+// methods rewritten with a fallback are not skipped methods and are left out.
+func ParseSkips(out []byte) (map[string]int, error) {
+	skips := map[string]int{}
+	for _, line := range strings.Split(string(out), "\n") {
+		m := skipLineRE.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		n, err := strconv.Atoi(m[1])
+		if err != nil {
+			return nil, fmt.Errorf("skip line %q: %w", line, err)
+		}
+		skips[m[2]] += n
+	}
+	return skips, nil
 }

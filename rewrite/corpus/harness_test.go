@@ -70,3 +70,20 @@ func TestLoadListFollowsClassPath(t *testing.T) {
 		}
 	}
 }
+
+func TestParseSkips(t *testing.T) {
+	out := "warning: account pattern x.* matched no class of the input, so its account stays empty\n" +
+		"skipped 3 methods: stack map frames cannot be derived (for example a.jar!a/B.class run()V: load of local 2 (at offset 7))\n" +
+		"skipped 1 methods: code would exceed 65535 bytes (for example a.jar!a/C.class big()V)\n" +
+		"rewrote 4 methods with a fallback: kept on per-site counters: jsr/ret subroutine (for example a.jar!a/D.class f()V)\n" +
+		"skipped 2 classes: module-info is never rewritten (for example a.jar!module-info.class)\n" +
+		"out.jar: pass count: 9 classes: 9 rewritten, 0 unchanged, 0 failed; 4 methods skipped (stack map frames cannot be derived: 3; code would exceed 65535 bytes: 1); 12 entries written\n"
+	got, err := ParseSkips([]byte(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{"stack map frames cannot be derived": 3, "code would exceed 65535 bytes": 1}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("ParseSkips = %v, want %v", got, want)
+	}
+}

@@ -74,7 +74,7 @@ func Decode(data []byte, pool *classfile.Pool, initial Frame, lim Limits) ([]Ent
 	out := make([]Entry, 0, n)
 	prevLocals, err := compact(initial.Locals)
 	if err != nil {
-		return nil, errorf(0, "initial frame: %v", err)
+		return nil, errorf(0, "initial frame: %w", err)
 	}
 	offset := -1
 	for i := 0; i < n; i++ {
@@ -116,7 +116,7 @@ func Decode(data []byte, pool *classfile.Pool, initial Frame, lim Limits) ([]Ent
 			stack = r.vtypes(int(r.u2()), pool)
 		}
 		if r.err != nil {
-			return nil, errorf(-1, "entry %d at byte %d: %v", i, start, r.err)
+			return nil, errorf(-1, "entry %d at byte %d: %w", i, start, r.err)
 		}
 		if i == 0 {
 			offset = delta
@@ -172,7 +172,7 @@ func Encode(entries []Entry, initial Frame, pool *classfile.Pool) ([]byte, error
 	var stackBuf []Type
 	prevLocals, err := compactInto(bufs[1][:0], initial.Locals)
 	if err != nil {
-		return nil, errorf(0, "initial frame: %v", err)
+		return nil, errorf(0, "initial frame: %w", err)
 	}
 	bufs[1] = prevLocals
 	last := -1
@@ -187,12 +187,12 @@ func Encode(entries []Entry, initial Frame, pool *classfile.Pool) ([]byte, error
 		last = e.Offset
 		locals, err := compactInto(bufs[i%2][:0], e.Frame.Locals)
 		if err != nil {
-			return nil, errorf(e.Offset, "locals: %v", err)
+			return nil, errorf(e.Offset, "locals: %w", err)
 		}
 		bufs[i%2] = locals
 		stack, err := compactInto(stackBuf[:0], e.Frame.Stack)
 		if err != nil {
-			return nil, errorf(e.Offset, "stack: %v", err)
+			return nil, errorf(e.Offset, "stack: %w", err)
 		}
 		stackBuf = stack
 		if err := w.frame(delta, prevLocals, locals, stack); err != nil {

@@ -149,3 +149,37 @@ func TestInitial(t *testing.T) {
 		t.Error("bad descriptor accepted")
 	}
 }
+
+// TestErrorsKeepTheirCause: a frame error wraps what went wrong under it, so errors.Is and
+// errors.As reach the cause through the *Error of the offset (issue 28 item 3).
+func TestErrorsKeepTheirCause(t *testing.T) {
+	pool := newPool()
+	// An append frame cut short inside its entry: the reader's cause is errTruncated.
+	_, err := Decode([]byte{0, 1, 252, 0}, pool, Frame{Locals: []Type{IntType}}, wide)
+	var fe *Error
+	if !errors.As(err, &fe) || !errors.Is(err, errTruncated) {
+		t.Errorf("truncated entry: %v does not wrap errTruncated in a *frames.Error", err)
+	}
+	// A long without its second half, in the initial frame and in an entry's locals and
+	// stack: the cause is the check of the slots, under the frame's offset.
+	broken := []Type{LongType, IntType}
+	for _, c := range []struct {
+		name    string
+		initial Frame
+		entries []Entry
+	}{
+		{"initial frame", Frame{Locals: broken}, nil},
+		{"locals", Frame{}, []Entry{{3, Frame{Locals: broken}}}},
+		{"stack", Frame{}, []Entry{{3, Frame{Stack: broken}}}},
+	} {
+		_, err := Encode(c.entries, c.initial, pool)
+		var fe *Error
+		if !errors.As(err, &fe) || errors.Unwrap(fe.Err) == nil || !strings.Contains(errors.Unwrap(fe.Err).Error(), "second half") {
+			t.Errorf("%s: %v does not wrap the slot check's error", c.name, err)
+		}
+	}
+	_, err = Decode([]byte{0, 1, 252, 0}, pool, Frame{Locals: broken}, wide)
+	if !errors.As(err, &fe) || errors.Unwrap(fe.Err) == nil {
+		t.Errorf("decode, initial frame: %v does not wrap the slot check's error", err)
+	}
+}

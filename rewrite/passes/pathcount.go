@@ -19,13 +19,6 @@ import (
 // edge, the progress local's constant stores where the deficit class changes, and Acct.fix in
 // every handler, the count pass's catch-all included. docs/instrumentation.md, "Path counters".
 
-// pathable reports whether a site's counts can come from a path counter: one object of a
-// type known at rewrite time, and nothing the runtime must see at the allocation. Arrays need
-// their lengths, lambdas, clones and reflection their classes: they keep their own calls.
-func pathable(s site) bool {
-	return s.kind == kindObject || s.kind == kindObjectNoRef || s.kind == kindConcat
-}
-
 // pathCount is what the pass inserts for one method's path counters.
 type pathCount struct {
 	cc   *countClass
@@ -70,7 +63,7 @@ func (e *countEditor) pathCounters(cc *countClass, cm *commons.Method, sites []s
 	var own []site
 	for _, s := range sites {
 		// Sites before super()/this() are charged to the caller's account: their own calls.
-		if pathable(s) && !pre[s.at] {
+		if kinds[s.kind].pathable && !pre[s.at] {
 			own = append(own, s)
 			split[s.at] = true
 		} else {

@@ -10,8 +10,8 @@ import (
 )
 
 // siteKind is what allocates at a site. The kinds table says, for each, how the site table
-// names it, how its counting call finds what it counts, and whether its objects run a
-// constructor.
+// names it, how its counting call finds what it counts, whether its objects run a constructor
+// and whether a path counter can count it.
 type siteKind uint8
 
 const (
@@ -45,17 +45,22 @@ var kinds = [...]struct {
 	// <init> call, or the call or invokedynamic that makes them), which the Object.<init> hook
 	// counts then.
 	constructs bool
+	// pathable says a path counter can count it (--counters paths, pathcount.go): one object
+	// of a type known at rewrite time, and nothing the runtime must see at the allocation.
+	// Arrays need their lengths, lambdas, clones and reflection their classes: they keep their
+	// own calls.
+	pathable bool
 }{
-	kindObject:       {accounts.KindObject, countRef, true},
-	kindObjectNoRef:  {accounts.KindObject, countNoRef, true},
-	kindArray:        {accounts.KindArray, countArray, false},
-	kindMulti:        {accounts.KindMulti, countMulti, false},
-	kindLambda:       {accounts.KindLambda, countRef, true},
-	kindConcat:       {accounts.KindConcat, countRef, true},
-	kindClone:        {accounts.KindClone, countRef, false},
-	kindCloneArray:   {accounts.KindCloneArray, countAnyArray, false},
-	kindReflect:      {accounts.KindReflect, countRef, true},
-	kindReflectArray: {accounts.KindReflectArray, countAnyArray, false},
+	kindObject:       {accounts.KindObject, countRef, true, true},
+	kindObjectNoRef:  {accounts.KindObject, countNoRef, true, true},
+	kindArray:        {accounts.KindArray, countArray, false, false},
+	kindMulti:        {accounts.KindMulti, countMulti, false, false},
+	kindLambda:       {accounts.KindLambda, countRef, true, false},
+	kindConcat:       {accounts.KindConcat, countRef, true, true},
+	kindClone:        {accounts.KindClone, countRef, false, false},
+	kindCloneArray:   {accounts.KindCloneArray, countAnyArray, false, false},
+	kindReflect:      {accounts.KindReflect, countRef, true, false},
+	kindReflectArray: {accounts.KindReflectArray, countAnyArray, false, false},
 }
 
 // countings says, for each counting, the call that counts (heapledger.rt.Acct).
