@@ -15,7 +15,11 @@ type FormatError struct {
 	AttrOffset int    // byte offset in the attribute's contents, -1 when not known
 	Context    string // what was being read
 	Msg        string
+	Err        error // the cause, when a lookup failed (Unwrap); Msg is then its text
 }
+
+// Unwrap returns the cause, so that errors.Is and errors.As reach it.
+func (e *FormatError) Unwrap() error { return e.Err }
 
 func (e *FormatError) Error() string {
 	s := "classfile: "
@@ -260,13 +264,20 @@ func (r *reader) newAttributes(n int) ([]Attribute, []*Attribute) {
 	return as, ps
 }
 
-func (r *reader) fail(off int, ctx, msg string) error {
+func (r *reader) fail(off int, ctx, msg string) error { return r.failWith(off, ctx, msg, nil) }
+
+// failCause is fail for a failed lookup, which the error wraps.
+func (r *reader) failCause(off int, ctx string, cause error) error {
+	return r.failWith(off, ctx, cause.Error(), cause)
+}
+
+func (r *reader) failWith(off int, ctx, msg string, cause error) error {
 	if r.err == nil {
 		var class string
 		if r.this != 0 {
 			class = r.pl.className(r.this)
 		}
-		e := &FormatError{Class: class, Offset: off, AttrOffset: -1, Context: ctx, Msg: msg}
+		e := &FormatError{Class: class, Offset: off, AttrOffset: -1, Context: ctx, Msg: msg, Err: cause}
 		if r.attr {
 			e.Offset, e.AttrOffset = -1, off
 		}
@@ -355,7 +366,7 @@ func (p *Pool) has(i uint16, tag uint8) bool {
 
 func (r *reader) wantTag(off int, ctx string, i uint16, tags ...uint8) error {
 	if _, err := r.pl.typed(i, tags...); err != nil {
-		return r.fail(off, ctx, err.Error())
+		return r.failCause(off, ctx, err)
 	}
 	return nil
 }
@@ -440,7 +451,7 @@ func (r *reader) pool() (*Pool, error) {
 			}
 		}
 		if err != nil {
-			return nil, &FormatError{Offset: off, AttrOffset: -1, Context: fmt.Sprintf("constant %d (%s)", i, TagName(c.Tag)), Msg: err.Error()}
+			return nil, &FormatError{Offset: off, AttrOffset: -1, Context: fmt.Sprintf("constant %d (%s)", i, TagName(c.Tag)), Msg: err.Error(), Err: err}
 		}
 	}
 	return p, nil

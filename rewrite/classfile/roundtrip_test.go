@@ -204,6 +204,11 @@ func TestMalformed(t *testing.T) {
 		if !bytes.Contains([]byte(err.Error()), []byte(c.want)) {
 			t.Errorf("%s: error %q does not contain %q", c.name, err, c.want)
 		}
+		// A failed pool lookup is the error's cause, for errors.Is and errors.As (issue 28).
+		lookup := c.name == "class to non-utf8" || c.name == "this not class" || c.name == "super out of range"
+		if lookup && (fe.Err == nil || errors.Unwrap(err) != fe.Err || !strings.Contains(err.Error(), fe.Err.Error())) {
+			t.Errorf("%s: the pool lookup's error is not wrapped: %#v", c.name, fe)
+		}
 	}
 }
 
