@@ -65,9 +65,16 @@ func Start(in *Input, opt Options) *Analysis {
 	return a
 }
 
+// Phase is one named step of an Analysis.
+type Phase struct {
+	Name string
+	Run  func() error
+}
+
 // Steps are the Analysis's steps, in the order they run.
-func (a *Analysis) Steps() []func() error {
-	return []func() error{a.Dominators, a.RetainedSizes, a.Suspects, a.DynamicSizes}
+func (a *Analysis) Steps() []Phase {
+	return []Phase{{"dominators", a.Dominators}, {"retained sizes", a.RetainedSizes}, {"suspects", a.Suspects},
+		{"dynamic sizes", a.DynamicSizes}}
 }
 
 // begin reports the step of phase that begins, and whether the analysis is cancelled.

@@ -183,7 +183,7 @@ func Analyze(in Input, opt Options) *Report {
 func Run(in *Input, opt Options) (*Report, error) {
 	a := Start(in, opt)
 	for _, step := range a.Steps() {
-		if err := step(); err != nil {
+		if err := step.Run(); err != nil {
 			// The columns come back all the same: the caller's Input is whole again.
 			_, ferr := a.Finish()
 			return nil, errors.Join(err, ferr)

@@ -5,6 +5,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"runtime/debug"
@@ -54,6 +55,10 @@ type Options struct {
 
 // Analyze analyses the dump at path and returns its report. It stops with an error wrapping
 // progress.ErrCancelled once ctx is done.
+//
+// It checks the file and the budget (step 1), then runs the phases of the table phases in
+// order (step 2): each is a method of run or a step of the leak analysis, and hands its results
+// on through run.
 func Analyze(ctx context.Context, path string, opt Options) (*Report, error) {
 	if opt.Names == nil {
 		opt.Names = tracked.NewNames()
@@ -68,98 +73,182 @@ func Analyze(ctx context.Context, path string, opt Options) (*Report, error) {
 	if os.Getenv("GOGC") == "" {
 		defer debug.SetGCPercent(debug.SetGCPercent(400))
 	}
-	m := progress.New(ctx, opt.Listener)
-	// The analysis aims to peak under the dump's size (docs/heapdump-benchmarks.md): work that
-	// could overlap on another core does so only within it.
-	size := int64(-1)
+	r := &run{path: path, opt: opt, m: progress.New(ctx, opt.Listener), size: -1, stopGiving: func() {}}
+	defer func() { r.stopGiving() }()
+	// 1. A file that is no heap dump is refused as such, before its size is judged as one.
 	if st, err := os.Stat(path); err == nil {
-		size = st.Size()
+		r.size = st.Size()
 	}
-	// A file that is no heap dump is refused as such, before its size is judged as one.
 	if err := checkFormat(path); err != nil {
 		return nil, err
 	}
-	if err := checkBudget(opt.MaxMemory, size/typicalObjectBytes, true); err != nil {
+	if err := checkBudget(opt.MaxMemory, r.size/typicalObjectBytes, true); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	mem := newBudget(opt.MaxMemory, opt.TempDir)
-	defer mem.Close()
-	defer startBudget(mem, opt.MaxMemory, unboundedNeed(path, size))()
-	x, err := heapdump.NewLoader(path, heapdump.Options{
-		Dump: opt.Dump, Compressed: opt.Compressed, KeepUnreachable: opt.KeepUnreachable,
-		AllowPartial: opt.AllowPartial, Watch: []heapdump.Watch{tracked.Watch}, Monitor: m, Memory: mem,
-	})
-	if err != nil {
-		return nil, err
+	r.mem = newBudget(opt.MaxMemory, opt.TempDir)
+	defer r.mem.Close()
+	defer startBudget(r.mem, opt.MaxMemory, unboundedNeed(path, r.size))()
+	// 2.
+	for _, p := range phases {
+		if err := p.run(r); err != nil {
+			return nil, r.fail(err)
+		}
 	}
-	counted := func() error {
-		if err := checkBudget(opt.MaxMemory, int64(x.Objects()), false); err != nil {
-			return fmt.Errorf("%s: %w", path, err)
+	return r.out, nil
+}
+
+// run is one analysis: what its phases hand on to each other.
+type run struct {
+	path       string
+	opt        Options
+	m          *progress.Monitor
+	mem        *memory.Budget
+	size       int64 // the file's, -1 when unknown
+	stopGiving func()
+
+	x      *heapdump.Loader
+	d      *heapdump.Dump
+	in     *leaks.Input
+	ledger *ledgerInDump
+	leak   *leaks.Analysis // from the graph phase until the report phase finishes it
+	out    *Report
+}
+
+// phase is one named phase of the analysis.
+type phase struct {
+	name string
+	run  func(*run) error
+}
+
+// phases are the analysis from the file to the report, in order. The leak analysis's own steps
+// (leaks.Analysis.Steps) run between the graph and the report; TestPhasesAreTheLeakSteps keeps
+// them in its order.
+var phases = []phase{
+	{"read", (*run).read},
+	{"index", (*run).index},
+	{"graph", (*run).graph},
+	{"dominators", leakStep(0)},
+	{"retained sizes", leakStep(1)},
+	{"suspects", leakStep(2)},
+	{"dynamic sizes", leakStep(3)},
+	{"report", (*run).report},
+}
+
+// leakStep is the phase that runs step i of the leak analysis.
+func leakStep(i int) func(*run) error {
+	return func(r *run) error {
+		if err := r.leak.Steps()[i].Run(); err != nil {
+			return fmt.Errorf("%s: %w", r.path, err)
 		}
 		return nil
 	}
-	for _, step := range []func() error{x.Read, counted, x.Index, x.References} {
-		if err := step(); err != nil {
-			return nil, err
-		}
+}
+
+// fail is what a failed phase returns: its error, and when the leak analysis had begun, the
+// columns it holds are returned to the dump all the same.
+func (r *run) fail(err error) error {
+	if r.leak != nil {
+		_, ferr := r.leak.Finish()
+		r.leak = nil
+		err = errors.Join(err, ferr)
 	}
+	return err
+}
+
+// read reads the dump's records, and checks the budget again with its objects counted.
+func (r *run) read() error {
+	x, err := heapdump.NewLoader(r.path, heapdump.Options{
+		Dump: r.opt.Dump, Compressed: r.opt.Compressed, KeepUnreachable: r.opt.KeepUnreachable,
+		AllowPartial: r.opt.AllowPartial, Watch: []heapdump.Watch{tracked.Watch}, Monitor: r.m, Memory: r.mem,
+	})
+	if err != nil {
+		return err
+	}
+	r.x = x
+	if err := x.Read(); err != nil {
+		return err
+	}
+	if err := checkBudget(r.opt.MaxMemory, int64(x.Objects()), false); err != nil {
+		return fmt.Errorf("%s: %w", r.path, err)
+	}
+	return nil
+}
+
+// index numbers the objects and resolves their references.
+func (r *run) index() error {
+	if err := r.x.Index(); err != nil {
+		return err
+	}
+	return r.x.References()
+}
+
+// graph builds the object graph, finds heapledger's runtime in it, sets aside the columns the
+// leak analysis does not read, and starts that analysis.
+func (r *run) graph() error {
 	// Building the graph runs mostly on one core; the other meanwhile makes the first phase's
 	// arrays and faults their pages in, if the memory the file's size allows for leaves room for
 	// them (for a gzip dump, the compressed size: all that is known then).
 	var ahead *leaks.Ahead
-	stopGiving := func() {}
-	defer func() { stopGiving() }()
-	d := x.Build(func(nodes int) {
+	d := r.x.Build(func(nodes int) {
 		// The file has been read for the last time: its page cache is the memory the arrays
 		// made from here on take. Giving is an optimisation: a file whose cache cannot be given
 		// is analysed all the same.
-		if !opt.KeepPageCache {
-			if stop, err := giveCache(mem, path); err == nil {
-				stopGiving = stop
+		if !r.opt.KeepPageCache {
+			if stop, err := giveCache(r.mem, r.path); err == nil {
+				r.stopGiving = stop
 			}
 		}
-		if r := memory.Resident(); size >= 0 && r >= 0 && !mem.Paging() {
-			ahead = makeAhead(mem, nodes, size-r)
+		if res := memory.Resident(); r.size >= 0 && res >= 0 && !r.mem.Paging() {
+			ahead = makeAhead(r.mem, nodes, r.size-res)
 		}
 	})
+	r.d = d
 	for _, w := range d.Warnings {
-		if !strings.HasPrefix(w, path) {
-			w = path + ": " + w
+		if !strings.HasPrefix(w, r.path) {
+			w = r.path + ": " + w
 		}
-		m.Warn(w)
+		r.m.Warn(w)
 	}
-	lopt := leakOptions(opt, m, mem, ahead, size, d.Bytes)
-	in := &leaks.Input{
+	lopt := leakOptions(r.opt, r.m, r.mem, ahead, r.size, d.Bytes)
+	r.in = &leaks.Input{
 		Graph: d.Graph, Weak: heapgraph.EdgeSet(d.Weak), ClassOf: d.ClassOf, NumClasses: len(d.Classes),
 		ClassObjects: d.ClassObjects(),
 	}
-	ledger, err := findLedger(d, opt.Names, in, m.Warn, func(name string) { m.Begin("graph", name) })
+	ledger, err := findLedger(d, r.opt.Names, r.in, r.m.Warn, func(name string) { r.m.Begin("graph", name) })
 	if err != nil {
-		return nil, err
+		return err
 	}
+	r.ledger = ledger
 	d.Weak, d.ClassOf = nil, nil
-	m.Begin("graph", "setting columns aside")
+	r.m.Begin("graph", "setting columns aside")
 	d.Park()
-	rep, err := leaks.Run(in, lopt)
-	d.ClassOf = in.ClassOf
+	r.leak = leaks.Start(r.in, lopt)
+	return nil
+}
+
+// report finishes the leak analysis and names every object of its report.
+func (r *run) report() error {
+	rep, err := r.leak.Finish()
+	r.leak = nil
+	r.d.ClassOf = r.in.ClassOf
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return fmt.Errorf("%s: %w", r.path, err)
 	}
+	d := r.d
 	// The ids come back as views too: nothing needs the memory the analysis leaves behind,
 	// which goes back to the system as the caller ends.
-	d.Graph.Size, d.Graph.Succ, in.Weak, in.Graph = nil, nil, nil, nil
-	m.Begin("report", "naming references")
+	d.Graph.Size, d.Graph.Succ, r.in.Weak, r.in.Graph = nil, nil, nil, nil
+	r.m.Begin("report", "naming references")
 	if err := d.UnparkViews(); err != nil {
-		return nil, err
+		return err
 	}
-	v, err := name(d, rep, opt.Threshold, opt.Top, ledger)
-	if err != nil {
-		return nil, err
+	if r.out, err = name(d, rep, r.opt.Threshold, r.opt.Top, r.ledger); err != nil {
+		return err
 	}
-	if n, b, why := mem.SpillFailures(); n > 0 {
-		m.Warn(fmt.Sprintf("%d column(s) of the analysis (%d MB) stayed in memory, as their temporary files could not be written (first: %v); the results are the same, the peak memory higher", n, b>>20, why))
+	if n, b, why := r.mem.SpillFailures(); n > 0 {
+		r.m.Warn(fmt.Sprintf("%d column(s) of the analysis (%d MB) stayed in memory, as their temporary files could not be written (first: %v); the results are the same, the peak memory higher", n, b>>20, why))
 	}
-	return v, nil
+	return nil
 }
 
 // leakOptions are the options of the leak analysis: opt's, with the monitor m, the budget mem

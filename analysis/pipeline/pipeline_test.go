@@ -116,3 +116,20 @@ type warnings []string
 func (w *warnings) Begin(progress.Step)    {}
 func (w *warnings) Read(done, total int64) {}
 func (w *warnings) Warn(msg string)        { *w = append(*w, msg) }
+
+// TestPhasesAreTheLeakSteps: the pipeline's table names the leak analysis's steps where it runs
+// them, in their order, between the graph and the report.
+func TestPhasesAreTheLeakSteps(t *testing.T) {
+	var names []string
+	for _, p := range phases {
+		names = append(names, p.name)
+	}
+	var steps []string
+	for _, s := range (&leaks.Analysis{}).Steps() {
+		steps = append(steps, s.Name)
+	}
+	want := append(append([]string{"read", "index", "graph"}, steps...), "report")
+	if !slices.Equal(names, want) {
+		t.Errorf("phases %q, want %q", names, want)
+	}
+}
