@@ -225,11 +225,11 @@ func scalaInput(dir string) ([]string, error) {
 func h2Input(dir string) ([]string, error) {
 	var b strings.Builder
 	b.WriteString(`CREATE TABLE customer(id INT PRIMARY KEY, name VARCHAR(40), region VARCHAR(10));
-CREATE TABLE orders(id INT PRIMARY KEY, customer INT, qty INT, cents BIGINT, day DATE);
+CREATE TABLE orders(id INT PRIMARY KEY, customer INT, qty INT, cents BIGINT, d DATE);
 INSERT INTO customer SELECT X, 'customer ' || X, 'r' || MOD(X, 7) FROM SYSTEM_RANGE(1, 500);
-INSERT INTO orders SELECT X, MOD(X * 7919, 500) + 1, MOD(X, 9) + 1, MOD(X * 31, 10000), DATEADD('DAY', MOD(X, 365), DATE '2025-01-01') FROM SYSTEM_RANGE(1, 20000);
+INSERT INTO orders SELECT X, MOD(X * 7919, 500) + 1, MOD(X, 9) + 1, MOD(X * 31, 10000), DATEADD('DAY', MOD(X, 365), DATE '2025-01-01') FROM SYSTEM_RANGE(1, 8000);
 `)
-	for i := 20001; i <= 20300; i++ {
+	for i := 8001; i <= 8300; i++ {
 		fmt.Fprintf(&b, "INSERT INTO orders VALUES(%d, %d, %d, %d, DATE '2025-%02d-%02d');\n", i, i%500+1, i%5+1, (i*17)%9000, i%12+1, i%28+1)
 	}
 	b.WriteString(`CREATE INDEX orders_customer ON orders(customer);
@@ -237,7 +237,7 @@ UPDATE orders SET cents = cents + 100 WHERE qty > 7;
 DELETE FROM orders WHERE MOD(id, 50) = 0;
 CALL CSVWRITE('out/revenue.csv', 'SELECT c.region, SUM(o.qty * o.cents) AS revenue, COUNT(*) AS n FROM orders o JOIN customer c ON c.id = o.customer GROUP BY c.region ORDER BY c.region');
 CALL CSVWRITE('out/top.csv', 'SELECT c.name, SUM(o.qty * o.cents) AS revenue FROM orders o JOIN customer c ON c.id = o.customer GROUP BY c.name ORDER BY revenue DESC, c.name LIMIT 20');
-CALL CSVWRITE('out/monthly.csv', 'SELECT MONTH(day) AS m, COUNT(*), AVG(cents) FROM orders GROUP BY MONTH(day) ORDER BY m');
+CALL CSVWRITE('out/monthly.csv', 'SELECT MONTH(d) AS m, COUNT(*), AVG(cents) FROM orders GROUP BY MONTH(d) ORDER BY m');
 `)
 	p := filepath.Join(dir, "script.sql")
 	return []string{"-url", "jdbc:h2:mem:startup", "-user", "sa", "-script", p}, os.WriteFile(p, []byte(b.String()), 0o644)
