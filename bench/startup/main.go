@@ -14,9 +14,10 @@
 //  2. The load average is read (loadAverage).
 //  3. Per program, per round, the five modes run one after another (runRound), each in a fresh
 //     directory: plain, offline, agent-first (a new empty cache directory), agent-second (that
-//     directory again), instrumenter. Wall time runs until the command exits; CPU time is the
-//     command's and that of every process it left behind, which is also waited for, so the
-//     first run's cache writes are finished and counted before the second run starts (runTimed).
+//     directory again), instrumenter, each round starting one mode later (roundOrder). Wall
+//     time runs until the command exits; CPU time is the command's and that of every process
+//     it left behind, which is also waited for, so the first run's cache writes are finished
+//     and counted before the second run starts (runTimed).
 //  4. Every run's output (stdout and the files it wrote under out/) must equal plain's in the
 //     first round, or the benchmark fails naming the program, mode and first difference; offline
 //     and agent runs must have written a snapshot that counted sites, and the second run must
@@ -184,7 +185,7 @@ func runRound(cfg *Config, p *prepared, round int) error {
 	if err := os.RemoveAll(cache); err != nil {
 		return err
 	}
-	for _, mode := range modeNames {
+	for _, mode := range roundOrder(round) {
 		dir := filepath.Join(cfg.Work, "runs", p.Name, fmt.Sprintf("%s-%d", mode, round))
 		if err := os.RemoveAll(dir); err != nil {
 			return err
@@ -203,6 +204,18 @@ func runRound(cfg *Config, p *prepared, round int) error {
 		fmt.Fprintf(cfg.Log, "%s round %d %-12s wall %6d ms  cpu %6d ms\n", p.Name, round, mode, res.Wall.Milliseconds(), res.CPU.Milliseconds())
 	}
 	return nil
+}
+
+// roundOrder is the modes in the order round runs them: each round starts one mode later than
+// the one before, so no mode is always the first to read the jars or always runs after the
+// heaviest; agent-second always comes right after agent-first, whose cache it reads.
+func roundOrder(round int) []string {
+	units := [][]string{{"plain"}, {"offline"}, {"agent-first", "agent-second"}, {"instrumenter"}}
+	var order []string
+	for i := range units {
+		order = append(order, units[(i+round-1)%len(units)]...)
+	}
+	return order
 }
 
 // checkRun is step 4 for one run.

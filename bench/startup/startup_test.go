@@ -107,3 +107,31 @@ func (w testWriter) Write(b []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(b), "\n"))
 	return len(b), nil
 }
+
+// TestRoundOrder: plain opens the first round (its output is the reference), every round runs
+// each mode once, the second agent run directly after the first, and no two rounds start alike.
+func TestRoundOrder(t *testing.T) {
+	seen := map[string]bool{}
+	for r := 1; r <= 4; r++ {
+		order := roundOrder(r)
+		if r == 1 && order[0] != "plain" {
+			t.Errorf("round 1 starts with %s, not plain", order[0])
+		}
+		if seen[order[0]] {
+			t.Errorf("round %d starts with %s, as an earlier round did", r, order[0])
+		}
+		seen[order[0]] = true
+		got := map[string]int{}
+		for i, m := range order {
+			got[m]++
+			if m == "agent-second" && (i == 0 || order[i-1] != "agent-first") {
+				t.Errorf("round %d: agent-second does not follow agent-first: %v", r, order)
+			}
+		}
+		for _, m := range modeNames {
+			if got[m] != 1 {
+				t.Errorf("round %d runs %s %d times: %v", r, m, got[m], order)
+			}
+		}
+	}
+}
