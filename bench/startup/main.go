@@ -36,6 +36,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Config is one benchmark run.
@@ -96,8 +97,8 @@ type prepared struct {
 	Args      []string
 	OfflineCP []string
 	Samples   map[string][]Sample
-	Stats     map[string]*agentStats // the last round's, per agent mode
-	Reference string                 // plain's output in the first round
+	Stats     map[string][]agentStats // per agent mode, one per round
+	Reference string                  // plain's output in the first round
 }
 
 // Run is the benchmark (steps in the package comment); the table goes to out.
@@ -157,7 +158,7 @@ func prepare(cfg *Config, p *Program) (*prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &prepared{Program: p, Args: args, OfflineCP: cp, Samples: map[string][]Sample{}, Stats: map[string]*agentStats{}}, nil
+	return &prepared{Program: p, Args: args, OfflineCP: cp, Samples: map[string][]Sample{}, Stats: map[string][]agentStats{}}, nil
 }
 
 // argv is the command line of one mode; cache is the agent's cache directory.
@@ -240,7 +241,7 @@ func checkRun(p *prepared, mode, dir string, res *Result) error {
 	if st == nil {
 		return fmt.Errorf("the agent printed no --stats line:\n%s", tail(res.Stderr, 20))
 	}
-	p.Stats[mode] = st
+	p.Stats[mode] = append(p.Stats[mode], *st)
 	if mode == "agent-first" && st.Cached != 0 {
 		return fmt.Errorf("a first run had %d classes answered from a cache that should be empty", st.Cached)
 	}
@@ -266,12 +267,14 @@ func checkSnapshot(dir string) error {
 	return fmt.Errorf("no heapledger snapshot with counted sites in %s", dir)
 }
 
-// agentStats is what the agent's --stats line says at exit (docs/agent.md).
+// agentStats is what the agent's --stats line says at exit (docs/agent.md): classes sent,
+// answered from the cache, and how long the JVM's class loading waited for answers in all.
 type agentStats struct {
 	Sent, Cached int
+	Waited       time.Duration
 }
 
-var statsLine = regexp.MustCompile(`heapledger agent: (\d+) classes sent, .*?(\d+) answered from the transform cache`)
+var statsLine = regexp.MustCompile(`heapledger agent: (\d+) classes sent, .*?(\d+) answered from the transform cache(?:; .*?total (\d+) ms)?`)
 
 func parseAgentStats(stderr []byte) *agentStats {
 	m := statsLine.FindSubmatch(stderr)
@@ -280,7 +283,8 @@ func parseAgentStats(stderr []byte) *agentStats {
 	}
 	sent, _ := strconv.Atoi(string(m[1]))
 	cached, _ := strconv.Atoi(string(m[2]))
-	return &agentStats{Sent: sent, Cached: cached}
+	waited, _ := strconv.Atoi(string(m[3]))
+	return &agentStats{Sent: sent, Cached: cached, Waited: time.Duration(waited) * time.Millisecond}
 }
 
 // loadAverage is /proc/loadavg's three averages (step 2).

@@ -27,7 +27,7 @@ func needs(t *testing.T) *Config {
 }
 
 // TestOneProgramOneRound runs the benchmark for real on its quickest program and checks the
-// table: one row with five timed modes, the agent's class counts and four ratios.
+// table: one row with the agent's class counts and waits, five timed modes and four ratios.
 func TestOneProgramOneRound(t *testing.T) {
 	cfg := needs(t)
 	p := findProgram(programs(), "groovy")
@@ -43,7 +43,7 @@ func TestOneProgramOneRound(t *testing.T) {
 	t.Log("\n" + table)
 	cell := `\d+ / \d+`
 	ratio := `\d+\.\d\d / \d+\.\d\d`
-	row := regexp.MustCompile(`(?m)^\| groovy \| [1-9]\d* \([1-9]\d*\) \| ` + strings.Repeat(cell+` \| `, 5) + strings.Repeat(ratio+` \| `, 3) + ratio + ` \|$`)
+	row := regexp.MustCompile(`(?m)^\| groovy \| [1-9]\d* \([1-9]\d*\) \| \d+ / \d+ \| ` + strings.Repeat(cell+` \| `, 5) + strings.Repeat(ratio+` \| `, 3) + ratio + ` \|$`)
 	if !row.MatchString(table) {
 		t.Errorf("no complete groovy row in the table:\n%s", table)
 	}
@@ -133,5 +133,18 @@ func TestRoundOrder(t *testing.T) {
 				t.Errorf("round %d runs %s %d times: %v", r, m, got[m], order)
 			}
 		}
+	}
+}
+
+// TestParseAgentStats reads the agent's --stats line as Agent.java prints it.
+func TestParseAgentStats(t *testing.T) {
+	line := []byte("noise\nheapledger agent: 812 classes sent, 716 instrumented, 96 unchanged, 0 failed, 0 methods skipped, 812 answered from the transform cache; " +
+		"transform latency per class: median 0.48 ms, p99 6.43 ms, max 85.07 ms, total 770 ms; service start 46.3 ms; agent up 2297 ms\n")
+	got := parseAgentStats(line)
+	if got == nil || got.Sent != 812 || got.Cached != 812 || got.Waited.Milliseconds() != 770 {
+		t.Errorf("parseAgentStats = %+v, want 812 sent, 812 cached, 770 ms waited", got)
+	}
+	if parseAgentStats([]byte("heapledger run: 1 snapshot\n")) != nil {
+		t.Error("a stderr without the --stats line parsed as one")
 	}
 }

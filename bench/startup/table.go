@@ -31,6 +31,15 @@ func medianOf(d []time.Duration) time.Duration {
 	return (d[len(d)/2-1] + d[len(d)/2]) / 2
 }
 
+// medianWait is the median over rounds of the time classes waited for the agent's answers.
+func medianWait(st []agentStats) time.Duration {
+	d := make([]time.Duration, len(st))
+	for i, s := range st {
+		d[i] = s.Waited
+	}
+	return medianOf(d)
+}
+
 // ratios are the table's ratio columns: numerator and denominator modes.
 var ratios = [][2]string{
 	{"agent-first", "offline"},
@@ -41,21 +50,22 @@ var ratios = [][2]string{
 
 // writeTable prints the medians and ratios (step 5), wall / CPU in each cell.
 func writeTable(w io.Writer, cfg *Config, ps []*prepared, left []string, before, after string) {
-	fmt.Fprintf(w, "Medians of %d round(s), wall / CPU in ms (CPU: the command and every process it left behind); load average %s before, %s after.\n\n", cfg.Rounds, before, after)
-	head := []string{"program", "classes sent (2nd run: from cache)"}
+	fmt.Fprintf(w, "Medians of %d round(s), wall / CPU in ms (CPU: the command and every process it left behind; classes waited: the agent's --stats total of the time class loading waited for its answers); load average %s before, %s after.\n\n", cfg.Rounds, before, after)
+	head := []string{"program", "classes sent (2nd run: from cache)", "classes waited, 1st / 2nd run"}
 	head = append(head, modeNames...)
 	for _, r := range ratios {
 		head = append(head, r[0]+" ÷ "+r[1])
 	}
-	fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat(" --- |", 2)+strings.Repeat(" ---: |", len(head)-2))
+	fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat(" --- |", 3)+strings.Repeat(" ---: |", len(head)-3))
 	for _, p := range ps {
 		med := map[string]Sample{}
 		for _, m := range modeNames {
 			med[m] = median(p.Samples[m])
 		}
-		row := []string{p.Name, "–"}
-		if first, second := p.Stats["agent-first"], p.Stats["agent-second"]; first != nil && second != nil {
-			row[1] = fmt.Sprintf("%d (%d)", first.Sent, second.Cached)
+		row := []string{p.Name, "–", "–"}
+		if first, second := p.Stats["agent-first"], p.Stats["agent-second"]; len(first) > 0 && len(second) > 0 {
+			row[1] = fmt.Sprintf("%d (%d)", first[len(first)-1].Sent, second[len(second)-1].Cached)
+			row[2] = fmt.Sprintf("%d / %d", medianWait(first).Milliseconds(), medianWait(second).Milliseconds())
 		}
 		for _, m := range modeNames {
 			row = append(row, fmt.Sprintf("%d / %d", med[m].Wall.Milliseconds(), med[m].CPU.Milliseconds()))
