@@ -11,7 +11,7 @@
 //
 //  1. Every program's input is written and its jars are rewritten offline once, untimed
 //     (prepare, rewriteOffline); a program whose jars are not installed is left out and named.
-//  2. The load average is read (loadAverage).
+//  2. The load average is read (loadavg.Read).
 //  3. Per program, per round, the five modes run one after another (runRound), each in a fresh
 //     directory: plain, offline, agent-first (a new empty cache directory), agent-second (that
 //     directory again), instrumenter, each round starting one mode later (roundOrder). Wall
@@ -37,6 +37,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/heapledger/heapledger/internal/loadavg"
 )
 
 // Config is one benchmark run.
@@ -129,7 +131,7 @@ func Run(cfg *Config, out io.Writer) error {
 	if len(ready) == 0 {
 		return fmt.Errorf("no program to run: %s", strings.Join(left, "; "))
 	}
-	before := loadAverage()
+	before := loadavg.Read()
 	for _, p := range ready {
 		for r := 1; r <= cfg.Rounds; r++ {
 			if err := runRound(cfg, p, r); err != nil {
@@ -137,7 +139,7 @@ func Run(cfg *Config, out io.Writer) error {
 			}
 		}
 	}
-	writeTable(out, cfg, ready, left, before, loadAverage())
+	writeTable(out, cfg, ready, left, before, loadavg.Read())
 	return nil
 }
 
@@ -285,17 +287,4 @@ func parseAgentStats(stderr []byte) *agentStats {
 	cached, _ := strconv.Atoi(string(m[2]))
 	waited, _ := strconv.Atoi(string(m[3]))
 	return &agentStats{Sent: sent, Cached: cached, Waited: time.Duration(waited) * time.Millisecond}
-}
-
-// loadAverage is /proc/loadavg's three averages (step 2).
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
 }
