@@ -8,6 +8,8 @@ PKGS=(
   libguava-java libcommons-lang3-java libjackson2-databind-java libecj-java liblucene4.10-java
   libh2-java libxalan2-java libbatik-java fop sunflow libasm-java libbyte-buddy-java
   libicu4j-java libbcprov-java libclojure-java groovy
+  # the Scala compiler, one of the start-up benchmark's programs (bench/startup)
+  scala
   # jars the benchmark suite (bench/suite) puts on its workloads' class paths by name; the
   # packages above pull them in today, listed so the suite does not rely on that
   libxerces2-java libxmlgraphics-commons-java libcommons-io-java libcommons-logging-java

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/heapledger/heapledger/internal/chromium"
+	"github.com/heapledger/heapledger/internal/loadavg"
 )
 
 func main() {
@@ -66,7 +67,7 @@ func run(sites, accounts, runs int, bin, keep string) error {
 	}
 	defer b.Close()
 	abs, _ := filepath.Abs(report)
-	load0 := loadAverage()
+	load0 := loadavg.Read()
 	var times, zooms []float64
 	for i := 0; i < runs; i++ {
 		b.Logs()
@@ -118,7 +119,7 @@ func run(sites, accounts, runs int, bin, keep string) error {
 	}
 	slices.Sort(zooms)
 	fmt.Printf("median %.0f ms, min %.0f, max %.0f over %d loads: %s 2 s; zoom median %.0f ms\n", median, times[0], times[len(times)-1], runs, verdict, zooms[len(zooms)/2])
-	fmt.Printf("load average (1, 5, 15 min) before: %s, after: %s; %s\n", load0, loadAverage(), cpuName())
+	fmt.Printf("load average (1, 5, 15 min) before: %s, after: %s; %s\n", load0, loadavg.Read(), cpuName())
 	return nil
 }
 
@@ -169,15 +170,6 @@ func writeSnapshot(path string, sites, accounts int) error {
 		return err
 	}
 	return f.Close()
-}
-
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(b))
-	return strings.Join(f[:3], " ")
 }
 
 func cpuName() string {

@@ -10,6 +10,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/heapledger/heapledger/internal/loadavg"
 )
 
 // Env is where the suite runs: the checkout, its scratch directory, the JDK and the heapledger
@@ -114,18 +116,6 @@ func describeMachine(env *Env) Machine {
 			m.JDK = strings.TrimSpace(string(out))
 		}
 	}
-	m.LoadStart = loadAvg()
+	m.LoadStart = loadavg.Read()
 	return m
-}
-
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
 }

@@ -21,6 +21,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/heapledger/heapledger/internal/loadavg"
 )
 
 func main() {
@@ -149,7 +151,7 @@ func run(args []string, stdout, stderr io.Writer) (int, error) {
 	var docErr error
 	writeDoc := func(measured int) {
 		rep.Measured = measured
-		rep.Machine.LoadEnd = loadAvg()
+		rep.Machine.LoadEnd = loadavg.Read()
 		rep.Duration = time.Since(started).Round(time.Second).String()
 		if docPath == "" || (measured == 0 && !rep.anyPairs()) {
 			return
