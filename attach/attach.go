@@ -81,7 +81,7 @@ func Execute(pid int, o Options, cmd string, args ...string) (string, error) {
 	}
 	conn, err := net.DialTimeout("unix", sock, o.Start)
 	if err != nil {
-		return "", fmt.Errorf("JVM %d: connecting to %s: %v", pid, sock, err)
+		return "", fmt.Errorf("JVM %d: connecting to %s: %w", pid, sock, err)
 	}
 	defer conn.Close()
 	conn.SetDeadline(time.Now().Add(o.Reply))
@@ -94,16 +94,16 @@ func Execute(pid int, o Options, cmd string, args ...string) (string, error) {
 		req.WriteByte(0)
 	}
 	if _, err := io.WriteString(conn, req.String()); err != nil {
-		return "", fmt.Errorf("JVM %d: sending %s: %v", pid, cmd, err)
+		return "", fmt.Errorf("JVM %d: sending %s: %w", pid, cmd, err)
 	}
 	r := bufio.NewReader(conn)
 	status, err := r.ReadString('\n')
 	if err != nil && status == "" {
-		return "", fmt.Errorf("JVM %d: no answer to %s: %v", pid, cmd, err)
+		return "", fmt.Errorf("JVM %d: no answer to %s: %w", pid, cmd, err)
 	}
 	rest, err := io.ReadAll(r)
 	if err != nil {
-		return "", fmt.Errorf("JVM %d: reading the answer to %s: %v", pid, cmd, err)
+		return "", fmt.Errorf("JVM %d: reading the answer to %s: %w", pid, cmd, err)
 	}
 	code, err := strconv.Atoi(strings.TrimSpace(status))
 	if err != nil {
@@ -150,7 +150,7 @@ func socketOf(pid int, wait time.Duration) (string, error) {
 	}
 	defer os.Remove(trigger)
 	if err := signalQuit(pid); err != nil {
-		return "", fmt.Errorf("signalling process %d: %v", pid, err)
+		return "", fmt.Errorf("signalling process %d: %w", pid, err)
 	}
 	deadline := time.Now().Add(wait)
 	for delay := 5 * time.Millisecond; ; delay = min(delay*2, 200*time.Millisecond) {
@@ -190,7 +190,7 @@ func createTrigger(pid int, tmp string) (string, error) {
 func catchesQuit(pid int) (bool, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return false, fmt.Errorf("process %d: %v", pid, err)
+		return false, fmt.Errorf("process %d: %w", pid, err)
 	}
 	for _, line := range strings.Split(string(b), "\n") {
 		if v, ok := strings.CutPrefix(line, "SigCgt:"); ok {

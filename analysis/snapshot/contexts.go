@@ -44,7 +44,7 @@ func (s *Snapshot) ensureRoot() {
 func (s *Snapshot) addNode(f []string) error {
 	v, err := ints(f, 5)
 	if err != nil {
-		return fmt.Errorf("node: %v", err)
+		return fmt.Errorf("node: %w", err)
 	}
 	return s.node(v)
 }
@@ -64,7 +64,7 @@ func (s *Snapshot) node(v []int64) error {
 func (s *Snapshot) addContextRow(f []string) error {
 	v, err := ints(f, 7)
 	if err != nil {
-		return fmt.Errorf("calloc: %v", err)
+		return fmt.Errorf("calloc: %w", err)
 	}
 	return s.contextRow(v)
 }
@@ -113,7 +113,7 @@ func (s *Snapshot) readJSONContexts(j *jsonContexts) error {
 			return fmt.Errorf("contexts: a node needs 5 numbers, has %d", len(v))
 		}
 		if err := s.node(v); err != nil {
-			return fmt.Errorf("contexts: %v", err)
+			return fmt.Errorf("contexts: %w", err)
 		}
 	}
 	for _, v := range j.Allocations {
@@ -121,7 +121,7 @@ func (s *Snapshot) readJSONContexts(j *jsonContexts) error {
 			return fmt.Errorf("contexts: an allocation needs 7 numbers, has %d", len(v))
 		}
 		if err := s.contextRow(v); err != nil {
-			return fmt.Errorf("contexts: %v", err)
+			return fmt.Errorf("contexts: %w", err)
 		}
 	}
 	return nil

@@ -162,11 +162,11 @@ func readText(r *bufio.Reader) (*Snapshot, error) {
 			}
 		}
 		if err != nil {
-			return nil, fmt.Errorf("line %d: %v", line, err)
+			return nil, fmt.Errorf("line %d: %w", line, err)
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("line %d: %v", line+1, err)
+		return nil, fmt.Errorf("line %d: %w", line+1, err)
 	}
 	if s.Version == 0 {
 		return nil, fmt.Errorf("empty snapshot")
@@ -181,7 +181,7 @@ func readText(r *bufio.Reader) (*Snapshot, error) {
 func parseSite(f []string) (Site, error) {
 	id, err := strconv.Atoi(f[0])
 	if err != nil {
-		return Site{}, fmt.Errorf("site ID %q: %v", f[0], err)
+		return Site{}, fmt.Errorf("site ID %q: %w", f[0], err)
 	}
 	s := Site{ID: id, Offset: -1, Line: -1}
 	get := func(i int) string {
@@ -227,7 +227,7 @@ func readJSON(r io.Reader) (*Snapshot, error) {
 	var j jsonSnapshot
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	if err := dec.Decode(&j); err != nil {
-		return nil, fmt.Errorf("JSON snapshot: %v", err)
+		return nil, fmt.Errorf("JSON snapshot: %w", err)
 	}
 	if j.Format != "heapledger-snapshot" {
 		return nil, fmt.Errorf("JSON is not a heapledger snapshot (format %q)", j.Format)
@@ -250,7 +250,7 @@ func readJSON(r io.Reader) (*Snapshot, error) {
 	for k, v := range j.Accounts {
 		id, err := strconv.Atoi(k)
 		if err != nil {
-			return nil, fmt.Errorf("account ID %q: %v", k, err)
+			return nil, fmt.Errorf("account ID %q: %w", k, err)
 		}
 		s.Accounts[id] = v
 	}

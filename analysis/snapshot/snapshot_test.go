@@ -2,9 +2,12 @@ package snapshot
 
 import (
 	"encoding/json"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -148,5 +151,20 @@ func TestReadFileDirectory(t *testing.T) {
 	os.WriteFile(empty, nil, 0o644)
 	if _, err := ReadFile(empty); err == nil || !strings.Contains(err.Error(), "empty snapshot") {
 		t.Errorf("empty file: %v", err)
+	}
+}
+
+// TestReadErrorsKeepTheirCause: a malformed number and malformed JSON are the causes of the
+// reader's errors, reachable with errors.As.
+func TestReadErrorsKeepTheirCause(t *testing.T) {
+	_, err := Read(strings.NewReader("# heapledger snapshot 4\nsite\tx1\n"))
+	var num *strconv.NumError
+	if !errors.As(err, &num) {
+		t.Errorf("a bad site ID: %v, want a *strconv.NumError inside", err)
+	}
+	_, err = Read(strings.NewReader("{\"format\": "))
+	var syntax *json.SyntaxError
+	if !errors.As(err, &syntax) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("truncated JSON: %v, want the decoder's error inside", err)
 	}
 }
