@@ -67,8 +67,22 @@ func (e *countEditor) inputClassOf(name string) *inputClass {
 	if v, ok := e.classes.Load(name); ok {
 		return v.(*inputClass)
 	}
+	return e.remember(name, readInput(e.inputs, name))
+}
+
+// classOf is inputClassOf for the class the pass is preparing, already parsed: it is not read
+// and parsed a second time.
+func (e *countEditor) classOf(cf *classfile.Class) *inputClass {
+	if v, ok := e.classes.Load(cf.Name()); ok {
+		return v.(*inputClass)
+	}
+	return e.remember(cf.Name(), cf)
+}
+
+// remember keeps what neutralMethods needs of class name, parsed as cf (nil: not in the input).
+func (e *countEditor) remember(name string, cf *classfile.Class) *inputClass {
 	ic := &inputClass{}
-	if cf := readInput(e.inputs, name); cf != nil {
+	if cf != nil {
 		ic.in = true
 		ic.accounted = e.accountOf(name) != accounts.Unaccounted
 		ic.final = cf.AccessFlags&classfile.AccFinal != 0
@@ -178,7 +192,7 @@ func (e *countEditor) neutralMethods(cf *classfile.Class, inner *innerMethods) m
 	if e.inputs == nil || e.opt.ObjectInit {
 		return nil
 	}
-	self := e.inputClassOf(cf.Name())
+	self := e.classOf(cf)
 	// 1. What each method runs: the private methods of cf it depends on, or a rule it breaks.
 	deps := map[*classfile.Member][]*classfile.Member{}
 	for _, m := range cf.Methods {
