@@ -89,8 +89,8 @@ func readText(r *bufio.Reader) (*Snapshot, error) {
 				return nil, fmt.Errorf("line 1: not a heapledger snapshot (want %q)", magic+"1")
 			}
 			v, err := strconv.Atoi(strings.TrimPrefix(text, magic))
-			if err != nil || v < 1 || v > 4 {
-				return nil, fmt.Errorf("line 1: snapshot format version %q is not supported (this heapledger reads versions 1 to 4)", strings.TrimPrefix(text, magic))
+			if err != nil || v < 1 || v > MaxVersion {
+				return nil, fmt.Errorf("line 1: snapshot format version %q is not supported (this heapledger reads versions 1 to %d)", strings.TrimPrefix(text, magic), MaxVersion)
 			}
 			s.Version = v
 			continue
@@ -114,6 +114,8 @@ func readText(r *bufio.Reader) (*Snapshot, error) {
 			if site, err = parseSite(f[1:]); err == nil {
 				s.addSite(site)
 			}
+		case "edges":
+			err = s.addEdges(f[1:])
 		case "node":
 			err = s.addNode(f[1:])
 		case "calloc":
@@ -207,6 +209,7 @@ type jsonSnapshot struct {
 	Sites       map[string][]jsonText `json:"sites"`
 	Ages        []int64               `json:"ages"`
 	Contexts    *jsonContexts         `json:"contexts"`
+	Edges       []jsonEdges           `json:"edges"`
 	Allocations []struct {
 		Account, Site, Part    int
 		Count, Elements, Bytes int64
@@ -232,8 +235,8 @@ func readJSON(r io.Reader) (*Snapshot, error) {
 	if j.Format != "heapledger-snapshot" {
 		return nil, fmt.Errorf("JSON is not a heapledger snapshot (format %q)", j.Format)
 	}
-	if j.Version < 1 || j.Version > 4 {
-		return nil, fmt.Errorf("JSON snapshot format version %d is not supported (this heapledger reads versions 1 to 4)", j.Version)
+	if j.Version < 1 || j.Version > MaxVersion {
+		return nil, fmt.Errorf("JSON snapshot format version %d is not supported (this heapledger reads versions 1 to %d)", j.Version, MaxVersion)
 	}
 	// The header is every top-level string or number but the format and version; version 3
 	// writes integers as numbers, older versions as strings.
@@ -266,6 +269,9 @@ func readJSON(r io.Reader) (*Snapshot, error) {
 		s.addSite(site)
 	}
 	if err := s.readJSONContexts(j.Contexts); err != nil {
+		return nil, err
+	}
+	if err := s.readJSONEdges(j.Edges); err != nil {
 		return nil, err
 	}
 	s.Ages = j.Ages

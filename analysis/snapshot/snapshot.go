@@ -1,5 +1,5 @@
 // Package snapshot reads the snapshots that the heapledger Java runtime writes (text format
-// versions 1 to 4, or its JSON twin, versions 1 to 4, see docs/formats.md) and aggregates them
+// versions 1 to 5, or its JSON twin, versions 1 to 5, see docs/formats.md) and aggregates them
 // into per-account reports and, when a snapshot has them, calling-context trees.
 package snapshot
 
@@ -22,7 +22,13 @@ type Snapshot struct {
 	// Contexts is the calling-context tree (version 4, --context cct), indexed by node ID:
 	// [0] is the root, every other node's parent comes before it. Nil without contexts.
 	Contexts []Context
+	// Edges is the edge profile of a profiling run (version 5, --counters edges): per method,
+	// the counts of its path counters' chords. Nil without one.
+	Edges []MethodEdges
 }
+
+// MaxVersion is the newest snapshot format version, text and JSON, this package reads.
+const MaxVersion = 5
 
 // Site is an allocation site as the rewriter described it in its table.
 type Site struct {

@@ -103,8 +103,8 @@ func TestJSONNumbersOrStrings(t *testing.T) {
 			t.Errorf("%s: site %+v", name, site)
 		}
 	}
-	if _, err := Read(strings.NewReader(strings.Replace(v3, `"version":3`, `"version":5`, 1))); err == nil || !strings.Contains(err.Error(), "version 5") {
-		t.Errorf("version 5: %v", err)
+	if _, err := Read(strings.NewReader(strings.Replace(v3, `"version":3`, `"version":6`, 1))); err == nil || !strings.Contains(err.Error(), "version 6") {
+		t.Errorf("version 6: %v", err)
 	}
 }
 

@@ -188,7 +188,7 @@ func TestThreadsExactTotals(t *testing.T) {
 	for sc.Scan() {
 		line := sc.Text()
 		if first {
-			if line != "# heapledger snapshot 4" {
+			if line != "# heapledger snapshot 5" {
 				t.Fatalf("bad header %q", line)
 			}
 			first = false

@@ -54,8 +54,8 @@ func TestSnapshotJSONNumbersAndModes(t *testing.T) {
 		t.Fatalf("%v\n%s", err, raw)
 	}
 	json.Unmarshal(raw, &top)
-	if v.Version != 4 {
-		t.Errorf("JSON version %d, want 4", v.Version)
+	if v.Version != 5 {
+		t.Errorf("JSON version %d, want 5", v.Version)
 	}
 	for _, k := range []string{"pid", "uptime_ms", "threads", "dropped"} {
 		if _, ok := top[k].(float64); !ok {

@@ -84,12 +84,17 @@ final class PathCounts {
                 Long had = increments.get(site[2]);
                 increments.put(site[2], (had == null ? 0 : had) + tab[s + 1]);
             }
-            if (site == null || site.length < 2 || !"path".equals(site[0])) {
+            // A chord counter of a profiling run (kind edge) is a path counter whose TYPE starts
+            // with three words of its own (EdgeProfile).
+            boolean edge = site != null && "edge".equals(site[0]);
+            if (site == null || site.length < 2 || !"path".equals(site[0]) && !edge) {
                 add(rows, key, tab[s + 1], tab[s + 2], tab[s + 3]);
                 continue;
             }
             any = true;
-            for (String part : site[1].split(" ")) {
+            String[] parts = site[1].split(" ");
+            for (int w = edge ? 3 : 0; w < parts.length; w++) {
+                String part = parts[w];
                 int star = part.indexOf('*');
                 if (star <= 0) continue;
                 int target = id + Integer.parseInt(part.substring(0, star));

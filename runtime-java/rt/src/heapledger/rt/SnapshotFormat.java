@@ -13,12 +13,12 @@ import java.util.TreeSet;
  * runs give equal files.
  */
 final class SnapshotFormat {
-    static final int VERSION = 4;
+    static final int VERSION = 5;
     /**
      * The JSON twin's own version: 3 writes the integers of the header and of site lines as JSON
      * numbers (2 wrote them as strings), so a reader of 2 must refuse it rather than miss them.
      */
-    static final int JSON_VERSION = 4;
+    static final int JSON_VERSION = 5;
 
     /** A snapshot's calling contexts (--context cct): the merged tree and its nodes in preorder. */
     static final class Contexts {
@@ -60,8 +60,8 @@ final class SnapshotFormat {
         return size * slot[1];
     }
 
-    static void text(Writer w, Counts c, LiveView lv, Contexts cx, Snapshots.Tables t, Map<Integer, Long> sizes, String reason,
-            String[][] header) throws IOException {
+    static void text(Writer w, Counts c, LiveView lv, Contexts cx, EdgeProfile ep, Snapshots.Tables t, Map<Integer, Long> sizes,
+            String reason, String[][] header) throws IOException {
         w.write("# heapledger snapshot " + VERSION + "\n");
         w.write("reason\t" + reason + "\n");
         for (String[] h : header) w.write(h[0] + "\t" + clean(h[1]) + "\n");
@@ -100,12 +100,13 @@ final class SnapshotFormat {
             }
             w.write("\n");
         }
+        if (ep != null) ep.text(w);
         if (cx != null) ContextTree.text(w, cx.nodes, sizes);
         w.write("end\n");
     }
 
-    static void json(Writer w, Counts c, LiveView lv, Contexts cx, Snapshots.Tables t, Map<Integer, Long> sizes, String reason,
-            String[][] header) throws IOException {
+    static void json(Writer w, Counts c, LiveView lv, Contexts cx, EdgeProfile ep, Snapshots.Tables t, Map<Integer, Long> sizes,
+            String reason, String[][] header) throws IOException {
         w.write("{\"format\":\"heapledger-snapshot\",\"version\":" + JSON_VERSION + ",\"reason\":" + q(reason));
         for (String[] h : header) w.write("," + q(h[0]) + ":" + value(h[1], INTEGER_KEYS.contains(h[0])));
         if (lv != null) {
@@ -155,6 +156,7 @@ final class SnapshotFormat {
             first = false;
         }
         w.write("]");
+        if (ep != null) ep.json(w);
         if (cx != null) ContextTree.json(w, cx.nodes, sizes);
         w.write("}\n");
     }

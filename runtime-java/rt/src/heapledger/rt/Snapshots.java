@@ -299,6 +299,7 @@ final class Snapshots {
             Counts c = Ledger.merge(tree);
             java.util.ArrayList<Context> nodes = tree == null ? null : tree.preorder();
             Tables t = Tables.load(sitesOf(c, nodes));
+            EdgeProfile ep = EdgeProfile.of(c, t);
             PathCounts pc = new PathCounts();
             Counts sites = pc.expand(c, t);
             if (sites != c) {
@@ -312,13 +313,13 @@ final class Snapshots {
             t.tell();
             Map<Integer, Long> sizes = objectSizes(c);
             SnapshotFormat.Contexts cx = tree == null ? null : new SnapshotFormat.Contexts(tree, nodes);
-            if (!format.equals("json")) written = writeFile(new File(dir, base + ".snapshot"), c, lv, cx, t, sizes, reason, false);
+            if (!format.equals("json")) written = writeFile(new File(dir, base + ".snapshot"), c, lv, cx, ep, t, sizes, reason, false);
             if (reason.equals("demand") && Boolean.parseBoolean(setting("heapledger.snapshot.heapdump", "HEAPLEDGER_SNAPSHOT_HEAPDUMP", "false"))) {
                 String h = heapDump(String.valueOf(n));
                 if (h != null) warn("heap dump written to " + h);
             }
             if (!format.equals("text")) {
-                String j = writeFile(new File(dir, base + ".json"), c, lv, cx, t, sizes, reason, true);
+                String j = writeFile(new File(dir, base + ".json"), c, lv, cx, ep, t, sizes, reason, true);
                 if (written == null) written = j;
             }
             snapshotsWritten++;
@@ -330,8 +331,8 @@ final class Snapshots {
         return written;
     }
 
-    private static String writeFile(File f, Counts c, SnapshotFormat.LiveView lv, SnapshotFormat.Contexts cx, Tables t,
-            Map<Integer, Long> sizes, String reason, boolean json) throws IOException {
+    private static String writeFile(File f, Counts c, SnapshotFormat.LiveView lv, SnapshotFormat.Contexts cx, EdgeProfile ep,
+            Tables t, Map<Integer, Long> sizes, String reason, boolean json) throws IOException {
         File parent = f.getAbsoluteFile().getParentFile();
         if (parent != null && !parent.isDirectory() && !parent.mkdirs()) {
             throw new IOException("cannot create directory " + parent);
@@ -339,8 +340,8 @@ final class Snapshots {
         File tmp = new File(f.getPath() + ".tmp");
         Writer w = new OutputStreamWriter(new FileOutputStream(tmp), "UTF-8");
         try {
-            if (json) SnapshotFormat.json(w, c, lv, cx, t, sizes, reason, header(t, lv, cx));
-            else SnapshotFormat.text(w, c, lv, cx, t, sizes, reason, header(t, lv, cx));
+            if (json) SnapshotFormat.json(w, c, lv, cx, ep, t, sizes, reason, header(t, lv, cx));
+            else SnapshotFormat.text(w, c, lv, cx, ep, t, sizes, reason, header(t, lv, cx));
         } finally {
             w.close();
         }
