@@ -76,6 +76,14 @@ func newAgentOptions(c *cli.Context) (agentOptions, error) {
 			o.add("arg", fmt.Sprintf("--%s=%t", name, c.Bool(name)))
 		case *cli.StringSliceFlag:
 			for _, v := range c.StringSlice(name) {
+				if name == "profile" {
+					// The service may start elsewhere: a file it reads is named in full.
+					abs, err := filepath.Abs(v)
+					if err != nil {
+						return nil, err
+					}
+					v = abs
+				}
 				o.add("arg", "--"+name+"="+v)
 			}
 		default:

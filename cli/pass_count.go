@@ -16,6 +16,7 @@ import (
 	"github.com/heapledger/heapledger/rewrite/accounts"
 	"github.com/heapledger/heapledger/rewrite/jar"
 	passlib "github.com/heapledger/heapledger/rewrite/passes"
+	"github.com/heapledger/heapledger/rewrite/paths"
 )
 
 // RuntimeJarName is the runtime that rewritten code calls; `make build` puts it beside the binary.
@@ -30,6 +31,8 @@ type countRun struct {
 	// runtime holds the runtime's classes to embed (--embed-runtime), read at setup so that a
 	// missing runtime fails the run before any class is rewritten.
 	runtime map[string][]byte
+	// profile is --profile's edge profile, nil without one.
+	profile *paths.Profile
 }
 
 func init() {
@@ -133,16 +136,19 @@ func newCountRun(s passSetup) (*countRun, error) {
 		return nil, err
 	}
 	// serve's --object-init-sites: the agent hooks Object.<init> (0 where the flag is not).
-	usePaths, err := pathCounters(c)
+	usePaths, edges, err := pathCounters(c)
 	if err != nil {
+		return nil, err
+	}
+	if run.profile, err = readProfile(c, usePaths && !edges); err != nil {
 		return nil, err
 	}
 	contexts := table.Config["context"] != ""
 	if usePaths && contexts {
-		return nil, fmt.Errorf("--counters paths cannot go with --context cct: a path counter stands for sites of the whole method, not of one calling context; use --counters sites")
+		return nil, fmt.Errorf("--counters %s cannot go with --context cct: a path counter stands for sites of the whole method, not of one calling context; use --counters sites", c.String("counters"))
 	}
 	run.pass, err = passlib.Count(passlib.CountOptions{Accounts: set, Table: table, ObjectInit: c.Int("object-init-sites") > 0,
-		Paths: usePaths, Contexts: contexts, CountSwitches: c.Bool("count-increments")})
+		Paths: usePaths, Edges: edges, Profile: run.profile, Contexts: contexts, CountSwitches: c.Bool("count-increments")})
 	if err != nil {
 		return nil, err
 	}
@@ -247,24 +253,25 @@ func runtimeConfig(c *cli.Context, set *accounts.Set, table *accounts.Table) err
 
 // pathCounters reads --counters: whether objects are counted by path counters, which see no
 // object at its allocation, so nothing that needs one (liveness, budgets, the Object.<init>
-// hook's charges) goes with them.
-func pathCounters(c *cli.Context) (bool, error) {
+// hook's charges) goes with them, and whether the run profiles their edges (edges: path
+// counters with every chord counted, docs/instrumentation.md "Profiles").
+func pathCounters(c *cli.Context) (paths, edges bool, err error) {
 	switch m := c.String("counters"); m {
 	case "", "sites":
-		return false, nil
-	case "paths":
+		return false, false, nil
+	case "paths", "edges":
 		if l := c.String("liveness"); l != "" && l != "off" {
-			return false, fmt.Errorf("--counters paths: path counters see no object, so they cannot go with --liveness %s; use --counters sites", l)
+			return false, false, fmt.Errorf("--counters %s: path counters see no object, so they cannot go with --liveness %s; use --counters sites", m, l)
 		}
 		if len(c.StringSlice("budget")) > 0 {
-			return false, fmt.Errorf("--counters paths cannot go with --budget (budgets need --liveness); use --counters sites")
+			return false, false, fmt.Errorf("--counters %s cannot go with --budget (budgets need --liveness); use --counters sites", m)
 		}
 		if c.Bool("object-init") {
-			return false, fmt.Errorf("--counters paths cannot go with --object-init; use --counters sites")
+			return false, false, fmt.Errorf("--counters %s cannot go with --object-init; use --counters sites", m)
 		}
-		return true, nil
+		return true, m == "edges", nil
 	default:
-		return false, fmt.Errorf("--counters %q: must be sites or paths", m)
+		return false, false, fmt.Errorf("--counters %q: must be sites, paths or edges", m)
 	}
 }
 
@@ -308,6 +315,7 @@ func (r *countRun) done(*jar.Report) error {
 		}
 	}
 	warnUnmatched(stderr, r.set, r.pass.Classes(), "of the input", true)
+	reportProfile(stderr, r.profile, "of the input")
 	return nil
 }
 

@@ -49,6 +49,7 @@ var serveCmd = &cli.Command{
 			if !warned {
 				warned = true
 				warnUnmatched(errWriter(c), run.set, srv.Classes(), "the program loaded", false)
+				reportProfile(errWriter(c), run.profile, "the program loaded (classes from the transform cache are not planned again)")
 			}
 		}
 		letGo := srv.AfterLast

@@ -120,8 +120,14 @@ func cacheSalt(c *cli.Context) (string, error) {
 			continue
 		}
 		fmt.Fprintf(&b, "--%s=%v\n", name, c.Value(name))
+		files := c.StringSlice("profile") // the profiles plan the path counters
 		if name == "accounts-file" || name == "table" {
-			data, err := os.ReadFile(c.String(name))
+			files = []string{c.String(name)}
+		} else if name != "profile" {
+			files = nil
+		}
+		for _, f := range files {
+			data, err := os.ReadFile(f)
 			if err != nil && !os.IsNotExist(err) {
 				return "", err
 			}

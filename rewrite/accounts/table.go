@@ -34,6 +34,11 @@ const (
 	// stands for, each as ID offset from the counter's own ID and multiplicity ("-3*1 -1*-1"),
 	// which the runtime turns back into those sites' rows (docs/formats.md).
 	KindPath = "path"
+	// KindEdge is a chord counter of a profiling run (--counters edges): a path counter whose
+	// TYPE starts with its edge, its place among the method's chords and the hash of the
+	// method's code ("FROM>TO I/N HASH"), then lists its sites as KindPath does. Snapshots
+	// carry the chords' counts per method (docs/formats.md, "edges" lines).
+	KindEdge = "edge"
 	// KindMethod names a method of the calling-context tree (the count pass's --context cct),
 	// not an allocation site: it takes an ID from the same sequence, so that jars rewritten
 	// apart cannot give two methods one ID either (docs/formats.md, "Site IDs"). TYPE is the

@@ -196,3 +196,27 @@ func (c *CFG) Entries(i int) []int {
 	}
 	return out
 }
+
+// Start returns where block i starts in the original code: the offset of its first original
+// instruction (of the first one after it, for a block of inserted code alone), -1 for X. It
+// names the block across rewrites of the same code (a profile's edges, paths.EdgeKey).
+func (c *CFG) Start(i int) int {
+	if i >= len(c.Blocks) {
+		return -1
+	}
+	for n := c.Blocks[i].First; n != nil; n = n.Next() {
+		if !n.IsLabel() && n.Offset >= 0 {
+			return n.Offset
+		}
+	}
+	return -1
+}
+
+// EdgeKeys returns the key of every edge of the graph, by edge index.
+func (c *CFG) EdgeKeys() []paths.EdgeKey {
+	keys := make([]paths.EdgeKey, len(c.Graph.Edges))
+	for i, e := range c.Graph.Edges {
+		keys[i] = paths.EdgeKey{From: c.Start(e.From), To: c.Start(e.To)}
+	}
+	return keys
+}

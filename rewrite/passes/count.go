@@ -10,6 +10,7 @@ import (
 	"github.com/heapledger/heapledger/rewrite/classfile"
 	"github.com/heapledger/heapledger/rewrite/code"
 	"github.com/heapledger/heapledger/rewrite/commons"
+	"github.com/heapledger/heapledger/rewrite/paths"
 	"github.com/heapledger/heapledger/rewrite/transform"
 )
 
@@ -36,6 +37,13 @@ type CountOptions struct {
 	// method execution stands for several sites, and the runtime turns path counts back into
 	// site rows. Arrays, lambdas, clones and reflection keep their per-site counting.
 	Paths bool
+	// Edges makes a profiling run of the path counters (--counters edges; with Paths): every
+	// chord counter is kept, empty semantics included, and named with its edge, so that
+	// snapshots carry each method's edge counts, and no method falls back for its cost.
+	Edges bool
+	// Profile plans the path counters of the methods it holds from their observed edge
+	// frequencies (--profile; with Paths), the others from static estimates.
+	Profile *paths.Profile
 	// Contexts is calling-context mode (--context cct): every method that allocates or calls
 	// enters its node of the thread's calling-context tree (context.go).
 	Contexts bool
@@ -126,6 +134,9 @@ type countClass struct {
 	// (switchCount), 0 otherwise.
 	switchID uint16
 	paths    *pathCount // the method's path counters, whose correction Unwind runs first
+	// hash names the code of the method being edited in profiles (codeHash), set only for
+	// a profiling run or a rewrite with a profile.
+	hash string
 	// fallback says why the method being edited keeps per-site counters under --counters
 	// paths (nil when it does not, or paths were not asked for).
 	fallback *transform.Skip
@@ -340,6 +351,9 @@ func (e *countEditor) editMethod(cf *classfile.Class, m *classfile.Member, cm *c
 	}
 	t := b.NewLocal(1)
 	eager := allAccounted && eagerFetch(b, sites)
+	if e.opt.Edges || e.opt.Profile != nil {
+		cc.hash = codeHash(cf, m)
+	}
 	pc, err := e.pathCounters(cc, cm, sites, t, static, switchAccount, lines)
 	if err != nil {
 		return err

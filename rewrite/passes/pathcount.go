@@ -1,12 +1,16 @@
 package passes
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/heapledger/heapledger/rewrite/accounts"
 	"github.com/heapledger/heapledger/rewrite/cfg"
+	"github.com/heapledger/heapledger/rewrite/classfile"
 	"github.com/heapledger/heapledger/rewrite/code"
 	"github.com/heapledger/heapledger/rewrite/commons"
 	"github.com/heapledger/heapledger/rewrite/paths"
@@ -32,6 +36,10 @@ type pathCount struct {
 	account int // charged account, -1 for the thread's
 	class   uint16
 	fix     uint16 // the pool constant of the first correction's ID
+	// keys name the graph's edges across rewrites, for the chord counters of a profiling run
+	// (--counters edges; nil otherwise), whose method's code has hash.
+	keys []paths.EdgeKey
+	hash string
 }
 
 // pathCounters plans the path counters of a method. It returns nil when the method keeps
@@ -102,14 +110,8 @@ func (e *countEditor) pathCounters(cc *countClass, cm *commons.Method, sites []s
 			}
 		}
 	}
-	freq := paths.StaticFreq(g, 0, returns)
-	if pc.plan, err = paths.MakePlan(g, freq); err != nil {
-		return cc.fallBack(b, transform.SkipPathsGraph, b.Method.Errorf(-1, "path counters: %w", err))
-	}
-	// A plan is worth it only when its counters run fewer times than the sites would: where
-	// the paths' counters count ahead and a side path takes it back, they cost more.
-	if cost, sites := pc.plan.Cost(freq), paths.SiteCost(g, freq); cost >= sites {
-		return cc.fallBack(b, transform.SkipPathsCostlier, b.Method.Errorf(-1, "%.2f increments per execution by paths, %.2f by sites (estimated)", cost, sites))
+	if fb, err := e.plan(cc, pc, returns); fb || err != nil {
+		return nil, err
 	}
 	if switchAccount && static < 0 {
 		pc.account = cc.account
@@ -125,6 +127,43 @@ func (e *countEditor) pathCounters(cc *countClass, cm *commons.Method, sites []s
 	}
 	return pc, nil
 }
+
+// plan makes pc's plan (step 2 to 6) from the profile's frequencies where it has the method,
+// else from static estimates. It reports whether the method falls back to per-site counting.
+func (e *countEditor) plan(cc *countClass, pc *pathCount, returns []bool) (fallback bool, err error) {
+	b, g := pc.b, pc.c.Graph
+	freq := paths.StaticFreq(g, 0, returns)
+	cost, how := freq, "estimated"
+	if e.opt.Edges {
+		pc.keys, pc.hash = pc.c.EdgeKeys(), cc.hash
+	}
+	if e.opt.Profile != nil {
+		key := paths.MethodKey{Class: classfile.JavaName(b.Method.Class), Method: b.Method.Name + b.Method.Desc, Hash: cc.hash}
+		if seen, ok, _ := e.opt.Profile.Observed(key, g, pc.c.EdgeKeys()); ok && seen != nil {
+			// Observed counts decide; the estimate, far smaller, only orders what the
+			// profile saw equally often (edges never taken, above all).
+			cost, how = seen, "observed"
+			for i := range seen {
+				freq[i] = seen[i] + staticWeight*freq[i]
+			}
+		}
+	}
+	if pc.plan, err = paths.MakePlan(g, freq, e.opt.Edges); err != nil {
+		_, err = cc.fallBack(b, transform.SkipPathsGraph, b.Method.Errorf(-1, "path counters: %w", err))
+		return true, err
+	}
+	// A plan is worth it only when its counters run fewer times than the sites would: where
+	// the paths' counters count ahead and a side path takes it back, they cost more. A
+	// profiling run keeps every method it can count by paths, to profile it.
+	if c, sites := pc.plan.Cost(cost), paths.SiteCost(g, cost); c >= sites && !e.opt.Edges {
+		_, err = cc.fallBack(b, transform.SkipPathsCostlier, b.Method.Errorf(-1, "%.2f increments per execution by paths, %.2f by sites (%s)", c, sites, how))
+		return true, err
+	}
+	return false, nil
+}
+
+// staticWeight scales the static estimate (per method execution) added to observed counts.
+const staticWeight = 1e-6
 
 // maxPathBlocks bounds the graphs planned: semantics are vectors per block.
 const maxPathBlocks = 4000
@@ -152,8 +191,9 @@ func fallbackCode(err error) transform.SkipCode {
 }
 
 // counter names one counter (or correction) with semantics sem in the class's table and
-// returns its ID's pool constant.
-func (pc *pathCount) counter(sem paths.Vec) (uint16, error) {
+// returns its ID's pool constant. A chord counter of a profiling run is of kind edge, its TYPE
+// prefixed by tag (its edge, its place among the chords, the code's hash).
+func (pc *pathCount) counter(sem paths.Vec, tag string) (uint16, error) {
 	b := pc.b
 	id, err := b.Pool.AddUniqueInteger()
 	if err != nil {
@@ -168,8 +208,22 @@ func (pc *pathCount) counter(sem paths.Vec) (uint16, error) {
 		}
 		parts = append(parts, fmt.Sprintf("%d*%d", pc.entries[i]-self, k))
 	}
-	pc.cc.method = append(pc.cc.method, pendingSite{id, accounts.Site{Kind: accounts.KindPath, Type: strings.Join(parts, " "), Method: methodName(b), Offset: -1, Line: -1}})
+	kind := accounts.KindPath
+	if tag != "" {
+		kind = accounts.KindEdge
+		parts = append([]string{tag}, parts...)
+	}
+	pc.cc.method = append(pc.cc.method, pendingSite{id, accounts.Site{Kind: kind, Type: strings.Join(parts, " "), Method: methodName(b), Offset: -1, Line: -1}})
 	return id, nil
+}
+
+// tag is the TYPE prefix of chord counter i of a profiling run, "" when the run is none.
+func (pc *pathCount) tag(i int) string {
+	if pc.keys == nil {
+		return ""
+	}
+	k := pc.keys[pc.plan.Counters[i].Edge]
+	return fmt.Sprintf("%d>%d %d/%d %s", k.From, k.To, i, len(pc.plan.Counters), pc.hash)
 }
 
 // insert names the counters and corrections and inserts their code.
@@ -177,14 +231,14 @@ func (pc *pathCount) insert() error {
 	b, g, plan := pc.b, pc.c.Graph, pc.plan
 	ids := make([]uint16, len(plan.Counters))
 	for i, c := range plan.Counters {
-		id, err := pc.counter(c.Sem)
+		id, err := pc.counter(c.Sem, pc.tag(i))
 		if err != nil {
 			return err
 		}
 		ids[i] = id
 	}
 	for i, v := range plan.Corrections {
-		id, err := pc.counter(v)
+		id, err := pc.counter(v, "")
 		if err != nil {
 			return err
 		}
@@ -349,3 +403,19 @@ func (pc *pathCount) Unwind(s *code.Seq) {
 // correction alone.
 func (pc *pathCount) Enter(*code.Seq)            {}
 func (pc *pathCount) Exit(*code.Seq, *code.Insn) {}
+
+// codeHash names method m's original code in profiles: a digest of its bytecode and exception
+// table, so that a profile taken of other code is never applied to it ("" when the code cannot
+// be read, which matches no profile entry).
+func codeHash(cf *classfile.Class, m *classfile.Member) string {
+	c, _, err := cf.MethodCode(m)
+	if err != nil || c == nil {
+		return ""
+	}
+	h := sha256.New()
+	h.Write(c.Bytecode)
+	for _, x := range c.Exceptions {
+		binary.Write(h, binary.BigEndian, [4]uint16{x.StartPC, x.EndPC, x.HandlerPC, x.CatchType})
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8])
+}

@@ -10,8 +10,9 @@
 //     between them. A virtual node X closes the flow: X→entry and X→each exception handler,
 //     and every block that returns or throws → X. Exceptional edges are not edges: an exception
 //     is corrected where it is caught (step 6).
-//  2. Edge frequencies: observed (a profile) or estimated (StaticFreq: loop back edges taken,
-//     blocks that cannot reach a return cold, handlers cold).
+//  2. Edge frequencies: observed (Profile.Observed: a profiling run's chord counts, the other
+//     edges by flow conservation in ObservedFlow) or estimated (StaticFreq: loop back edges
+//     taken, blocks that cannot reach a return cold, handlers cold).
 //  3. Paths (BuildPaths, section 2.1 of the paper): the hot path from the entry by most
 //     likely successor; side paths from each branching block, ending at a join or an exit;
 //     a path that meets itself splits off the loop at its header. Every block and edge

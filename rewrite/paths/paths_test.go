@@ -97,7 +97,7 @@ func TestRandomFlowsExact(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	for name, g := range fixtures() {
 		freq := StaticFreq(g, 0, returnsOf(g))
-		plan, err := MakePlan(g, freq)
+		plan, err := MakePlan(g, freq, false)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -147,7 +147,7 @@ func TestRandomFlowsExact(t *testing.T) {
 func TestHotPathOneIncrement(t *testing.T) {
 	g := fixtures()["diamond"]
 	freq := []float64{1, 0.9, 0.1, 0.9, 0.1, 1}
-	plan, err := MakePlan(g, freq)
+	plan, err := MakePlan(g, freq, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +201,7 @@ func TestSemanticsRefusesBrokenTree(t *testing.T) {
 func TestCost(t *testing.T) {
 	g := fixtures()["diamond"]
 	freq := []float64{1, 0.9, 0.1, 0.9, 0.1, 1}
-	plan, err := MakePlan(g, freq)
+	plan, err := MakePlan(g, freq, false)
 	if err != nil {
 		t.Fatal(err)
 	}

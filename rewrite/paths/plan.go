@@ -19,8 +19,11 @@ type Counter struct {
 	Sem  Vec
 }
 
-// MakePlan runs steps 3 to 6 on g with the edge frequencies freq.
-func MakePlan(g *Graph, freq []float64) (*Plan, error) {
+// MakePlan runs steps 3 to 6 on g with the edge frequencies freq. With keepEmpty every chord
+// of the spanning tree keeps its counter, empty semantics included: a profiling run
+// (--counters edges) counts every chord, from which flow conservation gives every edge's count
+// (ObservedFlow).
+func MakePlan(g *Graph, freq []float64, keepEmpty bool) (*Plan, error) {
 	ps := BuildPaths(g, freq)
 	counters := Place(g, ps, freq)
 	d, sem, err := Semantics(g, counters)
@@ -29,7 +32,7 @@ func MakePlan(g *Graph, freq []float64) (*Plan, error) {
 	}
 	p := &Plan{Paths: ps, Class: make([]int, g.N)}
 	for _, e := range counters {
-		if len(sem[e]) > 0 {
+		if len(sem[e]) > 0 || keepEmpty {
 			p.Counters = append(p.Counters, Counter{e, sem[e]})
 		}
 	}

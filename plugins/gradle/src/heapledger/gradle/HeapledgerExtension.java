@@ -39,6 +39,7 @@ public class HeapledgerExtension {
     private String jmx;
     private String counters;
     private boolean countIncrements;
+    private Object profile;
     private String context;
     private boolean embedRuntime;
     private boolean strict;
@@ -90,13 +91,17 @@ public class HeapledgerExtension {
     public String getBudgetAction() { return budgetAction; }
     public void setBudgetAction(String budgetAction) { this.budgetAction = budgetAction; }
 
-    /** --counters: sites or paths (docs/instrumentation.md, "Path counters"). */
+    /** --counters: sites, paths or edges (docs/instrumentation.md, "Path counters" and "Profiles"). */
     public String getCounters() { return counters; }
     public void setCounters(String counters) { this.counters = counters; }
 
     /** --count-increments: snapshots say how many counter increments ran. */
     public boolean isCountIncrements() { return countIncrements; }
     public void setCountIncrements(boolean countIncrements) { this.countIncrements = countIncrements; }
+
+    /** --profile: with counters 'paths', plan them from a snapshot of a run with counters 'edges' (docs/instrumentation.md, "Profiles"). */
+    public File getProfile() { return profile == null ? null : project.file(profile); }
+    public void setProfile(Object profile) { this.profile = profile; }
 
     /** --jmx: auto, on or off. */
     public String getJmx() { return jmx; }

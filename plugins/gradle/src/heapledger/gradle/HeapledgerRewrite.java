@@ -119,6 +119,11 @@ public class HeapledgerRewrite extends DefaultTask {
     public boolean isCountIncrements() { return settings.isCountIncrements(); }
 
     @Optional
+    @InputFile
+    @PathSensitive(PathSensitivity.NONE)
+    public File getProfile() { return settings.getProfile(); }
+
+    @Optional
     @Input
     public String getContext() { return settings.getContext(); }
 
@@ -241,6 +246,10 @@ public class HeapledgerRewrite extends DefaultTask {
             o.add(getCounters());
         }
         if (isCountIncrements()) o.add("--count-increments");
+        if (getProfile() != null) {
+            o.add("--profile");
+            o.add(getProfile().getAbsolutePath());
+        }
         if (getJmx() != null) {
             o.add("--jmx");
             o.add(getJmx());

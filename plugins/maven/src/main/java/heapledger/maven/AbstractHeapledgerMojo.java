@@ -71,13 +71,17 @@ abstract class AbstractHeapledgerMojo extends AbstractMojo {
     @Parameter(property = "heapledger.budgetAction")
     String budgetAction;
 
-    /** --counters: sites or paths (docs/instrumentation.md, "Path counters"). */
+    /** --counters: sites, paths or edges (docs/instrumentation.md, "Path counters" and "Profiles"). */
     @Parameter(property = "heapledger.counters")
     String counters;
 
     /** --count-increments: snapshots say how many counter increments ran. */
     @Parameter(property = "heapledger.countIncrements", defaultValue = "false")
     boolean countIncrements;
+
+    /** --profile: with counters paths, plan them from a snapshot of a run with counters edges (docs/instrumentation.md, "Profiles"). */
+    @Parameter(property = "heapledger.profile")
+    File profile;
 
     /** --jmx: auto, on or off. */
     @Parameter(property = "heapledger.jmx")
@@ -161,6 +165,10 @@ abstract class AbstractHeapledgerMojo extends AbstractMojo {
             o.add(counters);
         }
         if (countIncrements) o.add("--count-increments");
+        if (profile != null) {
+            o.add("--profile");
+            o.add(profile.getAbsolutePath());
+        }
         if (jmx != null) {
             o.add("--jmx");
             o.add(jmx);
@@ -320,6 +328,7 @@ abstract class AbstractHeapledgerMojo extends AbstractMojo {
         digestFile(md, bin.toPath());
         if (embedRuntime) digestFile(md, runtimeJar().toPath());
         if (accountsFile != null) digestFile(md, accountsFile.toPath());
+        if (profile != null) digestFile(md, profile.toPath());
         Path root = input.toPath();
         List<Path> files;
         if (Files.isDirectory(root)) {
