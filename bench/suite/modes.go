@@ -99,6 +99,9 @@ var modes = []*Mode{
 	withVerify(offlineMode("heapledger-count-paths", "count", []string{"--accounts", "*", "--counters", "paths", "--embed-runtime"}, nil,
 		"heapledger-count with objects counted by path counters (about one increment per method execution, turned back into the same rows at snapshot time); each run must write its exit snapshot"),
 		verifySnapshot),
+	// Profiles (issue 29, profile.go): a profiling run, and path counters planned from it.
+	edgesMode(),
+	profileMode(),
 	// What users run (issue 35): the program's own main packages as accounts, so methods switch
 	// accounts at the boundaries between them; '*' above is the one configuration where none do.
 	accountsMode("heapledger-accounts", nil,
