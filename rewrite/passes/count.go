@@ -340,6 +340,13 @@ func (e *countEditor) editMethod(cf *classfile.Class, m *classfile.Member, cm *c
 	}
 	t := b.NewLocal(1)
 	eager := allAccounted && eagerFetch(b, sites)
+	fetch := fetchLazy
+	switch {
+	case leftOut && cc.neutral[m] && len(sites) > 0:
+		fetch = fetchOwn // rule 5 of neutral.go: even when private, its callers may rely on it
+	case eager:
+		fetch = fetchEager
+	}
 	pc, err := e.pathCounters(cc, cm, sites, t, static, switchAccount, lines)
 	if err != nil {
 		return err
@@ -348,7 +355,7 @@ func (e *countEditor) editMethod(cf *classfile.Class, m *classfile.Member, cm *c
 		sites = pc.rest
 	}
 	for _, s := range sites {
-		if err := e.insertCount(cc, b, s, t, static, eager, lines); err != nil {
+		if err := e.insertCount(cc, b, s, t, static, fetch, lines); err != nil {
 			return err
 		}
 	}

@@ -16,8 +16,7 @@ import (
 // with no allocation site of its own none of whose instructions can run such code is
 // account-neutral: whatever the thread's account, it charges the same, so it needs no switch
 // and no handler, whoever calls it — a public method, a constructor, one called by reflection
-// alike. (A method with sites is not: its sites, counting as with '*', also set the thread's
-// account, which would then outlive the method.) What it may run:
+// alike. What it may run:
 //
 //  1. methods of accounted classes of the input, resolved exactly (invokestatic, invokespecial,
 //     or a virtual call whose target cannot be overridden: a private or final method, or a
@@ -30,7 +29,13 @@ import (
 //  3. a few JDK methods that call no code of the program and allocate nothing (jdkLeaf);
 //  4. class initialisation (getstatic, putstatic, invokestatic) of classes of the JDK, or of the
 //     input whose every class and interface initialised with it is accounted or has no static
-//     initialiser (initNeutral).
+//     initialiser (initNeutral);
+//  5. its own allocation sites: objects (whose constructor call is rule 1's and whose class's
+//     initialisation rule 4's) and one-dimensional arrays. Their calls, Acct.own, charge the
+//     class's account and leave the thread's as the caller left it; the calls of a '*' method
+//     (and of path counters and calling contexts, which keep rule 5 out) set the thread's
+//     account, which would then outlive the method. Multi-dimensional arrays, lambdas,
+//     clones and reflective allocations keep the switch.
 //
 // Anything else — a virtual call that a class outside the input may override, a JDK method that
 // takes an object of the program, a class not in the input — makes the method keep its switch:
@@ -248,8 +253,14 @@ func (e *countEditor) methodDeps(cf *classfile.Class, self *inputClass, m *class
 		case code.GETSTATIC, code.PUTSTATIC:
 			owner, _, _, err := cf.Pool.MemberRef(binary.BigEndian.Uint16(bc[pc+1:]))
 			ok = err == nil && (owner == cf.Name() || e.initNeutral(owner))
-		case code.NEW, code.NEWARRAY, code.ANEWARRAY, code.MULTIANEWARRAY, code.INVOKEDYNAMIC:
-			ok = false // a site (or a bootstrap running any code)
+		case code.NEW:
+			// A site, counted by Acct.own (rule 5); making the object initialises its class.
+			owner, err := cf.Pool.ClassName(binary.BigEndian.Uint16(bc[pc+1:]))
+			ok = e.ownSites() && err == nil && (owner == cf.Name() || e.initNeutral(owner))
+		case code.NEWARRAY, code.ANEWARRAY:
+			ok = e.ownSites() // a site, counted by Acct.own (rule 5)
+		case code.MULTIANEWARRAY, code.INVOKEDYNAMIC:
+			ok = false // a site the runtime counts with the thread's account (or a bootstrap running any code)
 		case code.LDC, code.LDC_W, code.LDC2_W:
 			i := uint16(bc[pc+1])
 			if op != code.LDC {
@@ -261,6 +272,13 @@ func (e *countEditor) methodDeps(cf *classfile.Class, self *inputClass, m *class
 		return ok
 	})
 	return deps, ok && err == nil
+}
+
+// ownSites reports whether allocation sites may leave a method account-neutral (rule 5): their
+// calls, Acct.own, charge the class's account and leave the thread's alone. Path counters and
+// calling contexts count with calls that set the thread's account, so there they may not.
+func (e *countEditor) ownSites() bool {
+	return !e.opt.Paths && !e.opt.Contexts
 }
 
 // callNeutral reports whether a call to owner.name+desc by op runs only code that keeps its own
