@@ -169,6 +169,39 @@ func jdkLeaf(owner, name, desc string) bool {
 	return false
 }
 
+// jdkFinal reports whether owner is one of the final JDK classes whose methods run code of the
+// program only through their arguments: String, StringBuilder and Character.
+func jdkFinal(owner string) bool {
+	return owner == "java/lang/String" || owner == "java/lang/StringBuilder" || owner == "java/lang/Character"
+}
+
+// plainParams reports whether a method of a jdkFinal class with descriptor desc takes nothing
+// through which it could run code of the program: its parameters are primitives, arrays of
+// primitives or strings, never an Object, CharSequence or array of references, whose
+// toString, charAt or equals the program may override. A String method that encodes or
+// decodes bytes is left out too: naming a charset may load a provider of the program through
+// the service loader.
+func plainParams(owner, desc string) bool {
+	end := strings.IndexByte(desc, ')')
+	if !strings.HasPrefix(desc, "(") || end < 0 || owner == "java/lang/String" && strings.Contains(desc, "[B") {
+		return false
+	}
+	params := desc[1:end]
+	for params != "" {
+		switch {
+		case strings.HasPrefix(params, "Ljava/lang/String;"):
+			params = params[len("Ljava/lang/String;"):]
+		case len(params) >= 2 && params[0] == '[' && strings.IndexByte("ZBCSIJFD", params[1]) >= 0:
+			params = params[2:]
+		case strings.IndexByte("ZBCSIJFD", params[0]) >= 0:
+			params = params[1:]
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // initNeutral reports whether initialising class name runs only code that keeps its own account
 // (rule 4): every class and interface initialised with it is of the JDK, or of the input and
 // accounted or without a static initialiser.
@@ -290,6 +323,9 @@ func (e *countEditor) callNeutral(op code.Opcode, owner, name, desc string) bool
 	// Resolution: the class that declares the method, from owner up its superclasses.
 	for at := owner; at != ""; {
 		if jdkClass(at) {
+			if jdkFinal(at) {
+				return plainParams(at, desc) // every call exact
+			}
 			return jdkLeaf(at, name, desc) && (op == code.INVOKESTATIC || op == code.INVOKESPECIAL || name == "getClass")
 		}
 		ic := e.inputClassOf(at)
