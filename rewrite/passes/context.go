@@ -63,7 +63,7 @@ func (e *countEditor) editContext(cc *countClass, cm *commons.Method, sites []si
 	a.t = b.NewLocal(1)
 	for _, s := range sites {
 		// The state is fetched on entry, never null: sites take the calls without a null case.
-		if err := e.insertCount(cc, b, s, a.t, static, true, lines); err != nil {
+		if err := e.insertCount(cc, b, s, a.t, static, fetchEager, lines); err != nil {
 			return err
 		}
 	}

@@ -354,6 +354,13 @@ func (e *countEditor) editMethod(cf *classfile.Class, m *classfile.Member, cm *c
 	if e.opt.Edges || e.opt.Profile != nil {
 		cc.hash = codeHash(cf, m)
 	}
+	fetch := fetchLazy
+	switch {
+	case leftOut && cc.neutral[m] && len(sites) > 0:
+		fetch = fetchOwn // rule 5 of neutral.go: even when private, its callers may rely on it
+	case eager:
+		fetch = fetchEager
+	}
 	pc, err := e.pathCounters(cc, cm, sites, t, static, switchAccount, lines)
 	if err != nil {
 		return err
@@ -362,7 +369,7 @@ func (e *countEditor) editMethod(cf *classfile.Class, m *classfile.Member, cm *c
 		sites = pc.rest
 	}
 	for _, s := range sites {
-		if err := e.insertCount(cc, b, s, t, static, eager, lines); err != nil {
+		if err := e.insertCount(cc, b, s, t, static, fetch, lines); err != nil {
 			return err
 		}
 	}

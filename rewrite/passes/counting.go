@@ -8,6 +8,15 @@ import (
 	"github.com/heapledger/heapledger/rewrite/code"
 )
 
+// fetching is how a method whose sites charge a fixed account has the thread's state at hand.
+type fetching int
+
+const (
+	fetchLazy  fetching = iota // '*': the first site reached fetches it (t starts null)
+	fetchEager                 // '*': fetched on entry (eagerFetch)
+	fetchOwn                   // account-neutral with sites (lazy or eager): the thread's account left alone
+)
+
 // eagerFetch reports whether a method of a '*' rewrite fetches the thread's state on entry:
 // when it has two sites or more, or one in a method with a loop, not counting sites whose
 // object is thrown at once (an exception's construction is a cold path, and a hot method with
@@ -64,9 +73,11 @@ func hasLoop(b *code.Body) bool {
 // kind. Its site ID is a constant of its own in the pool, filled in when the class's sites are
 // numbered (finishClass). With static ≥ 0 (every class accounted) the account goes with the
 // call, t may still be null (the runtime fetches the thread's state then) and the call returns
-// the state, which goes back into t; eager says t was fetched on entry and is never null, so
-// objects and arrays take Acct.count, which has no null case.
-func (e *countEditor) insertCount(cc *countClass, b *code.Body, s site, t, static int, eager bool, lines map[*code.Insn]int) error {
+// the state, which goes back into t; fetchEager says t was fetched on entry and is never null,
+// so objects and arrays take Acct.count, which has no null case; fetchOwn, in an
+// account-neutral method with sites (neutral.go, rule 5), takes Acct.own, which leaves the
+// thread's account alone.
+func (e *countEditor) insertCount(cc *countClass, b *code.Body, s site, t, static int, fetch fetching, lines map[*code.Insn]int) error {
 	id, err := nameSite(cc, b, s, lines)
 	if err != nil {
 		return err
@@ -80,6 +91,10 @@ func (e *countEditor) insertCount(cc *countClass, b *code.Body, s site, t, stati
 	how := s.how()
 	c := countings[how]
 	q := b.Seq()
+	if fetch == fetchOwn && how != countRef && how != countNoRef && how != countArray {
+		return b.Method.Errorf(s.off, "internal: a %s site in an account-neutral method", kinds[s.kind].table)
+	}
+	returned := static >= 0 // the '*' calls hand the thread's state back
 	if how == countMulti {
 		name, ret := "multi", "V"
 		if static >= 0 {
@@ -103,14 +118,18 @@ func (e *countEditor) insertCount(cc *countClass, b *code.Body, s site, t, stati
 		name, tail := c.method, "I)V"
 		if static >= 0 {
 			q.Int(int32(static))
-			name, tail = c.method, "II)"+acctDesc
-			if eager && c.fetched {
-				name, tail = "count", "II)V"
+			switch {
+			case fetch == fetchOwn:
+				name, tail, returned = "own", "II)V", false
+			case fetch == fetchEager && c.fetched:
+				name, tail, returned = "count", "II)V", false
+			default:
+				tail = "II)" + acctDesc
 			}
 		}
 		q.Ldc(id).InvokeStatic(AcctClass, name, "("+first+acctDesc+tail)
 	}
-	if static >= 0 && !(eager && c.fetched) {
+	if returned {
 		q.Store(code.ASTORE, t)
 	}
 	return b.InsertAfter(s.at, q)

@@ -16,8 +16,7 @@ import (
 // with no allocation site of its own none of whose instructions can run such code is
 // account-neutral: whatever the thread's account, it charges the same, so it needs no switch
 // and no handler, whoever calls it — a public method, a constructor, one called by reflection
-// alike. (A method with sites is not: its sites, counting as with '*', also set the thread's
-// account, which would then outlive the method.) What it may run:
+// alike. What it may run:
 //
 //  1. methods of accounted classes of the input, resolved exactly (invokestatic, invokespecial,
 //     or a virtual call whose target cannot be overridden: a private or final method, or a
@@ -30,7 +29,13 @@ import (
 //  3. a few JDK methods that call no code of the program and allocate nothing (jdkLeaf);
 //  4. class initialisation (getstatic, putstatic, invokestatic) of classes of the JDK, or of the
 //     input whose every class and interface initialised with it is accounted or has no static
-//     initialiser (initNeutral).
+//     initialiser (initNeutral);
+//  5. its own allocation sites: objects (whose constructor call is rule 1's and whose class's
+//     initialisation rule 4's) and one-dimensional arrays. Their calls, Acct.own, charge the
+//     class's account and leave the thread's as the caller left it; the calls of a '*' method
+//     (and of path counters and calling contexts, which keep rule 5 out) set the thread's
+//     account, which would then outlive the method. Multi-dimensional arrays, lambdas,
+//     clones and reflective allocations keep the switch.
 //
 // Anything else — a virtual call that a class outside the input may override, a JDK method that
 // takes an object of the program, a class not in the input — makes the method keep its switch:
@@ -164,6 +169,39 @@ func jdkLeaf(owner, name, desc string) bool {
 	return false
 }
 
+// jdkFinal reports whether owner is one of the final JDK classes whose methods run code of the
+// program only through their arguments: String, StringBuilder and Character.
+func jdkFinal(owner string) bool {
+	return owner == "java/lang/String" || owner == "java/lang/StringBuilder" || owner == "java/lang/Character"
+}
+
+// plainParams reports whether a method of a jdkFinal class with descriptor desc takes nothing
+// through which it could run code of the program: its parameters are primitives, arrays of
+// primitives or strings, never an Object, CharSequence or array of references, whose
+// toString, charAt or equals the program may override. A String method that encodes or
+// decodes bytes is left out too: naming a charset may load a provider of the program through
+// the service loader.
+func plainParams(owner, desc string) bool {
+	end := strings.IndexByte(desc, ')')
+	if !strings.HasPrefix(desc, "(") || end < 0 || owner == "java/lang/String" && strings.Contains(desc, "[B") {
+		return false
+	}
+	params := desc[1:end]
+	for params != "" {
+		switch {
+		case strings.HasPrefix(params, "Ljava/lang/String;"):
+			params = params[len("Ljava/lang/String;"):]
+		case len(params) >= 2 && params[0] == '[' && strings.IndexByte("ZBCSIJFD", params[1]) >= 0:
+			params = params[2:]
+		case strings.IndexByte("ZBCSIJFD", params[0]) >= 0:
+			params = params[1:]
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // initNeutral reports whether initialising class name runs only code that keeps its own account
 // (rule 4): every class and interface initialised with it is of the JDK, or of the input and
 // accounted or without a static initialiser.
@@ -248,8 +286,14 @@ func (e *countEditor) methodDeps(cf *classfile.Class, self *inputClass, m *class
 		case code.GETSTATIC, code.PUTSTATIC:
 			owner, _, _, err := cf.Pool.MemberRef(binary.BigEndian.Uint16(bc[pc+1:]))
 			ok = err == nil && (owner == cf.Name() || e.initNeutral(owner))
-		case code.NEW, code.NEWARRAY, code.ANEWARRAY, code.MULTIANEWARRAY, code.INVOKEDYNAMIC:
-			ok = false // a site (or a bootstrap running any code)
+		case code.NEW:
+			// A site, counted by Acct.own (rule 5); making the object initialises its class.
+			owner, err := cf.Pool.ClassName(binary.BigEndian.Uint16(bc[pc+1:]))
+			ok = e.ownSites() && err == nil && (owner == cf.Name() || e.initNeutral(owner))
+		case code.NEWARRAY, code.ANEWARRAY:
+			ok = e.ownSites() // a site, counted by Acct.own (rule 5)
+		case code.MULTIANEWARRAY, code.INVOKEDYNAMIC:
+			ok = false // a site the runtime counts with the thread's account (or a bootstrap running any code)
 		case code.LDC, code.LDC_W, code.LDC2_W:
 			i := uint16(bc[pc+1])
 			if op != code.LDC {
@@ -263,6 +307,13 @@ func (e *countEditor) methodDeps(cf *classfile.Class, self *inputClass, m *class
 	return deps, ok && err == nil
 }
 
+// ownSites reports whether allocation sites may leave a method account-neutral (rule 5): their
+// calls, Acct.own, charge the class's account and leave the thread's alone. Path counters and
+// calling contexts count with calls that set the thread's account, so there they may not.
+func (e *countEditor) ownSites() bool {
+	return !e.opt.Paths && !e.opt.Contexts
+}
+
 // callNeutral reports whether a call to owner.name+desc by op runs only code that keeps its own
 // account (rules 1 to 3, and 4 for the class a static call initialises).
 func (e *countEditor) callNeutral(op code.Opcode, owner, name, desc string) bool {
@@ -272,6 +323,9 @@ func (e *countEditor) callNeutral(op code.Opcode, owner, name, desc string) bool
 	// Resolution: the class that declares the method, from owner up its superclasses.
 	for at := owner; at != ""; {
 		if jdkClass(at) {
+			if jdkFinal(at) {
+				return plainParams(at, desc) // every call exact
+			}
 			return jdkLeaf(at, name, desc) && (op == code.INVOKESTATIC || op == code.INVOKESPECIAL || name == "getClass")
 		}
 		ic := e.inputClassOf(at)

@@ -43,7 +43,8 @@ func TestRuntimeSizes(t *testing.T) {
 			sizes[m.Name(cf.Pool)+m.Descriptor(cf.Pool)] = len(code.Bytecode)
 		}
 	}
-	// Fast paths: the '*' forms and the full-switching forms, objects and arrays. The array
+	// Fast paths: the '*' forms, the full-switching forms and the account-neutral forms (own),
+	// objects and arrays. The array
 	// forms carry the calling contexts' call (Context.array, issue 30) behind a static final
 	// switch, 14 bytes more than before.
 	fast := map[string]int{
@@ -52,6 +53,8 @@ func TestRuntimeSizes(t *testing.T) {
 		"object(Ljava/lang/Object;Lheapledger/rt/Acct;I)V":                     20,
 		"fast(Ljava/lang/Object;Lheapledger/rt/Acct;IIII)V":                    190,
 		"count(Ljava/lang/Object;Lheapledger/rt/Acct;II)V":                     160,
+		"own(Ljava/lang/Object;Lheapledger/rt/Acct;II)V":                       160,
+		"ownArray(Ljava/lang/Object;Lheapledger/rt/Acct;IIII)V":                190,
 	}
 	for m, most := range fast {
 		n, ok := sizes[m]

@@ -441,6 +441,81 @@ public final class Acct {
         return slow(Live.MODE == Live.OFF ? null : a, null, t, account, site, length, elementSize);
     }
 
+    // ---- sites of account-neutral methods (rewrite/passes/neutral.go) ----
+    // A method that needs no account switch although it allocates charges its sites to its
+    // class's account and leaves the thread's account as its caller left it: its callers may
+    // run in another account, which code they call after it must still be charged to. t is
+    // null when the method did not fetch the state on entry (one site, no loop: as a '*'
+    // method's lazy fetch); it is not handed back, since such a method reaches one site.
+
+    /** An object, fully constructed, allocated at site and charged to account; the thread's account is left alone. */
+    public static void own(Object o, Acct t, int account, int site) {
+        if (t == null) t = Ledger.current(); // before Budget: see object()
+        long[][] pg = t.pages;
+        long[] p;
+        int i = (site & PAGE_MASK) * SLOT;
+        if (!(Budget.MAY_THROW && Budget.anyThrowing)
+                && (p = pg[site >>> PAGE_BITS & pg.length - 1])[i] == owner(site, account)) {
+            long n = ++p[i + 1];
+            if (Context.ON) Context.object(t, account, site);
+            if (Live.MODE == Live.SAMPLE && n % Live.RATE == 0) sampled(o, account, site, n, 0, 0);
+            return;
+        }
+        ownSlow(Live.MODE == Live.OFF ? null : o, o.getClass(), t, account, site, -1, 0);
+    }
+
+    /** As {@link #own(Object, Acct, int, int)} when the reference is not at hand: the class gives the site its size. */
+    public static void own(Class<?> c, Acct t, int account, int site) {
+        ownSlow(null, c, t != null ? t : Ledger.current(), account, site, -1, 0);
+    }
+
+    /** As {@link #own(Object, Acct, int, int)} when neither the reference nor its class is at hand (class files before version 49). */
+    public static void own(Acct t, int account, int site) {
+        try {
+            (t != null ? t : Ledger.current()).add(account, site, 1, 0, 0);
+        } catch (Throwable e) {
+            Ledger.drop(e);
+        }
+    }
+
+    public static void own(boolean[] a, Acct t, int account, int site) { ownArray(a, t, account, site, a.length, 1); }
+    public static void own(byte[] a, Acct t, int account, int site) { ownArray(a, t, account, site, a.length, 1); }
+    public static void own(char[] a, Acct t, int account, int site) { ownArray(a, t, account, site, a.length, 2); }
+    public static void own(short[] a, Acct t, int account, int site) { ownArray(a, t, account, site, a.length, 2); }
+    public static void own(int[] a, Acct t, int account, int site) { ownArray(a, t, account, site, a.length, 4); }
+    public static void own(float[] a, Acct t, int account, int site) { ownArray(a, t, account, site, a.length, 4); }
+    public static void own(long[] a, Acct t, int account, int site) { ownArray(a, t, account, site, a.length, 8); }
+    public static void own(double[] a, Acct t, int account, int site) { ownArray(a, t, account, site, a.length, 8); }
+    public static void own(Object[] a, Acct t, int account, int site) { ownArray(a, t, account, site, a.length, Sizes.REF); }
+
+    private static void ownArray(Object a, Acct t, int account, int site, int length, int elementSize) {
+        if (t == null) t = Ledger.current();
+        long[][] pg = t.pages;
+        long[] p;
+        int i = (site & PAGE_MASK) * SLOT;
+        if (!(Budget.MAY_THROW && Budget.anyThrowing)
+                && (p = pg[site >>> PAGE_BITS & pg.length - 1])[i] == owner(site, account)) {
+            long bytes = Sizes.array(length, elementSize);
+            long n = ++p[i + 1];
+            p[i + 2] += length;
+            p[i + 3] += bytes;
+            if (Context.ON) Context.array(t, account, site, length, bytes);
+            if (Live.MODE == Live.SAMPLE && n % Live.RATE == 0) sampled(a, account, site, n, length, bytes);
+            return;
+        }
+        ownSlow(Live.MODE == Live.OFF ? null : a, null, t, account, site, length, elementSize);
+    }
+
+    /** The slow path, which sets the thread's account, with the caller's account put back, even when a budget throws. */
+    private static void ownSlow(Object o, Class<?> c, Acct t, int account, int site, int length, int elementSize) {
+        int caller = t.account;
+        try {
+            slow(o, c, t, account, site, length, elementSize);
+        } finally {
+            t.account = caller;
+        }
+    }
+
     // ---- account switches counted (--count-increments, Switches) ----
 
     /** A method of an accounted class (method is its ID) switched t's account on entry. */
