@@ -29,6 +29,8 @@ type probeFrames struct {
 	pre     map[*code.Insn]bool // constructors: instructions that run before `this` is initialised
 	// throwable is the pool index of java/lang/Throwable, resolved with the probe's constants.
 	throwable uint16
+	// handlerStack holds the handler frame's one stack type.
+	handlerStack [1]frames.Type
 }
 
 type labeledFrame struct {
@@ -97,16 +99,16 @@ func (p *probeFrames) EncodeFrames(b *code.Body) ([]byte, error) {
 		return m.EncodeFrames(b)
 	}
 	entries := make([]frames.Entry, 0, len(p.fixed)+1)
+	// The token's slot is past every slot the compiler's frames use, so every frame that has
+	// it holds token+1 locals: they are cut from one array, the handler's included.
+	width := p.token + 1
+	slots := make([]frames.Type, width*(len(p.fixed)+1))
 	for _, ff := range p.fixed {
 		f := ff.frame
 		if !p.pre[nextInsn(ff.label)] {
-			// The token's slot is past every slot the compiler's frames use, so the locals
-			// grow by Top padding and the int; one allocation, no copy of the stack.
-			n := len(f.Locals)
-			if n <= p.token {
-				n = p.token + 1
-			}
-			locals := make([]frames.Type, n)
+			// The locals grow by Top padding and the int; no copy of the stack.
+			locals := slots[:width:width]
+			slots = slots[width:]
 			copy(locals, f.Locals)
 			for i := len(f.Locals); i < p.token; i++ {
 				locals[i] = frames.TopType
@@ -126,9 +128,10 @@ func (p *probeFrames) EncodeFrames(b *code.Body) ([]byte, error) {
 		}
 		entries = append(entries, frames.Entry{Offset: ff.label.Pos(), Frame: f})
 	}
-	var h frames.Frame
-	h.SetLocal(p.token, frames.IntType)
-	h.Stack = []frames.Type{{Kind: frames.Object, Class: "java/lang/Throwable", Index: p.throwable}}
+	// The handler's frame: every local Top (the zero Type) but the token.
+	h := frames.Frame{Locals: slots[:width:width], Stack: p.handlerStack[:]}
+	h.Locals[p.token] = frames.IntType
+	p.handlerStack[0] = frames.Type{Kind: frames.Object, Class: "java/lang/Throwable", Index: p.throwable}
 	entries = append(entries, frames.Entry{Offset: p.handler.Pos(), Frame: h})
 	return frames.Encode(entries, p.initial, b.Pool)
 }
