@@ -206,12 +206,19 @@ func checkUninitialized(f Frame, codeLen int) error {
 // javac does. Object types made by the rewriter get a pool entry, which can fail with
 // classfile.ErrPoolOverflow.
 func Encode(entries []Entry, initial Frame, pool *classfile.Pool) ([]byte, error) {
+	// Most frames take a few bytes.
+	return AppendEncode(make([]byte, 0, 2+4*len(entries)), entries, initial, pool)
+}
+
+// AppendEncode is Encode appending the contents to dst, for a writer that builds the whole
+// Code attribute in one buffer.
+func AppendEncode(dst []byte, entries []Entry, initial Frame, pool *classfile.Pool) ([]byte, error) {
 	if len(entries) > 0xFFFF {
 		return nil, errorf(-1, "%d frames, at most 65535 fit", len(entries))
 	}
-	// Most frames take a few bytes; the compact views alternate between two buffers (the
-	// previous frame's locals are compared with the next), so a table costs few allocations.
-	w := writer{pool: pool, buf: make([]byte, 0, 2+4*len(entries))}
+	// The compact views alternate between two buffers (the previous frame's locals are compared
+	// with the next), so a table costs few allocations.
+	w := writer{pool: pool, buf: dst}
 	w.u2(len(entries))
 	// One array holds both views of the locals and the stack's, sized for the largest frame,
 	// so compacting never grows a buffer.

@@ -90,13 +90,16 @@ func newProbeFrames(b *code.Body, r *probeRefs) *probeFrames {
 }
 
 // EncodeFrames implements code.FrameEncoder.
-func (p *probeFrames) EncodeFrames(b *code.Body) ([]byte, error) {
+func (p *probeFrames) EncodeFrames(b *code.Body) ([]byte, error) { return p.AppendFrames(nil, b) }
+
+// AppendFrames implements code.FrameAppender.
+func (p *probeFrames) AppendFrames(dst []byte, b *code.Body) ([]byte, error) {
 	if p.encoderMadeTargets(b) {
 		m, err := frames.Attach(b)
 		if err != nil {
 			return nil, err
 		}
-		return m.EncodeFrames(b)
+		return m.AppendFrames(dst, b)
 	}
 	entries := make([]frames.Entry, 0, len(p.fixed)+1)
 	// The token's slot is past every slot the compiler's frames use, so every frame that has
@@ -133,7 +136,7 @@ func (p *probeFrames) EncodeFrames(b *code.Body) ([]byte, error) {
 	h.Locals[p.token] = frames.IntType
 	p.handlerStack[0] = frames.Type{Kind: frames.Object, Class: "java/lang/Throwable", Index: p.throwable}
 	entries = append(entries, frames.Entry{Offset: p.handler.Pos(), Frame: h})
-	return frames.Encode(entries, p.initial, b.Pool)
+	return frames.AppendEncode(dst, entries, p.initial, b.Pool)
 }
 
 // encoderMadeTargets reports whether some branch goes to a label that neither the decoder nor
