@@ -249,7 +249,6 @@ type Body struct {
 	freeLabels []Label // chunk for new labels
 	chunk      int     // size of the last node chunk
 	labelChunk int     // size of the last label chunk
-	scratch    []*Insn // worklist for computeMax
 	epoch      uint32  // layout generation, see Insn.seen
 	arena      *arena  // node memory, returned by Release
 	chunks     int     // node chunks taken from arena
