@@ -86,8 +86,13 @@ func (a *arena) chunk(k, size int) []Insn {
 // Release hands the body's node memory back for the methods decoded after it. It is optional
 // and for callers that are done with the body and with everything taken from it: every
 // instruction, label node and frame that names an instruction (what Encode returned stays
-// valid). The body is empty afterwards; releasing it again does nothing.
+// valid). A FrameEncoder with a Release method is released with the body, so it can keep its
+// memory for the next method too. The body is empty afterwards; releasing it again does nothing.
 func (b *Body) Release() {
+	if r, ok := b.Frames.(interface{ Release() }); ok {
+		b.Frames = nil
+		r.Release()
+	}
 	a := b.arena
 	if a == nil {
 		return

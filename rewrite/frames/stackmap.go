@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/heapledger/heapledger/rewrite/classfile"
 )
@@ -65,6 +66,29 @@ const (
 // expanded frames are kept, and they share one backing array (each its own part of it, with no
 // room to grow into its neighbour), so a table costs a few allocations rather than some per frame.
 func Decode(data []byte, pool *classfile.Pool, initial Frame, lim Limits) ([]Entry, error) {
+	var c Coder
+	return c.Decode(data, pool, initial, lim)
+}
+
+// Coder decodes and encodes StackMapTables with memory it keeps from one table to the next, for
+// a caller that handles one method after another (Reset between them): what Decode returned is
+// valid until Reset.
+type Coder struct {
+	ar      arena
+	bufs    [2][]Type // Decode's compact locals, Encode's compact views
+	stack   []Type
+	entries []Entry
+}
+
+// Reset makes the memory of everything the Coder returned before free for the next method.
+func (c *Coder) Reset() {
+	c.ar.reset()
+	clear(c.entries)
+	c.entries = c.entries[:0]
+}
+
+// Decode is the package's Decode with the Coder's memory.
+func (c *Coder) Decode(data []byte, pool *classfile.Pool, initial Frame, lim Limits) ([]Entry, error) {
 	r := reader{data: data, pool: pool}
 	n := int(r.u2())
 	if r.err != nil {
@@ -75,18 +99,21 @@ func Decode(data []byte, pool *classfile.Pool, initial Frame, lim Limits) ([]Ent
 	if n > len(data)-2 {
 		return nil, errorf(-1, "%d entries declared in %d bytes", n, len(data))
 	}
-	out := make([]Entry, 0, n)
+	// The entries follow those decoded since Reset, in the same array while it has room.
+	start := len(c.entries)
+	out := slices.Grow(c.entries, n)
 	// The previous frame's compact locals live in bufs[cur]; a frame that lists its locals
 	// (append, full) is read into the other buffer, so it can start from the previous ones.
-	var bufs [2][]Type
-	var stackBuf []Type
+	bufs := &c.bufs
+	stackBuf := c.stack
 	cur := 0
-	prevLocals, err := compactInto(make([]Type, 0, len(initial.Locals)+4), initial.Locals)
+	prevLocals, err := compactInto(bufs[cur][:0], initial.Locals)
 	if err != nil {
 		return nil, errorf(0, "initial frame: %w", err)
 	}
 	bufs[cur] = prevLocals
-	ar := arena{next: 4 * (len(initial.Locals) + 1)}
+	ar := &c.ar
+	ar.next = max(ar.next, 4*(len(initial.Locals)+1))
 	offset := -1
 	for i := 0; i < n; i++ {
 		start := r.pos
@@ -150,16 +177,27 @@ func Decode(data []byte, pool *classfile.Pool, initial Frame, lim Limits) ([]Ent
 		out = append(out, Entry{Offset: offset, Frame: f})
 		prevLocals = locals
 	}
+	c.stack = stackBuf
 	if r.pos != len(data) {
 		return nil, errorf(-1, "%d bytes after the last of %d entries", len(data)-r.pos, n)
 	}
-	return out, nil
+	c.entries = out
+	return out[start:len(out):len(out)], nil
 }
 
 // arena hands out the expanded frames of one table from shared backing arrays.
 type arena struct {
 	free []Type
 	next int // the capacity of the next backing array, doubled each time one is made
+	// last is the most recent backing array, which reset hands out again from its start.
+	last []Type
+}
+
+// reset clears the last backing array and hands it out again; earlier ones are left to their
+// holders and the collector.
+func (a *arena) reset() {
+	clear(a.last[:len(a.last)-len(a.free)]) // the part handed out
+	a.free = a.last
 }
 
 // expand is the inverse of compact, into the arena. The result's capacity is its length, so
@@ -178,6 +216,7 @@ func (a *arena) expand(ts []Type) []Type {
 		c := max(a.next, n)
 		a.next = 2 * c
 		a.free = make([]Type, c)
+		a.last = a.free
 	}
 	out := a.free[:0:n]
 	a.free = a.free[n:]
@@ -213,22 +252,27 @@ func Encode(entries []Entry, initial Frame, pool *classfile.Pool) ([]byte, error
 // AppendEncode is Encode appending the contents to dst, for a writer that builds the whole
 // Code attribute in one buffer.
 func AppendEncode(dst []byte, entries []Entry, initial Frame, pool *classfile.Pool) ([]byte, error) {
+	var c Coder
+	return c.AppendEncode(dst, entries, initial, pool)
+}
+
+// AppendEncode is the package's AppendEncode with the Coder's memory.
+func (c *Coder) AppendEncode(dst []byte, entries []Entry, initial Frame, pool *classfile.Pool) ([]byte, error) {
 	if len(entries) > 0xFFFF {
 		return nil, errorf(-1, "%d frames, at most 65535 fit", len(entries))
 	}
 	// The compact views alternate between two buffers (the previous frame's locals are compared
-	// with the next), so a table costs few allocations.
+	// with the next), kept by the Coder, so a table costs no allocation of its own.
 	w := writer{pool: pool, buf: dst}
 	w.u2(len(entries))
-	// One array holds both views of the locals and the stack's, sized for the largest frame,
-	// so compacting never grows a buffer.
+	// The buffers are sized for the largest frame, so compacting never grows one.
 	maxLocals, maxStack := len(initial.Locals), 0
 	for _, e := range entries {
 		maxLocals, maxStack = max(maxLocals, len(e.Frame.Locals)), max(maxStack, len(e.Frame.Stack))
 	}
-	scratch := make([]Type, 2*maxLocals+maxStack)
-	bufs := [2][]Type{scratch[:0:maxLocals], scratch[maxLocals : maxLocals : 2*maxLocals]}
-	stackBuf := scratch[2*maxLocals : 2*maxLocals]
+	bufs := [2][]Type{grown(c.bufs[0], maxLocals), grown(c.bufs[1], maxLocals)}
+	stackBuf := grown(c.stack, maxStack)
+	c.bufs, c.stack = bufs, stackBuf
 	prevLocals, err := compactInto(bufs[1][:0], initial.Locals)
 	if err != nil {
 		return nil, errorf(0, "initial frame: %w", err)
@@ -260,6 +304,14 @@ func AppendEncode(dst []byte, entries []Entry, initial Frame, pool *classfile.Po
 		prevLocals = locals
 	}
 	return w.buf, nil
+}
+
+// grown returns buf emptied, with room for n types.
+func grown(buf []Type, n int) []Type {
+	if cap(buf) < n {
+		return make([]Type, 0, n)
+	}
+	return buf[:0]
 }
 
 func (w *writer) frame(delta int, prev, locals, stack []Type) error {
