@@ -11,7 +11,7 @@ func (p *Pool) text(i uint16) string {
 	if err != nil {
 		return fmt.Sprintf("<bad constant %d>", i)
 	}
-	s, err := DecodeModifiedUTF8(c.Bytes)
+	s, err := p.decoded(i, c)
 	if err != nil {
 		return string(c.Bytes)
 	}

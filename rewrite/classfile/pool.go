@@ -26,6 +26,12 @@ type Pool struct {
 	recent []poolHit
 	scans  int
 	unique map[uint16]bool // AddUniqueInteger's entries, never shared by de-duplication
+
+	// strs holds the decoded string of each Utf8 constant asked for, by index, so that the
+	// same descriptor or class name asked for again (the data flow asks for the descriptor of
+	// every call it meets) is not decoded and copied again. Made at the first Utf8 call, under
+	// mu like the rest of the pool's own state.
+	strs []string
 }
 
 // poolScans is how many pool scans de-duplication does before it builds the full index.
@@ -74,7 +80,28 @@ func (p *Pool) Utf8(i uint16) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return DecodeModifiedUTF8(c.Bytes)
+	return p.decoded(i, c)
+}
+
+// decoded returns the decoded string of Utf8 constant c at index i, decoding it only the
+// first time. An empty string is not remembered: it costs nothing to decode.
+func (p *Pool) decoded(i uint16, c *Constant) (string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if int(i) < len(p.strs) && p.strs[i] != "" {
+		return p.strs[i], nil
+	}
+	s, err := DecodeModifiedUTF8(c.Bytes)
+	if err != nil {
+		return "", err
+	}
+	if p.strs == nil {
+		p.strs = make([]string, len(p.Entries))
+	}
+	if int(i) < len(p.strs) {
+		p.strs[i] = s
+	}
+	return s, nil
 }
 
 // ClassName returns the internal name (e.g. "java/lang/String" or "[I") of a CONSTANT_Class.

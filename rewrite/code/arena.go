@@ -6,10 +6,48 @@ import "sync"
 // every method of every class and drops the body a moment later; handing the same memory to
 // the next method instead of to the garbage collector takes the largest allocations off the
 // hot path.
+//
+// The same holds for the other per-method memory of a body: its labels, attributes, tables and
+// handlers, and computeMax's worklist.
 type arena struct {
 	nodes  []Insn // the slab of decoded nodes; its used part is nodes[:used]
 	used   int
 	chunks [][]Insn // chunks for inserted nodes, handed out in order
+
+	labels   slab[Label]
+	attrs    slab[Attr]
+	attrPtrs slab[*Attr]
+	lines    slab[LineNumber]
+	vars     slab[LocalVar]
+	handlers slab[Handler]
+	work     []*Insn // computeMax's worklist
+}
+
+// slab hands out zeroed parts of one array, which release clears for the next body.
+type slab[T any] struct {
+	buf  []T
+	used int
+}
+
+// take returns n zeroed elements with room for extra more to be appended in place.
+func (s *slab[T]) take(n, extra int) []T {
+	if s.used+n+extra > len(s.buf) {
+		// The parts handed out of the old array stay with their holders until release.
+		s.buf = make([]T, max(n+extra, 2*len(s.buf), 16))
+		s.used = 0
+	}
+	out := s.buf[s.used : s.used+n : s.used+n+extra]
+	s.used += n + extra
+	return out
+}
+
+// release clears what was handed out, and drops an array grown past limit elements.
+func (s *slab[T]) release(limit int) {
+	clear(s.buf[:s.used])
+	s.used = 0
+	if len(s.buf) > limit {
+		s.buf = nil
+	}
 }
 
 var arenas = sync.Pool{New: func() any { return new(arena) }}
@@ -48,8 +86,13 @@ func (a *arena) chunk(k, size int) []Insn {
 // Release hands the body's node memory back for the methods decoded after it. It is optional
 // and for callers that are done with the body and with everything taken from it: every
 // instruction, label node and frame that names an instruction (what Encode returned stays
-// valid). The body is empty afterwards; releasing it again does nothing.
+// valid). A FrameEncoder with a Release method is released with the body, so it can keep its
+// memory for the next method too. The body is empty afterwards; releasing it again does nothing.
 func (b *Body) Release() {
+	if r, ok := b.Frames.(interface{ Release() }); ok {
+		b.Frames = nil
+		r.Release()
+	}
 	a := b.arena
 	if a == nil {
 		return
@@ -60,7 +103,18 @@ func (b *Body) Release() {
 		clear(c)
 	}
 	a.used = 0
-	b.first, b.last, b.insns, b.free, b.scratch = nil, nil, nil, nil, nil
+	a.labels.release(maxArenaNodes)
+	a.attrs.release(maxArenaNodes)
+	a.attrPtrs.release(maxArenaNodes)
+	a.lines.release(maxArenaNodes)
+	a.vars.release(maxArenaNodes)
+	a.handlers.release(maxArenaNodes)
+	clear(a.work[:cap(a.work)])
+	if cap(a.work) > maxArenaNodes {
+		a.work = nil
+	}
+	b.first, b.last, b.insns, b.free, b.labels, b.freeLabels = nil, nil, nil, nil, nil, nil
+	b.Handlers, b.Attrs = nil, nil
 	if cap(a.nodes) > maxArenaNodes {
 		a.nodes = nil
 	}

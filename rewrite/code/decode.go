@@ -73,10 +73,11 @@ func Decode(c *classfile.Code, pool *classfile.Pool, m Method) (*Body, error) {
 		b.nextLocal = args
 	}
 	b.arena = arenas.Get().(*arena)
+	d.arena = b.arena
 	nodes := b.arena.slab(ninsn + nlab)
 	b.insns = nodes[:ninsn:ninsn]
 	labNodes := nodes[ninsn:]
-	b.labels = make([]Label, nlab)
+	b.labels = b.arena.labels.take(nlab, 0)
 	d.labels = b.labels
 	d.insns = b.insns
 	var prev *Insn
@@ -113,13 +114,14 @@ func Decode(c *classfile.Code, pool *classfile.Pool, m Method) (*Body, error) {
 
 	b.nHandlers = len(c.Exceptions)
 	if len(c.Exceptions) > 0 {
-		b.Handlers = make([]Handler, len(c.Exceptions))
+		b.Handlers = b.arena.handlers.take(len(c.Exceptions), 1)
 		for i, e := range c.Exceptions {
 			b.Handlers[i] = Handler{Start: d.label(int(e.StartPC)), End: d.label(int(e.EndPC)), Handler: d.label(int(e.HandlerPC)), CatchType: e.CatchType}
 		}
 	}
-	b.Attrs = make([]*Attr, len(c.Attributes))
-	attrs := make([]Attr, len(c.Attributes))
+	// Room for one more: a pass may add a StackMapTable to a method that had none.
+	b.Attrs = b.arena.attrPtrs.take(len(c.Attributes), 1)
+	attrs := b.arena.attrs.take(len(c.Attributes), 1)
 	for i, a := range c.Attributes {
 		at := &attrs[i]
 		at.Kind, at.Name, at.orig = kinds[i], a.NameIndex, a.Data
@@ -172,6 +174,7 @@ type decoder struct {
 	labels []Label
 	insns  []Insn
 	pool   *classfile.Pool
+	arena  *arena // the body's, for its tables
 }
 
 func (d *decoder) insnAt(off int) *Insn {
@@ -702,14 +705,14 @@ func (d *decoder) buildAttr(at *Attr, data []byte) error {
 	switch at.Kind {
 	case AttrLineNumbers:
 		cnt := r.u2()
-		at.Lines = make([]LineNumber, cnt)
+		at.Lines = d.arena.lines.take(int(cnt), 0)
 		for i := range at.Lines {
 			start := r.u2()
 			at.Lines[i] = LineNumber{Start: d.label(start), Line: uint16(r.u2())}
 		}
 	case AttrLocalVars, AttrLocalVarTypes:
 		cnt := r.u2()
-		at.Vars = make([]LocalVar, cnt)
+		at.Vars = d.arena.vars.take(int(cnt), 0)
 		for i := range at.Vars {
 			start, length := r.u2(), r.u2()
 			at.Vars[i] = LocalVar{Start: d.label(start), End: d.label(start + length), Name: uint16(r.u2()), Desc: uint16(r.u2()), Index: uint16(r.u2())}

@@ -54,7 +54,11 @@ func (b *Body) newNode() *Insn {
 func (b *Body) NewLabel() *Label {
 	if len(b.freeLabels) == 0 {
 		b.labelChunk = min(max(2*b.labelChunk, 4), 256)
-		b.freeLabels = make([]Label, b.labelChunk)
+		if b.arena != nil {
+			b.freeLabels = b.arena.labels.take(b.labelChunk, 0)
+		} else {
+			b.freeLabels = make([]Label, b.labelChunk)
+		}
 	}
 	l := &b.freeLabels[0]
 	b.freeLabels = b.freeLabels[1:]

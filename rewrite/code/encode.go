@@ -128,115 +128,219 @@ func (b *Body) unplaced(n *Insn, what string) error {
 // bytes, and with ErrUnmappableAttribute when offsets changed but an attribute cannot follow
 // them. In both cases the caller keeps the method as it was.
 func (b *Body) Encode() (*classfile.Code, error) {
-	if b.insertErr != nil {
-		return nil, b.insertErr
-	}
-	if b.first == nil {
-		return nil, b.Method.Errorf(-1, "no instructions")
-	}
-	total, err := b.widen()
+	a, err := b.EncodeAttribute(0)
 	if err != nil {
 		return nil, err
 	}
+	return classfile.ParseCode(a)
+}
+
+// EncodeAttribute is Encode written straight into the bytes of a Code attribute named by
+// nameIndex (a Utf8 "Code"), what a rewriter keeps of the body: the steps are Encode's, and
+// nothing is built between the body and the bytes.
+//
+//  1. lay the code out (encodeLayout), widening branches until every offset fits;
+//  2. recompute max_stack and max_locals when the body was edited (encodeMax);
+//  3. write the header, the instructions and the exception table (appendHandlers);
+//  4. write the nested attributes (appendAttrs): kept, remapped or new frames.
+func (b *Body) EncodeAttribute(nameIndex uint16) (*classfile.Attribute, error) {
+	total, same, err := b.encodeLayout()
+	if err != nil {
+		return nil, err
+	}
+	ms, ml, err := b.encodeMax()
+	if err != nil {
+		return nil, err
+	}
+	if len(b.Handlers) > math.MaxUint16 {
+		return nil, b.Method.Errorf(-1, "%d exception table entries, at most 65535 allowed", len(b.Handlers))
+	}
+	size := 8 + total + 2 + 8*len(b.Handlers) + 2
+	for _, a := range b.Attrs {
+		size += 6 + len(a.orig) + len(a.Raw) // the old contents: the new ones are about as long
+	}
+	out := make([]byte, 8+total, size+16)
+	binary.BigEndian.PutUint16(out, ms)
+	binary.BigEndian.PutUint16(out[2:], ml)
+	binary.BigEndian.PutUint32(out[4:], uint32(total))
+	if err := b.write(out[8:]); err != nil {
+		return nil, err
+	}
+	if out, err = b.appendHandlers(out, total); err != nil {
+		return nil, err
+	}
+	if out, err = b.appendAttrs(out, same); err != nil {
+		return nil, err
+	}
+	if uint64(len(out)) > math.MaxUint32 {
+		return nil, b.Method.Errorf(-1, "Code attribute of %d bytes does not fit a u4 length", len(out))
+	}
+	return &classfile.Attribute{NameIndex: nameIndex, Data: out}, nil
+}
+
+// encodeLayout assigns the final offsets and returns the code's length, and whether every
+// offset and the structure are as decoded (so attributes that hold offsets stay valid as read).
+func (b *Body) encodeLayout() (total int, same bool, err error) {
+	if b.insertErr != nil {
+		return 0, false, b.insertErr
+	}
+	if b.first == nil {
+		return 0, false, b.Method.Errorf(-1, "no instructions")
+	}
+	if total, err = b.widen(); err != nil {
+		return 0, false, err
+	}
 	if total == 0 {
-		return nil, b.Method.Errorf(-1, "no instructions left to encode")
+		return 0, false, b.Method.Errorf(-1, "no instructions left to encode")
 	}
 	if total > classfile.MaxCodeLength {
-		return nil, b.Method.Errorf(-1, "%w", &TooLargeError{Size: total})
+		return 0, false, b.Method.Errorf(-1, "%w", &TooLargeError{Size: total})
 	}
-	same := total == b.codeLen
+	same = total == b.codeLen
 	for n := b.first; n != nil && same; n = n.next {
 		if n.Offset != int(n.pos) && (n.Offset >= 0 || n.Op != OpLabel) {
 			same = false
 		}
 	}
 	// An instruction removed or replaced keeps the layout but may change what frames hold.
-	same = same && !b.structureChanged()
-	bc := make([]byte, total)
-	if err := b.write(bc); err != nil {
-		return nil, err
+	return total, same && !b.structureChanged(), nil
+}
+
+// encodeMax returns max_stack and max_locals: the decoded values, or for an edited body the
+// larger of those and what the code needs now.
+func (b *Body) encodeMax() (uint16, uint16, error) {
+	if !b.modified {
+		return uint16(b.MaxStack), uint16(b.MaxLocals), nil
 	}
-	c := &classfile.Code{Bytecode: bc, MaxStack: uint16(b.MaxStack), MaxLocals: uint16(b.MaxLocals)}
-	if b.modified {
-		ms, ml, err := b.computeMax()
-		if err != nil {
-			return nil, err
+	ms, ml, err := b.computeMax()
+	if err != nil {
+		return 0, 0, err
+	}
+	ms, ml = max(ms, b.MaxStack), max(ml, b.MaxLocals)
+	if ms > math.MaxUint16 || ml > math.MaxUint16 {
+		return 0, 0, b.Method.Errorf(-1, "max_stack %d or max_locals %d exceeds 65535", ms, ml)
+	}
+	return uint16(ms), uint16(ml), nil
+}
+
+// appendHandlers appends the exception table at its final offsets.
+func (b *Body) appendHandlers(out []byte, total int) ([]byte, error) {
+	out = binary.BigEndian.AppendUint16(out, uint16(len(b.Handlers)))
+	for i, h := range b.Handlers {
+		if !b.placed(h.Start) || !b.placed(h.End) || !b.placed(h.Handler) {
+			return nil, b.Method.Errorf(-1, "exception table entry %d uses a label that is not in the code", i)
 		}
-		c.MaxStack, c.MaxLocals = uint16(max(ms, b.MaxStack)), uint16(max(ml, b.MaxLocals))
-		if max(ms, b.MaxStack) > math.MaxUint16 || max(ml, b.MaxLocals) > math.MaxUint16 {
-			return nil, b.Method.Errorf(-1, "max_stack %d or max_locals %d exceeds 65535", ms, ml)
+		s, e, hp := h.Start.Pos(), h.End.Pos(), h.Handler.Pos()
+		if s >= e || hp >= total {
+			return nil, b.Method.Errorf(h.Start.Offset, "exception table entry %d: range [%d, %d) handler %d is empty or invalid after editing", i, s, e, hp)
 		}
+		out = binary.BigEndian.AppendUint16(out, uint16(s))
+		out = binary.BigEndian.AppendUint16(out, uint16(e))
+		out = binary.BigEndian.AppendUint16(out, uint16(hp))
+		out = binary.BigEndian.AppendUint16(out, h.CatchType)
 	}
-	if len(b.Handlers) > 0 {
-		c.Exceptions = make([]classfile.ExceptionEntry, len(b.Handlers))
-		for i, h := range b.Handlers {
-			if !b.placed(h.Start) || !b.placed(h.End) || !b.placed(h.Handler) {
-				return nil, b.Method.Errorf(-1, "exception table entry %d uses a label that is not in the code", i)
-			}
-			s, e, hp := h.Start.Pos(), h.End.Pos(), h.Handler.Pos()
-			if s >= e || hp >= total {
-				return nil, b.Method.Errorf(h.Start.Offset, "exception table entry %d: range [%d, %d) handler %d is empty or invalid after editing", i, s, e, hp)
-			}
-			c.Exceptions[i] = classfile.ExceptionEntry{StartPC: uint16(s), EndPC: uint16(e), HandlerPC: uint16(hp), CatchType: h.CatchType}
-		}
-	}
-	c.Attributes = make([]*classfile.Attribute, 0, len(b.Attrs)+1)
-	store := make([]classfile.Attribute, 0, len(b.Attrs)+1) // one allocation for all of them
-	add := func(name uint16, data []byte) {
-		store = append(store, classfile.Attribute{NameIndex: name, Data: data})
-		c.Attributes = append(c.Attributes, &store[len(store)-1])
-	}
+	return out, nil
+}
+
+// appendAttrs appends attributes_count and the attributes: raw ones as read while the layout
+// is the same, tables that hold offsets remapped, and the frames from Frames when the body was
+// edited (a StackMapTable added for a method that had none).
+func (b *Body) appendAttrs(out []byte, same bool) ([]byte, error) {
+	countAt := len(out)
+	out = append(out, 0, 0)
+	count := 0
 	hasFrames := false
+	var err error
 	for _, a := range b.Attrs {
+		start := len(out)
+		out = appendAttrHeader(out, a.Name)
 		switch a.Kind {
 		case AttrRaw:
 			if !same {
 				name, _ := b.Pool.Utf8(a.Name)
 				return nil, b.Method.Errorf(-1, "code changed but attribute %q inside Code is unknown and may hold offsets: %w", name, ErrUnmappableAttribute)
 			}
-			add(a.Name, a.Raw)
+			out = append(out, a.Raw...)
 		case AttrStackMap:
 			hasFrames = true
 			if b.Frames != nil && b.modified {
-				data, err := b.Frames.EncodeFrames(b)
-				if err != nil {
+				if out, err = b.appendFrames(out); err != nil {
 					return nil, err
 				}
-				if data != nil {
-					add(a.Name, data)
+				if len(out) == start+6 {
+					out = out[:start] // the encoder wants no table
+					continue
 				}
-				continue
+				break
 			}
 			if !same {
 				return nil, b.Method.Errorf(-1, "code changed but no frame encoder was given for its StackMapTable: %w", ErrUnmappableAttribute)
 			}
-			add(a.Name, a.Raw)
+			out = append(out, a.Raw...)
 		default:
 			if !b.modified && same && a.orig != nil {
-				add(a.Name, a.orig)
-				continue
-			}
-			data, err := b.encodeAttr(a)
-			if err != nil {
+				out = append(out, a.orig...)
+			} else if out, err = b.appendAttr(out, a); err != nil {
 				return nil, err
 			}
-			add(a.Name, data)
 		}
-	}
-	if !hasFrames && b.Frames != nil && b.modified {
-		data, err := b.Frames.EncodeFrames(b)
-		if err != nil {
+		if out, err = b.endAttr(out, start); err != nil {
 			return nil, err
 		}
-		if data != nil {
+		count++
+	}
+	if !hasFrames && b.Frames != nil && b.modified {
+		start := len(out)
+		out = appendAttrHeader(out, 0) // named below, once the encoder wrote a table
+		if out, err = b.appendFrames(out); err != nil {
+			return nil, err
+		}
+		if len(out) == start+6 {
+			out = out[:start]
+		} else {
 			name, err := b.Pool.AddUtf8("StackMapTable")
 			if err != nil {
 				return nil, b.Method.Errorf(-1, "%w", err)
 			}
-			add(name, data)
+			binary.BigEndian.PutUint16(out[start:], name)
+			if out, err = b.endAttr(out, start); err != nil {
+				return nil, err
+			}
+			count++
 		}
 	}
-	return c, nil
+	if count > math.MaxUint16 {
+		return nil, b.Method.Errorf(-1, "%d attributes in the Code attribute, at most 65535 allowed", count)
+	}
+	binary.BigEndian.PutUint16(out[countAt:], uint16(count))
+	return out, nil
+}
+
+// appendAttrHeader appends an attribute's name and a length that endAttr fills in.
+func appendAttrHeader(out []byte, name uint16) []byte {
+	return append(binary.BigEndian.AppendUint16(out, name), 0, 0, 0, 0)
+}
+
+// endAttr fills in the length of the attribute that starts at start.
+func (b *Body) endAttr(out []byte, start int) ([]byte, error) {
+	n := len(out) - start - 6
+	if uint64(n) > math.MaxUint32 {
+		return nil, b.Method.Errorf(-1, "attribute of %d bytes does not fit a u4 length", n)
+	}
+	binary.BigEndian.PutUint32(out[start+2:], uint32(n))
+	return out, nil
+}
+
+// appendFrames appends the StackMapTable's contents from Frames, nothing when it wants none.
+func (b *Body) appendFrames(out []byte) ([]byte, error) {
+	if fa, ok := b.Frames.(FrameAppender); ok {
+		return fa.AppendFrames(out, b)
+	}
+	data, err := b.Frames.EncodeFrames(b)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, data...), nil
 }
 
 // structureChanged reports whether an instruction or handler was added or removed, which can
@@ -367,9 +471,8 @@ func (b *Body) writeSwitch(out []byte, n *Insn) error {
 	return nil
 }
 
-// encodeAttr re-encodes an attribute whose offsets are held as labels.
-func (b *Body) encodeAttr(a *Attr) ([]byte, error) {
-	var w []byte
+// appendAttr re-encodes an attribute whose offsets are held as labels, appending it to w.
+func (b *Body) appendAttr(w []byte, a *Attr) ([]byte, error) {
 	u2 := func(v int) { w = binary.BigEndian.AppendUint16(w, uint16(v)) }
 	lab := func(l *Label, what string, i int) (int, error) {
 		if !b.placed(l) {
@@ -397,7 +500,6 @@ func (b *Body) encodeAttr(a *Attr) ([]byte, error) {
 		if len(a.Lines) > math.MaxUint16 {
 			return nil, b.Method.Errorf(-1, "LineNumberTable has more than 65535 entries")
 		}
-		w = make([]byte, 0, 2+4*len(a.Lines))
 		u2(len(a.Lines))
 		for i, l := range a.Lines {
 			s, err := lab(l.Start, name, i)
@@ -411,7 +513,6 @@ func (b *Body) encodeAttr(a *Attr) ([]byte, error) {
 		if len(a.Vars) > math.MaxUint16 {
 			return nil, b.Method.Errorf(-1, "%s has more than 65535 entries", name)
 		}
-		w = make([]byte, 0, 2+10*len(a.Vars))
 		u2(len(a.Vars))
 		for i, v := range a.Vars {
 			s, l, err := rng(v, name, i)

@@ -31,7 +31,10 @@ func (b *Body) computeMax() (int, int, error) {
 	if b.first == nil {
 		return 0, maxLocals, nil
 	}
-	work := b.scratch[:0]
+	var work []*Insn
+	if b.arena != nil {
+		work = b.arena.work[:0]
+	}
 	maxStack := 0
 	var ferr error
 	visit := func(from, t *Insn, d int32) {
@@ -114,7 +117,9 @@ func (b *Body) computeMax() (int, int, error) {
 			}
 		}
 	}
-	b.scratch = work[:0]
+	if b.arena != nil {
+		b.arena.work = work[:0]
+	}
 	if ferr != nil {
 		return 0, 0, ferr
 	}

@@ -206,6 +206,13 @@ type FrameEncoder interface {
 	EncodeFrames(b *Body) ([]byte, error)
 }
 
+// FrameAppender is a FrameEncoder that can append the contents to the bytes of the Code
+// attribute being written, which EncodeAttribute then uses instead of EncodeFrames: appending
+// nothing writes no StackMapTable.
+type FrameAppender interface {
+	AppendFrames(dst []byte, b *Body) ([]byte, error)
+}
+
 // Body is the decoded, editable code of one method. Changes to its exported fields (Handlers,
 // Attrs and their tables) count only once the body is marked modified, by an edit of the code
 // or by MarkModified. A Body is not safe for concurrent use.
@@ -242,7 +249,6 @@ type Body struct {
 	freeLabels []Label // chunk for new labels
 	chunk      int     // size of the last node chunk
 	labelChunk int     // size of the last label chunk
-	scratch    []*Insn // worklist for computeMax
 	epoch      uint32  // layout generation, see Insn.seen
 	arena      *arena  // node memory, returned by Release
 	chunks     int     // node chunks taken from arena

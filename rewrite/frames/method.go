@@ -163,8 +163,18 @@ func (m *Method) Analyze() (*Analysis, error) {
 // EncodeFrames implements code.FrameEncoder: it returns the contents of the StackMapTable of
 // the encoded body, or nil for a class file that has no frames.
 func (m *Method) EncodeFrames(b *code.Body) ([]byte, error) {
+	data, err := m.AppendFrames(nil, b)
+	if len(data) == 0 {
+		return nil, err
+	}
+	return data, err
+}
+
+// AppendFrames implements code.FrameAppender: EncodeFrames appending to dst, which it returns
+// as it was when no table is needed.
+func (m *Method) AppendFrames(dst []byte, b *code.Body) ([]byte, error) {
 	if m.noFrames {
-		return nil, nil
+		return dst, nil
 	}
 	if b != m.body {
 		return nil, b.Method.Errorf(-1, "%w: frames attached to another body", ErrNoFrames)
@@ -199,9 +209,9 @@ func (m *Method) EncodeFrames(b *code.Body) ([]byte, error) {
 	}
 	if len(entries) == 0 {
 		// Straight-line code needs no table; an empty one would only cost bytes.
-		return nil, nil
+		return dst, nil
 	}
-	data, err := Encode(entries, m.initial, b.Pool)
+	data, err := AppendEncode(dst, entries, m.initial, b.Pool)
 	if err != nil {
 		return nil, b.Method.Errorf(-1, "writing the StackMapTable: %w", err)
 	}

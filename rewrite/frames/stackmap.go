@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/heapledger/heapledger/rewrite/classfile"
 )
@@ -60,8 +61,35 @@ const (
 // Decode reads the contents of a StackMapTable attribute into full frames with absolute
 // offsets, in order. initial is the method's implicit first frame (see Initial); the deltas of
 // the attribute are applied to it and to each frame in turn.
+//
+// The compact lists a frame is read into are scratch, reused from frame to frame; only the
+// expanded frames are kept, and they share one backing array (each its own part of it, with no
+// room to grow into its neighbour), so a table costs a few allocations rather than some per frame.
 func Decode(data []byte, pool *classfile.Pool, initial Frame, lim Limits) ([]Entry, error) {
-	r := reader{data: data}
+	var c Coder
+	return c.Decode(data, pool, initial, lim)
+}
+
+// Coder decodes and encodes StackMapTables with memory it keeps from one table to the next, for
+// a caller that handles one method after another (Reset between them): what Decode returned is
+// valid until Reset.
+type Coder struct {
+	ar      arena
+	bufs    [2][]Type // Decode's compact locals, Encode's compact views
+	stack   []Type
+	entries []Entry
+}
+
+// Reset makes the memory of everything the Coder returned before free for the next method.
+func (c *Coder) Reset() {
+	c.ar.reset()
+	clear(c.entries)
+	c.entries = c.entries[:0]
+}
+
+// Decode is the package's Decode with the Coder's memory.
+func (c *Coder) Decode(data []byte, pool *classfile.Pool, initial Frame, lim Limits) ([]Entry, error) {
+	r := reader{data: data, pool: pool}
 	n := int(r.u2())
 	if r.err != nil {
 		return nil, errorf(-1, "truncated before number_of_entries")
@@ -71,31 +99,38 @@ func Decode(data []byte, pool *classfile.Pool, initial Frame, lim Limits) ([]Ent
 	if n > len(data)-2 {
 		return nil, errorf(-1, "%d entries declared in %d bytes", n, len(data))
 	}
-	out := make([]Entry, 0, n)
-	prevLocals, err := compact(initial.Locals)
+	// The entries follow those decoded since Reset, in the same array while it has room.
+	start := len(c.entries)
+	out := slices.Grow(c.entries, n)
+	// The previous frame's compact locals live in bufs[cur]; a frame that lists its locals
+	// (append, full) is read into the other buffer, so it can start from the previous ones.
+	bufs := &c.bufs
+	stackBuf := c.stack
+	cur := 0
+	prevLocals, err := compactInto(bufs[cur][:0], initial.Locals)
 	if err != nil {
 		return nil, errorf(0, "initial frame: %w", err)
 	}
+	bufs[cur] = prevLocals
+	ar := &c.ar
+	ar.next = max(ar.next, 4*(len(initial.Locals)+1))
 	offset := -1
 	for i := 0; i < n; i++ {
 		start := r.pos
 		ft := int(r.u1())
 		var delta int
-		var locals, stack []Type
+		locals, stack := prevLocals, stackBuf[:0]
 		switch {
 		case ft <= sameFrameMax:
 			delta = ft
-			locals = prevLocals
 		case ft <= sameLocals1Max:
 			delta = ft - sameLocals1Min
-			locals = prevLocals
-			stack = []Type{r.vtype(pool)}
+			stack = append(stack, r.vtype())
 		case ft < sameLocals1Extended:
 			return nil, errorf(-1, "entry %d at byte %d: reserved frame type %d", i, start, ft)
 		case ft == sameLocals1Extended:
 			delta = int(r.u2())
-			locals = prevLocals
-			stack = []Type{r.vtype(pool)}
+			stack = append(stack, r.vtype())
 		case ft < sameFrameExtended:
 			delta = int(r.u2())
 			k := sameFrameExtended - ft
@@ -105,16 +140,19 @@ func Decode(data []byte, pool *classfile.Pool, initial Frame, lim Limits) ([]Ent
 			locals = prevLocals[:len(prevLocals)-k]
 		case ft == sameFrameExtended:
 			delta = int(r.u2())
-			locals = prevLocals
 		case ft <= appendMax:
 			delta = int(r.u2())
-			k := ft - sameFrameExtended
-			locals = append(append([]Type(nil), prevLocals...), r.vtypes(k, pool)...)
+			cur = 1 - cur
+			locals = r.vtypes(append(bufs[cur][:0], prevLocals...), ft-sameFrameExtended)
+			bufs[cur] = locals
 		default:
 			delta = int(r.u2())
-			locals = r.vtypes(int(r.u2()), pool)
-			stack = r.vtypes(int(r.u2()), pool)
+			cur = 1 - cur
+			locals = r.vtypes(bufs[cur][:0], int(r.u2()))
+			bufs[cur] = locals
+			stack = r.vtypes(stack, int(r.u2()))
 		}
+		stackBuf = stack
 		if r.err != nil {
 			return nil, errorf(-1, "entry %d at byte %d: %w", i, start, r.err)
 		}
@@ -126,7 +164,7 @@ func Decode(data []byte, pool *classfile.Pool, initial Frame, lim Limits) ([]Ent
 		if offset >= lim.CodeLength {
 			return nil, errorf(offset, "beyond the code (%d bytes)", lim.CodeLength)
 		}
-		f := Frame{Locals: expand(locals), Stack: expand(stack)}
+		f := Frame{Locals: ar.expand(locals), Stack: ar.expand(stack)}
 		if len(f.Locals) > lim.MaxLocals {
 			return nil, errorf(offset, "%d local slots, max_locals is %d", len(f.Locals), lim.MaxLocals)
 		}
@@ -139,10 +177,56 @@ func Decode(data []byte, pool *classfile.Pool, initial Frame, lim Limits) ([]Ent
 		out = append(out, Entry{Offset: offset, Frame: f})
 		prevLocals = locals
 	}
+	c.stack = stackBuf
 	if r.pos != len(data) {
 		return nil, errorf(-1, "%d bytes after the last of %d entries", len(data)-r.pos, n)
 	}
-	return out, nil
+	c.entries = out
+	return out[start:len(out):len(out)], nil
+}
+
+// arena hands out the expanded frames of one table from shared backing arrays.
+type arena struct {
+	free []Type
+	next int // the capacity of the next backing array, doubled each time one is made
+	// last is the most recent backing array, which reset hands out again from its start.
+	last []Type
+}
+
+// reset clears the last backing array and hands it out again; earlier ones are left to their
+// holders and the collector.
+func (a *arena) reset() {
+	clear(a.last[:len(a.last)-len(a.free)]) // the part handed out
+	a.free = a.last
+}
+
+// expand is the inverse of compact, into the arena. The result's capacity is its length, so
+// appending to one frame's slots copies them rather than overwrite the next frame's.
+func (a *arena) expand(ts []Type) []Type {
+	n := len(ts)
+	for _, t := range ts {
+		if t.IsWide() {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	if len(a.free) < n {
+		c := max(a.next, n)
+		a.next = 2 * c
+		a.free = make([]Type, c)
+		a.last = a.free
+	}
+	out := a.free[:0:n]
+	a.free = a.free[n:]
+	for _, t := range ts {
+		out = append(out, t)
+		if t.IsWide() {
+			out = append(out, TopType)
+		}
+	}
+	return out
 }
 
 func checkUninitialized(f Frame, codeLen int) error {
@@ -161,15 +245,34 @@ func checkUninitialized(f Frame, codeLen int) error {
 // javac does. Object types made by the rewriter get a pool entry, which can fail with
 // classfile.ErrPoolOverflow.
 func Encode(entries []Entry, initial Frame, pool *classfile.Pool) ([]byte, error) {
+	// Most frames take a few bytes.
+	return AppendEncode(make([]byte, 0, 2+4*len(entries)), entries, initial, pool)
+}
+
+// AppendEncode is Encode appending the contents to dst, for a writer that builds the whole
+// Code attribute in one buffer.
+func AppendEncode(dst []byte, entries []Entry, initial Frame, pool *classfile.Pool) ([]byte, error) {
+	var c Coder
+	return c.AppendEncode(dst, entries, initial, pool)
+}
+
+// AppendEncode is the package's AppendEncode with the Coder's memory.
+func (c *Coder) AppendEncode(dst []byte, entries []Entry, initial Frame, pool *classfile.Pool) ([]byte, error) {
 	if len(entries) > 0xFFFF {
 		return nil, errorf(-1, "%d frames, at most 65535 fit", len(entries))
 	}
-	// Most frames take a few bytes; the compact views alternate between two buffers (the
-	// previous frame's locals are compared with the next), so a table costs few allocations.
-	w := writer{pool: pool, buf: make([]byte, 0, 2+4*len(entries))}
+	// The compact views alternate between two buffers (the previous frame's locals are compared
+	// with the next), kept by the Coder, so a table costs no allocation of its own.
+	w := writer{pool: pool, buf: dst}
 	w.u2(len(entries))
-	var bufs [2][]Type
-	var stackBuf []Type
+	// The buffers are sized for the largest frame, so compacting never grows one.
+	maxLocals, maxStack := len(initial.Locals), 0
+	for _, e := range entries {
+		maxLocals, maxStack = max(maxLocals, len(e.Frame.Locals)), max(maxStack, len(e.Frame.Stack))
+	}
+	bufs := [2][]Type{grown(c.bufs[0], maxLocals), grown(c.bufs[1], maxLocals)}
+	stackBuf := grown(c.stack, maxStack)
+	c.bufs, c.stack = bufs, stackBuf
 	prevLocals, err := compactInto(bufs[1][:0], initial.Locals)
 	if err != nil {
 		return nil, errorf(0, "initial frame: %w", err)
@@ -201,6 +304,14 @@ func Encode(entries []Entry, initial Frame, pool *classfile.Pool) ([]byte, error
 		prevLocals = locals
 	}
 	return w.buf, nil
+}
+
+// grown returns buf emptied, with room for n types.
+func grown(buf []Type, n int) []Type {
+	if cap(buf) < n {
+		return make([]Type, 0, n)
+	}
+	return buf[:0]
 }
 
 func (w *writer) frame(delta int, prev, locals, stack []Type) error {
@@ -254,6 +365,16 @@ type reader struct {
 	data []byte
 	pos  int
 	err  error
+	pool *classfile.Pool
+	// names holds the class names read most recently, by pool index (0: an empty slot, never
+	// a valid index).
+	names    [8]namedIndex
+	nextName int
+}
+
+type namedIndex struct {
+	index uint16
+	name  string
 }
 
 var errTruncated = errors.New("truncated")
@@ -276,24 +397,23 @@ func (r *reader) u2() uint16 {
 	return binary.BigEndian.Uint16(r.data[r.pos-2:])
 }
 
-// vtypes reads n types. Each takes at least one byte, so a count beyond the remaining data is
-// reported as truncation before anything is allocated for it.
-func (r *reader) vtypes(n int, pool *classfile.Pool) []Type {
+// vtypes reads n types, appending them to dst. Each takes at least one byte, so a count beyond
+// the remaining data is reported as truncation before anything is allocated for it.
+func (r *reader) vtypes(dst []Type, n int) []Type {
 	if r.err != nil {
-		return nil
+		return dst
 	}
 	if n > len(r.data)-r.pos {
 		r.err = fmt.Errorf("%d types declared in the %d bytes left", n, len(r.data)-r.pos)
-		return nil
+		return dst
 	}
-	ts := make([]Type, n)
-	for j := range ts {
-		ts[j] = r.vtype(pool)
+	for j := 0; j < n; j++ {
+		dst = append(dst, r.vtype())
 	}
-	return ts
+	return dst
 }
 
-func (r *reader) vtype(pool *classfile.Pool) Type {
+func (r *reader) vtype() Type {
 	tag := r.u1()
 	if r.err != nil {
 		return Type{}
@@ -306,7 +426,7 @@ func (r *reader) vtype(pool *classfile.Pool) Type {
 		if r.err != nil {
 			return Type{}
 		}
-		name, err := pool.ClassName(i)
+		name, err := r.className(i)
 		if err != nil {
 			r.err = fmt.Errorf("object type at byte %d: %w", r.pos-2, err)
 			return Type{}
@@ -317,6 +437,23 @@ func (r *reader) vtype(pool *classfile.Pool) Type {
 	}
 	r.err = fmt.Errorf("verification type tag %d at byte %d", tag, r.pos-1)
 	return Type{}
+}
+
+// className is the pool's ClassName, remembering the last few names read: a table names the
+// same few classes in frame after frame, and each decoding would make a new string.
+func (r *reader) className(i uint16) (string, error) {
+	for _, c := range r.names {
+		if c.index == i && i != 0 {
+			return c.name, nil
+		}
+	}
+	name, err := r.pool.ClassName(i)
+	if err != nil {
+		return "", err
+	}
+	r.names[r.nextName%len(r.names)] = namedIndex{i, name}
+	r.nextName++
+	return name, nil
 }
 
 type writer struct {

@@ -183,3 +183,55 @@ func TestErrorsKeepTheirCause(t *testing.T) {
 		t.Errorf("decode, initial frame: %v does not wrap the slot check's error", err)
 	}
 }
+
+// TestCoderReusesMemory checks that a Coder used for method after method (Reset between them)
+// decodes and encodes as the package functions do, and that two tables decoded before a Reset
+// keep their own frames.
+func TestCoderReusesMemory(t *testing.T) {
+	pool := newPool()
+	pool.AddClass("java/lang/String")
+	initial, err := Initial("p/C", "m", "(ILjava/lang/String;)V", classfile.AccStatic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := []Type{IntType, obj("java/lang/String")}
+	tables := [][]Entry{
+		{{5, Frame{Locals: base}}, {9, Frame{Locals: append(append([]Type{}, base...), LongType, TopType)}}},
+		{{3, Frame{Locals: base[:1], Stack: []Type{obj("java/lang/String")}}}, {40, Frame{Locals: []Type{TopType, UninitThis}}}},
+	}
+	var raw [][]byte
+	for _, entries := range tables {
+		data, err := Encode(entries, initial, pool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw = append(raw, data)
+	}
+	var c Coder
+	for round := 0; round < 3; round++ {
+		var got [][]Entry
+		for i, data := range raw {
+			entries, err := c.Decode(data, pool, initial, wide)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, entries)
+			want, _ := Decode(data, pool, initial, wide)
+			again, err := c.AppendEncode([]byte{0xAB}, entries, initial, pool)
+			if err != nil || !bytes.Equal(again, append([]byte{0xAB}, data...)) {
+				t.Fatalf("round %d table %d: encoded again % x (%v), want ab % x", round, i, again, err, data)
+			}
+			if len(entries) != len(want) {
+				t.Fatalf("round %d table %d: %d entries, want %d", round, i, len(entries), len(want))
+			}
+		}
+		for i, entries := range got { // the first table is intact after the second was decoded
+			for j, e := range entries {
+				if e.Offset != tables[i][j].Offset || !e.Frame.Equal(tables[i][j].Frame) {
+					t.Errorf("round %d table %d entry %d: %d %v, want %d %v", round, i, j, e.Offset, e.Frame, tables[i][j].Offset, tables[i][j].Frame)
+				}
+			}
+		}
+		c.Reset()
+	}
+}

@@ -74,8 +74,8 @@ func (k Kind) String() string {
 // hand. They never reach a class file.
 type Type struct {
 	Kind  Kind
+	Index uint16 // next to Kind, so the two share a word: frames hold many types
 	Class string
-	Index uint16
 	New   int
 	Site  *code.Insn
 }
@@ -249,16 +249,4 @@ func compactInto(dst, ts []Type) ([]Type, error) {
 		}
 	}
 	return out, nil
-}
-
-// expand is the inverse of compact.
-func expand(ts []Type) []Type {
-	out := make([]Type, 0, len(ts)+2)
-	for _, t := range ts {
-		out = append(out, t)
-		if t.IsWide() {
-			out = append(out, TopType)
-		}
-	}
-	return out
 }

@@ -290,11 +290,7 @@ func (d *driver) method(cf *classfile.Class, cname string, m *classfile.Member, 
 		// stays as it was, with no encoding, and a class with no edited method is not written.
 		return false, nil, nil
 	}
-	nc, err := b.Encode()
-	if err != nil {
-		return skip(transform.SkipUnencodable, err)
-	}
-	na, err := nc.Encode(attr.NameIndex)
+	na, err := b.EncodeAttribute(attr.NameIndex)
 	if err != nil {
 		return skip(transform.SkipUnencodable, err)
 	}

@@ -1,6 +1,8 @@
 package passes
 
 import (
+	"sync"
+
 	"github.com/heapledger/heapledger/rewrite/code"
 	"github.com/heapledger/heapledger/rewrite/frames"
 )
@@ -29,6 +31,26 @@ type probeFrames struct {
 	pre     map[*code.Insn]bool // constructors: instructions that run before `this` is initialised
 	// throwable is the pool index of java/lang/Throwable, resolved with the probe's constants.
 	throwable uint16
+	// handlerStack holds the handler frame's one stack type.
+	handlerStack [1]frames.Type
+
+	// The memory of the frames read and written, kept for the next method (Release).
+	coder   frames.Coder
+	slots   []frames.Type
+	entries []frames.Entry
+}
+
+// probeFramesPool keeps released probeFrames with their memory: every probed method has one.
+var probeFramesPool = sync.Pool{New: func() any { return new(probeFrames) }}
+
+// Release is called by the body's Release once the method is encoded: the frames and their
+// memory go to the next method.
+func (p *probeFrames) Release() {
+	p.coder.Reset()
+	clear(p.fixed)
+	clear(p.entries)
+	*p = probeFrames{coder: p.coder, fixed: p.fixed[:0], slots: p.slots[:0], entries: p.entries[:0]}
+	probeFramesPool.Put(p)
 }
 
 type labeledFrame struct {
@@ -56,57 +78,77 @@ func newProbeFrames(b *code.Body, r *probeRefs) *probeFrames {
 			initial.Locals[i].Index = r.classIndex(t.Class)
 		}
 	}
-	p := &probeFrames{initial: initial}
+	p := probeFramesPool.Get().(*probeFrames)
+	p.initial = initial
 	for _, a := range b.Attrs {
 		if a.Kind != code.AttrStackMap || a.Raw == nil {
 			continue // none, or the empty one named for a method that had none
 		}
-		entries, err := frames.Decode(a.Raw, b.Pool, initial, frames.Limits{CodeLength: b.CodeLen(), MaxLocals: b.MaxLocals, MaxStack: b.MaxStack})
-		if err != nil {
+		if !p.readFixed(b, a.Raw) {
+			p.Release()
 			return nil
-		}
-		for _, en := range entries {
-			l := b.LabelAt(en.Offset)
-			if l == nil {
-				return nil
-			}
-			for _, ts := range [][]frames.Type{en.Frame.Locals, en.Frame.Stack} {
-				for i := range ts {
-					if ts[i].Kind == frames.Uninitialized {
-						site := b.InsnAt(ts[i].New)
-						if site == nil || site.Op != code.NEW {
-							return nil
-						}
-						ts[i].Site = site
-					}
-				}
-			}
-			p.fixed = append(p.fixed, labeledFrame{l, en.Frame})
 		}
 	}
 	return p
 }
 
+// readFixed decodes the compiler's frames and keys them to their labels; false when they do
+// not decode cleanly or name offsets the body has no label or `new` for.
+func (p *probeFrames) readFixed(b *code.Body, raw []byte) bool {
+	entries, err := p.coder.Decode(raw, b.Pool, p.initial, frames.Limits{CodeLength: b.CodeLen(), MaxLocals: b.MaxLocals, MaxStack: b.MaxStack})
+	if err != nil {
+		return false
+	}
+	for _, en := range entries {
+		l := b.LabelAt(en.Offset)
+		if l == nil {
+			return false
+		}
+		for _, ts := range [][]frames.Type{en.Frame.Locals, en.Frame.Stack} {
+			for i := range ts {
+				if ts[i].Kind == frames.Uninitialized {
+					site := b.InsnAt(ts[i].New)
+					if site == nil || site.Op != code.NEW {
+						return false
+					}
+					ts[i].Site = site
+				}
+			}
+		}
+		p.fixed = append(p.fixed, labeledFrame{l, en.Frame})
+	}
+	return true
+}
+
 // EncodeFrames implements code.FrameEncoder.
-func (p *probeFrames) EncodeFrames(b *code.Body) ([]byte, error) {
+func (p *probeFrames) EncodeFrames(b *code.Body) ([]byte, error) { return p.AppendFrames(nil, b) }
+
+// AppendFrames implements code.FrameAppender.
+func (p *probeFrames) AppendFrames(dst []byte, b *code.Body) ([]byte, error) {
 	if p.encoderMadeTargets(b) {
 		m, err := frames.Attach(b)
 		if err != nil {
 			return nil, err
 		}
-		return m.EncodeFrames(b)
+		return m.AppendFrames(dst, b)
 	}
-	entries := make([]frames.Entry, 0, len(p.fixed)+1)
+	entries := p.entries[:0]
+	// The token's slot is past every slot the compiler's frames use, so every frame that has
+	// it holds token+1 locals: they are cut from one array, the handler's included.
+	width := p.token + 1
+	if n := width * (len(p.fixed) + 1); cap(p.slots) < n {
+		p.slots = make([]frames.Type, n)
+	} else {
+		p.slots = p.slots[:n]
+		clear(p.slots)
+	}
+	slots := p.slots
 	for _, ff := range p.fixed {
 		f := ff.frame
 		if !p.pre[nextInsn(ff.label)] {
-			// The token's slot is past every slot the compiler's frames use, so the locals
-			// grow by Top padding and the int; one allocation, no copy of the stack.
-			n := len(f.Locals)
-			if n <= p.token {
-				n = p.token + 1
-			}
-			locals := make([]frames.Type, n)
+			// The locals grow by Top padding and the int; no copy of the stack.
+			locals := slots[:width:width]
+			slots = slots[width:]
 			copy(locals, f.Locals)
 			for i := len(f.Locals); i < p.token; i++ {
 				locals[i] = frames.TopType
@@ -126,11 +168,13 @@ func (p *probeFrames) EncodeFrames(b *code.Body) ([]byte, error) {
 		}
 		entries = append(entries, frames.Entry{Offset: ff.label.Pos(), Frame: f})
 	}
-	var h frames.Frame
-	h.SetLocal(p.token, frames.IntType)
-	h.Stack = []frames.Type{{Kind: frames.Object, Class: "java/lang/Throwable", Index: p.throwable}}
+	// The handler's frame: every local Top (the zero Type) but the token.
+	h := frames.Frame{Locals: slots[:width:width], Stack: p.handlerStack[:]}
+	h.Locals[p.token] = frames.IntType
+	p.handlerStack[0] = frames.Type{Kind: frames.Object, Class: "java/lang/Throwable", Index: p.throwable}
 	entries = append(entries, frames.Entry{Offset: p.handler.Pos(), Frame: h})
-	return frames.Encode(entries, p.initial, b.Pool)
+	p.entries = entries
+	return p.coder.AppendEncode(dst, entries, p.initial, b.Pool)
 }
 
 // encoderMadeTargets reports whether some branch goes to a label that neither the decoder nor

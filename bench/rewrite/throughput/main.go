@@ -27,6 +27,7 @@ func main() {
 	seconds := flag.Float64("seconds", 10, "length of the warm-up and of the measured period")
 	pass := flag.String("pass", "probe", "pass to run: probe, count (every class in an account) or identity")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the measured period to this file")
+	memprofile := flag.String("memprofile", "", "write an allocation profile (warm-up and measured period) to this file at the end")
 	flag.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: throughput [-seconds S] [-pass probe|count|identity] JAR...")
 		flag.PrintDefaults()
@@ -50,7 +51,7 @@ func main() {
 	runtime.GOMAXPROCS(1) // one core, like the single Java thread it is compared with
 	defer jar.TuneGC()()  // the garbage collector's setting of heapledger rewrite
 	failed := 0
-	var rate, cpuRate float64
+	var rate, cpuRate, allocs, bytes float64
 	for phase := 0; phase < 2; phase++ {
 		if phase == 1 && *cpuprofile != "" {
 			f, err := os.Create(*cpuprofile)
@@ -66,6 +67,8 @@ func main() {
 			defer pprof.StopCPUProfile()
 		}
 		period := time.Duration(*seconds * float64(time.Second))
+		var ms0, ms1 runtime.MemStats
+		runtime.ReadMemStats(&ms0)
 		cpu0 := cpuTime()
 		start := time.Now()
 		done := 0
@@ -84,8 +87,32 @@ func main() {
 		}
 		rate = float64(done) / time.Since(start).Seconds()
 		cpuRate = float64(done) / (cpuTime() - cpu0).Seconds()
+		runtime.ReadMemStats(&ms1)
+		allocs = float64(ms1.Mallocs-ms0.Mallocs) / float64(done)
+		bytes = float64(ms1.TotalAlloc-ms0.TotalAlloc) / float64(done)
 	}
-	fmt.Printf("heapledger classes=%d classes/s=%.0f classes/cpu-s=%.0f failed=%d\n", len(classes), rate, cpuRate, failed)
+	if *memprofile != "" {
+		if err := writeHeapProfile(*memprofile); err != nil {
+			fmt.Fprintln(os.Stderr, "throughput:", err)
+			os.Exit(1)
+		}
+	}
+	fmt.Printf("heapledger classes=%d classes/s=%.0f classes/cpu-s=%.0f failed=%d allocs/class=%.0f bytes/class=%.0f\n",
+		len(classes), rate, cpuRate, failed, allocs, bytes)
+}
+
+// writeHeapProfile writes the allocation profile: `go tool pprof -sample_index=alloc_space`
+// (or alloc_objects) shows where the run allocated.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // passByName returns a constructor of the named pass.
