@@ -142,15 +142,17 @@ func newCountRun(s passSetup) (*countRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	if run.profile, err = readProfile(c, usePaths && !edges); err != nil {
-		return nil, err
-	}
+	// Before --profile is read: --adapt refuses it, and the edges run it starts has none.
+	usesProfile := usePaths && !edges
 	if adapt, err := adaptThreshold(s, usePaths && !edges); err != nil {
 		return nil, err
 	} else if adapt > 0 {
 		// The profiling run first; adaptFunc makes the passes that plan from its counts.
 		edges = true
 		table.Config["adapt.after"] = strconv.Itoa(adapt)
+	}
+	if run.profile, err = readProfile(c, usesProfile); err != nil {
+		return nil, err
 	}
 	contexts := table.Config["context"] != ""
 	if usePaths && contexts {
