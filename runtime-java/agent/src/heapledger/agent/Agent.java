@@ -68,7 +68,7 @@ public final class Agent {
         this.serviceStartNanos = serviceStartNanos;
         this.transformer = new Transformer(this, o.jdk, o.objectInit);
         long after = Adapt.threshold();
-        this.adapt = after > 0 ? new Adapt(inst, after, Long.getLong("heapledger.adapt.interval", 100L), o.verbose) : null;
+        this.adapt = after > 0 ? new Adapt(inst, after, Long.getLong("heapledger.adapt.interval", 10L), o.verbose) : null;
     }
 
     public static void premain(String args, Instrumentation inst) {
