@@ -33,6 +33,8 @@ type countRun struct {
 	runtime map[string][]byte
 	// profile is --profile's edge profile, nil without one.
 	profile *paths.Profile
+	// opts are the pass's options, from which --adapt's re-instrumenting passes are made.
+	opts passlib.CountOptions
 }
 
 func init() {
@@ -140,15 +142,25 @@ func newCountRun(s passSetup) (*countRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	if run.profile, err = readProfile(c, usePaths && !edges); err != nil {
+	// Before --profile is read: --adapt refuses it, and the edges run it starts has none.
+	usesProfile := usePaths && !edges
+	if adapt, err := adaptThreshold(s, usePaths && !edges); err != nil {
+		return nil, err
+	} else if adapt > 0 {
+		// The profiling run first; adaptFunc makes the passes that plan from its counts.
+		edges = true
+		table.Config["adapt.after"] = strconv.Itoa(adapt)
+	}
+	if run.profile, err = readProfile(c, usesProfile); err != nil {
 		return nil, err
 	}
 	contexts := table.Config["context"] != ""
 	if usePaths && contexts {
 		return nil, fmt.Errorf("--counters %s cannot go with --context cct: a path counter stands for sites of the whole method, not of one calling context; use --counters sites", c.String("counters"))
 	}
-	run.pass, err = passlib.Count(passlib.CountOptions{Accounts: set, Table: table, ObjectInit: c.Int("object-init-sites") > 0,
-		Paths: usePaths, Edges: edges, Profile: run.profile, Contexts: contexts, CountSwitches: c.Bool("count-increments")})
+	run.opts = passlib.CountOptions{Accounts: set, Table: table, ObjectInit: c.Int("object-init-sites") > 0,
+		Paths: usePaths, Edges: edges, Profile: run.profile, Contexts: contexts, CountSwitches: c.Bool("count-increments")}
+	run.pass, err = passlib.Count(run.opts)
 	if err != nil {
 		return nil, err
 	}

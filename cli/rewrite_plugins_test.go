@@ -13,6 +13,7 @@ import (
 var pluginNames = map[string]string{
 	"budget": "budgets", // a map in Gradle, a list in Maven: one --budget each
 	"table":  "",        // each rewrite writes its own table beside its output
+	"adapt":  "",        // the agent's alone: an offline rewrite refuses it
 }
 
 // Every option of the count pass (its flag group, countFlags) must be reachable from both build

@@ -34,6 +34,9 @@ var serveCmd = &cli.Command{
 			return fmt.Errorf("serve: %w", err)
 		}
 		srv := &transformsvc.Server{Pass: run.pass, Table: run.table, Workers: c.Int("jobs")}
+		if run.table.Config["adapt.after"] != "" {
+			srv.Adapt = run.adaptFunc()
+		}
 		if n := c.Int("object-init-sites"); n > 0 {
 			srv.Pass = rwpasses.WithObjectInitHook(run.pass)
 			srv.HookSites = n

@@ -70,3 +70,23 @@ func (s *Snapshot) readJSONEdges(in []jsonEdges) error {
 	}
 	return nil
 }
+
+// ParseEdges reads edge profile lines as a snapshot has them ("edges\tCLASS\tMETHOD\tHASH\tFROM>TO=COUNT ..."),
+// one per line; empty lines are skipped. The agent sends a class's profile in this form when it
+// asks for the class to be re-instrumented (--adapt).
+func ParseEdges(text string) ([]MethodEdges, error) {
+	var s Snapshot
+	for n, line := range strings.Split(text, "\n") {
+		if line == "" {
+			continue
+		}
+		f := strings.Split(line, "\t")
+		if f[0] != "edges" {
+			return nil, fmt.Errorf("edge profile line %d: starts with %q, not edges", n+1, f[0])
+		}
+		if err := s.addEdges(f[1:]); err != nil {
+			return nil, fmt.Errorf("edge profile line %d: %w", n+1, err)
+		}
+	}
+	return s.Edges, nil
+}

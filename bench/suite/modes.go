@@ -131,6 +131,13 @@ var modes = []*Mode{
 		"heapledger-count's options through the agent: the unmodified jars, every class rewritten as it loads by `heapledger serve`; each run must write its exit snapshot"),
 	agentMode("heapledger-agent-jdk", []string{"--accounts", "*", "--jdk"}, true,
 		"heapledger-agent with the JDK's own classes rewritten too (by retransformation)"),
+	// Path counters through the agent (issue 29), static and adaptive (--adapt: each class
+	// profiled first, then re-instrumented from its own edge counts); for -compare against
+	// heapledger-agent, whose rows they must equal.
+	agentMode("heapledger-agent-paths", []string{"--accounts", "*", "--counters", "paths"}, true,
+		"heapledger-agent with --counters paths, planned from static estimates"),
+	agentMode("heapledger-agent-adapt", []string{"--accounts", "*", "--counters", "paths", "--adapt", "1000"}, true,
+		"heapledger-agent with adaptive path counters: each class profiled by --counters edges, then re-instrumented from its own edge counts once they reach 1000"),
 	withVerify(agentMode("heapledger-agent-objinit", []string{"--accounts", "*", "--object-init"}, true,
 		"heapledger-agent with java.lang.Object's constructor hooked: every object constructed is counted again by class; each snapshot must hold the hook's sites"),
 		verifyObjectInit),

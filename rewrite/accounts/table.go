@@ -385,3 +385,12 @@ func (s Site) String() string {
 func clean(s string) string {
 	return strings.NewReplacer("\t", " ", "\n", " ", "\r", " ").Replace(s)
 }
+
+// Scratch returns an empty table with t's accounts and settings: a rewrite done against it
+// numbers its sites apart from t, and the caller moves them into t with IDs of its choosing
+// (the agent's service, re-instrumenting a class with the IDs its first version had).
+func (t *Table) Scratch() *Table {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return &Table{Config: maps.Clone(t.Config), accounts: slices.Clone(t.accounts), sites: map[int]Site{}, next: 1}
+}

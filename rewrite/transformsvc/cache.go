@@ -96,6 +96,7 @@ func (c *cachedClass) replay(table *accounts.Table) (transform.Result, error) {
 	if err != nil {
 		return res, err
 	}
+	res.IDs = &transform.IDs{First: first, Reserved: c.reserved}
 	if c.changed {
 		res.Data = append([]byte(nil), c.data...)
 	}

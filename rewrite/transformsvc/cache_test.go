@@ -53,6 +53,12 @@ func countServer(t *testing.T, store *filecache.Cache, patterns string) *Server 
 // (and so finished storing what it stores).
 func serveInTurn(t *testing.T, s *Server, classes []testClass) []*Response {
 	t.Helper()
+	return serveInTurnWith(t, s, classes, "")
+}
+
+// serveInTurnWith is serveInTurn with every request carrying profile (--adapt).
+func serveInTurnWith(t *testing.T, s *Server, classes []testClass, profile string) []*Response {
+	t.Helper()
 	reqR, reqW := io.Pipe()
 	respR, respW := io.Pipe()
 	done := make(chan error, 1)
@@ -66,7 +72,7 @@ func serveInTurn(t *testing.T, s *Server, classes []testClass) []*Response {
 	}
 	var out []*Response
 	for i, c := range classes {
-		if err := WriteRequest(reqW, &Request{ID: uint32(i + 1), Name: c.name, Loader: "app", Class: c.data}); err != nil {
+		if err := WriteRequest(reqW, &Request{ID: uint32(i + 1), Name: c.name, Loader: "app", Profile: profile, Class: c.data}); err != nil {
 			t.Fatal(err)
 		}
 		resp, err := ReadResponse(respR)

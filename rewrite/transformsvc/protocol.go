@@ -7,8 +7,12 @@
 //
 // Every frame is a big-endian uint32 length followed by that many bytes:
 //
-//	request:  u32 id | u16 len, class name (internal, UTF-8) | u16 len, loader | class file
+//	request:  u32 id | u16 len, class name (internal, UTF-8) | u16 len, loader | u32 len, profile | class file
 //	response: u32 id | u8 status | u32 len, class file | u32 len, table lines | u32 len, messages
+//
+// The profile is empty but when the agent re-instruments a loaded class from what its chord
+// counters counted (--adapt): then it holds the class's edge profile as snapshot "edges" lines
+// (docs/formats.md), and the service plans the class's path counters from it (adapt.go).
 //
 // A status with StatusCached set was answered from the cache of transformed classes (the
 // agent counts those apart); the rest of the byte is the status as above.
@@ -46,7 +50,10 @@ type Request struct {
 	ID     uint32
 	Name   string // internal class name, e.g. "com/acme/Widget"
 	Loader string // the defining loader as the agent names it, for messages
-	Class  []byte
+	// Profile, when not empty, asks for the class to be re-instrumented from these edge
+	// profile lines (--adapt).
+	Profile string
+	Class   []byte
 }
 
 // Response answers the request with the same ID.
@@ -69,6 +76,7 @@ func ReadRequest(r io.Reader) (*Request, error) {
 	req := &Request{ID: d.u32()}
 	req.Name = string(d.bytes(int(d.u16())))
 	req.Loader = string(d.bytes(int(d.u16())))
+	req.Profile = string(d.bytes(int(d.u32())))
 	if d.err != nil {
 		return nil, fmt.Errorf("request %d: %w", req.ID, d.err)
 	}
@@ -81,7 +89,7 @@ func WriteRequest(w io.Writer, req *Request) error {
 	if len(req.Name) > 0xFFFF || len(req.Loader) > 0xFFFF {
 		return fmt.Errorf("request %d (%s): name or loader longer than 65535 bytes", req.ID, req.Name)
 	}
-	n := 4 + 2 + len(req.Name) + 2 + len(req.Loader) + len(req.Class)
+	n := 4 + 2 + len(req.Name) + 2 + len(req.Loader) + 4 + len(req.Profile) + len(req.Class)
 	b := make([]byte, 0, 4+n)
 	b = binary.BigEndian.AppendUint32(b, uint32(n))
 	b = binary.BigEndian.AppendUint32(b, req.ID)
@@ -89,6 +97,8 @@ func WriteRequest(w io.Writer, req *Request) error {
 	b = append(b, req.Name...)
 	b = binary.BigEndian.AppendUint16(b, uint16(len(req.Loader)))
 	b = append(b, req.Loader...)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(req.Profile)))
+	b = append(b, req.Profile...)
 	b = append(b, req.Class...)
 	_, err := w.Write(b)
 	return err

@@ -55,7 +55,12 @@ type Server struct {
 	// there, so a pipeline reading it ends with the JVM, not with the service's writing.
 	AfterLast func()
 
-	hookFirst, hookLast int // the reserved range, inclusive; 0, 0 for none
+	// Adapt, when set, serves the requests that carry an edge profile (the agent's --adapt,
+	// adapt.go): it makes the pass that re-instruments a class from its profile.
+	Adapt AdaptFunc
+
+	hookFirst, hookLast int      // the reserved range, inclusive; 0, 0 for none
+	versions            versions // the sites of each class rewritten, with Adapt (adapt.go)
 
 	salt        []byte        // CacheSalt and the hello's table lines
 	pending     *writeBehind  // entries to store, when Cache is set
@@ -195,14 +200,24 @@ func (s *Server) handle(req *Request) (resp *Response) {
 	s.namesMu.Lock()
 	s.names = append(s.names, req.Name)
 	s.namesMu.Unlock()
-	res, cached, err := s.rewrite(req)
-	resp.Cached = cached
+	var msgs strings.Builder
+	var res transform.Result
+	var err error
+	if req.Profile != "" {
+		var said string
+		res, said, err = s.adapt(req)
+		msgs.WriteString(said)
+	} else {
+		res, resp.Cached, err = s.rewrite(req)
+		if err == nil && s.Adapt != nil {
+			s.versions.remember(req, res, s.Table)
+		}
+	}
 	if err != nil {
 		resp.Status = StatusFailed
 		resp.Messages = fmt.Sprintf("%s: %v", who, err)
 		return resp
 	}
-	var msgs strings.Builder
 	for _, w := range res.Warnings {
 		fmt.Fprintf(&msgs, "warning: %s: %s\n", who, oneLine(w))
 	}

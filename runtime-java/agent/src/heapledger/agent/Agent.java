@@ -50,6 +50,8 @@ public final class Agent {
     private final Transformer transformer;
     private final long started = System.nanoTime();
     private final long serviceStartNanos;
+    /** --adapt: re-instruments classes from their edge counts; null when off. */
+    private final Adapt adapt;
 
     // Statistics, under `this`.
     private long[] latencies = new long[1024];
@@ -65,6 +67,8 @@ public final class Agent {
         this.service = s;
         this.serviceStartNanos = serviceStartNanos;
         this.transformer = new Transformer(this, o.jdk, o.objectInit);
+        long after = Adapt.threshold();
+        this.adapt = after > 0 ? new Adapt(inst, after, Long.getLong("heapledger.adapt.interval", 10L), o.verbose) : null;
     }
 
     public static void premain(String args, Instrumentation inst) {
@@ -143,6 +147,7 @@ public final class Agent {
                 if (o.objectInit) ObjectHook.engage(hookSites[0], hookSites[1]);
                 inst.addTransformer(a.transformer, true);
                 active = a;
+                if (a.adapt != null) a.adapt.start();
                 Runtime.getRuntime().addShutdownHook(new Thread("heapledger-agent-exit") {
                     @Override
                     public void run() {
@@ -283,15 +288,43 @@ public final class Agent {
         System.err.println("heapledger agent: " + msg);
     }
 
-    byte[] transform(ClassLoader loader, String className, byte[] classFile) {
-        if (!service.usable()) return null;
+    /**
+     * One class through the service. redefined is the class when the JVM retransforms it: with
+     * --adapt, a class due for re-instrumentation goes with its edge profile (Adapt).
+     */
+    byte[] transform(ClassLoader loader, String className, Class<?> redefined, byte[] classFile) {
+        Adapt ad = adapt;
+        String profile = ad == null || redefined == null ? null : ad.profileFor(redefined);
+        if (profile == null && !service.usable()) return null;
         long t0 = System.nanoTime();
         String ln = loaderName(loader);
-        Service.Pending p = service.transform(className, ln, classFile);
-        if (p == null) return null;
-        if (!p.table.isEmpty()) Ledger.defineTable(p.table);
-        record(System.nanoTime() - t0, p, className, ln);
-        return p.status == Service.CHANGED ? p.bytes : null;
+        Service.Pending p = service.usable() ? service.transform(className, ln, profile, classFile) : null;
+        if (p != null) {
+            if (!p.table.isEmpty()) {
+                Ledger.defineTable(p.table);
+                if (ad != null) ad.noteTable(p.table);
+            }
+            record(System.nanoTime() - t0, p, className, ln);
+        }
+        if (profile != null) return adapted(ad, p, className, ln);
+        byte[] out = p != null && p.status == Service.CHANGED ? p.bytes : null;
+        if (ad != null) ad.keep(className, ln, out);
+        return out;
+    }
+
+    /**
+     * The bytes a class due for re-instrumentation gets: the new ones, or on any failure the
+     * ones it has (retransformation starts from the class file as loaded, so returning nothing
+     * would take its counters away).
+     */
+    private static byte[] adapted(Adapt ad, Service.Pending p, String className, String loader) {
+        if (p != null && p.status == Service.CHANGED) {
+            ad.answered(null);
+            ad.forget(className, loader);
+            return p.bytes;
+        }
+        ad.answered(p == null ? "the transform service is gone" : p.status == Service.FAILED ? p.messages.trim() : "the service left it unchanged");
+        return ad.current(className, loader);
     }
 
     /**
@@ -491,6 +524,7 @@ public final class Agent {
                 if (a.options.jdk) muted = Ledger.mute();
                 // The hook stops before Object gets its original code back below.
                 if (a.options.objectInit) ObjectHook.disengage();
+                if (a.adapt != null) a.adapt.stop();
                 a.inst.removeTransformer(a.transformer);
                 a.service.close();
                 Set<String> names;

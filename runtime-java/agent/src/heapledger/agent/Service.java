@@ -158,10 +158,11 @@ final class Service {
     }
 
     /**
-     * Sends one class and waits for the answer. Returns null when the service is unusable or
+     * Sends one class and waits for the answer; with a profile (edge profile lines, --adapt),
+     * asks for it to be re-instrumented from that profile. Returns null when the service is unusable or
      * gave up on the class (failure already reported).
      */
-    Pending transform(String name, String loader, byte[] classFile) {
+    Pending transform(String name, String loader, String profile, byte[] classFile) {
         if (!usable()) return null;
         int id = ids.incrementAndGet();
         if (id == 0) id = ids.incrementAndGet(); // 0 is the hello
@@ -169,18 +170,21 @@ final class Service {
         pending.put(id, p);
         byte[] n = name.getBytes(StandardCharsets.UTF_8);
         byte[] l = loader.getBytes(StandardCharsets.UTF_8);
+        byte[] prof = profile == null ? new byte[0] : profile.getBytes(StandardCharsets.UTF_8);
         if (n.length > 0xFFFF || l.length > 0xFFFF) {
             pending.remove(id);
             return null;
         }
         try {
             synchronized (out) {
-                out.writeInt(4 + 2 + n.length + 2 + l.length + classFile.length);
+                out.writeInt(4 + 2 + n.length + 2 + l.length + 4 + prof.length + classFile.length);
                 out.writeInt(id);
                 out.writeShort(n.length);
                 out.write(n);
                 out.writeShort(l.length);
                 out.write(l);
+                out.writeInt(prof.length);
+                out.write(prof);
                 out.write(classFile);
                 out.flush();
             }

@@ -61,7 +61,7 @@ final class Transformer implements ClassFileTransformer {
         boolean hooked = ObjectHook.pause();
         Acct muted = jdk ? Ledger.mute() : null;
         try {
-            return agent.transform(loader, className, classFile);
+            return agent.transform(loader, className, redefined, classFile);
         } catch (Throwable e) {
             agent.internalError(className, e);
             return null;

@@ -198,6 +198,38 @@ public final class Ledger {
         }
     }
 
+    /**
+     * The agent's --adapt: the counts of the site IDs ids (sorted), over every account and every
+     * thread, ended threads' included. Read while the program counts, so a count may lag by the
+     * increments in flight; it only decides when and how a class is re-instrumented.
+     */
+    public static long[] totals(int[] ids) {
+        long[] out = new long[ids.length];
+        long[] tab = merge().table;
+        for (int s = 0; s < tab.length; s += Counts.STRIDE) {
+            if (tab[s] == 0) continue;
+            int k = java.util.Arrays.binarySearch(ids, Counts.site(tab[s] - 1));
+            if (k >= 0) out[k] += tab[s + 1];
+        }
+        return out;
+    }
+
+    /** The class whose code counted at path counter id first, or null when it has not counted. */
+    public static Class<?> countedBy(int id) {
+        return SiteClasses.get(id);
+    }
+
+    /** Header lines the agent adds to every snapshot (--adapt's "adapted"), by key. */
+    static final java.util.Map<String, String> AGENT_HEADER = new java.util.TreeMap<String, String>();
+
+    /** Sets (or, with value null, removes) a snapshot header line of the agent's. */
+    public static void header(String key, String value) {
+        synchronized (AGENT_HEADER) {
+            if (value == null) AGENT_HEADER.remove(key);
+            else AGENT_HEADER.put(key, value);
+        }
+    }
+
     /** Writes a snapshot now; returns the file written, or null if writing failed (reported on stderr). */
     public static String snapshot(String reason) {
         Acct prev = mute();

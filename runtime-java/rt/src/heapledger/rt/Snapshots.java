@@ -369,6 +369,9 @@ final class Snapshots {
         if (lv != null) h.addAll(java.util.Arrays.asList(lv.header()));
         h.addAll(java.util.Arrays.asList(pathLines));
         h.addAll(java.util.Arrays.asList(switchLines));
+        synchronized (Ledger.AGENT_HEADER) {
+            for (Map.Entry<String, String> e : Ledger.AGENT_HEADER.entrySet()) h.add(new String[] {e.getKey(), e.getValue()});
+        }
         if (cx != null) h.add(new String[] {"context", cx.tree.describe()});
         if (t.clashes() > 0) h.add(new String[] {"clashes", t.clashes() + " IDs named differently by the tables of " + t.clash});
         return h.toArray(new String[0][]);
