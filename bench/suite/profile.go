@@ -24,15 +24,21 @@ func edgesMode() *Mode {
 }
 
 func profileMode() *Mode {
-	var profile string // the workload's, set by Launch before the rewrite it runs
+	var profiles []string // the workload's, set by Launch before the rewrite it runs
 	m := offlineModeFor("heapledger-count-paths-profile", "count",
 		[]string{"--accounts", "*", "--counters", "paths", "--profile", "SNAPSHOT", "--embed-runtime"},
-		func(*Workload) []string { return []string{"--profile", profile} }, nil,
-		"heapledger-count-paths planned from the snapshot of the last kept "+edgesModeName+" run of the workload (take one with -compare first)")
+		func(*Workload) []string {
+			var args []string
+			for _, p := range profiles {
+				args = append(args, "--profile", p)
+			}
+			return args
+		}, nil,
+		"heapledger-count-paths planned from the snapshots of the last kept "+edgesModeName+" run of the workload (take one with -compare first)")
 	launch := m.Launch
 	m.Launch = func(env *Env, w *Workload, p *Prepared) (*Launch, error) {
 		var err error
-		if profile, err = env.profileOf(w); err != nil {
+		if profiles, err = env.profileOf(w); err != nil {
 			return nil, err
 		}
 		return launch(env, w, p)
@@ -40,22 +46,30 @@ func profileMode() *Mode {
 	return optIn(withVerify(m, verifySnapshot))
 }
 
-// profileOf copies the snapshot of the last kept heapledger-count-edges run of w to a name
-// its content decides, so that the rewritten jars, cached by their flags, follow the profile.
-func (env *Env) profileOf(w *Workload) (string, error) {
+// profileOf copies the snapshots of the last kept heapledger-count-edges run of w (one per
+// JVM the workload starts: lucene's index and search steps are two) to names their content
+// decides, so that the rewritten jars, cached by their flags, follow the profile.
+func (env *Env) profileOf(w *Workload) ([]string, error) {
 	run := filepath.Join(env.Out, "runs", w.Name, edgesModeName, "r1")
 	snaps, _ := filepath.Glob(filepath.Join(run, "*.snapshot"))
-	if len(snaps) != 1 {
-		return "", fmt.Errorf("%d snapshots in %s, want the one of a kept %s run: take it with -compare heapledger-count,%s -workloads %s",
-			len(snaps), run, edgesModeName, edgesModeName, w.Name)
+	if len(snaps) == 0 {
+		return nil, fmt.Errorf("no snapshot in %s, want those of a kept %s run: take it with -compare heapledger-count,%s -workloads %s",
+			run, edgesModeName, edgesModeName, w.Name)
 	}
-	data, err := os.ReadFile(snaps[0])
-	if err != nil {
-		return "", err
+	var out []string
+	for _, snap := range snaps {
+		data, err := os.ReadFile(snap)
+		if err != nil {
+			return nil, err
+		}
+		dst := filepath.Join(env.Out, "profiles", w.Name+"-"+sha256Hex(data)[:16]+".snapshot")
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(dst, data, 0o644); err != nil {
+			return nil, err
+		}
+		out = append(out, dst)
 	}
-	dst := filepath.Join(env.Out, "profiles", w.Name+"-"+sha256Hex(data)[:16]+".snapshot")
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return "", err
-	}
-	return dst, os.WriteFile(dst, data, 0o644)
+	return out, nil
 }
