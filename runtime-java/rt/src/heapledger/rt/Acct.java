@@ -444,32 +444,29 @@ public final class Acct {
     // ---- sites of account-neutral methods (rewrite/passes/neutral.go) ----
     // A method that needs no account switch although it allocates charges its sites to its
     // class's account and leaves the thread's account as its caller left it: its callers may
-    // run in another account, which code they call after it must still be charged to. Each
-    // call counts as a switching method's does (count), which may set the thread's account,
-    // and puts the caller's back, even when a budget throws. t is null when the method did
-    // not fetch the state on entry (one site, no loop: as a '*' method's lazy fetch); it is
-    // not handed back, since such a method reaches one site.
+    // run in another account, which code they call after it must still be charged to. t is
+    // null when the method did not fetch the state on entry (one site, no loop: as a '*'
+    // method's lazy fetch); it is not handed back, since such a method reaches one site.
 
     /** An object, fully constructed, allocated at site and charged to account; the thread's account is left alone. */
     public static void own(Object o, Acct t, int account, int site) {
-        Acct a = t != null ? t : Ledger.current(); // before Budget: see object()
-        int caller = a.account;
-        try {
-            count(o, a, account, site);
-        } finally {
-            a.account = caller;
+        if (t == null) t = Ledger.current(); // before Budget: see object()
+        long[][] pg = t.pages;
+        long[] p;
+        int i = (site & PAGE_MASK) * SLOT;
+        if (!(Budget.MAY_THROW && Budget.anyThrowing)
+                && (p = pg[site >>> PAGE_BITS & pg.length - 1])[i] == owner(site, account)) {
+            long n = ++p[i + 1];
+            if (Context.ON) Context.object(t, account, site);
+            if (Live.MODE == Live.SAMPLE && n % Live.RATE == 0) sampled(o, account, site, n, 0, 0);
+            return;
         }
+        ownSlow(Live.MODE == Live.OFF ? null : o, o.getClass(), t, account, site, -1, 0);
     }
 
     /** As {@link #own(Object, Acct, int, int)} when the reference is not at hand: the class gives the site its size. */
     public static void own(Class<?> c, Acct t, int account, int site) {
-        Acct a = t != null ? t : Ledger.current();
-        int caller = a.account;
-        try {
-            object(c, a, account, site);
-        } finally {
-            a.account = caller;
-        }
+        ownSlow(null, c, t != null ? t : Ledger.current(), account, site, -1, 0);
     }
 
     /** As {@link #own(Object, Acct, int, int)} when neither the reference nor its class is at hand (class files before version 49). */
@@ -492,12 +489,30 @@ public final class Acct {
     public static void own(Object[] a, Acct t, int account, int site) { ownArray(a, t, account, site, a.length, Sizes.REF); }
 
     private static void ownArray(Object a, Acct t, int account, int site, int length, int elementSize) {
-        Acct h = t != null ? t : Ledger.current();
-        int caller = h.account;
+        if (t == null) t = Ledger.current();
+        long[][] pg = t.pages;
+        long[] p;
+        int i = (site & PAGE_MASK) * SLOT;
+        if (!(Budget.MAY_THROW && Budget.anyThrowing)
+                && (p = pg[site >>> PAGE_BITS & pg.length - 1])[i] == owner(site, account)) {
+            long bytes = Sizes.array(length, elementSize);
+            long n = ++p[i + 1];
+            p[i + 2] += length;
+            p[i + 3] += bytes;
+            if (Context.ON) Context.array(t, account, site, length, bytes);
+            if (Live.MODE == Live.SAMPLE && n % Live.RATE == 0) sampled(a, account, site, n, length, bytes);
+            return;
+        }
+        ownSlow(Live.MODE == Live.OFF ? null : a, null, t, account, site, length, elementSize);
+    }
+
+    /** The slow path, which sets the thread's account, with the caller's account put back, even when a budget throws. */
+    private static void ownSlow(Object o, Class<?> c, Acct t, int account, int site, int length, int elementSize) {
+        int caller = t.account;
         try {
-            fast(a, h, account, site, length, elementSize);
+            slow(o, c, t, account, site, length, elementSize);
         } finally {
-            h.account = caller;
+            t.account = caller;
         }
     }
 
