@@ -447,6 +447,9 @@ public final class Acct {
     // run in another account, which code they call after it must still be charged to. t is
     // null when the method did not fetch the state on entry (one site, no loop: as a '*'
     // method's lazy fetch); it is not handed back, since such a method reaches one site.
+    // These are copies of count's and fast's fast paths without the store, not those calls
+    // wrapped in a save and restore: that would put a load, a store and a handler at every
+    // site the JIT inlines them into, where the point of leaving out the switch is to have none.
 
     /** An object, fully constructed, allocated at site and charged to account; the thread's account is left alone. */
     public static void own(Object o, Acct t, int account, int site) {
