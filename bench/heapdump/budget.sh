@@ -124,11 +124,18 @@ done
 
 DOC="$ROOT/docs/heapdump-benchmarks.md"
 SECTION="$OUT/section.md"
+# Whether the ratios are a quiet machine's: a load above the core count means runs waited for a
+# core, which weighs on the short unbounded run and the long limited ones alike.
+CORES=$(nproc)
+LOAD_NOTE="quiet: the load before was below the machine's $CORES cores"
+if awk -v l="${LOAD_BEFORE%% *}" -v c="$CORES" 'BEGIN { exit !(l > c) }'; then
+  LOAD_NOTE="other work shared the machine's $CORES cores: wall times include waiting for a core"
+fi
 {
   echo "## Memory budget"
   echo
   echo "Regenerate with \`bench/heapdump/budget.sh $SIZE ${LIMITS[*]}\`. Measured $STARTED–$(date -u '+%H:%M') UTC, load average before: $LOAD_BEFORE, after: $(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "(other work shares the machine's 2 cores: wall times include waiting for a core). \`heap analyze\` once without a limit, then"
+  echo "($LOAD_NOTE). \`heap analyze\` once without a limit, then"
   echo "once in a cgroup of each memory limit (${CG_VERSION/systemd/systemd-run --scope}; the page cache the run fills counts against it),"
   echo "taking its default budget, 90% of the limit; under \`nice -n $NICE\`, the file in the page cache before each run as far as the"
   echo "limit lets it stay. Peak RSS from GNU time; cgroup peak: the cgroup's own high-water mark, page cache included."
