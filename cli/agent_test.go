@@ -370,3 +370,50 @@ func TestRunThroughLaunchScript(t *testing.T) {
 		t.Errorf("the script's JVM was not instrumented: %v\n%s", got, errOut)
 	}
 }
+
+// TestAgentExitEndsService: at exit, once the snapshot is written, the agent ends the
+// service and its thread reading the service's pipe ends too. HotSpot's exit waits up to
+// 300 ms for every thread in native code, and that reader, blocked on the pipe, was one on
+// every run. The program's own shutdown hook watches for the reader to go.
+func TestAgentExitEndsService(t *testing.T) {
+	needAgent(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "Watch.java")
+	prog := `public class Watch {
+    public static void main(String[] a) {
+        Runtime.getRuntime().addShutdownHook(new Thread() {
+            public void run() {
+                long end = System.currentTimeMillis() + 5000;
+                while (reader() && System.currentTimeMillis() < end) {
+                    try { Thread.sleep(5); } catch (InterruptedException e) { return; }
+                }
+                System.out.println(reader() ? "reader alive" : "reader ended");
+            }
+        });
+        System.out.println(new StringBuilder("x").append(1));
+    }
+    static boolean reader() {
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            if (t.getName().equals("heapledger-transform-service")) return true;
+        }
+        return false;
+    }
+}
+`
+	if err := os.WriteFile(src, []byte(prog), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := exec.Command("javac", "-d", dir, src).CombinedOutput(); err != nil {
+		t.Fatalf("javac: %v\n%s", err, b)
+	}
+	out, errOut, err := runHL(t, "run", "--snapshot-dir", filepath.Join(dir, "s"), "--", "java", "-cp", dir, "Watch")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	if out != "x1\nreader ended\n" {
+		t.Errorf("stdout %q, want the reader ended by the agent's exit; stderr:\n%s", out, errOut)
+	}
+	if got := siteCounts(onlySnapshot(t, filepath.Join(dir, "s")), "Watch.main("); sum(got["java.lang.StringBuilder"]) != 1 {
+		t.Errorf("Watch.main's StringBuilder: %v", got)
+	}
+}

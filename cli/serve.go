@@ -55,9 +55,13 @@ var serveCmd = &cli.Command{
 				reportProfile(errWriter(c), run.profile, "the program loaded (classes from the transform cache are not planned again)")
 			}
 		}
+		// The agent ends its input at exit and waits for this output to end: a JVM thread
+		// blocked reading a pipe holds the JVM's exit up to 300 ms (HotSpot waits for threads
+		// in native code). The answers are all written by now; the cache entries come after.
 		letGo := srv.AfterLast
 		srv.AfterLast = func() {
 			warn()
+			os.Stdout.Close()
 			if letGo != nil {
 				letGo()
 			}

@@ -50,9 +50,10 @@ type Server struct {
 	CacheSalt string
 	// Log receives the service's own warnings (a cache it cannot write); nil discards them.
 	Log io.Writer
-	// AfterLast, when set, runs once the last request is answered and before the cache
-	// entries still queued are written: `heapledger serve` lets go of the JVM's standard error
-	// there, so a pipeline reading it ends with the JVM, not with the service's writing.
+	// AfterLast, when set, runs once the input has ended and the last request is answered,
+	// before the cache entries still queued are written: `heapledger serve` closes its output
+	// and lets go of the JVM's standard error there, so the agent's reader and a pipeline
+	// reading that stream end with the JVM, not with the service's writing.
 	AfterLast func()
 
 	// Adapt, when set, serves the requests that carry an edge profile (the agent's --adapt,
@@ -159,10 +160,10 @@ func (s *Server) Serve(r io.Reader, w io.Writer) error {
 		}()
 	}
 	wg.Wait()
+	if s.AfterLast != nil {
+		s.AfterLast()
+	}
 	if s.pending != nil {
-		if s.AfterLast != nil {
-			s.AfterLast()
-		}
 		s.pending.close()
 	}
 	if rerr != nil {

@@ -49,6 +49,10 @@ public final class Agent {
     private final Service service;
     private final Transformer transformer;
     private final long started = System.nanoTime();
+    /** How long the exit waits for the snapshot before ending the service (the JVM waits for it anyway). */
+    private static final long SNAPSHOT_WAIT_MILLIS = 60000;
+    /** How long the exit waits for the service to answer what is in flight and end its output. */
+    private static final long SERVICE_END_MILLIS = 1000;
     private final long serviceStartNanos;
     /** --adapt: re-instruments classes from their edge counts; null when off. */
     private final Adapt adapt;
@@ -561,6 +565,23 @@ public final class Agent {
         }
         if (options.stats || options.verbose) warn(s);
         else if (failures != null) warn(failures);
+        endService();
+    }
+
+    /**
+     * Ends the transform service once the exit snapshot is written (it may load classes until
+     * then; a class loaded after it counts nowhere), so that the thread reading the service
+     * does not hold the JVM's exit (Service.end). Both waits are bounded; past a bound the
+     * service ends with the JVM, as it always did, and the exit waits those 300 ms.
+     */
+    private void endService() {
+        try {
+            Ledger.awaitExitSnapshot(SNAPSHOT_WAIT_MILLIS);
+        } catch (InterruptedException e) {
+            return;
+        }
+        if (adapt != null) adapt.stop();
+        service.end(SERVICE_END_MILLIS);
     }
 
     /**

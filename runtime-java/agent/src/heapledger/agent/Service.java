@@ -46,6 +46,7 @@ final class Service {
     private volatile boolean dead;
     private volatile boolean closing;
     private boolean warned;
+    private volatile Thread reader;
     final long pid;
 
     private Service(Process p, long timeoutMillis) {
@@ -104,6 +105,7 @@ final class Service {
             }
         };
         t.setDaemon(true);
+        reader = t;
         t.start();
     }
 
@@ -236,6 +238,22 @@ final class Service {
                     + "; classes load unmodified from now on (classes already instrumented keep counting)");
         }
         process.destroyForcibly(); // SIGKILL: a hung or stopped service must not outlive the JVM
+    }
+
+    /**
+     * At the JVM's exit: ends the service's input and waits, at most millis, for it to close
+     * its output. HotSpot's exit waits up to 300 ms for every thread in native code, and the
+     * reader, blocked reading the service's pipe, is one until that pipe ends.
+     */
+    void end(long millis) {
+        close();
+        Thread t = reader;
+        if (t == null || t == Thread.currentThread()) return;
+        try {
+            t.join(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /** Ends the service on purpose (detach): it sees the end of its input and exits. */

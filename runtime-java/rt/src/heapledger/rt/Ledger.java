@@ -230,6 +230,14 @@ public final class Ledger {
         }
     }
 
+    /**
+     * From a shutdown hook: waits, at most millis, for the exit snapshot to be written. Returns
+     * at once if the runtime never started or the JVM is not exiting.
+     */
+    public static void awaitExitSnapshot(long millis) throws InterruptedException {
+        Snapshots.awaitExit(millis);
+    }
+
     /** Writes a snapshot now; returns the file written, or null if writing failed (reported on stderr). */
     public static String snapshot(String reason) {
         Acct prev = mute();

@@ -31,6 +31,8 @@ final class Snapshots {
     private static String format;
     private static long intervalMillis;
     private static int seq;
+    /** The shutdown hook that writes the exit snapshot; null until start() registers it. */
+    private static volatile Thread exitHook;
     /** For the JMX attributes: what was written, and why the last write failed. */
     private static long snapshotsWritten;
     private static String lastWritten = "";
@@ -56,12 +58,14 @@ final class Snapshots {
             warn("snapshot interval '" + iv + "' is not a number of seconds; snapshots only at exit");
         }
         try {
-            Runtime.getRuntime().addShutdownHook(new Thread("heapledger-exit-snapshot") {
+            Thread hook = new Thread("heapledger-exit-snapshot") {
                 @Override
                 public void run() {
                     write("exit");
                 }
-            });
+            };
+            Runtime.getRuntime().addShutdownHook(hook);
+            exitHook = hook;
         } catch (Throwable e) {
             warn("cannot register the exit snapshot: " + e);
         }
@@ -96,6 +100,23 @@ final class Snapshots {
     }
 
     /** heapledger.snapshot.gc / HEAPLEDGER_SNAPSHOT_GC: a full GC before each snapshot, the exit's too. */
+    /**
+     * Waits for the exit snapshot's shutdown hook to end, at most millis: called from another
+     * shutdown hook (the agent's), which must not end its transform service while the snapshot
+     * may still load classes. Returns at once when there is no such hook or the JVM is not
+     * exiting (the hook was never started).
+     */
+    static void awaitExit(long millis) throws InterruptedException {
+        Thread hook = exitHook;
+        if (hook == null || hook == Thread.currentThread()) return;
+        long deadline = System.nanoTime() + millis * 1000000L;
+        // The JVM starts its hooks one after another: this one may run before the snapshot's
+        // has been started, and join returns at once on a thread not yet started.
+        while (hook.getState() == Thread.State.NEW && System.nanoTime() < deadline) Thread.sleep(1);
+        long left = (deadline - System.nanoTime()) / 1000000L;
+        if (left > 0) hook.join(left);
+    }
+
     static boolean gcBefore() {
         return Boolean.parseBoolean(setting("heapledger.snapshot.gc", "HEAPLEDGER_SNAPSHOT_GC", Config.get("snapshot.gc", "false")));
     }
