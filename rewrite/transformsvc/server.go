@@ -50,7 +50,7 @@ type Server struct {
 	CacheSalt string
 	// Log receives the service's own warnings (a cache it cannot write); nil discards them.
 	Log io.Writer
-	// AfterLast, when set, runs once the input has ended and the last request is answered,
+	// AfterLast, when set, runs once the input has ended cleanly and the last request is answered,
 	// before the cache entries still queued are written: `heapledger serve` closes its output
 	// and lets go of the JVM's standard error there, so the agent's reader and a pipeline
 	// reading that stream end with the JVM, not with the service's writing.
@@ -160,7 +160,9 @@ func (s *Server) Serve(r io.Reader, w io.Writer) error {
 		}()
 	}
 	wg.Wait()
-	if s.AfterLast != nil {
+	// A broken input is not the JVM's end: what the caller says of it must still reach the
+	// JVM's standard error, which AfterLast lets go of.
+	if rerr == nil && s.AfterLast != nil {
 		s.AfterLast()
 	}
 	if s.pending != nil {

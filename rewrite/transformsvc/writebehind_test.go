@@ -1,8 +1,11 @@
 package transformsvc
 
 import (
+	"bytes"
 	"crypto/sha256"
+	"io"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,5 +72,26 @@ func TestAfterLastBeforeQueuedWrites(t *testing.T) {
 	after, _ := filepath.Glob(filepath.Join(dir, "*", "*"))
 	if len(after) != 3 {
 		t.Errorf("%d entries written when the service ended, want 3", len(after))
+	}
+}
+
+// TestAfterLastNotOnBrokenInput: a frame cut short is an error the caller reports on the
+// JVM's standard error, so AfterLast, which lets go of that stream, must not run first (it
+// did, and the service exited with status 1 and no word of why).
+func TestAfterLastNotOnBrokenInput(t *testing.T) {
+	store, err := filecache.Open(t.TempDir(), 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := countServer(t, store, "*")
+	ran := false
+	s.AfterLast = func() { ran = true }
+	in := []byte{0, 0, 0, 5, 'h', 'e', 'l', 'l', 'o'} // a frame of 5 bytes: too short for a request
+	err = s.Serve(bytes.NewReader(in), io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "reading requests") {
+		t.Errorf("Serve: %v, want a reading error", err)
+	}
+	if ran {
+		t.Error("AfterLast ran on a broken input")
 	}
 }
