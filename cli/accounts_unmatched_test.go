@@ -60,6 +60,15 @@ func TestAccountPatternsThatMatchNothing(t *testing.T) {
 			t.Errorf("stderr lacks %q or has a note:\n%s", want, stderr)
 		}
 	}
+	// Repeated flags add up: the second --accounts once replaced the first, and the note
+	// (rather than a warning: one pattern matched) shows both were kept.
+	_, stderr, err = runCLI(t, "rewrite", "--accounts", "com.acme.app", "--accounts", "org.lib.*", classes, "-o", filepath.Join(dir, "repeated"))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if want := "note: account pattern org.lib.* matched no class of the input"; !strings.Contains(stderr, want) || strings.Contains(stderr, "warning:") {
+		t.Errorf("repeated --accounts: stderr lacks %q or has a warning:\n%s", want, stderr)
+	}
 	for _, list := range []string{"", ",", " , "} {
 		_, _, err := runCLI(t, "rewrite", "--accounts", list, classes, "-o", filepath.Join(dir, "empty"))
 		if err == nil || !strings.Contains(err.Error(), "names no account") {

@@ -30,7 +30,7 @@ func flagNames(flags []cli.Flag) []string {
 // `rewrite --help` says which pass reads them.
 func countFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "accounts", Usage: "count pass: memory accounts as package patterns, comma-separated: 'a.b' is the classes directly in a.b, 'a.b.*' also its subpackages, '*' everything; the most specific pattern wins; a pattern that matches no class of the input is warned about when it looks like a slip or none matched, else noted in one line with the others (one list may serve several jars rewritten apart)"},
+		&cli.StringSliceFlag{Name: "accounts", Usage: "count pass: memory accounts as package patterns, comma-separated or repeated: 'a.b' is the classes directly in a.b, 'a.b.*' also its subpackages, '*' everything; the most specific pattern wins; a pattern that matches no class of the input is warned about when it looks like a slip or none matched, else noted in one line with the others (one list may serve several jars rewritten apart)"},
 		&cli.StringFlag{Name: "accounts-file", Usage: "count pass: read accounts from FILE: one per line, a pattern or 'NAME = pattern, pattern'; # starts a comment"},
 		&cli.StringFlag{Name: "table", Usage: "count pass: the ID table to write (and to continue, when it exists, so separately rewritten jars get distinct IDs)", DefaultText: "OUTPUT.table.tsv"},
 		&cli.BoolFlag{Name: "embed-runtime", Usage: "count pass: copy the heapledger runtime into the output, so it needs nothing else on the class path"},

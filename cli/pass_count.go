@@ -178,13 +178,16 @@ func countAccounts(c *cli.Context) (*accounts.Set, error) {
 		accts = append(accts, a...)
 	}
 	if c.IsSet("accounts") {
-		s, err := accounts.Parse(c.String("accounts"))
+		// Repeated flags add up, as the usage says: a second --accounts that silently
+		// replaced the first charged everything the first named to <unaccounted>.
+		list := strings.Join(c.StringSlice("accounts"), ",")
+		s, err := accounts.Parse(list)
 		if err != nil {
 			return nil, fmt.Errorf("--accounts: %w", err)
 		}
 		if len(s.Accounts) == 0 {
 			// Everything would land in <unaccounted>, which no one asks for by naming accounts.
-			return nil, fmt.Errorf("--accounts %q names no account: give package patterns such as 'com.acme.*,org.lib' or '*' for every class", c.String("accounts"))
+			return nil, fmt.Errorf("--accounts %q names no account: give package patterns such as 'com.acme.*,org.lib' or '*' for every class", list)
 		}
 		accts = append(accts, s.Accounts...)
 	}
