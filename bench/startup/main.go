@@ -270,13 +270,14 @@ func checkSnapshot(dir string) error {
 }
 
 // agentStats is what the agent's --stats line says at exit (docs/agent.md): classes sent,
-// answered from the cache, and how long the JVM's class loading waited for answers in all.
+// answered from the cache (InJVM of them by the agent itself, without asking the service), and
+// how long the JVM's class loading waited for answers in all.
 type agentStats struct {
-	Sent, Cached int
-	Waited       time.Duration
+	Sent, Cached, InJVM int
+	Waited              time.Duration
 }
 
-var statsLine = regexp.MustCompile(`heapledger agent: (\d+) classes sent, .*?(\d+) answered from the transform cache(?:; .*?total (\d+) ms)?`)
+var statsLine = regexp.MustCompile(`heapledger agent: (\d+) classes sent, .*?(\d+) answered from the transform cache(?: \((\d+) read by the agent itself\))?(?:; .*?total (\d+) ms)?`)
 
 func parseAgentStats(stderr []byte) *agentStats {
 	m := statsLine.FindSubmatch(stderr)
@@ -285,6 +286,7 @@ func parseAgentStats(stderr []byte) *agentStats {
 	}
 	sent, _ := strconv.Atoi(string(m[1]))
 	cached, _ := strconv.Atoi(string(m[2]))
-	waited, _ := strconv.Atoi(string(m[3]))
-	return &agentStats{Sent: sent, Cached: cached, Waited: time.Duration(waited) * time.Millisecond}
+	inJVM, _ := strconv.Atoi(string(m[3]))
+	waited, _ := strconv.Atoi(string(m[4]))
+	return &agentStats{Sent: sent, Cached: cached, InJVM: inJVM, Waited: time.Duration(waited) * time.Millisecond}
 }

@@ -44,11 +44,8 @@ type cachedSite struct {
 // cacheKey hashes everything a rewrite of the class depends on: the salt and the class.
 func cacheKey(salt []byte, name string, class []byte) filecache.Key {
 	h := sha256.New()
-	h.Write([]byte(cacheFormat))
+	h.Write(keyPrefix(salt)) // the agent starts its hashes with the same bytes (agentread.go)
 	var n [8]byte
-	binary.BigEndian.PutUint64(n[:], uint64(len(salt)))
-	h.Write(n[:])
-	h.Write(salt)
 	binary.BigEndian.PutUint64(n[:], uint64(len(name)))
 	h.Write(n[:])
 	h.Write([]byte(name))

@@ -22,6 +22,12 @@
 // are in the table format of docs/formats.md without the version line; messages are lines
 // "warning: ...", "skipped: METHOD: REASON", "fallback: METHOD: REASON" (rewritten, but with a
 // fallback: transform.SkipCode.Fallback) or, for StatusFailed, the error.
+//
+// When the agent may read the cache itself (agentread.go), the hello's messages are the lines
+// "cache\tDIR\tPREFIX" (PREFIX in hex: what every key's hash starts with) and
+// "lease\tFIRST\tCOUNT" (site IDs the agent names itself). A request with an empty class name
+// is a control request, its profile field what it asks: ControlLease (answered with a lease
+// line in the messages) or ControlNames.
 package transformsvc
 
 import (

@@ -126,10 +126,14 @@ func (s *Server) Serve(r io.Reader, w io.Writer) error {
 	if s.hookFirst > 0 {
 		accountLines = s.withoutHookSites(accountLines)
 	}
-	send(&Response{ID: 0, Status: StatusHello, Table: accountLines})
 	// The hello's lines number the accounts and carry the config (the hook's range too), which
 	// the rewritten code depends on.
 	s.salt = []byte(s.CacheSalt + "\n" + accountLines)
+	offer, err := s.offerCache()
+	if err != nil {
+		return err
+	}
+	send(&Response{ID: 0, Status: StatusHello, Table: accountLines, Messages: offer})
 	if s.Cache != nil {
 		if s.writeWait == 0 {
 			s.writeWait = idleBeforeWrite
@@ -190,6 +194,9 @@ func (s *Server) Classes() []string {
 }
 
 func (s *Server) handle(req *Request) (resp *Response) {
+	if req.Name == "" {
+		return s.control(req)
+	}
 	resp = &Response{ID: req.ID}
 	who := req.Name
 	if req.Loader != "" {

@@ -56,6 +56,8 @@ public final class Agent {
     private final long serviceStartNanos;
     /** --adapt: re-instruments classes from their edge counts; null when off. */
     private final Adapt adapt;
+    /** Cached classes answered without the service; null when the service offered none. */
+    private final LocalCache local;
 
     // Statistics, under `this`.
     private long[] latencies = new long[1024];
@@ -73,6 +75,7 @@ public final class Agent {
         this.transformer = new Transformer(this, o.jdk, o.objectInit);
         long after = Adapt.threshold();
         this.adapt = after > 0 ? new Adapt(inst, after, Long.getLong("heapledger.adapt.interval", 10L), o.verbose) : null;
+        this.local = adapt == null ? LocalCache.offered(s.helloMessages(), s) : null;
     }
 
     public static void premain(String args, Instrumentation inst) {
@@ -276,6 +279,7 @@ public final class Agent {
         }
         new String(tiny, StandardCharsets.UTF_8).getBytes(StandardCharsets.UTF_8);
         loaderName(ClassLoader.getSystemClassLoader());
+        if (local != null) local.preload();
         record(0, p, "", "");
         synchronized (this) {
             sent = changed = unchanged = failed = skippedMethods = cached = 0;
@@ -302,6 +306,14 @@ public final class Agent {
         if (profile == null && !service.usable()) return null;
         long t0 = System.nanoTime();
         String ln = loaderName(loader);
+        if (profile == null && local != null) {
+            Service.Pending p = local.answer(className, classFile);
+            if (p != null) {
+                if (!p.table.isEmpty()) Ledger.defineTable(p.table);
+                record(System.nanoTime() - t0, p, className, ln);
+                return p.status == Service.CHANGED ? p.bytes : null;
+            }
+        }
         Service.Pending p = service.usable() ? service.transform(className, ln, profile, classFile) : null;
         if (p != null) {
             if (!p.table.isEmpty()) {
@@ -581,6 +593,8 @@ public final class Agent {
             return;
         }
         if (adapt != null) adapt.stop();
+        String names = local == null ? null : local.namesRequest();
+        if (names != null) service.transform("", "", names, new byte[0]);
         service.end(SERVICE_END_MILLIS);
     }
 
@@ -610,8 +624,9 @@ public final class Agent {
         String lat = sent == 0 ? "no classes sent"
                 : String.format("transform latency per class: median %.2f ms, p99 %.2f ms, max %.2f ms, total %.0f ms",
                         l[(sent - 1) / 2] / 1e6, l[(int) Math.ceil(sent * 0.99) - 1] / 1e6, l[sent - 1] / 1e6, total / 1e6);
-        return String.format("%d classes sent, %d instrumented, %d unchanged, %d failed, %d methods skipped, %d answered from the transform cache; %s; service start %.1f ms; agent up %.0f ms",
-                sent, changed, unchanged, failed, skippedMethods, cached, lat, serviceStartNanos / 1e6, (System.nanoTime() - started) / 1e6);
+        int inJvm = local == null ? 0 : local.answered();
+        return String.format("%d classes sent, %d instrumented, %d unchanged, %d failed, %d methods skipped, %d answered from the transform cache (%d read by the agent itself); %s; service start %.1f ms; agent up %.0f ms",
+                sent, changed, unchanged, failed, skippedMethods, cached, inJvm, lat, serviceStartNanos / 1e6, (System.nanoTime() - started) / 1e6);
     }
 
     private static void writeFile(File f, String text) throws IOException {

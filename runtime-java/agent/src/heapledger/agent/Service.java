@@ -92,6 +92,11 @@ final class Service {
         return hello.table;
     }
 
+    /** The hello's messages: the cache the agent may read itself, if any (LocalCache.offered). */
+    String helloMessages() {
+        return hello.messages;
+    }
+
     boolean usable() {
         return !dead && !closing;
     }

@@ -1,0 +1,199 @@
+package transformsvc
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heapledger/heapledger/rewrite/accounts"
+	"github.com/heapledger/heapledger/rewrite/paths"
+	"github.com/heapledger/heapledger/rewrite/transform"
+)
+
+// session is a running server: its hello, and one request at a time.
+type session struct {
+	t     *testing.T
+	hello *Response
+	reqW  *io.PipeWriter
+	respR *io.PipeReader
+	done  chan error
+	next  uint32
+}
+
+func startSession(t *testing.T, s *Server) *session {
+	t.Helper()
+	reqR, reqW := io.Pipe()
+	respR, respW := io.Pipe()
+	ss := &session{t: t, reqW: reqW, respR: respR, done: make(chan error, 1)}
+	go func() {
+		err := s.Serve(reqR, respW)
+		respW.Close()
+		ss.done <- err
+	}()
+	hello, err := ReadResponse(respR)
+	if err != nil || hello.Status != StatusHello {
+		t.Fatalf("hello: %v %+v", err, hello)
+	}
+	ss.hello = hello
+	return ss
+}
+
+func (ss *session) ask(name, profile string, class []byte) *Response {
+	ss.t.Helper()
+	ss.next++
+	if err := WriteRequest(ss.reqW, &Request{ID: ss.next, Name: name, Loader: "app", Profile: profile, Class: class}); err != nil {
+		ss.t.Fatal(err)
+	}
+	resp, err := ReadResponse(ss.respR)
+	if err != nil {
+		ss.t.Fatal(err)
+	}
+	return resp
+}
+
+func (ss *session) end() {
+	ss.t.Helper()
+	ss.reqW.Close()
+	if err := <-ss.done; err != nil {
+		ss.t.Fatal(err)
+	}
+}
+
+// leaseOf reads the "lease FIRST COUNT" line of messages.
+func leaseOf(t *testing.T, messages string) (first, count int) {
+	t.Helper()
+	for _, l := range strings.Split(messages, "\n") {
+		f := strings.Split(l, "\t")
+		if len(f) == 3 && f[0] == "lease" {
+			first, err1 := strconv.Atoi(f[1])
+			count, err2 := strconv.Atoi(f[2])
+			if err1 != nil || err2 != nil {
+				t.Fatalf("lease line %q", l)
+			}
+			return first, count
+		}
+	}
+	t.Fatalf("no lease line in %q", messages)
+	return 0, 0
+}
+
+// siteIDs returns the IDs the site lines of table name.
+func siteIDs(table string) []int {
+	var ids []int
+	for _, l := range strings.Split(table, "\n") {
+		if rest, ok := strings.CutPrefix(l, "site\t"); ok {
+			id, _ := strconv.Atoi(strings.SplitN(rest, "\t", 2)[0])
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// The hello offers the cache as the agent needs it: hashing the offered prefix, the class's
+// name (as cacheKey: its length, then it) and its bytes finds the entry the service stored.
+// Leases, the hello's and renewed ones, never share an ID with each other or with a class
+// the service rewrites; the names the agent sends count as classes loaded.
+func TestHelloOffersCacheAndLeases(t *testing.T) {
+	classes := realClasses(t, "ecj.jar", 20)
+	store := emptyStore(t)
+	ss := startSession(t, countServer(t, store, "*"))
+	lines := strings.Split(strings.TrimSuffix(ss.hello.Messages, "\n"), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "cache\t") {
+		t.Fatalf("hello messages %q: want a cache line and a lease line", ss.hello.Messages)
+	}
+	f := strings.Split(lines[0], "\t")
+	if len(f) != 3 || f[1] != store.Dir() {
+		t.Fatalf("cache line %q: want the directory %s and a prefix", lines[0], store.Dir())
+	}
+	prefix, err := hex.DecodeString(f[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, count := leaseOf(t, ss.hello.Messages)
+	if count != LeaseIDs {
+		t.Errorf("lease of %d IDs, want %d", count, LeaseIDs)
+	}
+	var used []int
+	for _, c := range classes {
+		resp := ss.ask(c.name, "", c.data)
+		used = append(used, siteIDs(resp.Table)...)
+	}
+	renewed := ss.ask("", ControlLease, nil)
+	first2, count2 := leaseOf(t, renewed.Messages)
+	ss.ask("", ControlNames+"a/Loaded\nb/Too\n", nil)
+	if resp := ss.ask("", "what", nil); resp.Status != StatusFailed {
+		t.Errorf("an unknown control request: status %d", resp.Status)
+	}
+	ss.end()
+	if len(used) == 0 {
+		t.Fatal("the classes named no sites")
+	}
+	for _, id := range used {
+		if id >= first && id < first+count || id >= first2 && id < first2+count2 {
+			t.Errorf("site %d of a rewritten class lies in a lease [%d,%d) or [%d,%d)", id, first, first+count, first2, first2+count2)
+		}
+	}
+	if first2 < first+count && first < first2+count2 {
+		t.Errorf("leases [%d,%d) and [%d,%d) overlap", first, first+count, first2, first2+count2)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		found := 0
+		for _, c := range classes {
+			h := sha256.New()
+			h.Write(prefix)
+			var n [8]byte
+			binary.BigEndian.PutUint64(n[:], uint64(len(c.name)))
+			h.Write(n[:])
+			h.Write([]byte(c.name))
+			h.Write(c.data)
+			var k [32]byte
+			h.Sum(k[:0])
+			if _, ok := store.Get(k); ok {
+				found++
+			}
+		}
+		if found == len(classes) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d entries found under the keys the offered prefix gives", found, len(classes))
+		}
+	}
+}
+
+// The names the agent sends count among the classes the program loaded.
+func TestControlNamesAreClassesLoaded(t *testing.T) {
+	s := countServer(t, emptyStore(t), "*")
+	ss := startSession(t, s)
+	ss.ask("", ControlNames+"a/Loaded\nb/Too\n", nil)
+	ss.end()
+	if got := s.Classes(); !slices.Equal(got, []string{"a/Loaded", "b/Too"}) {
+		t.Errorf("Classes() = %v", got)
+	}
+}
+
+// Without a cache, or with --adapt (whose re-instrumentation needs every class's first
+// sites, which only the service keeps), nothing is offered and no lease is given.
+func TestNoOfferWithoutCacheOrWithAdapt(t *testing.T) {
+	plain := startSession(t, countServer(t, nil, "*"))
+	if plain.hello.Messages != "" {
+		t.Errorf("without a cache, the hello offers %q", plain.hello.Messages)
+	}
+	if resp := plain.ask("", ControlLease, nil); resp.Status != StatusFailed {
+		t.Errorf("a lease without a cache: status %d, messages %q", resp.Status, resp.Messages)
+	}
+	plain.end()
+	s := countServer(t, emptyStore(t), "*")
+	s.Adapt = func(*accounts.Table, string) (transform.Class, *paths.Profile, error) { return nil, nil, nil }
+	adapt := startSession(t, s)
+	if adapt.hello.Messages != "" {
+		t.Errorf("with --adapt, the hello offers %q", adapt.hello.Messages)
+	}
+	adapt.end()
+}

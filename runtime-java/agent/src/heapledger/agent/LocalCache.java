@@ -1,0 +1,337 @@
+package heapledger.agent;
+
+import java.io.File;
+import java.io.FileInputStream;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Cached classes answered in the JVM, without a round trip to the transform service: the steps
+ * are in rewrite/transformsvc/agentread.go. The service offers its cache in the hello (the
+ * directory, what every key's hash starts with, a block of site IDs); this class computes a
+ * class's key as the service does (transformsvc.cacheKey), reads and checks the entry
+ * (internal/filecache's format), and replays it (transformsvc.cachedClass.replay) with IDs of
+ * its block. Anything it cannot answer exactly — a miss, a damaged entry, an entry with skipped
+ * methods or warnings, a block that cannot be renewed — goes to the service as before.
+ */
+final class LocalCache {
+    /** filecache: "HLC1", the SHA-256 of key and value, then the value. */
+    private static final byte[] MAGIC = {'H', 'L', 'C', '1'};
+    private static final int HEADER = 4 + 32;
+    /** filecache.touchAfter: a hit renews an entry's age for the size bound only when older. */
+    private static final long TOUCH_AFTER_MILLIS = 3600L * 1000L;
+    private static final byte TAG_INTEGER = 3;
+    private static final char[] HEX = "0123456789abcdef".toCharArray();
+
+    private final File dir;
+    private final byte[] prefix;
+    private final MessageDigest primed; // prefix hashed; cloned per class
+    private final Service service;
+    // The lease, IDs [next, end) not used yet, and the classes answered; under this.
+    private int next, end;
+    private boolean leaseRefused;
+    private final List<String> names = new ArrayList<String>();
+    private int answered;
+
+    private LocalCache(File dir, byte[] prefix, MessageDigest primed, Service service, int first, int count) {
+        this.dir = dir;
+        this.prefix = prefix;
+        this.primed = primed;
+        this.service = service;
+        this.next = first;
+        this.end = first + count;
+    }
+
+    /** The cache the hello's messages offer, or null when they offer none (or SHA-256 is missing). */
+    static LocalCache offered(String helloMessages, Service service) {
+        String dir = null, prefixHex = null;
+        int[] lease = null;
+        for (String line : helloMessages.split("\n")) {
+            String[] f = line.split("\t");
+            if (f.length == 3 && f[0].equals("cache")) {
+                dir = f[1];
+                prefixHex = f[2];
+            } else if (f.length == 3 && f[0].equals("lease")) {
+                lease = parseLease(line);
+            }
+        }
+        if (dir == null || lease == null) return null;
+        try {
+            byte[] prefix = unhex(prefixHex);
+            MessageDigest md = MessageDigest.getInstance("SHA-256");
+            md.update(prefix);
+            return new LocalCache(new File(dir), prefix, md, service, lease[0], lease[1]);
+        } catch (Exception e) {
+            return null; // the service answers every class, as without the offer
+        }
+    }
+
+    private static int[] parseLease(String line) {
+        String[] f = line.split("\t");
+        if (f.length != 3 || !f[0].equals("lease")) return null;
+        try {
+            int first = Integer.parseInt(f[1]), count = Integer.parseInt(f[2]);
+            return first > 0 && count > 0 && first + count > first ? new int[] {first, count} : null;
+        } catch (NumberFormatException e) {
+            return null;
+        }
+    }
+
+    /** Runs the lookup once on nothing, so its classes are loaded before any class is. */
+    void preload() {
+        read(key("", new byte[0]));
+        hex(new byte[1]);
+        new Entry(new byte[] {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}).valid();
+    }
+
+    /** How many classes this cache answered. */
+    synchronized int answered() {
+        return answered;
+    }
+
+    /**
+     * The answer for the class from the cache, as the service would give it (status, bytes,
+     * table lines), or null when the service must answer.
+     */
+    Service.Pending answer(String name, byte[] classFile) {
+        byte[] key = key(name, classFile);
+        byte[] stored = read(key);
+        if (stored == null) return null;
+        Entry e = new Entry(stored);
+        if (!e.valid()) return null;
+        int first = e.reserved == 0 ? 0 : reserve(e.reserved);
+        if (first < 0) return null;
+        Service.Pending p = new Service.Pending();
+        StringBuilder lines = new StringBuilder();
+        byte[] out = null;
+        if (e.changed) {
+            out = new byte[e.dataLength];
+            System.arraycopy(stored, e.dataStart, out, 0, e.dataLength);
+            for (int i = 0; i < e.sites.size(); i++) {
+                Site s = e.sites.get(i);
+                int id = first + i;
+                out[s.at] = (byte) (id >>> 24);
+                out[s.at + 1] = (byte) (id >>> 16);
+                out[s.at + 2] = (byte) (id >>> 8);
+                out[s.at + 3] = (byte) id;
+                lines.append("site\t").append(id).append('\t').append(s.kind).append('\t').append(oneLine(s.type)).append('\t')
+                        .append(oneLine(s.method)).append('\t').append(s.offset).append('\t').append(s.line).append('\n');
+            }
+        }
+        synchronized (p) {
+            p.status = e.changed ? Service.CHANGED : Service.UNCHANGED;
+            p.cached = true;
+            p.bytes = out;
+            p.table = lines.toString();
+            p.messages = "";
+            p.done = true;
+        }
+        synchronized (this) {
+            names.add(name);
+            answered++;
+        }
+        return p;
+    }
+
+    /** The control request that tells the service the classes answered here, or null for none. */
+    synchronized String namesRequest() {
+        if (names.isEmpty()) return null;
+        StringBuilder b = new StringBuilder("names\n");
+        for (String n : names) b.append(n).append('\n');
+        names.clear();
+        return b.toString();
+    }
+
+    /** n IDs of the lease, renewed if need be: the first, or -1 when the service must answer. */
+    private synchronized int reserve(int n) {
+        if (n > end - next) {
+            if (leaseRefused) return -1;
+            Service.Pending p = service.transform("", "", "lease", new byte[0]);
+            int[] lease = p == null || p.status != Service.UNCHANGED ? null : parseLease(p.messages.trim());
+            if (lease == null) {
+                leaseRefused = true;
+                return -1;
+            }
+            next = lease[0];
+            end = lease[0] + lease[1];
+            if (n > end - next) return -1; // more IDs than a lease holds: the service reserves them
+        }
+        int first = next;
+        next += n;
+        return first;
+    }
+
+    /** transformsvc.cacheKey: SHA-256 of the prefix, the name's length (u64) and bytes, the class. */
+    private byte[] key(String name, byte[] classFile) {
+        MessageDigest md = digest();
+        byte[] n = name.getBytes(StandardCharsets.UTF_8);
+        long len = n.length;
+        for (int i = 7; i >= 0; i--) md.update((byte) (len >>> (8 * i)));
+        md.update(n);
+        md.update(classFile);
+        return md.digest();
+    }
+
+    private MessageDigest digest() {
+        try {
+            return (MessageDigest) primed.clone();
+        } catch (CloneNotSupportedException e) {
+            try {
+                MessageDigest md = MessageDigest.getInstance(primed.getAlgorithm());
+                md.update(prefix);
+                return md;
+            } catch (Exception e2) {
+                throw new IllegalStateException(e2);
+            }
+        }
+    }
+
+    /** The entry's value, checked as filecache.Get checks it; null when missing or damaged. */
+    private byte[] read(byte[] key) {
+        String h = hex(key);
+        File f = new File(new File(dir, h.substring(0, 2)), h);
+        long size = f.length();
+        if (size < HEADER || size > Integer.MAX_VALUE) return null;
+        byte[] b = new byte[(int) size];
+        try {
+            FileInputStream in = new FileInputStream(f);
+            try {
+                int off = 0;
+                while (off < b.length) {
+                    int r = in.read(b, off, b.length - off);
+                    if (r < 0) return null;
+                    off += r;
+                }
+                if (in.read() >= 0) return null; // grew since: being replaced
+            } finally {
+                in.close();
+            }
+        } catch (IOException e) {
+            return null;
+        }
+        for (int i = 0; i < MAGIC.length; i++) {
+            if (b[i] != MAGIC[i]) return null;
+        }
+        MessageDigest md;
+        try {
+            md = MessageDigest.getInstance("SHA-256");
+        } catch (Exception e) {
+            return null;
+        }
+        md.update(key);
+        md.update(b, HEADER, b.length - HEADER);
+        byte[] sum = md.digest();
+        for (int i = 0; i < sum.length; i++) {
+            if (b[4 + i] != sum[i]) return null; // the service removes and replaces it
+        }
+        long now = System.currentTimeMillis();
+        if (now - f.lastModified() > TOUCH_AFTER_MILLIS) f.setLastModified(now); // best effort
+        byte[] value = new byte[b.length - HEADER];
+        System.arraycopy(b, HEADER, value, 0, value.length);
+        return value;
+    }
+
+    private static String oneLine(String s) {
+        return s.replace('\t', ' ').replace('\n', ' ').replace('\r', ' ');
+    }
+
+    static String hex(byte[] b) {
+        char[] c = new char[b.length * 2];
+        for (int i = 0; i < b.length; i++) {
+            c[2 * i] = HEX[(b[i] >> 4) & 0xF];
+            c[2 * i + 1] = HEX[b[i] & 0xF];
+        }
+        return new String(c);
+    }
+
+    private static byte[] unhex(String s) {
+        if (s.length() % 2 != 0) throw new IllegalArgumentException("odd hex length");
+        byte[] b = new byte[s.length() / 2];
+        for (int i = 0; i < b.length; i++) b[i] = (byte) Integer.parseInt(s.substring(2 * i, 2 * i + 2), 16);
+        return b;
+    }
+
+    /** One site of an entry: where its ID lies in the class bytes, and what it is. */
+    private static final class Site {
+        int at, offset, line;
+        String kind, type, method;
+    }
+
+    /**
+     * An entry as transformsvc.cachedClass.encode writes it: u8 changed | u32 reserved | u32
+     * sites, each u32 offset of the ID, str kind, str type, str method, i32 offset, i32 line |
+     * u32 skips, each three str | u32 warnings, each str | u32 length, class bytes; str is u32
+     * length and UTF-8. Checked as decodeCachedClass checks it; entries with skips or warnings
+     * are left to the service, whose messages word them.
+     */
+    private static final class Entry {
+        final byte[] b;
+        int off;
+        boolean bad;
+        boolean changed;
+        int reserved;
+        final List<Site> sites = new ArrayList<Site>();
+        int dataStart, dataLength;
+
+        Entry(byte[] b) {
+            this.b = b;
+        }
+
+        boolean valid() {
+            if (b.length < 1) return false;
+            changed = b[off++] == 1;
+            reserved = u32();
+            int n = count();
+            for (int i = 0; i < n && !bad; i++) {
+                Site s = new Site();
+                s.at = u32();
+                s.kind = str();
+                s.type = str();
+                s.method = str();
+                s.offset = u32();
+                s.line = u32();
+                sites.add(s);
+            }
+            if (bad || u32() != 0 || u32() != 0) return false; // skips, warnings: the service's
+            dataLength = u32();
+            dataStart = off;
+            if (bad || dataLength < 0 || dataLength != b.length - off) return false;
+            if (reserved < 0 || sites.size() > reserved || (!changed && !sites.isEmpty())) return false;
+            for (Site s : sites) {
+                if (s.at < 1 || s.at > dataLength - 4 || b[dataStart + s.at - 1] != TAG_INTEGER) return false;
+            }
+            return true;
+        }
+
+        private int u32() {
+            if (off + 4 > b.length) {
+                bad = true;
+                return 0;
+            }
+            int v = ((b[off] & 0xFF) << 24) | ((b[off + 1] & 0xFF) << 16) | ((b[off + 2] & 0xFF) << 8) | (b[off + 3] & 0xFF);
+            off += 4;
+            return v;
+        }
+
+        /** A count of items that take a byte at least each, checked against what is left. */
+        private int count() {
+            int n = u32();
+            if (n < 0 || n > b.length - off) bad = true;
+            return bad ? 0 : n;
+        }
+
+        private String str() {
+            int n = u32();
+            if (bad || n < 0 || n > b.length - off) {
+                bad = true;
+                return "";
+            }
+            String s = new String(b, off, n, StandardCharsets.UTF_8);
+            off += n;
+            return s;
+        }
+    }
+}
