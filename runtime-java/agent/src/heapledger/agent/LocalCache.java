@@ -27,8 +27,8 @@ final class LocalCache {
     private static final char[] HEX = "0123456789abcdef".toCharArray();
 
     private final File dir;
-    private final byte[] prefix;
     private final MessageDigest primed; // prefix hashed; cloned per class
+    private final MessageDigest empty; // nothing hashed; cloned per entry checked (getInstance looks providers up)
     private final Service service;
     // The lease, IDs [next, end) not used yet, and the classes answered; under this.
     private int next, end;
@@ -36,10 +36,10 @@ final class LocalCache {
     private final List<String> names = new ArrayList<String>();
     private int answered;
 
-    private LocalCache(File dir, byte[] prefix, MessageDigest primed, Service service, int first, int count) {
+    private LocalCache(File dir, MessageDigest primed, MessageDigest empty, Service service, int first, int count) {
         this.dir = dir;
-        this.prefix = prefix;
         this.primed = primed;
+        this.empty = empty;
         this.service = service;
         this.next = first;
         this.end = first + count;
@@ -61,9 +61,10 @@ final class LocalCache {
         if (dir == null || lease == null) return null;
         try {
             byte[] prefix = unhex(prefixHex);
-            MessageDigest md = MessageDigest.getInstance("SHA-256");
+            MessageDigest empty = MessageDigest.getInstance("SHA-256");
+            MessageDigest md = (MessageDigest) empty.clone();
             md.update(prefix);
-            return new LocalCache(new File(dir), prefix, md, service, lease[0], lease[1]);
+            return new LocalCache(new File(dir), md, empty, service, lease[0], lease[1]);
         } catch (Exception e) {
             return null; // the service answers every class, as without the offer
         }
@@ -166,7 +167,7 @@ final class LocalCache {
 
     /** transformsvc.cacheKey: SHA-256 of the prefix, the name's length (u64) and bytes, the class. */
     private byte[] key(String name, byte[] classFile) {
-        MessageDigest md = digest();
+        MessageDigest md = copy(primed);
         byte[] n = name.getBytes(StandardCharsets.UTF_8);
         long len = n.length;
         for (int i = 7; i >= 0; i--) md.update((byte) (len >>> (8 * i)));
@@ -175,17 +176,12 @@ final class LocalCache {
         return md.digest();
     }
 
-    private MessageDigest digest() {
+    /** A copy of a digest; offered() made sure the provider's digests can be cloned. */
+    private static MessageDigest copy(MessageDigest md) {
         try {
-            return (MessageDigest) primed.clone();
+            return (MessageDigest) md.clone();
         } catch (CloneNotSupportedException e) {
-            try {
-                MessageDigest md = MessageDigest.getInstance(primed.getAlgorithm());
-                md.update(prefix);
-                return md;
-            } catch (Exception e2) {
-                throw new IllegalStateException(e2);
-            }
+            throw new IllegalStateException(e);
         }
     }
 
@@ -215,12 +211,7 @@ final class LocalCache {
         for (int i = 0; i < MAGIC.length; i++) {
             if (b[i] != MAGIC[i]) return null;
         }
-        MessageDigest md;
-        try {
-            md = MessageDigest.getInstance("SHA-256");
-        } catch (Exception e) {
-            return null;
-        }
+        MessageDigest md = copy(empty);
         md.update(key);
         md.update(b, HEADER, b.length - HEADER);
         byte[] sum = md.digest();
