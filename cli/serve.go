@@ -51,7 +51,9 @@ var serveCmd = &cli.Command{
 		warn := func() {
 			if !warned {
 				warned = true
-				warnUnmatched(errWriter(c), run.set, srv.Classes(), "the program loaded", false)
+				if srv.ClassesKnown() {
+					warnUnmatched(errWriter(c), run.set, srv.Classes(), "the program loaded", false)
+				}
 				reportProfile(errWriter(c), run.profile, "the program loaded (classes from the transform cache are not planned again)")
 			}
 		}

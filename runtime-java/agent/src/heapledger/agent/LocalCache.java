@@ -137,9 +137,11 @@ final class LocalCache {
         return p;
     }
 
-    /** The control request that tells the service the classes answered here, or null for none. */
+    /**
+     * The control request that tells the service the classes answered here; sent when there
+     * are none too, since without it the service takes the classes it knows for incomplete.
+     */
     synchronized String namesRequest() {
-        if (names.isEmpty()) return null;
         StringBuilder b = new StringBuilder("names\n");
         for (String n : names) b.append(n).append('\n');
         names.clear();
