@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -29,6 +30,12 @@ var serveCmd = &cli.Command{
 		// handle (a thread dump, or a program that carries on), and must not end its service.
 		// The service ends when its input does.
 		signal.Ignore(os.Interrupt, syscall.SIGQUIT)
+		// The service lives as long as one JVM and allocates in bursts while the JVM waits for
+		// its answers: collecting a heap of a few megabytes at Go's default pace costs the JVM
+		// more waiting than the memory it saves (docs/benchmarks-startup.md). GOGC still wins.
+		if os.Getenv("GOGC") == "" {
+			debug.SetGCPercent(serveGCPercent)
+		}
 		run, err := buildCountPass(c)
 		if err != nil {
 			return fmt.Errorf("serve: %w", err)
@@ -51,7 +58,9 @@ var serveCmd = &cli.Command{
 		warn := func() {
 			if !warned {
 				warned = true
-				warnUnmatched(errWriter(c), run.set, srv.Classes(), "the program loaded", false)
+				if srv.ClassesKnown() {
+					warnUnmatched(errWriter(c), run.set, srv.Classes(), "the program loaded", false)
+				}
 				reportProfile(errWriter(c), run.profile, "the program loaded (classes from the transform cache are not planned again)")
 			}
 		}
@@ -74,6 +83,9 @@ var serveCmd = &cli.Command{
 		return nil
 	},
 }
+
+// serveGCPercent is the service's GOGC unless the environment sets one.
+const serveGCPercent = 400
 
 func init() {
 	serveCmd.Flags = append(serveCmd.Flags, cacheFlags()...)

@@ -22,8 +22,10 @@ import (
 //  3. A lease used up is renewed by a control request (control); a class that does not fit
 //     goes to the service meanwhile. IDs a lease leaves unused are never named, as IDs a class
 //     reserved and did not use (newSites).
-//  4. At exit the agent sends the names of the classes it answered (control), so that what the
-//     service says of patterns no loaded class matched stays true.
+//  4. At exit the agent sends the names of the classes it answered (control; the request is
+//     sent when there are none too), so that what the service says of patterns no loaded
+//     class matched stays true. Without it (a JVM killed before its exit hooks ran) the
+//     service does not know every class loaded, and says nothing of patterns (ClassesKnown).
 
 // LeaseIDs is the size of a block of site IDs reserved for the agent. A lease holds the IDs of
 // a few dozen classes; the directory of the runtime's counter pages (rt.Acct) grows with the
@@ -90,6 +92,7 @@ func (s *Server) control(req *Request) *Response {
 		s.namesMu.Lock()
 		s.names = append(s.names, names...)
 		s.namesMu.Unlock()
+		s.namesTold.Store(true)
 	default:
 		resp.Status, resp.Messages = StatusFailed, fmt.Sprintf("unknown control request %q", firstLine(req.Profile))
 	}

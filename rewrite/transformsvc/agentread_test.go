@@ -167,14 +167,26 @@ func TestHelloOffersCacheAndLeases(t *testing.T) {
 	}
 }
 
-// The names the agent sends count among the classes the program loaded.
+// The names the agent sends count among the classes the program loaded. An agent offered
+// the cache that never sends them (killed before its exit hooks) leaves the classes unknown;
+// without an offer they are always known.
 func TestControlNamesAreClassesLoaded(t *testing.T) {
 	s := countServer(t, emptyStore(t), "*")
 	ss := startSession(t, s)
 	ss.ask("", ControlNames+"a/Loaded\nb/Too\n", nil)
 	ss.end()
-	if got := s.Classes(); !slices.Equal(got, []string{"a/Loaded", "b/Too"}) {
-		t.Errorf("Classes() = %v", got)
+	if got := s.Classes(); !slices.Equal(got, []string{"a/Loaded", "b/Too"}) || !s.ClassesKnown() {
+		t.Errorf("Classes() = %v, known %v", got, s.ClassesKnown())
+	}
+	killed := countServer(t, emptyStore(t), "*")
+	startSession(t, killed).end()
+	if killed.ClassesKnown() {
+		t.Error("offered the cache and told no names, the classes are said to be known")
+	}
+	plain := countServer(t, nil, "*")
+	startSession(t, plain).end()
+	if !plain.ClassesKnown() {
+		t.Error("without a cache offered, the classes are said to be unknown")
 	}
 }
 

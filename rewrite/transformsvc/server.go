@@ -73,6 +73,10 @@ type Server struct {
 
 	namesMu sync.Mutex
 	names   []string // the classes asked for, rewritten or answered from the cache (Classes)
+	// offered: the hello offered the agent the cache; namesTold: the agent then said at exit
+	// which classes it answered itself (ClassesKnown).
+	offered   bool
+	namesTold atomic.Bool
 
 	toldRewritten atomic.Bool // the agent was warned about a class rewritten before it loaded
 }
@@ -133,6 +137,7 @@ func (s *Server) Serve(r io.Reader, w io.Writer) error {
 	if err != nil {
 		return err
 	}
+	s.offered = offer != ""
 	send(&Response{ID: 0, Status: StatusHello, Table: accountLines, Messages: offer})
 	if s.Cache != nil {
 		if s.writeWait == 0 {
@@ -185,6 +190,13 @@ func (s *Server) Serve(r io.Reader, w io.Writer) error {
 // whole JVM's instrumentation: it becomes a failure answer.
 // Classes returns the internal names of the classes the service was asked for, sorted: those
 // the pass rewrote and those answered from the cache, which the pass never saw.
+// ClassesKnown says whether Classes holds every class the program loaded: not when the agent
+// was offered the cache and never said which classes it answered itself (a JVM killed before
+// its exit hooks ran). Call it after Serve returned.
+func (s *Server) ClassesKnown() bool {
+	return !s.offered || s.namesTold.Load()
+}
+
 func (s *Server) Classes() []string {
 	s.namesMu.Lock()
 	defer s.namesMu.Unlock()

@@ -593,8 +593,10 @@ public final class Agent {
             return;
         }
         if (adapt != null) adapt.stop();
-        String names = local == null ? null : local.namesRequest();
-        if (names != null) service.transform("", "", names, new byte[0]);
+        // Sent without a cache to read too: the service counts its classes as known only once
+        // told, when it offered one (rewrite/transformsvc ClassesKnown). Not waited for: the
+        // service answers it before its input ends.
+        service.tell(local == null ? "names\n" : local.namesRequest());
         service.end(SERVICE_END_MILLIS);
     }
 

@@ -32,7 +32,10 @@ final class LocalCache {
     private final Service service;
     // The lease, IDs [next, end) not used yet, and the classes answered; under this.
     private int next, end;
+    private final int leaseSize;
     private boolean leaseRefused;
+    /** The names went to the service: later classes go there too, so it knows them all. */
+    private boolean told;
     private final List<String> names = new ArrayList<String>();
     private int answered;
 
@@ -43,6 +46,7 @@ final class LocalCache {
         this.service = service;
         this.next = first;
         this.end = first + count;
+        this.leaseSize = count;
     }
 
     /** The cache the hello's messages offer, or null when they offer none (or SHA-256 is missing). */
@@ -98,6 +102,9 @@ final class LocalCache {
      * table lines), or null when the service must answer.
      */
     Service.Pending answer(String name, byte[] classFile) {
+        synchronized (this) {
+            if (told) return null;
+        }
         byte[] key = key(name, classFile);
         byte[] stored = read(key);
         if (stored == null) return null;
@@ -131,35 +138,52 @@ final class LocalCache {
             p.done = true;
         }
         synchronized (this) {
+            if (told) return null; // its IDs stay unnamed, as a lease's unused ones
             names.add(name);
             answered++;
         }
         return p;
     }
 
-    /** The control request that tells the service the classes answered here, or null for none. */
+    /**
+     * The control request that tells the service the classes answered here; sent when there
+     * are none too, since without it the service takes the classes it knows for incomplete.
+     */
     synchronized String namesRequest() {
-        if (names.isEmpty()) return null;
+        told = true;
         StringBuilder b = new StringBuilder("names\n");
         for (String n : names) b.append(n).append('\n');
         names.clear();
         return b.toString();
     }
 
-    /** n IDs of the lease, renewed if need be: the first, or -1 when the service must answer. */
-    private synchronized int reserve(int n) {
-        if (n > end - next) {
-            if (leaseRefused) return -1;
-            Service.Pending p = service.transform("", "", "lease", new byte[0]);
-            int[] lease = p == null || p.status != Service.UNCHANGED ? null : parseLease(p.messages.trim());
+    /**
+     * n IDs of the lease, renewed if need be: the first, or -1 when the service must answer.
+     * The renewal's round trip is made outside the lock: a failure there warns on System.err,
+     * whose lock a thread loading a class may hold while it waits for this one.
+     */
+    private int reserve(int n) {
+        synchronized (this) {
+            if (n <= end - next) return take(n);
+            if (leaseRefused || n > leaseSize) return -1; // more IDs than a lease holds: the service reserves them
+        }
+        Service.Pending p = service.transform("", "", "lease", new byte[0]);
+        int[] lease = p == null || p.status != Service.UNCHANGED ? null : parseLease(p.messages.trim());
+        synchronized (this) {
             if (lease == null) {
                 leaseRefused = true;
                 return -1;
             }
-            next = lease[0];
-            end = lease[0] + lease[1];
-            if (n > end - next) return -1; // more IDs than a lease holds: the service reserves them
+            if (n > end - next) { // else another thread renewed meanwhile: this lease stays unused
+                next = lease[0];
+                end = lease[0] + lease[1];
+            }
+            return n <= end - next ? take(n) : -1;
         }
+    }
+
+    /** Under this. */
+    private int take(int n) {
         int first = next;
         next += n;
         return first;
@@ -290,6 +314,7 @@ final class LocalCache {
             dataLength = u32();
             dataStart = off;
             if (bad || dataLength < 0 || dataLength != b.length - off) return false;
+            if (changed && dataLength == 0) return false; // replay reads it as unchanged: the service's to answer
             if (reserved < 0 || sites.size() > reserved || (!changed && !sites.isEmpty())) return false;
             for (Site s : sites) {
                 if (s.at < 1 || s.at > dataLength - 4 || b[dataStart + s.at - 1] != TAG_INTEGER) return false;

@@ -178,26 +178,8 @@ final class Service {
         byte[] n = name.getBytes(StandardCharsets.UTF_8);
         byte[] l = loader.getBytes(StandardCharsets.UTF_8);
         byte[] prof = profile == null ? new byte[0] : profile.getBytes(StandardCharsets.UTF_8);
-        if (n.length > 0xFFFF || l.length > 0xFFFF) {
+        if (n.length > 0xFFFF || l.length > 0xFFFF || !send(id, n, l, prof, classFile, name)) {
             pending.remove(id);
-            return null;
-        }
-        try {
-            synchronized (out) {
-                out.writeInt(4 + 2 + n.length + 2 + l.length + 4 + prof.length + classFile.length);
-                out.writeInt(id);
-                out.writeShort(n.length);
-                out.write(n);
-                out.writeShort(l.length);
-                out.write(l);
-                out.writeInt(prof.length);
-                out.write(prof);
-                out.write(classFile);
-                out.flush();
-            }
-        } catch (IOException e) {
-            pending.remove(id);
-            if (!closing) fail("cannot send a class to the transform service (" + e.getMessage() + ")" + exitStatus(), name);
             return null;
         }
         try {
@@ -220,6 +202,39 @@ final class Service {
         pending.remove(id);
         if (!dead) fail("the transform service did not answer within " + timeoutMillis + " ms", name);
         return null;
+    }
+
+    /**
+     * Sends a control request (rewrite/transformsvc: an empty class name, what it asks in the
+     * profile field) without waiting for its answer, which the reader drops.
+     */
+    void tell(String what) {
+        if (!usable()) return;
+        int id = ids.incrementAndGet();
+        if (id == 0) id = ids.incrementAndGet();
+        send(id, new byte[0], new byte[0], what.getBytes(StandardCharsets.UTF_8), new byte[0], "");
+    }
+
+    /** Writes one request frame; false (and the service given up) when it cannot. */
+    private boolean send(int id, byte[] n, byte[] l, byte[] prof, byte[] classFile, String name) {
+        try {
+            synchronized (out) {
+                out.writeInt(4 + 2 + n.length + 2 + l.length + 4 + prof.length + classFile.length);
+                out.writeInt(id);
+                out.writeShort(n.length);
+                out.write(n);
+                out.writeShort(l.length);
+                out.write(l);
+                out.writeInt(prof.length);
+                out.write(prof);
+                out.write(classFile);
+                out.flush();
+            }
+            return true;
+        } catch (IOException e) {
+            if (!closing) fail("cannot send a class to the transform service (" + e.getMessage() + ")" + exitStatus(), name);
+            return false;
+        }
     }
 
     /** Gives the service up for good: one warning, every waiting class loads unmodified. */
