@@ -67,7 +67,7 @@ var agentExcluded = []string{"table", "embed-runtime"}
 func addAgentFlags(cmd *cli.Command) {
 	cmd.Flags = append(cmd.Flags,
 		&cli.DurationFlag{Name: "timeout", Value: 20 * time.Second, Usage: "how long a class may wait for the transform service; after that the service is given up and classes load unmodified"},
-		&cli.BoolFlag{Name: "stats", Usage: "print class counts and per-class transform latency (median, p99) at exit"},
+		&cli.BoolFlag{Name: "stats", Usage: "print class counts, how many came from the transform cache (and of those, how many the agent read itself), and per-class transform latency (median, p99) at exit"},
 		&cli.BoolFlag{Name: "verbose", Usage: "print every skipped method and every class the service could not rewrite"},
 		&cli.BoolFlag{Name: "jdk", Usage: "also rewrite the JDK's own classes (Java 9+), by retransformation: allocations inside JDK code " +
 			"(HashMap nodes and tables, Integer boxes, String.split) are charged to the calling account. Runtime-critical JDK packages are " +

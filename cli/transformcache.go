@@ -23,7 +23,7 @@ const defaultCacheSize = "512M"
 func cacheFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "cache-dir", EnvVars: []string{"HEAPLEDGER_CACHE_DIR"},
-			Usage:       "where the transform service keeps the classes it rewrote, for later runs to reuse (shared by every JVM of the user; docs/agent.md)",
+			Usage:       "where the transform service keeps the classes it rewrote, for later runs to reuse; the agent reads them itself, without asking the service (shared by every JVM of the user; docs/agent.md)",
 			DefaultText: "heapledger/transform in the user's cache directory ($XDG_CACHE_HOME or ~/.cache)"},
 		&cli.StringFlag{Name: "cache-size", Value: defaultCacheSize, EnvVars: []string{"HEAPLEDGER_CACHE_SIZE"},
 			Usage: "bound on the cache directory (suffixes K, M, G): after a run that stored classes, the least recently used are removed down to 90% of it"},

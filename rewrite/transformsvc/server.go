@@ -186,10 +186,6 @@ func (s *Server) Serve(r io.Reader, w io.Writer) error {
 	return nil
 }
 
-// handle rewrites one class. A panic in a pass is a bug, but it must cost one class, not the
-// whole JVM's instrumentation: it becomes a failure answer.
-// Classes returns the internal names of the classes the service was asked for, sorted: those
-// the pass rewrote and those answered from the cache, which the pass never saw.
 // ClassesKnown says whether Classes holds every class the program loaded: not when the agent
 // was offered the cache and never said which classes it answered itself (a JVM killed before
 // its exit hooks ran). Call it after Serve returned.
@@ -197,6 +193,9 @@ func (s *Server) ClassesKnown() bool {
 	return !s.offered || s.namesTold.Load()
 }
 
+// Classes returns the internal names of the classes the service was asked for, sorted: those
+// the pass rewrote, those answered from the cache, which the pass never saw, and those the
+// agent answered itself and named at exit (ControlNames).
 func (s *Server) Classes() []string {
 	s.namesMu.Lock()
 	defer s.namesMu.Unlock()
@@ -205,6 +204,9 @@ func (s *Server) Classes() []string {
 	return out
 }
 
+// handle rewrites one class, or answers a control request (an empty class name). A panic in
+// a pass is a bug, but it must cost one class, not the whole JVM's instrumentation: it becomes
+// a failure answer.
 func (s *Server) handle(req *Request) (resp *Response) {
 	if req.Name == "" {
 		return s.control(req)

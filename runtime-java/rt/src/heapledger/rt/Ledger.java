@@ -231,8 +231,8 @@ public final class Ledger {
     }
 
     /**
-     * From a shutdown hook: waits, at most millis, for the exit snapshot to be written. Returns
-     * at once if the runtime never started or the JVM is not exiting.
+     * From a shutdown hook only: waits, at most millis, for the exit snapshot to be written.
+     * Returns at once if the runtime registered no exit snapshot.
      */
     public static void awaitExitSnapshot(long millis) throws InterruptedException {
         Snapshots.awaitExit(millis);

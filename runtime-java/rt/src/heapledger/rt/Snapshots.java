@@ -99,12 +99,11 @@ final class Snapshots {
         }
     }
 
-    /** heapledger.snapshot.gc / HEAPLEDGER_SNAPSHOT_GC: a full GC before each snapshot, the exit's too. */
     /**
-     * Waits for the exit snapshot's shutdown hook to end, at most millis: called from another
+     * Waits for the exit snapshot's shutdown hook to end, at most millis. Only for another
      * shutdown hook (the agent's), which must not end its transform service while the snapshot
-     * may still load classes. Returns at once when there is no such hook or the JVM is not
-     * exiting (the hook was never started).
+     * may still load classes: a hook not started yet is waited for, as the JVM is exiting.
+     * Returns at once when the runtime registered no such hook.
      */
     static void awaitExit(long millis) throws InterruptedException {
         Thread hook = exitHook;
@@ -117,6 +116,7 @@ final class Snapshots {
         if (left > 0) hook.join(left);
     }
 
+    /** heapledger.snapshot.gc / HEAPLEDGER_SNAPSHOT_GC: a full GC before each snapshot, the exit's too. */
     static boolean gcBefore() {
         return Boolean.parseBoolean(setting("heapledger.snapshot.gc", "HEAPLEDGER_SNAPSHOT_GC", Config.get("snapshot.gc", "false")));
     }
