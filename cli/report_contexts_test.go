@@ -10,6 +10,21 @@ import (
 	"github.com/heapledger/heapledger/fixtures"
 )
 
+// compileAccountsFixture compiles fixtures/accounts into the directory classes.
+func compileAccountsFixture(t *testing.T, classes string) {
+	t.Helper()
+	var srcs []string
+	filepath.WalkDir(filepath.Join(fixtures.Dir(), "accounts", "src"), func(p string, _ os.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(p, ".java") {
+			srcs = append(srcs, p)
+		}
+		return err
+	})
+	if b, err := exec.Command("javac", append([]string{"--release", "17", "-d", classes}, srcs...)...).CombinedOutput(); err != nil {
+		t.Fatalf("javac: %v\n%s", err, b)
+	}
+}
+
 // contextsStack is a full stack of the accounts fixture's threads scenario, outermost first:
 // each of its 64 threads runs A.chain, whose B.work calls C.make, which allocates.
 const contextsStack = "acct.Main.lambda$main$0();acct.a.A.chain(int);acct.b.B.work(int);acct.c.C.make(int)"
@@ -25,16 +40,7 @@ func TestContextProfilesMatchReport(t *testing.T) {
 	needJDK(t)
 	dir := t.TempDir()
 	classes, out, snaps := filepath.Join(dir, "classes"), filepath.Join(dir, "out"), filepath.Join(dir, "snaps")
-	var srcs []string
-	filepath.WalkDir(filepath.Join(fixtures.Dir(), "accounts", "src"), func(p string, _ os.DirEntry, err error) error {
-		if err == nil && strings.HasSuffix(p, ".java") {
-			srcs = append(srcs, p)
-		}
-		return err
-	})
-	if b, err := exec.Command("javac", append([]string{"--release", "17", "-d", classes}, srcs...)...).CombinedOutput(); err != nil {
-		t.Fatalf("javac: %v\n%s", err, b)
-	}
+	compileAccountsFixture(t, classes)
 	if _, stderr, err := runCLI(t, "rewrite", "--context", "cct", "--accounts", "acct.a,acct.b,acct.c", classes, "-o", out+"/"); err != nil {
 		t.Fatalf("rewrite: %v\n%s", err, stderr)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/heapledger/heapledger/rewrite/jar"
 	rwpasses "github.com/heapledger/heapledger/rewrite/passes"
 	"github.com/heapledger/heapledger/rewrite/transformsvc"
 )
@@ -24,6 +25,8 @@ var serveCmd = &cli.Command{
 	Flags: []cli.Flag{
 		&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "classes rewritten at once", DefaultText: "the number of CPUs"},
 		&cli.IntFlag{Name: "object-init-sites", Usage: "hook java.lang.Object's constructor (the agent's --object-init) and reserve this many sites for it"},
+		&cli.StringFlag{Name: "class-path", Usage: "the JVM's class path (java.class.path): the classes of --class-path-loader are rewritten reading the others of its jars, as offline rewriting reads its input"},
+		&cli.StringFlag{Name: "class-path-loader", Usage: "the loader, as the agent names it in requests, that finds classes on --class-path (the system class loader)"},
 	},
 	Action: func(c *cli.Context) error {
 		// Ctrl-C and Ctrl-\ reach the whole foreground process group: they are the JVM's to
@@ -47,6 +50,8 @@ var serveCmd = &cli.Command{
 		if n := c.Int("object-init-sites"); n > 0 {
 			srv.Pass = rwpasses.WithObjectInitHook(run.pass)
 			srv.HookSites = n
+		} else if err := readClassPath(c, run, srv); err != nil {
+			return fmt.Errorf("serve: %w", err)
 		}
 		if err := openTransformCache(c, srv); err != nil {
 			return fmt.Errorf("serve: %w", err)
@@ -82,6 +87,27 @@ var serveCmd = &cli.Command{
 		trimTransformCache(srv)
 		return nil
 	},
+}
+
+// readClassPath gives the service the JVM's class path as its input (--class-path): the
+// system loader's classes are then rewritten by a second count pass, which reads the others.
+// Not with the Object.<init> hook, under which no method is account-neutral anyway.
+func readClassPath(c *cli.Context, run *countRun, srv *transformsvc.Server) error {
+	path, loader := c.String("class-path"), c.String("class-path-loader")
+	if path == "" {
+		return nil
+	}
+	if loader == "" {
+		return fmt.Errorf("--class-path needs --class-path-loader, the loader that searches it")
+	}
+	pass, err := rwpasses.Count(run.opts)
+	if err != nil {
+		return err
+	}
+	srv.ClassPath = jar.NewClassPath(path, string(os.PathListSeparator))
+	pass.SetInputs(srv.ClassPath.Lookup)
+	srv.ClassPathLoader, srv.ClassPathPass = loader, pass
+	return nil
 }
 
 // serveGCPercent is the service's GOGC unless the environment sets one.

@@ -20,8 +20,8 @@ import (
 //  2. no method handle constant names it, in its class or another member of its nest (a
 //     lambda's body or a method reference, which other accounts' code invokes through the
 //     functional interface). A nest's members are read from the input (nestHandles); where
-//     they cannot be, as under the agent, which sees one class at a time, the methods of a
-//     class in a nest keep their switch;
+//     they cannot be (under the agent, a class no class path holds: jar.ClassPath), the
+//     methods of a class in a nest keep their switch;
 //  3. it has no runtime-visible annotation (frameworks call annotated private methods, such
 //     as @PostConstruct or event handlers, by reflection from their own code);
 //  4. serialization does not call it (readObject, writeObject, readObjectNoData,

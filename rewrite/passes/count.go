@@ -94,7 +94,8 @@ type countEditor struct {
 	// unaccounted, nothing can inherit an account from its caller, and a method needs the
 	// account only for its own sites (docs/instrumentation.md, "Every class accounted").
 	allAccounted bool
-	// inputs reads the other classes of the input (SetInputs); nil under the agent.
+	// inputs reads the other classes of the input (SetInputs); nil under the agent for a
+	// class of a loader other than the system class loader.
 	inputs func(class string) ([]byte, bool)
 	nests  sync.Map // nest host → *nestScan (boundary.go)
 	// classes holds what neutral.go read of the input's classes: class name → *inputClass.

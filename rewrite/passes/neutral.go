@@ -40,8 +40,9 @@ import (
 // Anything else — a virtual call that a class outside the input may override, a JDK method that
 // takes an object of the program, a class not in the input — makes the method keep its switch:
 // a class outside the input may be rewritten apart and charge the thread's account. The input
-// is read through transform.Inputs; under the agent, which sees one class at a time, no method
-// is found account-neutral. With the Object.<init> hook (ObjectInit), which charges the
+// is read through transform.Inputs; under the agent it is the JVM's class path, for the classes
+// its system loader defines (jar.ClassPath), and without one no method is found
+// account-neutral. With the Object.<init> hook (ObjectInit), which charges the
 // thread's account, none is either. The JDK's own code is assumed not rewritten (only the
 // agent's --jdk rewrites it, and it finds none neutral); what stays inexact is in
 // docs/instrumentation.md, "Account-neutral methods".
@@ -206,10 +207,10 @@ func plainParams(owner, desc string) bool {
 // (rule 4): every class and interface initialised with it is of the JDK, or of the input and
 // accounted or without a static initialiser.
 func (e *countEditor) initNeutral(name string) bool {
-	if jdkClass(name) {
-		return true
-	}
 	ic := e.inputClassOf(name)
+	if jdkClass(name) && !ic.in {
+		return true // a class of the input is rewritten, whatever its package (javax.inject's, say)
+	}
 	if !ic.in {
 		return false
 	}

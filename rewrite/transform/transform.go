@@ -15,7 +15,8 @@ type Class interface {
 // Inputs is implemented by a pass that reads other classes of the input while it rewrites one
 // (the count pass reads a class's nest: rewrite/passes/boundary.go). The jar pipeline hands it,
 // before any class is rewritten, a lookup of the input's classes by internal name, which is
-// safe for concurrent use; the agent's service has no input to look in and hands none.
+// safe for concurrent use; the agent's service hands the JVM's class path (jar.ClassPath) to
+// the pass that rewrites the system class loader's classes, and none to the others.
 type Inputs interface {
 	SetInputs(lookup func(class string) ([]byte, bool))
 }

@@ -87,6 +87,9 @@ func (s *Server) adapt(req *Request) (transform.Result, string, error) {
 	if err != nil {
 		return transform.Result{}, "", err
 	}
+	if in, ok := pass.(transform.Inputs); ok && s.fromClassPath(req) {
+		in.SetInputs(s.ClassPath.Lookup) // as its first version was rewritten
+	}
 	res, err := pass.TransformClass(req.Name, req.Class)
 	if err != nil {
 		return res, "", err

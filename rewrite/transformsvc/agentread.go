@@ -14,7 +14,8 @@ import (
 // instead of a round trip to this process. The steps:
 //
 //  1. The hello offers the cache (offerCache): its directory, what every key's hash starts
-//     with (keyPrefix), and a first lease. Not with --adapt, whose re-instrumentation needs
+//     with (keyPrefix) and, with a class path, what the keys of the application class
+//     loader's classes start with (they are rewritten by another pass), and a first lease. Not with --adapt, whose re-instrumentation needs
 //     the sites of every class's first version (versions), which only the service keeps.
 //  2. The agent answers a class from an entry whose sites fit its lease and which carries no
 //     skipped methods or warnings (their messages are the service's to word); anything else,
@@ -59,7 +60,11 @@ func (s *Server) offerCache() (string, error) {
 	if strings.ContainsAny(s.Cache.Dir(), "\t\n\r") {
 		return "", nil
 	}
-	return fmt.Sprintf("cache\t%s\t%s\n%s", s.Cache.Dir(), hex.EncodeToString(keyPrefix(s.salt)), lease), nil
+	line := "cache\t" + s.Cache.Dir() + "\t" + hex.EncodeToString(keyPrefix(s.salt))
+	if s.pathSalt != nil {
+		line += "\t" + hex.EncodeToString(keyPrefix(s.pathSalt))
+	}
+	return line + "\n" + lease, nil
 }
 
 // lease reserves a block of IDs and returns its line, "lease\tFIRST\tCOUNT\n".

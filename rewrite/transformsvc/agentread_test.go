@@ -11,7 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heapledger/heapledger/internal/testjars"
 	"github.com/heapledger/heapledger/rewrite/accounts"
+	"github.com/heapledger/heapledger/rewrite/jar"
+	"github.com/heapledger/heapledger/rewrite/passes"
 	"github.com/heapledger/heapledger/rewrite/paths"
 	"github.com/heapledger/heapledger/rewrite/transform"
 )
@@ -208,4 +211,70 @@ func TestNoOfferWithoutCacheOrWithAdapt(t *testing.T) {
 		t.Errorf("with --adapt, the hello offers %q", adapt.hello.Messages)
 	}
 	adapt.end()
+}
+
+// The system loader's classes are rewritten reading the class path: with accounts, methods
+// whose callees the jar shows to be neutral lose their switch, so many classes come out smaller
+// than another loader's copy of the same bytes (some grow a little: a neutral method's own sites
+// take Acct.own, a constant more). The hello offers their keys' prefix beside the
+// others', and the two never share an entry.
+func TestClassPathLoaderReadsTheJar(t *testing.T) {
+	classes := realClasses(t, "ecj.jar", 60)
+	store := emptyStore(t)
+	s := countServer(t, store, "org.eclipse.jdt.internal.compiler.*")
+	cp := jar.NewClassPath(testjars.Path(t, "ecj.jar"), ":")
+	defer cp.Close()
+	pass, err := passes.Count(passes.CountOptions{Accounts: mustParse(t, "org.eclipse.jdt.internal.compiler.*"), Table: s.Table})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pass.SetInputs(cp.Lookup)
+	s.ClassPath, s.ClassPathLoader, s.ClassPathPass = cp, "sys", pass
+	ss := startSession(t, s)
+	f := strings.Split(strings.SplitN(ss.hello.Messages, "\n", 2)[0], "\t")
+	if len(f) != 4 || f[0] != "cache" || f[2] == f[3] {
+		t.Fatalf("cache line %q: want the directory and two prefixes", f)
+	}
+	ask := func(c testClass, loader string) *Response {
+		ss.next++
+		if err := WriteRequest(ss.reqW, &Request{ID: ss.next, Name: c.name, Loader: loader, Class: c.data}); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := ReadResponse(ss.respR)
+		if err != nil || resp.Status == StatusFailed {
+			t.Fatalf("%s: %v %q", c.name, err, resp.Messages)
+		}
+		return resp
+	}
+	size := func(r *Response, c testClass) int {
+		if r.Status == StatusChanged {
+			return len(r.Class)
+		}
+		return len(c.data)
+	}
+	sys, other, smaller := 0, 0, 0
+	for _, c := range classes {
+		a, b := ask(c, "sys"), ask(c, "other@1")
+		if a.Cached || b.Cached {
+			t.Errorf("%s: answered from the cache on its first request by each loader", c.name)
+		}
+		sys, other = sys+size(a, c), other+size(b, c)
+		if size(a, c) < size(b, c) {
+			smaller++
+		}
+	}
+	ss.end()
+	if smaller == 0 || sys >= other {
+		t.Fatalf("no class came out smaller from the class path (%d bytes, %d without)", sys, other)
+	}
+	t.Logf("%d of %d classes smaller from the class path: %d bytes against %d", smaller, len(classes), sys, other)
+}
+
+func mustParse(t *testing.T, patterns string) *accounts.Set {
+	t.Helper()
+	set, err := accounts.Parse(patterns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
 }

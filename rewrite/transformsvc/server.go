@@ -16,6 +16,7 @@ import (
 
 	"github.com/heapledger/heapledger/internal/filecache"
 	"github.com/heapledger/heapledger/rewrite/accounts"
+	"github.com/heapledger/heapledger/rewrite/jar"
 	"github.com/heapledger/heapledger/rewrite/transform"
 )
 
@@ -60,10 +61,20 @@ type Server struct {
 	// adapt.go): it makes the pass that re-instruments a class from its profile.
 	Adapt AdaptFunc
 
+	// ClassPath, when set, is the JVM's class path as its application class loader finds it
+	// (the agent sends it at start): the classes that loader defines, named ClassPathLoader in
+	// requests, are rewritten by ClassPathPass, which reads the other classes of the class path
+	// as offline rewriting reads its input (docs/agent.md, "The class path as the input").
+	// Other loaders' classes go to Pass, which reads none.
+	ClassPath       *jar.ClassPath
+	ClassPathLoader string
+	ClassPathPass   transform.Class
+
 	hookFirst, hookLast int      // the reserved range, inclusive; 0, 0 for none
 	versions            versions // the sites of each class rewritten, with Adapt (adapt.go)
 
 	salt        []byte        // CacheSalt and the hello's table lines
+	pathSalt    []byte        // salt and the class path's identity, for ClassPathPass's classes
 	pending     *writeBehind  // entries to store, when Cache is set
 	writeWait   time.Duration // idleBeforeWrite, unless a test sets it
 	cacheWarned atomic.Bool
@@ -133,6 +144,9 @@ func (s *Server) Serve(r io.Reader, w io.Writer) error {
 	// The hello's lines number the accounts and carry the config (the hook's range too), which
 	// the rewritten code depends on.
 	s.salt = []byte(s.CacheSalt + "\n" + accountLines)
+	if s.ClassPath != nil && s.ClassPathPass != nil {
+		s.pathSalt = []byte(string(s.salt) + "\nclass path\n" + s.ClassPath.Identity())
+	}
 	offer, err := s.offerCache()
 	if err != nil {
 		return err
@@ -275,18 +289,22 @@ func (s *Server) handle(req *Request) (resp *Response) {
 // stored. A damaged entry is a miss, and the stored result replaces it. A failure is not
 // stored: it is rare, and its message names this run's loader.
 func (s *Server) rewrite(req *Request) (res transform.Result, cached bool, err error) {
+	pass, salt := s.Pass, s.salt
+	if s.fromClassPath(req) {
+		pass, salt = s.ClassPathPass, s.pathSalt
+	}
 	if s.Cache == nil {
-		res, err = s.Pass.TransformClass(req.Name, req.Class)
+		res, err = pass.TransformClass(req.Name, req.Class)
 		return res, false, err
 	}
-	key := cacheKey(s.salt, req.Name, req.Class)
+	key := cacheKey(salt, req.Name, req.Class)
 	if b, ok := s.Cache.Get(key); ok {
 		if c, err := decodeCachedClass(b); err == nil {
 			res, err = c.replay(s.Table)
 			return res, true, err
 		}
 	}
-	res, err = s.Pass.TransformClass(req.Name, req.Class)
+	res, err = pass.TransformClass(req.Name, req.Class)
 	if err != nil {
 		return res, false, err
 	}
@@ -297,6 +315,11 @@ func (s *Server) rewrite(req *Request) (res transform.Result, cached bool, err e
 	}
 	s.pending.add(key, c.encode())
 	return res, false, nil
+}
+
+// fromClassPath reports whether ClassPathPass rewrites the class of req.
+func (s *Server) fromClassPath(req *Request) bool {
+	return s.pathSalt != nil && req.Loader == s.ClassPathLoader
 }
 
 // cacheWarning says the first thing that went wrong with the cache: the classes are rewritten

@@ -58,6 +58,8 @@ public final class Agent {
     private final Adapt adapt;
     /** Cached classes answered without the service; null when the service offered none. */
     private final LocalCache local;
+    /** The loader whose class path the service reads as its input (classPathArgs), or null. */
+    private final ClassLoader classPathLoader;
 
     // Statistics, under `this`.
     private long[] latencies = new long[1024];
@@ -67,8 +69,9 @@ public final class Agent {
     /** Classes this agent changed, as "name@loader", so detach retransforms just those. */
     private final Set<String> instrumented = new HashSet<String>();
 
-    private Agent(Options o, Instrumentation inst, Service s, long serviceStartNanos) {
+    private Agent(Options o, Instrumentation inst, Service s, long serviceStartNanos, ClassLoader classPathLoader) {
         this.options = o;
+        this.classPathLoader = classPathLoader;
         this.inst = inst;
         this.service = s;
         this.serviceStartNanos = serviceStartNanos;
@@ -124,6 +127,7 @@ public final class Agent {
                     extra.add("--table");
                     extra.add(t.getPath());
                 }
+                ClassLoader cpLoader = attach ? null : classPathArgs(o, extra);
                 long t0 = System.nanoTime();
                 s = Service.start(o, extra);
                 applyConfig(s.accountLines());
@@ -133,7 +137,7 @@ public final class Agent {
                     o.jdk = false;
                 }
                 int[] hookSites = o.objectInit ? hookSites(s.accountLines()) : null;
-                Agent a = new Agent(o, inst, s, System.nanoTime() - t0);
+                Agent a = new Agent(o, inst, s, System.nanoTime() - t0, cpLoader);
                 if (!startedBefore && s.accountLines().contains("config\tbudget.")) {
                     // Budgets name accounts, and the runtime resolves them when it starts, before
                     // any line reaches it through defineTable: it reads them from a table file.
@@ -292,6 +296,34 @@ public final class Agent {
         BUSY.get()[0] = true;
     }
 
+    /**
+     * Gives the service the class path, so that it rewrites the system class loader's classes
+     * reading the others as offline rewriting reads its input (docs/agent.md, "The class path as
+     * the input"), and returns that loader; null when the class path may not be what the loader
+     * searches, or the service must read nothing: a custom system loader, modules on a module
+     * path, classes appended to the boot class path (found before the class path), --jdk (the
+     * JDK's classes are rewritten too, which the pass assumes they are not), and an attach,
+     * where classes loaded before may be left as they are (not retransformable).
+     */
+    private static ClassLoader classPathArgs(Options o, List<String> extra) {
+        if (o.jdk || System.getProperty("java.system.class.loader") != null || !isEmpty(System.getProperty("jdk.module.path"))
+                || !isEmpty(System.getProperty("jdk.boot.class.path.append"))) {
+            return null;
+        }
+        String cp = System.getProperty("java.class.path");
+        ClassLoader sys = ClassLoader.getSystemClassLoader();
+        if (isEmpty(cp) || sys == null) return null;
+        extra.add("--class-path");
+        extra.add(cp);
+        extra.add("--class-path-loader");
+        extra.add(loaderName(sys));
+        return sys;
+    }
+
+    private static boolean isEmpty(String s) {
+        return s == null || s.isEmpty();
+    }
+
     static void warn(String msg) {
         System.err.println("heapledger agent: " + msg);
     }
@@ -307,7 +339,7 @@ public final class Agent {
         long t0 = System.nanoTime();
         String ln = loaderName(loader);
         if (profile == null && local != null) {
-            Service.Pending p = local.answer(className, classFile);
+            Service.Pending p = local.answer(className, classFile, loader != null && loader == classPathLoader);
             if (p != null) {
                 if (!p.table.isEmpty()) Ledger.defineTable(p.table);
                 record(System.nanoTime() - t0, p, className, ln);

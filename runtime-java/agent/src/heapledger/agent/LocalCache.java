@@ -28,6 +28,8 @@ final class LocalCache {
 
     private final File dir;
     private final MessageDigest primed; // prefix hashed; cloned per class
+    /** The prefix of the class path's classes hashed, or null: the system loader's classes (Agent.classPathArgs). */
+    private final MessageDigest pathPrimed;
     private final MessageDigest empty; // nothing hashed; cloned per entry checked (getInstance looks providers up)
     private final Service service;
     // The lease, IDs [next, end) not used yet, and the classes answered; under this.
@@ -39,9 +41,10 @@ final class LocalCache {
     private final List<String> names = new ArrayList<String>();
     private int answered;
 
-    private LocalCache(File dir, MessageDigest primed, MessageDigest empty, Service service, int first, int count) {
+    private LocalCache(File dir, MessageDigest primed, MessageDigest pathPrimed, MessageDigest empty, Service service, int first, int count) {
         this.dir = dir;
         this.primed = primed;
+        this.pathPrimed = pathPrimed;
         this.empty = empty;
         this.service = service;
         this.next = first;
@@ -51,24 +54,29 @@ final class LocalCache {
 
     /** The cache the hello's messages offer, or null when they offer none (or SHA-256 is missing). */
     static LocalCache offered(String helloMessages, Service service) {
-        String dir = null, prefixHex = null;
+        String dir = null, prefixHex = null, pathPrefixHex = null;
         int[] lease = null;
         for (String line : helloMessages.split("\n")) {
             String[] f = line.split("\t");
-            if (f.length == 3 && f[0].equals("cache")) {
+            if ((f.length == 3 || f.length == 4) && f[0].equals("cache")) {
                 dir = f[1];
                 prefixHex = f[2];
+                pathPrefixHex = f.length == 4 ? f[3] : null;
             } else if (f.length == 3 && f[0].equals("lease")) {
                 lease = parseLease(line);
             }
         }
         if (dir == null || lease == null) return null;
         try {
-            byte[] prefix = unhex(prefixHex);
             MessageDigest empty = MessageDigest.getInstance("SHA-256");
             MessageDigest md = (MessageDigest) empty.clone();
-            md.update(prefix);
-            return new LocalCache(new File(dir), md, empty, service, lease[0], lease[1]);
+            md.update(unhex(prefixHex));
+            MessageDigest path = null;
+            if (pathPrefixHex != null) {
+                path = (MessageDigest) empty.clone();
+                path.update(unhex(pathPrefixHex));
+            }
+            return new LocalCache(new File(dir), md, path, empty, service, lease[0], lease[1]);
         } catch (Exception e) {
             return null; // the service answers every class, as without the offer
         }
@@ -87,7 +95,7 @@ final class LocalCache {
 
     /** Runs the lookup once on nothing, so its classes are loaded before any class is. */
     void preload() {
-        read(key("", new byte[0]));
+        read(key("", new byte[0], false));
         hex(new byte[1]);
         new Entry(new byte[] {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}).valid();
     }
@@ -101,11 +109,11 @@ final class LocalCache {
      * The answer for the class from the cache, as the service would give it (status, bytes,
      * table lines), or null when the service must answer.
      */
-    Service.Pending answer(String name, byte[] classFile) {
+    Service.Pending answer(String name, byte[] classFile, boolean classPath) {
         synchronized (this) {
             if (told) return null;
         }
-        byte[] key = key(name, classFile);
+        byte[] key = key(name, classFile, classPath);
         byte[] stored = read(key);
         if (stored == null) return null;
         Entry e = new Entry(stored);
@@ -189,9 +197,13 @@ final class LocalCache {
         return first;
     }
 
-    /** transformsvc.cacheKey: SHA-256 of the prefix, the name's length (u64) and bytes, the class. */
-    private byte[] key(String name, byte[] classFile) {
-        MessageDigest md = copy(primed);
+    /**
+     * transformsvc.cacheKey: SHA-256 of the prefix, the name's length (u64) and bytes, the
+     * class. classPath: the class is the system loader's, which the service rewrites with the
+     * class path as its input under a prefix of its own, when it offered one.
+     */
+    private byte[] key(String name, byte[] classFile, boolean classPath) {
+        MessageDigest md = copy(classPath && pathPrimed != null ? pathPrimed : primed);
         byte[] n = name.getBytes(StandardCharsets.UTF_8);
         long len = n.length;
         for (int i = 7; i >= 0; i--) md.update((byte) (len >>> (8 * i)));

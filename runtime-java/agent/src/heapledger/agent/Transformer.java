@@ -9,7 +9,8 @@ import heapledger.rt.ObjectHook;
 
 /**
  * Hands each class of an application or custom loader to the transform service. Classes of
- * heapledger itself, of the bootstrap and platform loaders (the JDK, unless --jdk), and classes
+ * heapledger itself, of the bootstrap and platform loaders and of the JDK's runtime image (the
+ * JDK, unless --jdk), and classes
  * loaded while this thread is already inside the transformer or is one of the agent's own
  * threads pass through untouched, so the agent never instruments itself and never recurses.
  */
@@ -53,6 +54,7 @@ final class Transformer implements ClassFileTransformer {
     @Override
     public byte[] transform(ClassLoader loader, String className, Class<?> redefined, ProtectionDomain pd, byte[] classFile) {
         if (className == null || classFile == null || !wants(loader, className)) return null;
+        if (!jdk && fromRuntimeImage(pd)) return null;
         boolean[] busy = Agent.BUSY.get();
         if (busy[0]) return null;
         busy[0] = true;
@@ -87,6 +89,17 @@ final class Transformer implements ClassFileTransformer {
         // hook, which adds a guarded call and nothing else, rewrites it.
         if (objectInit && loader == null && internalName.equals("java/lang/Object")) return true;
         return jdk && !jdkExcluded(internalName);
+    }
+
+    /**
+     * A class of the JDK's runtime image that the application loader defines (jdk.compiler's
+     * javac, for one): the JDK's like those of its own loaders, which the count pass assumes
+     * are not rewritten (rewrite/passes/neutral.go), and offline rewriting never sees.
+     */
+    static boolean fromRuntimeImage(ProtectionDomain pd) {
+        java.security.CodeSource cs = pd == null ? null : pd.getCodeSource();
+        java.net.URL u = cs == null ? null : cs.getLocation();
+        return u != null && "jrt".equals(u.getProtocol());
     }
 
     static boolean jdkExcluded(String internalName) {

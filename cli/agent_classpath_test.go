@@ -1,0 +1,155 @@
+package main
+
+import (
+	"archive/zip"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heapledger/heapledger/analysis/snapshot"
+)
+
+// TestAgentClassPathAsInput: under the agent, classes of a jar on the class path are rewritten
+// as offline rewriting rewrites that jar, reading the others as its input (docs/agent.md, "The
+// class path as the input"): the accounts fixture's neutral and boundary scenarios run the same
+// account switches and leave out the same ones, per method, as the offline-rewritten jar, and
+// charge the same rows. From a class directory, which ends the input, the switches stay in
+// and the rows are still the same. A second run, from the cache, switches as the first.
+func TestAgentClassPathAsInput(t *testing.T) {
+	needAgent(t)
+	dir := t.TempDir()
+	classes, fixture := filepath.Join(dir, "classes"), filepath.Join(dir, "acct.jar")
+	compileAccountsFixture(t, classes)
+	zipDir(t, classes, fixture)
+	const accts = "acct.m,acct.n,acct.d,acct.e"
+	offline := filepath.Join(dir, "offline.jar")
+	if _, stderr, err := runCLI(t, "rewrite", "--accounts", accts, "--count-increments", "--embed-runtime", fixture, "-o", offline); err != nil {
+		t.Fatalf("rewrite: %v\n%s", err, stderr)
+	}
+	cache := filepath.Join(dir, "cache")
+	for _, scenario := range []string{"neutral", "boundary"} {
+		run := func(what string, agent bool, cp string) *snapshot.Snapshot {
+			t.Helper()
+			snaps := filepath.Join(dir, scenario+"-"+what)
+			argv := []string{"java", "-Dheapledger.snapshot.dir=" + snaps, "-cp", cp, "acct.Main", scenario}
+			var stdout, stderr string
+			var err error
+			if agent {
+				stdout, stderr, err = runHL(t, append([]string{"run", "--accounts", accts, "--count-increments", "--cache-dir", cache, "--"}, argv...)...)
+			} else {
+				stdout, stderr, err = runGuarded(t, 2*time.Minute, argv[0], argv[1:]...)
+			}
+			if err != nil || !strings.Contains(stdout+stderr, "done "+scenario) {
+				t.Fatalf("%s %s: %v\n%s\n%s", scenario, what, err, stdout, stderr)
+			}
+			return onlySnapshot(t, snaps)
+		}
+		want := run("offline", false, offline)
+		if want.Header["switches_left_out"] == "0" || want.Header["switches_left_out"] == "" {
+			t.Fatalf("%s offline: no switch left out (%q): the scenario proves nothing", scenario, want.Header["switches_left_out"])
+		}
+		for _, what := range []string{"jar", "jar-cached"} {
+			got := run(what, true, fixture)
+			sameRows(t, scenario+" "+what, got, want)
+			for _, h := range []string{"switches", "switches_left_out", "switches_by_method", "switches_left_out_by_method"} {
+				if sortedFields(got.Header[h]) != sortedFields(want.Header[h]) {
+					t.Errorf("%s under the agent (%s): %s %q, offline %q", scenario, what, h, got.Header[h], want.Header[h])
+				}
+			}
+		}
+		got := run("dir", true, classes)
+		if scenario == "neutral" {
+			sameRows(t, scenario+" from a directory", got, want)
+		} else {
+			// N.reflectedInNest, private and called by reflection from E, keeps E's account
+			// offline, where N's nest is read (docs/instrumentation.md, "Account boundaries");
+			// with the nest unread it switches, and its Unit is N's account's, acct.d.
+			d, e := unitCount(got, "acct.d"), unitCount(got, "acct.e")
+			if d != unitCount(want, "acct.d")+1 || e != unitCount(want, "acct.e")-1 {
+				t.Errorf("boundary from a directory: acct.d %d, acct.e %d Units; offline %d and %d, and one should move to acct.d", d, e, unitCount(want, "acct.d"), unitCount(want, "acct.e"))
+			}
+		}
+		if got.Header["switches"] == want.Header["switches"] {
+			t.Errorf("%s from a directory: switches %q as offline; a directory should end the input", scenario, got.Header["switches"])
+		}
+	}
+}
+
+// sameRows fails unless the snapshots' per-(account, type) totals are equal.
+func sameRows(t *testing.T, what string, got, want *snapshot.Snapshot) {
+	t.Helper()
+	rows := func(s *snapshot.Snapshot) map[string]int64 {
+		out := map[string]int64{}
+		for _, r := range s.Rows {
+			k := s.Accounts[r.Account] + "|" + s.Sites[r.Site].Type
+			out[k] += r.Count
+			out[k+" elements"] += r.Elements
+			out[k+" bytes"] += r.Bytes
+		}
+		return out
+	}
+	g, w := rows(got), rows(want)
+	for k, v := range w {
+		if g[k] != v {
+			t.Errorf("%s: %s %d, offline %d", what, k, g[k], v)
+		}
+	}
+	if len(g) != len(w) {
+		t.Errorf("%s: %d rows, offline %d", what, len(g), len(w))
+	}
+}
+
+// sortedFields is a space-separated list in sorted order.
+func sortedFields(s string) string {
+	f := strings.Fields(s)
+	slices.Sort(f)
+	return strings.Join(f, " ")
+}
+
+// unitCount is the acct.u.Unit objects charged to account.
+func unitCount(s *snapshot.Snapshot, account string) (n int64) {
+	for _, r := range s.Rows {
+		if s.Accounts[r.Account] == account && s.Sites[r.Site].Type == "acct.u.Unit" {
+			n += r.Count
+		}
+	}
+	return n
+}
+
+// zipDir writes the files under dir into a jar at out.
+func zipDir(t *testing.T, dir, out string) {
+	t.Helper()
+	f, err := os.Create(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := zip.NewWriter(f)
+	err = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		fw, err := w.Create(filepath.ToSlash(rel))
+		if err != nil {
+			return err
+		}
+		_, err = fw.Write(data)
+		return err
+	})
+	if err == nil {
+		err = w.Close()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,172 @@
+package jar
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// ClassPath looks classes up as a JVM's application class loader finds them on its class path
+// (transform.Inputs), for the agent's transform service: the count pass then reads a class's
+// callees as offline rewriting reads the other classes of its input. It holds only what the
+// loader is sure to find first, so that a class it finds is the class that loader defines:
+//
+//  1. The jars are taken in the order the loader searches them (NewClassPath): the class
+//     path's, each followed at once by the jars its manifest's Class-Path names (resolved
+//     against the jar, each jar taken once), missing files left out as the loader leaves them.
+//  2. The search stops at the first directory: it may hold any class, and its contents change
+//     between runs unnoticed, so neither it nor anything after it is read.
+//  3. A class with a version of its own under META-INF/versions/ is not found: the loader may
+//     define that version instead (Lookup).
+//
+// A class not found is one the count pass treats as outside its input, which only costs
+// switches that could have been left out. The jars' manifests are read at once (a manifest is
+// found without reading the whole archive), their entries in the background; Lookup waits for
+// them. The identity (Identity) names every jar in search order by path, size and modification
+// time, so a cache keyed by it is never used with other jars.
+type ClassPath struct {
+	jars     []string
+	identity string
+
+	once   sync.Once
+	done   chan struct{}
+	byName map[string]*Entry
+	multi  map[string]bool // classes with a version under META-INF/versions/
+	inputs []*Input
+	read   []string // the jars read, in order: up to the first one that could not be
+	err    error    // why that jar could not be read; the jars before it still count
+}
+
+// NewClassPath takes the class path as the JVM's java.class.path gives it (entries separated
+// by sep), finds the jars the loader searches (steps 1 and 2) and starts reading their
+// entries in the background.
+func NewClassPath(path string, sep string) *ClassPath {
+	cp := &ClassPath{done: make(chan struct{})}
+	var queue []string
+	for _, p := range strings.Split(path, sep) {
+		if p == "" {
+			p = "." // the JVM reads an empty entry as the working directory
+		}
+		queue = append(queue, p)
+	}
+	var id strings.Builder
+	seen := map[string]bool{}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		abs, err := filepath.Abs(p)
+		if err != nil || seen[abs] {
+			continue
+		}
+		seen[abs] = true
+		st, err := os.Stat(abs)
+		if err != nil {
+			continue // as the loader, which skips what it cannot open
+		}
+		if !st.Mode().IsRegular() {
+			break // a directory (step 2)
+		}
+		mf, err := readManifest(abs)
+		if err != nil {
+			break // the loader skips it; what it finds next is not known here
+		}
+		cp.jars = append(cp.jars, abs)
+		fmt.Fprintf(&id, "%s %d %d\n", abs, st.Size(), st.ModTime().UnixNano())
+		queue = append(manifestClassPath(abs, mf), queue...)
+	}
+	cp.identity = id.String()
+	go cp.once.Do(cp.open)
+	return cp
+}
+
+// manifestClassPath returns the files a jar's manifest's Class-Path names, resolved against
+// the jar as the JDK resolves them: relative URLs, or file URLs; others are ignored.
+func manifestClassPath(jarPath string, mf []byte) []string {
+	main := mf
+	for _, sep := range []string{"\r\n\r\n", "\n\n", "\r\r"} {
+		if i := strings.Index(string(main), sep); i >= 0 {
+			main = main[:i]
+		}
+	}
+	base := &url.URL{Scheme: "file", Path: filepath.ToSlash(jarPath)}
+	var out []string
+	for _, a := range parseSection(main) {
+		if !strings.EqualFold(a.name, "Class-Path") {
+			continue
+		}
+		for _, ref := range strings.Fields(a.value) {
+			u, err := url.Parse(ref)
+			if err != nil || u.Scheme != "" && u.Scheme != "file" || u.Host != "" {
+				continue
+			}
+			r := base.ResolveReference(u)
+			out = append(out, filepath.FromSlash(r.Path)) // a trailing slash stays: a directory for the loader
+
+		}
+	}
+	return out
+}
+
+// Identity names the jars the class path may read: their paths, sizes and modification times.
+func (cp *ClassPath) Identity() string { return cp.identity }
+
+// Jars returns the jars read, in class path order, once they are open, and why the next one
+// could not be read (nil when none failed).
+func (cp *ClassPath) Jars() ([]string, error) {
+	<-cp.done
+	return cp.read, cp.err
+}
+
+// open reads the jars' entries (step 3).
+func (cp *ClassPath) open() {
+	defer close(cp.done)
+	cp.byName, cp.multi = map[string]*Entry{}, map[string]bool{}
+	for _, p := range cp.jars {
+		in, err := OpenInput(p)
+		if err != nil {
+			cp.err = err
+			return
+		}
+		cp.inputs = append(cp.inputs, in)
+		cp.read = append(cp.read, p)
+		for _, e := range in.Entries {
+			name, ok := strings.CutSuffix(e.Name, ".class")
+			switch {
+			case !ok:
+			case strings.HasPrefix(name, "META-INF/versions/"):
+				if _, rest, ok := strings.Cut(name[len("META-INF/versions/"):], "/"); ok {
+					cp.multi[rest] = true
+				}
+			case cp.byName[name] == nil:
+				cp.byName[name] = e
+			}
+		}
+	}
+}
+
+// Lookup returns the class file the class path holds for an internal class name (step 3);
+// it is safe for concurrent use.
+func (cp *ClassPath) Lookup(class string) ([]byte, bool) {
+	<-cp.done
+	e := cp.byName[class]
+	if e == nil || cp.multi[class] {
+		return nil, false
+	}
+	data, err := e.ReadAll(DefaultLimits)
+	return data, err == nil
+}
+
+// Close releases the jars once they are open.
+func (cp *ClassPath) Close() error {
+	<-cp.done
+	var first error
+	for _, in := range cp.inputs {
+		if err := in.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}

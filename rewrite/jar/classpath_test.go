@@ -1,0 +1,184 @@
+package jar
+
+import (
+	"archive/zip"
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// writeZip writes a zip of name → content, in the order given (pairs), with method for every
+// entry, after prefix (bytes before the archive, as a self-extracting jar has).
+func writeZip(t *testing.T, path string, prefix []byte, method uint16, comment string, pairs ...string) {
+	t.Helper()
+	var b bytes.Buffer
+	b.Write(prefix)
+	w := zip.NewWriter(&b)
+	w.SetOffset(int64(len(prefix)))
+	for i := 0; i+1 < len(pairs); i += 2 {
+		f, err := w.CreateHeader(&zip.FileHeader{Name: pairs[i], Method: method})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Write([]byte(pairs[i+1]))
+	}
+	if comment != "" {
+		w.SetComment(comment)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestReadManifestEveryLayout(t *testing.T) {
+	dir := t.TempDir()
+	mf := "Manifest-Version: 1.0\r\nClass-Path: a.jar \r\n b.jar\r\n\r\nName: x\r\nClass-Path: ignored.jar\r\n"
+	for _, c := range []struct {
+		name    string
+		prefix  []byte
+		method  uint16
+		comment string
+	}{
+		{"deflated", nil, zip.Deflate, ""},
+		{"stored", nil, zip.Store, ""},
+		{"comment", nil, zip.Deflate, "a comment with PK\x05\x06 inside"},
+		{"prefixed", []byte("#!/bin/sh\nexec java -jar \"$0\"\n"), zip.Deflate, ""}, // read by archive/zip
+	} {
+		p := filepath.Join(dir, c.name+".jar")
+		writeZip(t, p, c.prefix, c.method, c.comment, "META-INF/", "", "a/A.class", "\xca\xfe", manifestName, mf)
+		got, err := readManifest(p)
+		if err != nil || string(got) != mf {
+			t.Errorf("%s: %q, %v", c.name, got, err)
+		}
+		if refs := manifestClassPath(p, got); len(refs) != 2 || refs[0] != filepath.Join(dir, "a.jar") || refs[1] != filepath.Join(dir, "b.jar") {
+			t.Errorf("%s: Class-Path %q", c.name, refs)
+		}
+	}
+	p := filepath.Join(dir, "none.jar")
+	writeZip(t, p, nil, zip.Deflate, "", "a/A.class", "\xca\xfe")
+	if got, err := readManifest(p); got != nil || err != nil {
+		t.Errorf("no manifest: %q, %v", got, err)
+	}
+	os.WriteFile(filepath.Join(dir, "bad.jar"), []byte("not a zip"), 0o644)
+	if _, err := readManifest(filepath.Join(dir, "bad.jar")); err == nil {
+		t.Error("not a zip: no error")
+	}
+}
+
+func TestManifestClassPathURLs(t *testing.T) {
+	got := manifestClassPath("/opt/app/lib/main.jar", []byte("Class-Path: dep.jar ../other/o.jar /abs/x.jar file:/f/y.jar http://h/z.jar my%20lib.jar classes/\n"))
+	want := []string{"/opt/app/lib/dep.jar", "/opt/app/other/o.jar", "/abs/x.jar", "/f/y.jar", "/opt/app/lib/my lib.jar", "/opt/app/lib/classes/"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+}
+
+// TestClassPathSearchOrder: the jars come in the loader's order, each one's Class-Path right
+// after it and each jar once; a directory ends the search; a class with a versioned copy and a
+// class only in a jar after the directory are not found.
+func TestClassPathSearchOrder(t *testing.T) {
+	dir := t.TempDir()
+	j := func(n string) string { return filepath.Join(dir, n) }
+	writeZip(t, j("a.jar"), nil, zip.Deflate, "", manifestName, "Manifest-Version: 1.0\nClass-Path: lib/b.jar missing.jar c.jar\n", "p/A.class", "a")
+	writeZip(t, j("lib/b.jar"), nil, zip.Deflate, "", "p/X.class", "x from b", "p/M.class", "m", "META-INF/versions/11/p/M.class", "m11")
+	writeZip(t, j("c.jar"), nil, zip.Deflate, "", "p/C.class", "c", "p/X.class", "x from c")
+	writeZip(t, j("d.jar"), nil, zip.Deflate, "", "p/D.class", "d", "p/X.class", "x from d")
+	writeZip(t, j("e.jar"), nil, zip.Deflate, "", "p/E.class", "e")
+	os.Mkdir(j("classes"), 0o755)
+
+	cp := NewClassPath(strings.Join([]string{j("a.jar"), j("d.jar"), j("c.jar"), j("classes"), j("e.jar")}, ":"), ":")
+	defer cp.Close()
+	jars, err := cp.Jars()
+	if err != nil || strings.Join(jars, " ") != strings.Join([]string{j("a.jar"), j("lib/b.jar"), j("c.jar"), j("d.jar")}, " ") {
+		t.Fatalf("jars %q, %v", jars, err)
+	}
+	for class, want := range map[string]string{"p/A": "a", "p/X": "x from b", "p/C": "c", "p/D": "d", "p/M": "", "p/E": "", "p/None": ""} {
+		data, ok := cp.Lookup(class)
+		if string(data) != want || ok != (want != "") {
+			t.Errorf("%s: %q, %v; want %q", class, data, ok, want)
+		}
+	}
+	for _, want := range []string{j("a.jar"), j("lib/b.jar"), j("c.jar"), j("d.jar")} {
+		if !strings.Contains(cp.Identity(), want+" ") {
+			t.Errorf("identity lacks %s:\n%s", want, cp.Identity())
+		}
+	}
+	if strings.Contains(cp.Identity(), "e.jar") {
+		t.Errorf("identity names a jar after the directory:\n%s", cp.Identity())
+	}
+
+	// A jar named by a Class-Path is part of the identity: touching it changes it.
+	before := cp.Identity()
+	later := time.Now().Add(time.Hour)
+	os.Chtimes(j("lib/b.jar"), later, later)
+	again := NewClassPath(strings.Join([]string{j("a.jar"), j("d.jar")}, ":"), ":")
+	defer again.Close()
+	if again.Identity() == before {
+		t.Error("identity unchanged after a Class-Path jar changed")
+	}
+}
+
+// TestClassPathUnreadableJar: a jar whose entries cannot be read ends what is found; the jars
+// before it still count.
+func TestClassPathUnreadableJar(t *testing.T) {
+	dir := t.TempDir()
+	writeZip(t, filepath.Join(dir, "a.jar"), nil, zip.Deflate, "", "p/A.class", "a")
+	os.WriteFile(filepath.Join(dir, "bad.jar"), []byte("PK\x03\x04 not really"), 0o644)
+	writeZip(t, filepath.Join(dir, "c.jar"), nil, zip.Deflate, "", "p/C.class", "c")
+	cp := NewClassPath(filepath.Join(dir, "a.jar")+":"+filepath.Join(dir, "bad.jar")+":"+filepath.Join(dir, "c.jar"), ":")
+	defer cp.Close()
+	if _, ok := cp.Lookup("p/A"); !ok {
+		t.Error("p/A not found")
+	}
+	if _, ok := cp.Lookup("p/C"); ok {
+		t.Error("p/C found after an unreadable jar")
+	}
+}
+
+// FuzzReadManifest: on any bytes the fast manifest reader never panics, and when it reads a
+// manifest where archive/zip reads the archive and its manifest, the two agree.
+func FuzzReadManifest(f *testing.F) {
+	for i, method := range []uint16{zip.Store, zip.Deflate} {
+		var b bytes.Buffer
+		w := zip.NewWriter(&b)
+		for _, n := range []string{"a/A.class", manifestName} {
+			fw, _ := w.CreateHeader(&zip.FileHeader{Name: n, Method: method})
+			fw.Write([]byte("Manifest-Version: 1.0\nClass-Path: x.jar\n"))
+		}
+		w.SetComment(strings.Repeat("c", i*7))
+		w.Close()
+		f.Add(b.Bytes())
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, err := manifestFast(bytes.NewReader(data), int64(len(data)))
+		zr, zerr := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+		if err != nil || zerr != nil {
+			return
+		}
+		for _, zf := range zr.File {
+			if zf.Name != manifestName {
+				continue
+			}
+			rc, oerr := zf.Open()
+			if oerr != nil {
+				return
+			}
+			var want bytes.Buffer
+			_, rerr := want.ReadFrom(rc)
+			rc.Close()
+			if rerr == nil && !bytes.Equal(got, want.Bytes()) {
+				t.Fatalf("manifestFast %q, archive/zip %q", got, want.Bytes())
+			}
+			return
+		}
+	})
+}

@@ -1,0 +1,159 @@
+package jar
+
+import (
+	"bytes"
+	"compress/flate"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// The zip records readManifest reads, with the offsets of the fields it uses (APPNOTE.TXT
+// 4.3.7, 4.3.12 and 4.3.16).
+const (
+	eocdSig        = 0x06054b50
+	eocdLen        = 22
+	eocdEntries    = 10 // u16: entries in the central directory
+	eocdDirSize    = 12 // u32
+	eocdDirOffset  = 16 // u32
+	eocdCommentLen = 20 // u16
+
+	dirSig        = 0x02014b50
+	dirLen        = 46
+	dirMethod     = 10 // u16
+	dirCompSize   = 20 // u32
+	dirSize       = 24 // u32
+	dirNameLen    = 28 // u16
+	dirExtraLen   = 30 // u16
+	dirCommentLen = 32 // u16
+	dirLocal      = 42 // u32: offset of the local header
+
+	localSig      = 0x04034b50
+	localLen      = 30
+	localNameLen  = 26 // u16
+	localExtraLen = 28 // u16
+
+	maxManifest = 1 << 20 // larger manifests are read by OpenInput
+)
+
+// errSlowPath says that readManifest leaves the archive to archive/zip (OpenInput): a zip64
+// archive, data before the archive, or anything it does not expect.
+var errSlowPath = errors.New("not a plain zip archive")
+
+// readManifest returns the jar's META-INF/MANIFEST.MF, or nil when it has none, reading the
+// central directory's bytes without building an entry for each file: a class path's jars are
+// read before the service's hello, and some hold tens of thousands of entries. An archive it
+// does not expect is read by OpenInput instead.
+func readManifest(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	data, err := manifestFast(f, st.Size())
+	if !errors.Is(err, errSlowPath) {
+		return data, err
+	}
+	in, err := OpenInput(path)
+	if err != nil {
+		return nil, err
+	}
+	defer in.Close()
+	for _, e := range in.Entries {
+		if e.Name == manifestName {
+			return e.ReadAll(Limits{MaxEntrySize: maxManifest, MaxRatio: DefaultLimits.MaxRatio})
+		}
+	}
+	return nil, nil
+}
+
+// manifestFast finds the manifest through the end record and the central directory.
+func manifestFast(r io.ReaderAt, size int64) ([]byte, error) {
+	tail := int64(eocdLen + 0xFFFF)
+	if tail > size {
+		tail = size
+	}
+	buf := make([]byte, tail)
+	if _, err := r.ReadAt(buf, size-tail); err != nil {
+		return nil, err
+	}
+	at := -1
+	for i := len(buf) - eocdLen; i >= 0; i-- {
+		if binary.LittleEndian.Uint32(buf[i:]) == eocdSig && i+eocdLen+int(binary.LittleEndian.Uint16(buf[i+eocdCommentLen:])) == len(buf) {
+			at = i
+			break
+		}
+	}
+	if at < 0 {
+		return nil, errSlowPath
+	}
+	end := buf[at:]
+	n := int(binary.LittleEndian.Uint16(end[eocdEntries:]))
+	dsize, doff := int64(binary.LittleEndian.Uint32(end[eocdDirSize:])), int64(binary.LittleEndian.Uint32(end[eocdDirOffset:]))
+	if n == 0xFFFF || dsize == 0xFFFFFFFF || doff == 0xFFFFFFFF || doff+dsize != size-tail+int64(at) {
+		return nil, errSlowPath // zip64, or bytes before the archive
+	}
+	dir := make([]byte, dsize)
+	if _, err := r.ReadAt(dir, doff); err != nil {
+		return nil, err
+	}
+	for i := 0; i < n; i++ {
+		if len(dir) < dirLen || binary.LittleEndian.Uint32(dir) != dirSig {
+			return nil, errSlowPath
+		}
+		nl, el, cl := int(binary.LittleEndian.Uint16(dir[dirNameLen:])), int(binary.LittleEndian.Uint16(dir[dirExtraLen:])), int(binary.LittleEndian.Uint16(dir[dirCommentLen:]))
+		if len(dir) < dirLen+nl+el+cl {
+			return nil, errSlowPath
+		}
+		if string(dir[dirLen:dirLen+nl]) == manifestName {
+			return readStored(r, dir)
+		}
+		dir = dir[dirLen+nl+el+cl:]
+	}
+	return nil, nil
+}
+
+// readStored reads the entry whose central directory record starts rec.
+func readStored(r io.ReaderAt, rec []byte) ([]byte, error) {
+	method := binary.LittleEndian.Uint16(rec[dirMethod:])
+	csize, usize := int64(binary.LittleEndian.Uint32(rec[dirCompSize:])), int64(binary.LittleEndian.Uint32(rec[dirSize:]))
+	local := int64(binary.LittleEndian.Uint32(rec[dirLocal:]))
+	if usize > maxManifest || csize > maxManifest || method != zipStore && method != zipDeflate {
+		return nil, errSlowPath
+	}
+	var h [localLen]byte
+	if _, err := r.ReadAt(h[:], local); err != nil {
+		return nil, err
+	}
+	if binary.LittleEndian.Uint32(h[:]) != localSig {
+		return nil, errSlowPath
+	}
+	start := local + localLen + int64(binary.LittleEndian.Uint16(h[localNameLen:])) + int64(binary.LittleEndian.Uint16(h[localExtraLen:]))
+	comp := make([]byte, csize)
+	if _, err := r.ReadAt(comp, start); err != nil {
+		return nil, err
+	}
+	if method == zipStore {
+		return comp, nil
+	}
+	out, err := io.ReadAll(io.LimitReader(flate.NewReader(bytes.NewReader(comp)), maxManifest+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", manifestName, err)
+	}
+	if int64(len(out)) != usize {
+		return nil, fmt.Errorf("%s: %d bytes inflated, the directory says %d", manifestName, len(out), usize)
+	}
+	return out, nil
+}
+
+// The compression methods readStored reads.
+const (
+	zipStore   = 0
+	zipDeflate = 8
+)
