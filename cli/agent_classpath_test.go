@@ -3,6 +3,7 @@ package main
 import (
 	"archive/zip"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -151,5 +152,39 @@ func zipDir(t *testing.T, dir, out string) {
 	}
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestAgentLeavesRuntimeImageClasses: javac's classes (jdk.compiler) are the JDK's although the
+// application loader defines them; the agent passes them through as offline rewriting never
+// sees them, so what they allocate is counted nowhere and no site of theirs is named.
+func TestAgentLeavesRuntimeImageClasses(t *testing.T) {
+	needAgent(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "Tool.java")
+	prog := `public class Tool {
+    public static void main(String[] a) throws Exception {
+        javax.tools.JavaCompiler c = javax.tools.ToolProvider.getSystemJavaCompiler();
+        System.out.println(c.getClass().getClassLoader() == ClassLoader.getSystemClassLoader());
+        System.out.println(c.getSourceVersions().size() > 0);
+        System.out.println(c.getStandardFileManager(null, null, null) != null);
+    }
+}
+`
+	if err := os.WriteFile(src, []byte(prog), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := exec.Command("javac", "-d", dir, src).CombinedOutput(); err != nil {
+		t.Fatalf("javac: %v\n%s", err, b)
+	}
+	out, errOut, err := runHL(t, "run", "--accounts", "*", "--snapshot-dir", filepath.Join(dir, "s"), "--", "java", "-cp", dir, "Tool")
+	if err != nil || out != "true\ntrue\ntrue\n" {
+		t.Fatalf("%v\nstdout %q (javac's compiler should be the application loader's)\n%s", err, out, errOut)
+	}
+	s := onlySnapshot(t, filepath.Join(dir, "s"))
+	for _, site := range s.Sites {
+		if strings.HasPrefix(site.Method, "com.sun.tools.javac.") {
+			t.Fatalf("a site of javac's was rewritten: %+v", site)
+		}
 	}
 }
