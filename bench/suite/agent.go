@@ -58,7 +58,11 @@ func agentMode(name string, flags []string, optIn bool, what string) *Mode {
 			return err
 		},
 		Launch: func(env *Env, w *Workload, p *Prepared) (*Launch, error) {
-			opt, prep, err := env.writeAgent(name, all, w)
+			flags, err := accountsFor(all, w)
+			if err != nil {
+				return nil, err
+			}
+			opt, prep, err := env.writeAgent(name, flags, w)
 			if err != nil {
 				return nil, err
 			}
@@ -69,6 +73,20 @@ func agentMode(name string, flags []string, optIn bool, what string) *Mode {
 		},
 		Verify: verifySnapshot,
 	}
+}
+
+// accountsFor puts the workload's accounts where flags say LIST (heapledger-agent-accounts).
+func accountsFor(flags []string, w *Workload) ([]string, error) {
+	out := append([]string(nil), flags...)
+	for i, f := range out {
+		if f == "LIST" {
+			if len(w.Accounts) == 0 {
+				return nil, fmt.Errorf("workload %s names no accounts", w.Name)
+			}
+			out[i] = strings.Join(w.Accounts, ",")
+		}
+	}
+	return out, nil
 }
 
 // agentJar is the agent jar the binary would use: $HEAPLEDGER_AGENT, else build/ of the checkout

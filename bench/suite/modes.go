@@ -129,6 +129,11 @@ var modes = []*Mode{
 	// latency) is in the start-up table beside plain and the offline rows.
 	agentMode("heapledger-agent", []string{"--accounts", "*"}, false,
 		"heapledger-count's options through the agent: the unmodified jars, every class rewritten as it loads by `heapledger serve`; each run must write its exit snapshot"),
+	// What users run under the agent (issue 35): heapledger-accounts' accounts, the classes
+	// rewritten as they load; the service reads the class path as offline rewriting reads its
+	// jars (docs/agent.md, "The class path as the input").
+	agentMode("heapledger-agent-accounts", []string{"--accounts", "LIST"}, true,
+		"heapledger-accounts' accounts (the workload table's) through the agent: the unmodified jars, every class rewritten as it loads; each run must write its exit snapshot"),
 	agentMode("heapledger-agent-jdk", []string{"--accounts", "*", "--jdk"}, true,
 		"heapledger-agent with the JDK's own classes rewritten too (by retransformation)"),
 	// Path counters through the agent (issue 29), static and adaptive (--adapt: each class
