@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/heapledger/heapledger/analysis/snapshot"
 	"github.com/heapledger/heapledger/fixtures/demo"
+	"github.com/heapledger/heapledger/internal/filecache"
 )
 
 // siteRows sums a snapshot's rows by what a report shows of them: the account and the site as
@@ -29,6 +31,42 @@ func siteRows(t *testing.T, s *snapshot.Snapshot) map[string][3]int64 {
 		out[k] = [3]int64{v[0] + r.Count, v[1] + r.Elements, v[2] + r.Bytes}
 	}
 	return out
+}
+
+// collide waits for the n entries of the cache directory to be whole, then stores under each
+// key the entry of another, checksums and all, as if every key had collided with another's
+// (keys are CRC-32s: transformsvc.cacheKey).
+func collide(t *testing.T, dir string, n int) {
+	t.Helper()
+	store, err := filecache.Open(dir, 1<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []filecache.Key
+	var values [][]byte
+	for deadline := time.Now().Add(time.Minute); len(values) < n; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("a minute after the run, %d whole entries in %s for %d classes", len(values), dir, n)
+		}
+		files, _ := filepath.Glob(filepath.Join(dir, "[0-9a-f][0-9a-f]", "*"))
+		keys, values = keys[:0], values[:0]
+		for _, f := range files {
+			var k filecache.Key
+			if b, err := hex.DecodeString(filepath.Base(f)); err != nil || len(b) != len(k) {
+				continue // a temporary
+			} else {
+				copy(k[:], b)
+			}
+			if v, ok := store.Get(k); ok {
+				keys, values = append(keys, k), append(values, v)
+			}
+		}
+	}
+	for i, k := range keys {
+		if err := store.Put(k, values[(i+1)%len(values)]); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 var cacheStats = regexp.MustCompile(`(\d+) classes sent, .* (\d+) answered from the transform cache \((\d+) read by the agent itself\)`)
@@ -111,6 +149,10 @@ func TestAgentCacheSecondRun(t *testing.T) {
 	}
 	if sent, cached, inJVM := runDemo("damaged"); sent == 0 || cached != 0 || inJVM != 0 {
 		t.Errorf("damaged entries: %d classes sent, %d from the cache, %d by the agent itself; want all rewritten", sent, cached, inJVM)
+	}
+	collide(t, cache, sent)
+	if sent, cached, inJVM := runDemo("collided"); sent == 0 || cached != 0 || inJVM != 0 {
+		t.Errorf("entries of other classes under each key: %d classes sent, %d from the cache, %d by the agent itself; want all rewritten", sent, cached, inJVM)
 	}
 	if sent, cached, _ := runDemo("uncached", "--no-cache"); sent == 0 || cached != 0 {
 		t.Errorf("--no-cache: %d classes sent, %d from the cache", sent, cached)

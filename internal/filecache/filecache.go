@@ -5,15 +5,22 @@
 // kept under a size bound by removing the entries used least recently.
 //
 // Layout: DIR/KK/KEYHEX, KK the key's first byte in hex (256 subdirectories keep each small).
-// An entry file is "HLC1", the SHA-256 of key and value, then the value.
+// An entry file is "HLC2", the CRC-32 (IEEE) of key and value, big-endian, then the value.
+//
+// The checksum guards against damage, as a zip's CRC-32 guards each of its entries (and the JVM
+// trusts a jar's classes on no more): what an entry is the value of is the caller's to decide,
+// by its key and, where keys may collide, by what the value holds. A CRC-32 is what a JVM can
+// check before its JIT has compiled anything: java.util.zip.CRC32 is an intrinsic of the
+// interpreter, a SHA-256 is not, and the agent checks every entry it reads as classes load.
 package filecache
 
 import (
 	"bytes"
-	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"io/fs"
 	"os"
@@ -27,9 +34,13 @@ import (
 // Key names an entry; callers hash what decides the value into it.
 type Key [32]byte
 
-var magic = []byte("HLC1")
+var magic = []byte("HLC2")
 
-const headerSize = 4 + sha256.Size
+// An entry's header: the magic, then the checksum.
+const (
+	checksumAt = 4
+	headerSize = checksumAt + 4
+)
 
 // touchAfter: a hit renews an entry's modification time (its age for Trim) only when it is
 // older than this, so a run that hits thousands of entries does not write thousands of inodes.
@@ -71,12 +82,10 @@ func (c *Cache) path(k Key) string {
 	return filepath.Join(c.dir, h[:2], h)
 }
 
-func checksum(k Key, value []byte) [sha256.Size]byte {
-	h := sha256.New()
-	h.Write(k[:])
-	h.Write(value)
-	var sum [sha256.Size]byte
-	h.Sum(sum[:0])
+// checksum is the header's checksum field for an entry.
+func checksum(k Key, value []byte) [4]byte {
+	var sum [4]byte
+	binary.BigEndian.PutUint32(sum[:], crc32.Update(crc32.ChecksumIEEE(k[:]), crc32.IEEETable, value))
 	return sum
 }
 
@@ -100,7 +109,7 @@ func (c *Cache) Get(k Key) ([]byte, bool) {
 		return nil, false
 	}
 	sum := checksum(k, data[headerSize:])
-	if !bytes.Equal(data[:4], magic) || !bytes.Equal(data[4:headerSize], sum[:]) {
+	if !bytes.Equal(data[:checksumAt], magic) || !bytes.Equal(data[checksumAt:headerSize], sum[:]) {
 		c.discard(p, st)
 		return nil, false
 	}

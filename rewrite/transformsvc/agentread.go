@@ -1,7 +1,6 @@
 package transformsvc
 
 import (
-	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"strings"
@@ -13,13 +12,15 @@ import (
 // a block the service reserved for it (a lease). Each class loading then costs a file read
 // instead of a round trip to this process. The steps:
 //
-//  1. The hello offers the cache (offerCache): its directory, what every key's hash starts
-//     with (keyPrefix) and, with a class path, what the keys of the application class
-//     loader's classes start with (they are rewritten by another pass), and a first lease. Not with --adapt, whose re-instrumentation needs
-//     the sites of every class's first version (versions), which only the service keeps.
-//  2. The agent answers a class from an entry whose sites fit its lease and which carries no
-//     skipped methods or warnings (their messages are the service's to word); anything else,
-//     a miss or a damaged entry included, goes to the service as before.
+//  1. The hello offers the cache (offerCache): its directory, the salt's ID that ends every
+//     key (cacheKey) and, with a class path, the one that ends the keys of the application
+//     class loader's classes (they are rewritten by another pass), and a first lease. Not
+//     with --adapt, whose re-instrumentation needs the sites of every class's first version
+//     (versions), which only the service keeps.
+//  2. The agent answers a class from an entry made from that very class (its name and bytes,
+//     cachedClass.matches) whose sites fit its lease and which carries no skipped methods or
+//     warnings (their messages are the service's to word); anything else, a miss or a
+//     damaged entry included, goes to the service as before.
 //  3. A lease used up is renewed by a control request (control); a class that does not fit
 //     goes to the service meanwhile. IDs a lease leaves unused are never named, as IDs a class
 //     reserved and did not use (newSites).
@@ -39,13 +40,6 @@ const (
 	ControlNames = "names\n" // followed by class names, one per line: classes the agent answered
 )
 
-// keyPrefix is what cacheKey hashes before the class name: the format and the salt.
-func keyPrefix(salt []byte) []byte {
-	b := append([]byte(nil), cacheFormat...)
-	b = binary.BigEndian.AppendUint64(b, uint64(len(salt)))
-	return append(b, salt...)
-}
-
 // offerCache is the hello's messages: the cache the agent may read itself and its first
 // lease; empty when it may not.
 func (s *Server) offerCache() (string, error) {
@@ -60,9 +54,9 @@ func (s *Server) offerCache() (string, error) {
 	if strings.ContainsAny(s.Cache.Dir(), "\t\n\r") {
 		return "", nil
 	}
-	line := "cache\t" + s.Cache.Dir() + "\t" + hex.EncodeToString(keyPrefix(s.salt))
+	line := "cache\t" + s.Cache.Dir() + "\t" + hex.EncodeToString(s.salt[:])
 	if s.pathSalt != nil {
-		line += "\t" + hex.EncodeToString(keyPrefix(s.pathSalt))
+		line += "\t" + hex.EncodeToString(s.pathSalt[:])
 	}
 	return line + "\n" + lease, nil
 }

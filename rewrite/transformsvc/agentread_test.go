@@ -1,9 +1,9 @@
 package transformsvc
 
 import (
-	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"hash/crc32"
 	"io"
 	"slices"
 	"strconv"
@@ -98,8 +98,9 @@ func siteIDs(table string) []int {
 	return ids
 }
 
-// The hello offers the cache as the agent needs it: hashing the offered prefix, the class's
-// name (as cacheKey: its length, then it) and its bytes finds the entry the service stored.
+// The hello offers the cache as the agent needs it: the class's CRC-32 and length, its name's
+// CRC-32 and the offered salt ID (as LocalCache.key builds them) find the entry the service
+// stored, and the entry holds the class it was made from.
 // Leases, the hello's and renewed ones, never share an ID with each other or with a class
 // the service rewrites; the names the agent sends count as classes loaded.
 func TestHelloOffersCacheAndLeases(t *testing.T) {
@@ -112,11 +113,11 @@ func TestHelloOffersCacheAndLeases(t *testing.T) {
 	}
 	f := strings.Split(lines[0], "\t")
 	if len(f) != 3 || f[1] != store.Dir() {
-		t.Fatalf("cache line %q: want the directory %s and a prefix", lines[0], store.Dir())
+		t.Fatalf("cache line %q: want the directory %s and a salt ID", lines[0], store.Dir())
 	}
-	prefix, err := hex.DecodeString(f[2])
-	if err != nil {
-		t.Fatal(err)
+	id, err := hex.DecodeString(f[2])
+	if err != nil || len(id) != 20 {
+		t.Fatalf("salt ID %q: %v", f[2], err)
 	}
 	first, count := leaseOf(t, ss.hello.Messages)
 	if count != LeaseIDs {
@@ -148,16 +149,15 @@ func TestHelloOffersCacheAndLeases(t *testing.T) {
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		found := 0
 		for _, c := range classes {
-			h := sha256.New()
-			h.Write(prefix)
-			var n [8]byte
-			binary.BigEndian.PutUint64(n[:], uint64(len(c.name)))
-			h.Write(n[:])
-			h.Write([]byte(c.name))
-			h.Write(c.data)
 			var k [32]byte
-			h.Sum(k[:0])
-			if _, ok := store.Get(k); ok {
+			binary.BigEndian.PutUint32(k[0:], crc32.ChecksumIEEE(c.data))
+			binary.BigEndian.PutUint32(k[4:], uint32(len(c.data)))
+			binary.BigEndian.PutUint32(k[8:], crc32.ChecksumIEEE([]byte(c.name)))
+			copy(k[12:], id)
+			if b, ok := store.Get(k); ok {
+				if e, err := decodeCachedClass(b); err != nil || !e.matches(c.name, c.data) {
+					t.Fatalf("%s: the entry under its key is not its own (%v)", c.name, err)
+				}
 				found++
 			}
 		}
@@ -165,7 +165,7 @@ func TestHelloOffersCacheAndLeases(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d entries found under the keys the offered prefix gives", found, len(classes))
+			t.Fatalf("%d of %d entries found under the keys the offered salt ID gives", found, len(classes))
 		}
 	}
 }
@@ -216,7 +216,7 @@ func TestNoOfferWithoutCacheOrWithAdapt(t *testing.T) {
 // The system loader's classes are rewritten reading the class path: with accounts, methods
 // whose callees the jar shows to be neutral lose their switch, so many classes come out smaller
 // than another loader's copy of the same bytes (some grow a little: a neutral method's own sites
-// take Acct.own, a constant more). The hello offers their keys' prefix beside the
+// take Acct.own, a constant more). The hello offers their keys' salt ID beside the
 // others', and the two never share an entry.
 func TestClassPathLoaderReadsTheJar(t *testing.T) {
 	classes := realClasses(t, "ecj.jar", 60)
@@ -233,7 +233,7 @@ func TestClassPathLoaderReadsTheJar(t *testing.T) {
 	ss := startSession(t, s)
 	f := strings.Split(strings.SplitN(ss.hello.Messages, "\n", 2)[0], "\t")
 	if len(f) != 4 || f[0] != "cache" || f[2] == f[3] {
-		t.Fatalf("cache line %q: want the directory and two prefixes", f)
+		t.Fatalf("cache line %q: want the directory and two salt IDs", f)
 	}
 	ask := func(c testClass, loader string) *Response {
 		ss.next++

@@ -1,10 +1,12 @@
 package transformsvc
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"math"
 
 	"github.com/heapledger/heapledger/internal/filecache"
@@ -15,20 +17,23 @@ import (
 
 // cacheFormat starts every key: a change to the entry encoding below changes it, so entries of
 // an older encoding are never read as this one's.
-const cacheFormat = "heapledger transform cache 1\n"
+const cacheFormat = "heapledger transform cache 2\n"
 
 // A cached class is what the pass made of the class, with its site IDs made relative: the
+// class it was made from (its name and bytes, which a key does not prove: see cacheKey), the
 // rewritten bytes, the number of IDs the pass reserved for it, and per site it named, where in
 // the bytes its ID lies and what the site is. Replayed in another run, the class reserves as
 // many IDs of that run's table, names its sites with them and gets them written into its
 // bytes: exactly what rewriting it there would give, since nothing else in a rewrite depends
 // on the table's state (the salt covers what does: options, accounts, the binary).
 //
-// Encoding: u8 changed | u32 reserved | u32 sites, each u32 offset of the ID's four bytes,
+// Encoding: u8 changed | str name | u32 length, original class bytes | u32 reserved | u32 sites, each u32 offset of the ID's four bytes,
 // str kind, str type, str method, i32 offset, i32 line | u32 skips, each str method, str
 // reason | u32 warnings, each str | u32 length, class bytes. str is u32 length and UTF-8.
 type cachedClass struct {
 	changed  bool
+	name     string
+	original []byte
 	reserved int
 	sites    []cachedSite
 	skipped  []transform.Skip
@@ -41,24 +46,58 @@ type cachedSite struct {
 	site accounts.Site
 }
 
-// cacheKey hashes everything a rewrite of the class depends on: the salt and the class.
-func cacheKey(salt []byte, name string, class []byte) filecache.Key {
+// A key locates a class's entry. The agent computes one per class as the class loads, before
+// its JIT has compiled anything, so a key is made of CRC-32s (java.util.zip.CRC32 is an
+// intrinsic of the interpreter, a SHA-256 is not: docs/benchmarks-startup.md, "Fifth run")
+// and of the salt's ID, hashed once per run. Two classes may share such a key; the entry
+// holds the class it was made from, and only an entry whose name and bytes equal the class's
+// is replayed (matches). The class's checksum comes first, so that entries spread over the
+// cache's 256 subdirectories.
+const (
+	keyClassCRC = 0  // u32: CRC-32 (IEEE) of the class bytes
+	keyClassLen = 4  // u32: the class's length
+	keyNameCRC  = 8  // u32: CRC-32 of the name's UTF-8
+	keySaltID   = 12 // saltIDSize bytes: the salt's ID
+	saltIDSize  = len(filecache.Key{}) - keySaltID
+)
+
+// A saltID names what a rewrite depends on besides the class (the binary, the options, the
+// hello's table lines, the class path): the first bytes of the SHA-256 of the cache format
+// and the salt.
+type saltID [saltIDSize]byte
+
+func newSaltID(salt []byte) saltID {
 	h := sha256.New()
-	h.Write(keyPrefix(salt)) // the agent starts its hashes with the same bytes (agentread.go)
+	h.Write([]byte(cacheFormat))
 	var n [8]byte
-	binary.BigEndian.PutUint64(n[:], uint64(len(name)))
+	binary.BigEndian.PutUint64(n[:], uint64(len(salt)))
 	h.Write(n[:])
-	h.Write([]byte(name))
-	h.Write(class)
+	h.Write(salt)
+	var id saltID
+	copy(id[:], h.Sum(nil))
+	return id
+}
+
+// cacheKey is where the entry of the class rewritten under the salt id lies (LocalCache.key
+// in the agent computes the same).
+func cacheKey(id saltID, name string, class []byte) filecache.Key {
 	var k filecache.Key
-	h.Sum(k[:0])
+	binary.BigEndian.PutUint32(k[keyClassCRC:], crc32.ChecksumIEEE(class))
+	binary.BigEndian.PutUint32(k[keyClassLen:], uint32(len(class)))
+	binary.BigEndian.PutUint32(k[keyNameCRC:], crc32.ChecksumIEEE([]byte(name)))
+	copy(k[keySaltID:], id[:])
 	return k
+}
+
+// matches reports whether the entry was made from this class: its key says so only likely.
+func (c *cachedClass) matches(name string, class []byte) bool {
+	return c.name == name && bytes.Equal(c.original, class)
 }
 
 // newCachedClass turns a fresh result into an entry, finding each site's ID in the rewritten
 // bytes by the pool index the pass reported. The sites are named in table by then.
-func newCachedClass(res transform.Result, table *accounts.Table) (*cachedClass, error) {
-	c := &cachedClass{changed: res.Changed(), skipped: res.Skipped, warnings: res.Warnings, data: res.Data}
+func newCachedClass(name string, original []byte, res transform.Result, table *accounts.Table) (*cachedClass, error) {
+	c := &cachedClass{changed: res.Changed(), name: name, original: original, skipped: res.Skipped, warnings: res.Warnings, data: res.Data}
 	if res.IDs == nil {
 		return c, nil
 	}
@@ -111,6 +150,9 @@ func (c *cachedClass) encode() []byte {
 	}
 	u32 := func(v int) { b = binary.BigEndian.AppendUint32(b, uint32(v)) }
 	str := func(s string) { u32(len(s)); b = append(b, s...) }
+	str(c.name)
+	u32(len(c.original))
+	b = append(b, c.original...)
 	u32(c.reserved)
 	u32(len(c.sites))
 	for _, s := range c.sites {
@@ -140,6 +182,8 @@ func (c *cachedClass) encode() []byte {
 func decodeCachedClass(b []byte) (*cachedClass, error) {
 	d := decoder{b: b}
 	c := &cachedClass{changed: d.u8() == 1}
+	c.name = string(d.bytes(int(d.u32())))
+	c.original = d.bytes(int(d.u32()))
 	c.reserved = int(d.u32())
 	count := func() int {
 		n := d.u32()

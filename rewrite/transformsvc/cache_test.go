@@ -217,3 +217,26 @@ func TestDecodeCachedClassRefusesBadEntries(t *testing.T) {
 		t.Error("a byte after the class: accepted")
 	}
 }
+
+// Keys are CRC-32s and may collide: an entry under a class's key that was made from another
+// class is a miss, and the class is rewritten, not given the other's code.
+func TestCacheKeyCollisionIsAMiss(t *testing.T) {
+	classes := realClasses(t, "ecj.jar", 2)
+	a, b := classes[0], classes[1]
+	store := emptyStore(t)
+	fresh := serveInTurn(t, countServer(t, store, "*"), classes)
+	s := countServer(t, store, "*")
+	ss := startSession(t, s)
+	stored, ok := store.Get(cacheKey(s.salt, b.name, b.data))
+	if !ok {
+		t.Fatal("the first run stored no entry for " + b.name)
+	}
+	if err := store.Put(cacheKey(s.salt, a.name, a.data), stored); err != nil {
+		t.Fatal(err)
+	}
+	got := ss.ask(a.name, "", a.data)
+	ss.end()
+	if got.Cached || got.Status != fresh[0].Status || !bytes.Equal(got.Class, fresh[0].Class) {
+		t.Fatalf("%s under a colliding key: cached %v, status %d, %d bytes; want a fresh rewrite (%d bytes)", a.name, got.Cached, got.Status, len(got.Class), len(fresh[0].Class))
+	}
+}

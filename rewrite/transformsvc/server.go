@@ -73,8 +73,8 @@ type Server struct {
 	hookFirst, hookLast int      // the reserved range, inclusive; 0, 0 for none
 	versions            versions // the sites of each class rewritten, with Adapt (adapt.go)
 
-	salt        []byte        // CacheSalt and the hello's table lines
-	pathSalt    []byte        // salt and the class path's identity, for ClassPathPass's classes
+	salt        saltID        // of CacheSalt and the hello's table lines
+	pathSalt    *saltID       // of those and the class path's identity, for ClassPathPass's classes; nil without
 	pending     *writeBehind  // entries to store, when Cache is set
 	writeWait   time.Duration // idleBeforeWrite, unless a test sets it
 	cacheWarned atomic.Bool
@@ -143,9 +143,11 @@ func (s *Server) Serve(r io.Reader, w io.Writer) error {
 	}
 	// The hello's lines number the accounts and carry the config (the hook's range too), which
 	// the rewritten code depends on.
-	s.salt = []byte(s.CacheSalt + "\n" + accountLines)
+	salt := s.CacheSalt + "\n" + accountLines
+	s.salt = newSaltID([]byte(salt))
 	if s.ClassPath != nil && s.ClassPathPass != nil {
-		s.pathSalt = []byte(string(s.salt) + "\nclass path\n" + s.ClassPath.Identity())
+		id := newSaltID([]byte(salt + "\nclass path\n" + s.ClassPath.Identity()))
+		s.pathSalt = &id
 	}
 	offer, err := s.offerCache()
 	if err != nil {
@@ -291,7 +293,7 @@ func (s *Server) handle(req *Request) (resp *Response) {
 func (s *Server) rewrite(req *Request) (res transform.Result, cached bool, err error) {
 	pass, salt := s.Pass, s.salt
 	if s.fromClassPath(req) {
-		pass, salt = s.ClassPathPass, s.pathSalt
+		pass, salt = s.ClassPathPass, *s.pathSalt
 	}
 	if s.Cache == nil {
 		res, err = pass.TransformClass(req.Name, req.Class)
@@ -299,7 +301,7 @@ func (s *Server) rewrite(req *Request) (res transform.Result, cached bool, err e
 	}
 	key := cacheKey(salt, req.Name, req.Class)
 	if b, ok := s.Cache.Get(key); ok {
-		if c, err := decodeCachedClass(b); err == nil {
+		if c, err := decodeCachedClass(b); err == nil && c.matches(req.Name, req.Class) {
 			res, err = c.replay(s.Table)
 			return res, true, err
 		}
@@ -308,7 +310,7 @@ func (s *Server) rewrite(req *Request) (res transform.Result, cached bool, err e
 	if err != nil {
 		return res, false, err
 	}
-	c, cerr := newCachedClass(res, s.Table)
+	c, cerr := newCachedClass(req.Name, req.Class, res, s.Table)
 	if cerr != nil {
 		s.cacheWarning(fmt.Sprintf("%s is not cached: %v", req.Name, cerr))
 		return res, false, nil

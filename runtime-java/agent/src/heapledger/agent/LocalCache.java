@@ -3,34 +3,39 @@ package heapledger.agent;
 import java.io.File;
 import java.io.FileInputStream;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.zip.CRC32;
 
 /**
  * Cached classes answered in the JVM, without a round trip to the transform service: the steps
  * are in rewrite/transformsvc/agentread.go. The service offers its cache in the hello (the
- * directory, what every key's hash starts with, a block of site IDs); this class computes a
+ * directory, the salt ID that ends every key, a block of site IDs); this class computes a
  * class's key as the service does (transformsvc.cacheKey), reads and checks the entry
  * (internal/filecache's format), and replays it (transformsvc.cachedClass.replay) with IDs of
- * its block. Anything it cannot answer exactly — a miss, a damaged entry, an entry with skipped
- * methods or warnings, a block that cannot be renewed — goes to the service as before.
+ * its block if it was made from this very class. Anything it cannot answer exactly — a miss, a
+ * damaged entry, another class's entry under the same key, an entry with skipped methods or
+ * warnings, a block that cannot be renewed — goes to the service as before. Only CRC-32s are
+ * computed per class: java.util.zip.CRC32 is an intrinsic of the interpreter, so a class costs
+ * little before the JIT has compiled anything; a SHA-256 is not (docs/benchmarks-startup.md).
  */
 final class LocalCache {
-    /** filecache: "HLC1", the SHA-256 of key and value, then the value. */
-    private static final byte[] MAGIC = {'H', 'L', 'C', '1'};
-    private static final int HEADER = 4 + 32;
+    /** filecache: "HLC2", the CRC-32 of key and value (u32), then the value. */
+    private static final byte[] MAGIC = {'H', 'L', 'C', '2'};
+    private static final int CHECKSUM_AT = 4, HEADER = CHECKSUM_AT + 4;
+    /** transformsvc.cacheKey's layout: class CRC-32, class length, name CRC-32, salt ID. */
+    private static final int KEY_CLASS_CRC = 0, KEY_CLASS_LEN = 4, KEY_NAME_CRC = 8, KEY_SALT_ID = 12, KEY_SIZE = 32;
     /** filecache.touchAfter: a hit renews an entry's age for the size bound only when older. */
     private static final long TOUCH_AFTER_MILLIS = 3600L * 1000L;
     private static final byte TAG_INTEGER = 3;
     private static final char[] HEX = "0123456789abcdef".toCharArray();
 
     private final File dir;
-    private final MessageDigest primed; // prefix hashed; cloned per class
-    /** The prefix of the class path's classes hashed, or null: the system loader's classes (Agent.classPathArgs). */
-    private final MessageDigest pathPrimed;
-    private final MessageDigest empty; // nothing hashed; cloned per entry checked (getInstance looks providers up)
+    private final byte[] saltID;
+    /** The salt ID of the class path's classes, or null: the system loader's classes (Agent.classPathArgs). */
+    private final byte[] pathSaltID;
     private final Service service;
     // The lease, IDs [next, end) not used yet, and the classes answered; under this.
     private int next, end;
@@ -41,45 +46,36 @@ final class LocalCache {
     private final List<String> names = new ArrayList<String>();
     private int answered;
 
-    private LocalCache(File dir, MessageDigest primed, MessageDigest pathPrimed, MessageDigest empty, Service service, int first, int count) {
+    private LocalCache(File dir, byte[] saltID, byte[] pathSaltID, Service service, int first, int count) {
         this.dir = dir;
-        this.primed = primed;
-        this.pathPrimed = pathPrimed;
-        this.empty = empty;
+        this.saltID = saltID;
+        this.pathSaltID = pathSaltID;
         this.service = service;
         this.next = first;
         this.end = first + count;
         this.leaseSize = count;
     }
 
-    /** The cache the hello's messages offer, or null when they offer none (or SHA-256 is missing). */
+    /** The cache the hello's messages offer, or null when they offer none. */
     static LocalCache offered(String helloMessages, Service service) {
-        String dir = null, prefixHex = null, pathPrefixHex = null;
+        String dir = null, idHex = null, pathIDHex = null;
         int[] lease = null;
         for (String line : helloMessages.split("\n")) {
             String[] f = line.split("\t");
             if ((f.length == 3 || f.length == 4) && f[0].equals("cache")) {
                 dir = f[1];
-                prefixHex = f[2];
-                pathPrefixHex = f.length == 4 ? f[3] : null;
+                idHex = f[2];
+                pathIDHex = f.length == 4 ? f[3] : null;
             } else if (f.length == 3 && f[0].equals("lease")) {
                 lease = parseLease(line);
             }
         }
         if (dir == null || lease == null) return null;
-        try {
-            MessageDigest empty = MessageDigest.getInstance("SHA-256");
-            MessageDigest md = (MessageDigest) empty.clone();
-            md.update(unhex(prefixHex));
-            MessageDigest path = null;
-            if (pathPrefixHex != null) {
-                path = (MessageDigest) empty.clone();
-                path.update(unhex(pathPrefixHex));
-            }
-            return new LocalCache(new File(dir), md, path, empty, service, lease[0], lease[1]);
-        } catch (Exception e) {
+        byte[] id = unhex(idHex), pathID = pathIDHex == null ? null : unhex(pathIDHex);
+        if (id == null || id.length != KEY_SIZE - KEY_SALT_ID || (pathIDHex != null && (pathID == null || pathID.length != id.length))) {
             return null; // the service answers every class, as without the offer
         }
+        return new LocalCache(new File(dir), id, pathID, service, lease[0], lease[1]);
     }
 
     private static int[] parseLease(String line) {
@@ -95,9 +91,12 @@ final class LocalCache {
 
     /** Runs the lookup once on nothing, so its classes are loaded before any class is. */
     void preload() {
-        read(key("", new byte[0], false));
+        byte[] none = new byte[0];
+        read(key(none, none, false));
         hex(new byte[1]);
-        new Entry(new byte[] {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}).valid();
+        Entry e = new Entry(new byte[HEADER + 1 + 7 * 4], HEADER); // changed, then seven empty u32-counted parts
+        e.valid();
+        e.madeFrom(none, none);
     }
 
     /** How many classes this cache answered. */
@@ -113,11 +112,11 @@ final class LocalCache {
         synchronized (this) {
             if (told) return null;
         }
-        byte[] key = key(name, classFile, classPath);
-        byte[] stored = read(key);
+        byte[] nameBytes = name.getBytes(StandardCharsets.UTF_8);
+        byte[] stored = read(key(nameBytes, classFile, classPath));
         if (stored == null) return null;
-        Entry e = new Entry(stored);
-        if (!e.valid()) return null;
+        Entry e = new Entry(stored, HEADER);
+        if (!e.valid() || !e.madeFrom(nameBytes, classFile)) return null;
         int first = e.reserved == 0 ? 0 : reserve(e.reserved);
         if (first < 0) return null;
         Service.Pending p = new Service.Pending();
@@ -198,30 +197,34 @@ final class LocalCache {
     }
 
     /**
-     * transformsvc.cacheKey: SHA-256 of the prefix, the name's length (u64) and bytes, the
-     * class. classPath: the class is the system loader's, which the service rewrites with the
-     * class path as its input under a prefix of its own, when it offered one.
+     * transformsvc.cacheKey: the class's CRC-32 and length, the name's CRC-32, the salt ID.
+     * classPath: the class is the system loader's, which the service rewrites with the class
+     * path as its input under a salt of its own, when it offered one.
      */
-    private byte[] key(String name, byte[] classFile, boolean classPath) {
-        MessageDigest md = copy(classPath && pathPrimed != null ? pathPrimed : primed);
-        byte[] n = name.getBytes(StandardCharsets.UTF_8);
-        long len = n.length;
-        for (int i = 7; i >= 0; i--) md.update((byte) (len >>> (8 * i)));
-        md.update(n);
-        md.update(classFile);
-        return md.digest();
+    private byte[] key(byte[] name, byte[] classFile, boolean classPath) {
+        byte[] k = new byte[KEY_SIZE];
+        putU32(k, KEY_CLASS_CRC, crc(classFile, 0, classFile.length));
+        putU32(k, KEY_CLASS_LEN, classFile.length);
+        putU32(k, KEY_NAME_CRC, crc(name, 0, name.length));
+        byte[] id = classPath && pathSaltID != null ? pathSaltID : saltID;
+        System.arraycopy(id, 0, k, KEY_SALT_ID, id.length);
+        return k;
     }
 
-    /** A copy of a digest; offered() made sure the provider's digests can be cloned. */
-    private static MessageDigest copy(MessageDigest md) {
-        try {
-            return (MessageDigest) md.clone();
-        } catch (CloneNotSupportedException e) {
-            throw new IllegalStateException(e);
-        }
+    private static int crc(byte[] b, int off, int len) {
+        CRC32 c = new CRC32();
+        c.update(b, off, len);
+        return (int) c.getValue();
     }
 
-    /** The entry's value, checked as filecache.Get checks it; null when missing or damaged. */
+    private static void putU32(byte[] b, int at, int v) {
+        b[at] = (byte) (v >>> 24);
+        b[at + 1] = (byte) (v >>> 16);
+        b[at + 2] = (byte) (v >>> 8);
+        b[at + 3] = (byte) v;
+    }
+
+    /** The entry file, checked as filecache.Get checks it (its value starts at HEADER); null when missing or damaged. */
     private byte[] read(byte[] key) {
         String h = hex(key);
         File f = new File(new File(dir, h.substring(0, 2)), h);
@@ -247,18 +250,15 @@ final class LocalCache {
         for (int i = 0; i < MAGIC.length; i++) {
             if (b[i] != MAGIC[i]) return null;
         }
-        MessageDigest md = copy(empty);
-        md.update(key);
-        md.update(b, HEADER, b.length - HEADER);
-        byte[] sum = md.digest();
-        for (int i = 0; i < sum.length; i++) {
-            if (b[4 + i] != sum[i]) return null; // the service removes and replaces it
-        }
+        CRC32 c = new CRC32();
+        c.update(key, 0, key.length);
+        c.update(b, HEADER, b.length - HEADER);
+        int sum = (int) c.getValue();
+        int stored = ((b[CHECKSUM_AT] & 0xFF) << 24) | ((b[CHECKSUM_AT + 1] & 0xFF) << 16) | ((b[CHECKSUM_AT + 2] & 0xFF) << 8) | (b[CHECKSUM_AT + 3] & 0xFF);
+        if (stored != sum) return null; // the service removes and replaces it
         long now = System.currentTimeMillis();
         if (now - f.lastModified() > TOUCH_AFTER_MILLIS) f.setLastModified(now); // best effort
-        byte[] value = new byte[b.length - HEADER];
-        System.arraycopy(b, HEADER, value, 0, value.length);
-        return value;
+        return b;
     }
 
     private static String oneLine(String s) {
@@ -274,10 +274,15 @@ final class LocalCache {
         return new String(c);
     }
 
+    /** The bytes of a hex string, or null when it is none. */
     private static byte[] unhex(String s) {
-        if (s.length() % 2 != 0) throw new IllegalArgumentException("odd hex length");
+        if (s.length() % 2 != 0) return null;
         byte[] b = new byte[s.length() / 2];
-        for (int i = 0; i < b.length; i++) b[i] = (byte) Integer.parseInt(s.substring(2 * i, 2 * i + 2), 16);
+        for (int i = 0; i < b.length; i++) {
+            int hi = Character.digit(s.charAt(2 * i), 16), lo = Character.digit(s.charAt(2 * i + 1), 16);
+            if (hi < 0 || lo < 0) return null;
+            b[i] = (byte) (hi << 4 | lo);
+        }
         return b;
     }
 
@@ -288,8 +293,8 @@ final class LocalCache {
     }
 
     /**
-     * An entry as transformsvc.cachedClass.encode writes it: u8 changed | u32 reserved | u32
-     * sites, each u32 offset of the ID, str kind, str type, str method, i32 offset, i32 line |
+     * An entry as transformsvc.cachedClass.encode writes it: u8 changed | str name | u32
+     * length, original class bytes | u32 reserved | u32 sites, each u32 offset of the ID, str kind, str type, str method, i32 offset, i32 line |
      * u32 skips, each three str | u32 warnings, each str | u32 length, class bytes; str is u32
      * length and UTF-8. Checked as decodeCachedClass checks it; entries with skips or warnings
      * are left to the service, whose messages word them.
@@ -299,17 +304,26 @@ final class LocalCache {
         int off;
         boolean bad;
         boolean changed;
+        int nameStart, nameLength, originalStart, originalLength;
         int reserved;
         final List<Site> sites = new ArrayList<Site>();
         int dataStart, dataLength;
 
-        Entry(byte[] b) {
+        /** The entry that starts at b[off]. */
+        Entry(byte[] b, int off) {
             this.b = b;
+            this.off = off;
         }
 
         boolean valid() {
-            if (b.length < 1) return false;
+            if (b.length < off + 1) return false;
             changed = b[off++] == 1;
+            nameLength = count();
+            nameStart = off;
+            off += nameLength;
+            originalLength = count();
+            originalStart = off;
+            off += originalLength;
             reserved = u32();
             int n = count();
             for (int i = 0; i < n && !bad; i++) {
@@ -332,6 +346,13 @@ final class LocalCache {
                 if (s.at < 1 || s.at > dataLength - 4 || b[dataStart + s.at - 1] != TAG_INTEGER) return false;
             }
             return true;
+        }
+
+        /** Whether the entry was made from this class: its key says so only likely. */
+        boolean madeFrom(byte[] name, byte[] classFile) {
+            return nameLength == name.length && originalLength == classFile.length
+                    && ByteBuffer.wrap(b, nameStart, nameLength).equals(ByteBuffer.wrap(name))
+                    && ByteBuffer.wrap(b, originalStart, originalLength).equals(ByteBuffer.wrap(classFile));
         }
 
         private int u32() {
