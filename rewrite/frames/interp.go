@@ -237,10 +237,23 @@ func (m *machine) replace(from Kind, t Type) error {
 func (m *machine) className(idx uint16) (string, error) { return m.pool.ClassName(idx) }
 
 // exec applies one instruction (not a label) to the frame. Branch targets are the caller's
-// business; jsr pushes its return address and ret leaves the frame as it is.
+// business; jsr pushes its return address and ret leaves the frame as it is. The opcodes come
+// in ranges of one kind, each applied by a function of its own: constants and loads here,
+// then stores (storeOp), the stack's own instructions, arithmetic and conversions (numeric),
+// branches and returns (control), and fields, calls and objects (objectOp).
 func (m *machine) exec(in *code.Insn) error {
 	op := in.Op
 	switch {
+	case op >= code.ISTORE && op <= code.SASTORE:
+		return m.storeOp(op, in.Var)
+	case op >= code.POP && op <= code.SWAP:
+		return m.stackInsn(op)
+	case op >= code.IADD && op <= code.DCMPG:
+		return m.numeric(in)
+	case op >= code.IFEQ && op <= code.RETURN:
+		return m.control(op)
+	case op >= code.GETSTATIC:
+		return m.objectOp(in)
 	case op == code.NOP:
 	case op == code.ACONST_NULL:
 		m.push(NullType)
@@ -264,39 +277,60 @@ func (m *machine) exec(in *code.Insn) error {
 		return m.load(in.Var, loadKind(int(op-code.ILOAD_0)/4))
 	case op >= code.IALOAD && op <= code.SALOAD:
 		return m.arrayLoad(op)
+	default:
+		return fmt.Errorf("%s is not a valid instruction", code.OpName(op))
+	}
+	return nil
+}
+
+// storeOp applies the stores to locals and to array elements (ISTORE to SASTORE).
+func (m *machine) storeOp(op code.Opcode, v int) error {
+	switch {
 	case op >= code.ISTORE && op <= code.ASTORE:
-		return m.store(in.Var, loadKind(int(op-code.ISTORE)))
+		return m.store(v, loadKind(int(op-code.ISTORE)))
 	case op >= code.ISTORE_0 && op <= code.ASTORE_3:
-		return m.store(in.Var, loadKind(int(op-code.ISTORE_0)/4))
-	case op >= code.IASTORE && op <= code.SASTORE:
-		k := Integer
-		switch op {
-		case code.LASTORE:
-			k = Long
-		case code.FASTORE:
-			k = Float
-		case code.DASTORE:
-			k = Double
-		case code.AASTORE:
-			k = Object
-		}
-		if _, err := m.pop(k); err != nil {
-			return err
-		}
-		if _, err := m.pop(Integer); err != nil {
-			return err
-		}
-		_, err := m.pop(Object)
+		return m.store(v, loadKind(int(op-code.ISTORE_0)/4))
+	}
+	k := Integer
+	switch op {
+	case code.LASTORE:
+		k = Long
+	case code.FASTORE:
+		k = Float
+	case code.DASTORE:
+		k = Double
+	case code.AASTORE:
+		k = Object
+	}
+	if _, err := m.pop(k); err != nil {
 		return err
-	case op == code.POP:
+	}
+	if _, err := m.pop(Integer); err != nil {
+		return err
+	}
+	_, err := m.pop(Object)
+	return err
+}
+
+// stackInsn applies pop, pop2 and the dup and swap family (POP to SWAP).
+func (m *machine) stackInsn(op code.Opcode) error {
+	switch op {
+	case code.POP:
 		if err := m.cat1At(0); err != nil {
 			return err
 		}
 		return m.popSlots(1)
-	case op == code.POP2:
+	case code.POP2:
 		return m.popSlots(2)
-	case op >= code.DUP && op <= code.SWAP:
-		return m.stackOp(op)
+	}
+	return m.stackOp(op)
+}
+
+// numeric applies arithmetic, shifts, logic, iinc, conversions and comparisons (IADD to
+// DCMPG).
+func (m *machine) numeric(in *code.Insn) error {
+	op := in.Op
+	switch {
 	case op >= code.IADD && op <= code.DREM:
 		return m.binary(arithKinds[(op-code.IADD)%4])
 	case op >= code.INEG && op <= code.DNEG:
@@ -321,6 +355,7 @@ func (m *machine) exec(in *code.Insn) error {
 		if m.strict && m.f.Local(in.Var).Kind != Integer {
 			return fmt.Errorf("iinc of local %d, which holds %s", in.Var, m.f.Local(in.Var))
 		}
+		return nil
 	case op >= code.I2L && op <= code.D2F:
 		conv := [...][2]Kind{
 			{Integer, Long}, {Integer, Float}, {Integer, Double},
@@ -331,12 +366,17 @@ func (m *machine) exec(in *code.Insn) error {
 		return m.convert(conv[0], conv[1])
 	case op >= code.I2B && op <= code.I2S:
 		return m.convert(Integer, Integer)
-	case op >= code.LCMP && op <= code.DCMPG:
-		k := [...]Kind{Long, Float, Float, Double, Double}[op-code.LCMP]
-		if _, err := m.pop(k); err != nil {
-			return err
-		}
-		return m.convert(k, Integer)
+	}
+	k := [...]Kind{Long, Float, Float, Double, Double}[op-code.LCMP] // LCMP to DCMPG
+	if _, err := m.pop(k); err != nil {
+		return err
+	}
+	return m.convert(k, Integer)
+}
+
+// control applies branches, switches, jsr, ret and returns (IFEQ to RETURN).
+func (m *machine) control(op code.Opcode) error {
+	switch {
 	case op >= code.IFEQ && op <= code.IFLE, op == code.TABLESWITCH, op == code.LOOKUPSWITCH:
 		_, err := m.pop(Integer)
 		return err
@@ -352,12 +392,10 @@ func (m *machine) exec(in *code.Insn) error {
 		}
 		_, err := m.pop(Object)
 		return err
-	case op == code.IFNULL || op == code.IFNONNULL, op == code.ARETURN, op == code.ATHROW,
-		op == code.MONITORENTER, op == code.MONITOREXIT:
+	case op == code.ARETURN:
 		_, err := m.pop(Object)
 		return err
-	case op == code.GOTO || op == code.GOTO_W || op == code.RETURN:
-	case op == code.JSR || op == code.JSR_W:
+	case op == code.JSR:
 		m.push(Type{Kind: ReturnAddress})
 	case op == code.RET:
 		if m.strict {
@@ -366,45 +404,60 @@ func (m *machine) exec(in *code.Insn) error {
 	case op >= code.IRETURN && op <= code.DRETURN:
 		_, err := m.pop(loadKind(int(op - code.IRETURN)))
 		return err
+	}
+	return nil // goto, return
+}
+
+// objectOp applies fields, calls, object and array creation, casts, athrow, monitors and the
+// opcodes after them (GETSTATIC to JSR_W).
+func (m *machine) objectOp(in *code.Insn) error {
+	op := in.Op
+	switch {
 	case op >= code.GETSTATIC && op <= code.PUTFIELD:
 		return m.field(in)
 	case op >= code.INVOKEVIRTUAL && op <= code.INVOKEDYNAMIC:
 		return m.invoke(in)
-	case op == code.NEW:
-		if _, err := m.className(in.Index); err != nil {
-			return err
-		}
-		m.push(Type{Kind: Uninitialized, Site: in})
-	case op == code.NEWARRAY:
+	case op == code.IFNULL || op == code.IFNONNULL, op == code.ATHROW, op == code.MONITORENTER, op == code.MONITOREXIT:
+		_, err := m.pop(Object)
+		return err
+	case op == code.GOTO_W:
+		return nil
+	case op == code.JSR_W:
+		m.push(Type{Kind: ReturnAddress})
+		return nil
+	case op == code.ARRAYLENGTH:
+		return m.convert(Object, Integer)
+	case op == code.NEW, op == code.NEWARRAY, op == code.ANEWARRAY, op == code.CHECKCAST,
+		op == code.INSTANCEOF, op == code.MULTIANEWARRAY:
+		return m.typeInsn(in)
+	}
+	return fmt.Errorf("%s is not a valid instruction", code.OpName(op))
+}
+
+// typeInsn applies the instructions that name a type: new, newarray, anewarray, checkcast,
+// instanceof, multianewarray.
+func (m *machine) typeInsn(in *code.Insn) error {
+	if in.Op == code.NEWARRAY {
 		name, ok := classfile.NewArrayClass(in.Int)
 		if !ok {
 			return fmt.Errorf("newarray of unknown type %d", in.Int)
 		}
 		return m.replace(Integer, ObjectType(name))
-	case op == code.ANEWARRAY:
-		name, err := m.className(in.Index)
-		if err != nil {
-			return err
-		}
+	}
+	name, err := m.className(in.Index)
+	if err != nil {
+		return err
+	}
+	switch in.Op {
+	case code.NEW:
+		m.push(Type{Kind: Uninitialized, Site: in})
+	case code.ANEWARRAY:
 		return m.replace(Integer, ObjectType("["+classfile.DescriptorOfClass(name)))
-	case op == code.ARRAYLENGTH:
-		return m.convert(Object, Integer)
-	case op == code.CHECKCAST:
-		name, err := m.className(in.Index)
-		if err != nil {
-			return err
-		}
+	case code.CHECKCAST:
 		return m.replace(Object, ObjectType(name))
-	case op == code.INSTANCEOF:
-		if _, err := m.className(in.Index); err != nil {
-			return err
-		}
+	case code.INSTANCEOF:
 		return m.convert(Object, Integer)
-	case op == code.MULTIANEWARRAY:
-		name, err := m.className(in.Index)
-		if err != nil {
-			return err
-		}
+	case code.MULTIANEWARRAY:
 		if in.Int < 1 {
 			return fmt.Errorf("multianewarray with %d dimensions", in.Int)
 		}
@@ -414,8 +467,6 @@ func (m *machine) exec(in *code.Insn) error {
 			}
 		}
 		m.push(ObjectType(name))
-	default:
-		return fmt.Errorf("%s is not a valid instruction", code.OpName(op))
 	}
 	return nil
 }
