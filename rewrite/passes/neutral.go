@@ -142,14 +142,44 @@ func scanMethod(cf *classfile.Class, m *classfile.Member, ctor bool) inputMethod
 	return im
 }
 
-// jdkClass reports whether name is a class of the JDK, which offline rewriting never changes.
+// jdkClass reports whether name is a class of the JDK, which offline rewriting never changes:
+// one under the JDK's own prefixes, or of a package of the JDK's boot layer outside them
+// (jdkPackages). The application class loader hands a class of such a package to the JDK
+// whatever jar of the class path holds it too (xml-apis' org.w3c.dom, for one), so that jar's
+// copy, read as an input, is not the class that runs. Names under the prefixes that the JDK
+// no longer has (javax.inject's, say) count as the JDK's too, which only keeps switches.
 func jdkClass(name string) bool {
-	for _, p := range []string{"java/", "javax/", "jdk/", "sun/", "com/sun/"} {
+	for _, p := range []string{"java/", "javax/", "jdk/", "sun/", "com/sun/", "org/omg/"} {
 		if strings.HasPrefix(name, p) {
 			return true
 		}
 	}
-	return false
+	i := strings.LastIndexByte(name, '/')
+	return i > 0 && jdkPackages[name[:i]]
+}
+
+// jdkPackages are the packages of the JDK's default boot layer outside jdkClass's prefixes, the
+// same in JDK 17 and 25 (ModuleLayer.boot(), listed once; Java 8's rt.jar has them too, and
+// CORBA's org.omg, a prefix above).
+var jdkPackages = map[string]bool{
+	"netscape/javascript":           true, // jdk.jsobject
+	"org/ietf/jgss":                 true, // java.security.jgss
+	"org/jcp/xml/dsig/internal":     true, // java.xml.crypto
+	"org/jcp/xml/dsig/internal/dom": true,
+	"org/w3c/dom":                   true, // java.xml
+	"org/w3c/dom/bootstrap":         true,
+	"org/w3c/dom/events":            true,
+	"org/w3c/dom/ls":                true,
+	"org/w3c/dom/ranges":            true,
+	"org/w3c/dom/traversal":         true,
+	"org/w3c/dom/views":             true,
+	"org/xml/sax":                   true,
+	"org/xml/sax/ext":               true,
+	"org/xml/sax/helpers":           true,
+	"org/w3c/dom/css":               true, // jdk.xml.dom
+	"org/w3c/dom/html":              true,
+	"org/w3c/dom/stylesheets":       true,
+	"org/w3c/dom/xpath":             true,
 }
 
 // jdkLeaf reports whether the JDK method calls no code of the program and allocates nothing:

@@ -30,3 +30,28 @@ func TestPlainParams(t *testing.T) {
 		}
 	}
 }
+
+// TestJDKClass: the classes the application class loader takes from the JDK, whatever the
+// class path holds, are the JDK's to the pass; xml-apis' org.w3c.dom is, its SVG DOM is not.
+func TestJDKClass(t *testing.T) {
+	for name, want := range map[string]bool{
+		"java/lang/String":                   true,
+		"javax/xml/parsers/DocumentBuilder":  true,
+		"com/sun/tools/javac/Main":           true,
+		"org/w3c/dom/Node":                   true,
+		"org/w3c/dom/css/CSSRule":            true,
+		"org/xml/sax/helpers/DefaultHandler": true,
+		"org/ietf/jgss/GSSManager":           true,
+		"netscape/javascript/JSObject":       true,
+		"org/omg/CORBA/ORB":                  true,
+		"org/w3c/dom/svg/SVGDocument":        false,
+		"org/w3c/Thing":                      false,
+		"org/xml/Other":                      false,
+		"org/apache/xerces/dom/NodeImpl":     false,
+		"Main":                               false,
+	} {
+		if got := jdkClass(name); got != want {
+			t.Errorf("jdkClass(%s) = %v, want %v", name, got, want)
+		}
+	}
+}
