@@ -17,8 +17,9 @@ import (
 // as offline rewriting rewrites that jar, reading the others as its input (docs/agent.md, "The
 // class path as the input"): the accounts fixture's neutral and boundary scenarios run the same
 // account switches and leave out the same ones, per method, as the offline-rewritten jar, and
-// charge the same rows. From a class directory, which ends the input, the switches stay in
-// and the rows are still the same. A second run, from the cache, switches as the first.
+// charge the same rows. From a class directory, which ends the input, and with a jar on the
+// boot class path, the switches stay in and the rows are still the same. A second run, from
+// the cache, switches as the first.
 func TestAgentClassPathAsInput(t *testing.T) {
 	needAgent(t)
 	dir := t.TempDir()
@@ -31,11 +32,19 @@ func TestAgentClassPathAsInput(t *testing.T) {
 		t.Fatalf("rewrite: %v\n%s", err, stderr)
 	}
 	cache := filepath.Join(dir, "cache")
+	bootDir, bootJar := filepath.Join(dir, "boot"), filepath.Join(dir, "boot.jar")
+	if err := os.MkdirAll(filepath.Join(bootDir, "META-INF"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bootDir, "META-INF", "MANIFEST.MF"), []byte("Manifest-Version: 1.0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	zipDir(t, bootDir, bootJar)
 	for _, scenario := range []string{"neutral", "boundary"} {
-		run := func(what string, agent bool, cp string) *snapshot.Snapshot {
+		run := func(what string, agent bool, cp string, jvm ...string) *snapshot.Snapshot {
 			t.Helper()
 			snaps := filepath.Join(dir, scenario+"-"+what)
-			argv := []string{"java", "-Dheapledger.snapshot.dir=" + snaps, "-cp", cp, "acct.Main", scenario}
+			argv := append(append([]string{"java"}, jvm...), "-Dheapledger.snapshot.dir="+snaps, "-cp", cp, "acct.Main", scenario)
 			var stdout, stderr string
 			var err error
 			if agent {
@@ -61,20 +70,29 @@ func TestAgentClassPathAsInput(t *testing.T) {
 				}
 			}
 		}
-		got := run("dir", true, classes)
-		if scenario == "neutral" {
-			sameRows(t, scenario+" from a directory", got, want)
-		} else {
-			// N.reflectedInNest, private and called by reflection from E, keeps E's account
-			// offline, where N's nest is read (docs/instrumentation.md, "Account boundaries");
-			// with the nest unread it switches, and its Unit is N's account's, acct.d.
-			d, e := unitCount(got, "acct.d"), unitCount(got, "acct.e")
-			if d != unitCount(want, "acct.d")+1 || e != unitCount(want, "acct.e")-1 {
-				t.Errorf("boundary from a directory: acct.d %d, acct.e %d Units; offline %d and %d, and one should move to acct.d", d, e, unitCount(want, "acct.d"), unitCount(want, "acct.e"))
+		// From a class directory, which ends the input, and with a jar on the boot class
+		// path, searched before the class path (which is then not the input), the switches
+		// stay in.
+		for _, c := range []struct{ what, cp, jvm string }{{"dir", classes, ""}, {"boot-append", fixture, "-Xbootclasspath/a:" + bootJar}} {
+			var jvm []string
+			if c.jvm != "" {
+				jvm = []string{c.jvm}
 			}
-		}
-		if got.Header["switches"] == want.Header["switches"] {
-			t.Errorf("%s from a directory: switches %q as offline; a directory should end the input", scenario, got.Header["switches"])
+			got := run(c.what, true, c.cp, jvm...)
+			if scenario == "neutral" {
+				sameRows(t, scenario+" "+c.what, got, want)
+			} else {
+				// N.reflectedInNest, private and called by reflection from E, keeps E's account
+				// offline, where N's nest is read (docs/instrumentation.md, "Account boundaries");
+				// with the nest unread it switches, and its Unit is N's account's, acct.d.
+				d, e := unitCount(got, "acct.d"), unitCount(got, "acct.e")
+				if d != unitCount(want, "acct.d")+1 || e != unitCount(want, "acct.e")-1 {
+					t.Errorf("boundary, %s: acct.d %d, acct.e %d Units; offline %d and %d, and one should move to acct.d", c.what, d, e, unitCount(want, "acct.d"), unitCount(want, "acct.e"))
+				}
+			}
+			if got.Header["switches"] == want.Header["switches"] {
+				t.Errorf("%s, %s: switches %q as offline; the class path should not be the input", scenario, c.what, got.Header["switches"])
+			}
 		}
 	}
 }

@@ -17,18 +17,24 @@ import (
 //  1. The jars are taken in the order the loader searches them (NewClassPath): the class
 //     path's, each followed at once by the jars its manifest's Class-Path names (resolved
 //     against the jar, each jar taken once), missing files left out as the loader leaves them.
-//  2. The search stops at the first directory: it may hold any class, and its contents change
-//     between runs unnoticed, so neither it nor anything after it is read.
+//     As the JDK (URLClassPath.toFileURL), a class path entry is made canonical, symbolic
+//     links resolved, before a Class-Path is resolved against it; the jars a Class-Path names
+//     are taken as named.
+//  2. The search stops at the first directory (a Class-Path entry that ends in a slash is one
+//     to the loader): it may hold any class, and its contents change between runs unnoticed,
+//     so neither it nor anything after it is read.
 //  3. A class with a version of its own under META-INF/versions/ is not found: the loader may
 //     define that version instead (Lookup).
 //
 // A class not found is one the count pass treats as outside its input, which only costs
 // switches that could have been left out. The jars' manifests are read at once (a manifest is
 // found without reading the whole archive), their entries in the background; Lookup waits for
-// them. The identity (Identity) names every jar in search order by path, size and modification
-// time, so a cache keyed by it is never used with other jars.
+// them, and a jar changed in between ends the search there. The identity (Identity) names
+// every jar in search order by path, size and a digest of its central directory, which holds
+// every entry's CRC-32, so a cache keyed by it is never used with other contents.
 type ClassPath struct {
 	jars     []string
+	heads    []jarHead // of jars, read with their manifests
 	identity string
 
 	once   sync.Once
@@ -45,20 +51,35 @@ type ClassPath struct {
 // entries in the background.
 func NewClassPath(path string, sep string) *ClassPath {
 	cp := &ClassPath{done: make(chan struct{})}
-	var queue []string
+	type entry struct {
+		path  string
+		named bool // named by a manifest's Class-Path: taken as named, not made canonical
+	}
+	var queue []entry
 	for _, p := range strings.Split(path, sep) {
 		if p == "" {
 			p = "." // the JVM reads an empty entry as the working directory
 		}
-		queue = append(queue, p)
+		queue = append(queue, entry{p, false})
 	}
 	var id strings.Builder
 	seen := map[string]bool{}
 	for len(queue) > 0 {
-		p := queue[0]
+		e := queue[0]
 		queue = queue[1:]
-		abs, err := filepath.Abs(p)
-		if err != nil || seen[abs] {
+		if e.named && strings.HasSuffix(e.path, string(filepath.Separator)) {
+			break // a directory to the loader (step 2)
+		}
+		abs, err := filepath.Abs(e.path)
+		if err != nil {
+			continue
+		}
+		if !e.named {
+			if abs, err = filepath.EvalSymlinks(abs); err != nil {
+				continue // missing: as the loader, which skips what it cannot open
+			}
+		}
+		if seen[abs] {
 			continue
 		}
 		seen[abs] = true
@@ -69,13 +90,17 @@ func NewClassPath(path string, sep string) *ClassPath {
 		if !st.Mode().IsRegular() {
 			break // a directory (step 2)
 		}
-		mf, err := readManifest(abs)
+		h, err := readHead(abs)
 		if err != nil {
 			break // the loader skips it; what it finds next is not known here
 		}
-		cp.jars = append(cp.jars, abs)
-		fmt.Fprintf(&id, "%s %d %d\n", abs, st.Size(), st.ModTime().UnixNano())
-		queue = append(manifestClassPath(abs, mf), queue...)
+		cp.jars, cp.heads = append(cp.jars, abs), append(cp.heads, h)
+		fmt.Fprintf(&id, "%s %d %x\n", abs, h.size, h.dirSum)
+		var named []entry
+		for _, p := range manifestClassPath(abs, h.manifest) {
+			named = append(named, entry{p, true})
+		}
+		queue = append(named, queue...)
 	}
 	cp.identity = id.String()
 	go cp.once.Do(cp.open)
@@ -99,9 +124,10 @@ func manifestClassPath(jarPath string, mf []byte) []string {
 		}
 		for _, ref := range strings.Fields(a.value) {
 			u, err := url.Parse(ref)
-			if err != nil || u.Scheme != "" && u.Scheme != "file" || u.Host != "" {
+			if err != nil || u.Scheme != "" && u.Scheme != "file" || u.Host != "" && u.Host != "localhost" {
 				continue
 			}
+			u.Host = ""
 			r := base.ResolveReference(u)
 			out = append(out, filepath.FromSlash(r.Path)) // a trailing slash stays: a directory for the loader
 
@@ -110,7 +136,14 @@ func manifestClassPath(jarPath string, mf []byte) []string {
 	return out
 }
 
-// Identity names the jars the class path may read: their paths, sizes and modification times.
+// same reports whether the file at path is still the one h was read from, by size and
+// modification time.
+func (h jarHead) same(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Size() == h.size && st.ModTime().UnixNano() == h.mod
+}
+
+// Identity names the jars the class path may read: their paths, sizes and central directories.
 func (cp *ClassPath) Identity() string { return cp.identity }
 
 // Jars returns the jars read, in class path order, once they are open, and why the next one
@@ -124,8 +157,12 @@ func (cp *ClassPath) Jars() ([]string, error) {
 func (cp *ClassPath) open() {
 	defer close(cp.done)
 	cp.byName, cp.multi = map[string]*Entry{}, map[string]bool{}
-	for _, p := range cp.jars {
+	for i, p := range cp.jars {
 		in, err := OpenInput(p)
+		if err == nil && !cp.heads[i].same(p) {
+			in.Close()
+			err = fmt.Errorf("%s changed since the class path was read", p)
+		}
 		if err != nil {
 			cp.err = err
 			return

@@ -116,14 +116,57 @@ func TestClassPathSearchOrder(t *testing.T) {
 		t.Errorf("identity names a jar after the directory:\n%s", cp.Identity())
 	}
 
-	// A jar named by a Class-Path is part of the identity: touching it changes it.
-	before := cp.Identity()
+	// A jar named by a Class-Path is part of the identity, by its contents: touching it leaves
+	// the identity as it was, another class of the same size changes it.
+	before := NewClassPath(strings.Join([]string{j("a.jar"), j("d.jar")}, ":"), ":")
+	defer before.Close()
 	later := time.Now().Add(time.Hour)
+	os.Chtimes(j("lib/b.jar"), later, later)
+	touched := NewClassPath(strings.Join([]string{j("a.jar"), j("d.jar")}, ":"), ":")
+	defer touched.Close()
+	if touched.Identity() != before.Identity() {
+		t.Errorf("identity changed by touching a jar:\n%s\n%s", before.Identity(), touched.Identity())
+	}
+	writeZip(t, j("lib/b.jar"), nil, zip.Deflate, "", "p/X.class", "y from b", "p/M.class", "m", "META-INF/versions/11/p/M.class", "m11")
 	os.Chtimes(j("lib/b.jar"), later, later)
 	again := NewClassPath(strings.Join([]string{j("a.jar"), j("d.jar")}, ":"), ":")
 	defer again.Close()
-	if again.Identity() == before {
-		t.Error("identity unchanged after a Class-Path jar changed")
+	if again.Identity() == before.Identity() {
+		t.Error("identity unchanged after a Class-Path jar's class changed")
+	}
+}
+
+// TestClassPathSymlinks: as the JDK, a class path entry is made canonical before its
+// Class-Path is resolved, so a linked jar's relative Class-Path names the jars beside its
+// target; a Class-Path entry ending in a slash is a directory to the loader and ends the
+// search; file://localhost/ is a local file.
+func TestClassPathSymlinks(t *testing.T) {
+	dir := t.TempDir()
+	j := func(n string) string { return filepath.Join(dir, n) }
+	writeZip(t, j("build/app.jar"), nil, zip.Deflate, "", manifestName, "Manifest-Version: 1.0\nClass-Path: lib/dep.jar\n", "p/A.class", "a")
+	writeZip(t, j("build/lib/dep.jar"), nil, zip.Deflate, "", "p/D.class", "from build")
+	writeZip(t, j("run/lib/dep.jar"), nil, zip.Deflate, "", "p/D.class", "beside the link")
+	if err := os.Symlink(j("build/app.jar"), j("run/app.jar")); err != nil {
+		t.Skip("no symbolic links here:", err)
+	}
+	cp := NewClassPath(j("run/app.jar"), ":")
+	defer cp.Close()
+	if data, ok := cp.Lookup("p/D"); !ok || string(data) != "from build" {
+		t.Errorf("p/D through a linked jar: %q, %v; want the one beside the link's target", data, ok)
+	}
+
+	writeZip(t, j("slash.jar"), nil, zip.Deflate, "", manifestName, "Manifest-Version: 1.0\nClass-Path: dir.jar/ file://localhost"+filepath.ToSlash(j("build/lib/dep.jar"))+"\n", "p/S.class", "s")
+	writeZip(t, j("dir.jar"), nil, zip.Deflate, "", "p/Q.class", "q")
+	cp2 := NewClassPath(j("slash.jar")+":"+j("build/lib/dep.jar"), ":")
+	defer cp2.Close()
+	if _, ok := cp2.Lookup("p/Q"); ok {
+		t.Error("p/Q found in a jar named with a trailing slash, a directory to the loader")
+	}
+	if _, ok := cp2.Lookup("p/D"); ok {
+		t.Error("p/D found after the directory that ends the search")
+	}
+	if got := manifestClassPath("/x/a.jar", []byte("Class-Path: file://localhost/opt/l.jar file://elsewhere/opt/m.jar\n")); strings.Join(got, " ") != "/opt/l.jar" {
+		t.Errorf("file URLs with hosts: %q, want the localhost one only", got)
 	}
 }
 
@@ -159,7 +202,7 @@ func FuzzReadManifest(f *testing.F) {
 		f.Add(b.Bytes())
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		got, err := manifestFast(bytes.NewReader(data), int64(len(data)))
+		got, _, err := manifestFast(bytes.NewReader(data), int64(len(data)))
 		zr, zerr := zip.NewReader(bytes.NewReader(data), int64(len(data)))
 		if err != nil || zerr != nil {
 			return

@@ -3,6 +3,7 @@ package jar
 import (
 	"bytes"
 	"compress/flate"
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -35,53 +36,79 @@ const (
 	localNameLen  = 26 // u16
 	localExtraLen = 28 // u16
 
-	maxManifest = 1 << 20 // larger manifests are read by OpenInput
+	maxManifest = 1 << 20 // a larger manifest is an error: its jar ends the class path (NewClassPath)
 )
 
 // errSlowPath says that readManifest leaves the archive to archive/zip (OpenInput): a zip64
 // archive, data before the archive, or anything it does not expect.
 var errSlowPath = errors.New("not a plain zip archive")
 
-// readManifest returns the jar's META-INF/MANIFEST.MF, or nil when it has none, reading the
-// central directory's bytes without building an entry for each file: a class path's jars are
-// read before the service's hello, and some hold tens of thousands of entries. An archive it
-// does not expect is read by OpenInput instead.
+// A jarHead is what a class path needs of a jar before reading its entries: its manifest (nil
+// when it has none), a digest of its central directory (every entry's name, sizes and CRC-32,
+// so it names the contents), and the file's size and modification time when it was read.
+type jarHead struct {
+	manifest []byte
+	dirSum   [sha256.Size]byte
+	size     int64
+	mod      int64
+}
+
+// readManifest returns the jar's META-INF/MANIFEST.MF, or nil when it has none.
 func readManifest(path string) ([]byte, error) {
+	h, err := readHead(path)
+	return h.manifest, err
+}
+
+// readHead reads the jar's head from one open file, through the central directory's bytes
+// without building an entry for each file: a class path's jars are read before the service's
+// hello, and some hold tens of thousands of entries. An archive it does not expect is read by
+// OpenInput instead.
+func readHead(path string) (jarHead, error) {
+	var h jarHead
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return h, err
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return h, err
 	}
-	data, err := manifestFast(f, st.Size())
+	h.size, h.mod = st.Size(), st.ModTime().UnixNano()
+	h.manifest, h.dirSum, err = manifestFast(f, st.Size())
 	if !errors.Is(err, errSlowPath) {
-		return data, err
+		return h, err
 	}
 	in, err := OpenInput(path)
 	if err != nil {
-		return nil, err
+		return h, err
 	}
 	defer in.Close()
+	d := sha256.New()
+	h.manifest = nil
 	for _, e := range in.Entries {
-		if e.Name == manifestName {
-			return e.ReadAll(Limits{MaxEntrySize: maxManifest, MaxRatio: DefaultLimits.MaxRatio})
+		fmt.Fprintf(d, "%q %d %d %08x\n", e.Name, e.Header.CompressedSize64, e.Header.UncompressedSize64, e.Header.CRC32)
+		if e.Name == manifestName && h.manifest == nil {
+			if h.manifest, err = e.ReadAll(Limits{MaxEntrySize: maxManifest, MaxRatio: DefaultLimits.MaxRatio}); err != nil {
+				return h, err
+			}
 		}
 	}
-	return nil, nil
+	d.Sum(h.dirSum[:0])
+	return h, nil
 }
 
-// manifestFast finds the manifest through the end record and the central directory.
-func manifestFast(r io.ReaderAt, size int64) ([]byte, error) {
+// manifestFast finds the manifest through the end record and the central directory, and
+// returns the directory's digest.
+func manifestFast(r io.ReaderAt, size int64) ([]byte, [sha256.Size]byte, error) {
+	var sum [sha256.Size]byte
 	tail := int64(eocdLen + 0xFFFF)
 	if tail > size {
 		tail = size
 	}
 	buf := make([]byte, tail)
 	if _, err := r.ReadAt(buf, size-tail); err != nil {
-		return nil, err
+		return nil, sum, err
 	}
 	at := -1
 	for i := len(buf) - eocdLen; i >= 0; i-- {
@@ -91,32 +118,34 @@ func manifestFast(r io.ReaderAt, size int64) ([]byte, error) {
 		}
 	}
 	if at < 0 {
-		return nil, errSlowPath
+		return nil, sum, errSlowPath
 	}
 	end := buf[at:]
 	n := int(binary.LittleEndian.Uint16(end[eocdEntries:]))
 	dsize, doff := int64(binary.LittleEndian.Uint32(end[eocdDirSize:])), int64(binary.LittleEndian.Uint32(end[eocdDirOffset:]))
 	if n == 0xFFFF || dsize == 0xFFFFFFFF || doff == 0xFFFFFFFF || doff+dsize != size-tail+int64(at) {
-		return nil, errSlowPath // zip64, or bytes before the archive
+		return nil, sum, errSlowPath // zip64, or bytes before the archive
 	}
 	dir := make([]byte, dsize)
 	if _, err := r.ReadAt(dir, doff); err != nil {
-		return nil, err
+		return nil, sum, err
 	}
+	sum = sha256.Sum256(dir)
 	for i := 0; i < n; i++ {
 		if len(dir) < dirLen || binary.LittleEndian.Uint32(dir) != dirSig {
-			return nil, errSlowPath
+			return nil, sum, errSlowPath
 		}
 		nl, el, cl := int(binary.LittleEndian.Uint16(dir[dirNameLen:])), int(binary.LittleEndian.Uint16(dir[dirExtraLen:])), int(binary.LittleEndian.Uint16(dir[dirCommentLen:]))
 		if len(dir) < dirLen+nl+el+cl {
-			return nil, errSlowPath
+			return nil, sum, errSlowPath
 		}
 		if string(dir[dirLen:dirLen+nl]) == manifestName {
-			return readStored(r, dir)
+			mf, err := readStored(r, dir)
+			return mf, sum, err
 		}
 		dir = dir[dirLen+nl+el+cl:]
 	}
-	return nil, nil
+	return nil, sum, nil
 }
 
 // readStored reads the entry whose central directory record starts rec.

@@ -7,10 +7,12 @@ import java.io.OutputStreamWriter;
 import java.io.Writer;
 import java.lang.instrument.Instrumentation;
 import java.lang.reflect.Method;
+import java.net.URL;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
+import java.util.Enumeration;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -301,13 +303,13 @@ public final class Agent {
      * reading the others as offline rewriting reads its input (docs/agent.md, "The class path as
      * the input"), and returns that loader; null when the class path may not be what the loader
      * searches, or the service must read nothing: a custom system loader, modules on a module
-     * path, classes appended to the boot class path (found before the class path), --jdk (the
+     * path, jars appended to the boot class path (found before the class path), --jdk (the
      * JDK's classes are rewritten too, which the pass assumes they are not), and an attach,
      * where classes loaded before may be left as they are (not retransformable).
      */
     private static ClassLoader classPathArgs(Options o, List<String> extra) {
         if (o.jdk || System.getProperty("java.system.class.loader") != null || !isEmpty(System.getProperty("jdk.module.path"))
-                || !isEmpty(System.getProperty("jdk.boot.class.path.append"))) {
+                || loadersAboveHoldJars()) {
             return null;
         }
         String cp = System.getProperty("java.class.path");
@@ -318,6 +320,38 @@ public final class Agent {
         extra.add("--class-path-loader");
         extra.add(loaderName(sys));
         return sys;
+    }
+
+    /**
+     * Whether a loader the system loader asks first holds jars besides the JDK's and this
+     * agent's: -Xbootclasspath/a or another agent's Boot-Class-Path (and Java 8's extension
+     * directories). Their classes are found before the class path's. Seen by the manifests
+     * those loaders find (the JDK's runtime image has none): a jar without a manifest, or a
+     * directory, there is not seen (docs/agent.md). The JVM removes -Xbootclasspath/a's
+     * property from the public ones, so this is the way left that loads no more classes
+     * (the management API would).
+     */
+    private static boolean loadersAboveHoldJars() {
+        try {
+            ClassLoader sys = ClassLoader.getSystemClassLoader();
+            URL self = Agent.class.getResource("Agent.class");
+            String own = self == null ? null : jarOf(self.toString());
+            String home = new File(System.getProperty("java.home", "/nonexistent")).getCanonicalFile().toURI().toString();
+            Enumeration<URL> found = sys.getParent().getResources("META-INF/MANIFEST.MF");
+            while (found.hasMoreElements()) {
+                String jar = jarOf(found.nextElement().toString());
+                if (jar == null || !jar.equals(own) && !jar.startsWith(home)) return true;
+            }
+            return false;
+        } catch (Throwable e) {
+            return true; // not known: the class path is not given
+        }
+    }
+
+    /** "file:/a/b.jar" of "jar:file:/a/b.jar!/x", or null when the URL is not into a jar. */
+    private static String jarOf(String url) {
+        int bang = url.indexOf("!/");
+        return url.startsWith("jar:") && bang > 0 ? url.substring(4, bang) : null;
     }
 
     private static boolean isEmpty(String s) {
