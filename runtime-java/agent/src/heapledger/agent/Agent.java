@@ -325,14 +325,17 @@ public final class Agent {
     /**
      * Whether a loader the system loader asks first holds jars besides the JDK's and this
      * agent's: -Xbootclasspath/a or another agent's Boot-Class-Path (and Java 8's extension
-     * directories). Their classes are found before the class path's. Seen by the manifests
+     * directories). Their classes are found before the class path's. The JVM removes
+     * -Xbootclasspath/a's property from the public ones, so they are seen by the manifests
      * those loaders find (the JDK's runtime image has none): a jar without a manifest, or a
-     * directory, there is not seen (docs/agent.md). The JVM removes -Xbootclasspath/a's
-     * property from the public ones, so this is the way left that loads no more classes
-     * (the management API would).
+     * directory, there is not seen (docs/agent.md). Finding them opens the boot class path's
+     * jars, a few milliseconds, so on Java 9 or later on Linux it is done only when the JVM's
+     * command line or its option variables name -Xbootclasspath/a, an agent jar or an
+     * argument file.
      */
     private static boolean loadersAboveHoldJars() {
         try {
+            if (hasModules() && !mayAppendBootPath()) return false;
             ClassLoader sys = ClassLoader.getSystemClassLoader();
             URL self = Agent.class.getResource("Agent.class");
             String own = self == null ? null : jarOf(self.toString());
@@ -346,6 +349,31 @@ public final class Agent {
         } catch (Throwable e) {
             return true; // not known: the class path is not given
         }
+    }
+
+    /**
+     * Whether the JVM's options may append to the boot class path: -Xbootclasspath/a, a
+     * -javaagent (its Boot-Class-Path; this agent's own is expected) besides this one, or an
+     * @argument file, on the command line (/proc/self/cmdline) or in JAVA_TOOL_OPTIONS or
+     * JDK_JAVA_OPTIONS. True when the command line cannot be read.
+     */
+    private static boolean mayAppendBootPath() {
+        StringBuilder opts = new StringBuilder();
+        for (String v : new String[] {System.getenv("JAVA_TOOL_OPTIONS"), System.getenv("JDK_JAVA_OPTIONS")}) {
+            if (v != null) opts.append(' ').append(v);
+        }
+        byte[] cmd;
+        try {
+            cmd = java.nio.file.Files.readAllBytes(new File("/proc/self/cmdline").toPath());
+        } catch (Throwable e) {
+            return true;
+        }
+        int agents = 0;
+        for (String arg : (new String(cmd, StandardCharsets.UTF_8).replace('\0', ' ') + opts).split(" ")) {
+            if (arg.startsWith("-Xbootclasspath/a") || arg.startsWith("@")) return true;
+            if (arg.startsWith("-javaagent:") && ++agents > 1) return true;
+        }
+        return false;
     }
 
     /** "file:/a/b.jar" of "jar:file:/a/b.jar!/x", or null when the URL is not into a jar. */
