@@ -2,6 +2,7 @@ package main
 
 import (
 	"archive/zip"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,11 +41,30 @@ func TestAgentClassPathAsInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	zipDir(t, bootDir, bootJar)
+	noop := noopAgent(t, dir)
+	// A class path too long for one argument of a command (128 KiB on Linux), as an argument
+	// file or a wildcard gives it, reaches the service through a file: entries that do not
+	// exist, then the fixture.
+	var long strings.Builder
+	long.WriteString("-cp ")
+	for i := 0; long.Len() < 160<<10; i++ {
+		fmt.Fprintf(&long, "%s/missing-%04d-%s.jar:", dir, i, strings.Repeat("x", 60))
+	}
+	long.WriteString(fixture + "\n")
+	argFile := filepath.Join(dir, "long-class-path.args")
+	if err := os.WriteFile(argFile, []byte(long.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, scenario := range []string{"neutral", "boundary"} {
 		run := func(what string, agent bool, cp string, jvm ...string) *snapshot.Snapshot {
 			t.Helper()
 			snaps := filepath.Join(dir, scenario+"-"+what)
-			argv := append(append([]string{"java"}, jvm...), "-Dheapledger.snapshot.dir="+snaps, "-cp", cp, "acct.Main", scenario)
+			cpArgs := []string{"-cp", cp}
+			if strings.HasPrefix(cp, "@") {
+				cpArgs = []string{cp} // an argument file that gives it
+			}
+			argv := append(append(append([]string{"java"}, jvm...), "-Dheapledger.snapshot.dir="+snaps), cpArgs...)
+			argv = append(argv, "acct.Main", scenario)
 			var stdout, stderr string
 			var err error
 			if agent {
@@ -61,8 +81,9 @@ func TestAgentClassPathAsInput(t *testing.T) {
 		if want.Header["switches_left_out"] == "0" || want.Header["switches_left_out"] == "" {
 			t.Fatalf("%s offline: no switch left out (%q): the scenario proves nothing", scenario, want.Header["switches_left_out"])
 		}
-		for _, what := range []string{"jar", "jar-cached"} {
-			got := run(what, true, fixture)
+		for _, c := range []struct{ what, cp string }{{"jar", fixture}, {"jar-cached", fixture}, {"long class path", "@" + argFile}} {
+			what := c.what
+			got := run(what, true, c.cp)
 			sameRows(t, scenario+" "+what, got, want)
 			for _, h := range []string{"switches", "switches_left_out", "switches_by_method", "switches_left_out_by_method"} {
 				if sortedFields(got.Header[h]) != sortedFields(want.Header[h]) {
@@ -70,10 +91,10 @@ func TestAgentClassPathAsInput(t *testing.T) {
 				}
 			}
 		}
-		// From a class directory, which ends the input, and with a jar on the boot class
-		// path, searched before the class path (which is then not the input), the switches
-		// stay in.
-		for _, c := range []struct{ what, cp, jvm string }{{"dir", classes, ""}, {"boot-append", fixture, "-Xbootclasspath/a:" + bootJar}} {
+		// From a class directory, which ends the input, with a jar on the boot class path,
+		// searched before the class path, and with another agent, whose transformer runs
+		// before this one's (the class path is then not the input), the switches stay in.
+		for _, c := range []struct{ what, cp, jvm string }{{"dir", classes, ""}, {"boot-append", fixture, "-Xbootclasspath/a:" + bootJar}, {"other agent", fixture, "-javaagent:" + noop}} {
 			var jvm []string
 			if c.jvm != "" {
 				jvm = []string{c.jvm}
@@ -97,12 +118,40 @@ func TestAgentClassPathAsInput(t *testing.T) {
 	}
 }
 
+// noopAgent writes a java agent that registers a transformer changing nothing, and returns
+// its jar. The transformer it allocates is a row sameRows leaves out.
+func noopAgent(t *testing.T, dir string) string {
+	t.Helper()
+	src := filepath.Join(dir, "noop-src")
+	if err := os.MkdirAll(filepath.Join(src, "META-INF"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	java := filepath.Join(dir, "Noop.java")
+	code := "package heapledger.noop; public class Noop { public static void premain(String a, java.lang.instrument.Instrumentation i) { " +
+		"i.addTransformer(new java.lang.instrument.ClassFileTransformer() {}); } }\n"
+	if err := os.WriteFile(java, []byte(code), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := exec.Command("javac", "-d", src, java).CombinedOutput(); err != nil {
+		t.Fatalf("javac: %v\n%s", err, b)
+	}
+	if err := os.WriteFile(filepath.Join(src, "META-INF", "MANIFEST.MF"), []byte("Manifest-Version: 1.0\nPremain-Class: heapledger.noop.Noop\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "noop.jar")
+	zipDir(t, src, out)
+	return out
+}
+
 // sameRows fails unless the snapshots' per-(account, type) totals are equal.
 func sameRows(t *testing.T, what string, got, want *snapshot.Snapshot) {
 	t.Helper()
 	rows := func(s *snapshot.Snapshot) map[string]int64 {
 		out := map[string]int64{}
 		for _, r := range s.Rows {
+			if strings.HasPrefix(s.Sites[r.Site].Type, "heapledger.noop.") {
+				continue // the other agent's own (noopAgent)
+			}
 			k := s.Accounts[r.Account] + "|" + s.Sites[r.Site].Type
 			out[k] += r.Count
 			out[k+" elements"] += r.Elements
@@ -117,7 +166,13 @@ func sameRows(t *testing.T, what string, got, want *snapshot.Snapshot) {
 		}
 	}
 	if len(g) != len(w) {
-		t.Errorf("%s: %d rows, offline %d", what, len(g), len(w))
+		var extra []string
+		for k := range g {
+			if _, ok := w[k]; !ok {
+				extra = append(extra, k)
+			}
+		}
+		t.Errorf("%s: %d rows, offline %d (not offline: %q)", what, len(g), len(w), extra)
 	}
 }
 

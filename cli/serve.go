@@ -26,6 +26,7 @@ var serveCmd = &cli.Command{
 		&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "classes rewritten at once", DefaultText: "the number of CPUs"},
 		&cli.IntFlag{Name: "object-init-sites", Usage: "hook java.lang.Object's constructor (the agent's --object-init) and reserve this many sites for it"},
 		&cli.StringFlag{Name: "class-path", Usage: "the JVM's class path (java.class.path): the classes of --class-path-loader are rewritten reading the others of its jars, as offline rewriting reads its input"},
+		&cli.StringFlag{Name: "class-path-file", Usage: "a file that holds --class-path (the agent's way for a class path too long for one argument)"},
 		&cli.StringFlag{Name: "class-path-loader", Usage: "the loader, as the agent names it in requests, that finds classes on --class-path (the system class loader)"},
 	},
 	Action: func(c *cli.Context) error {
@@ -94,6 +95,16 @@ var serveCmd = &cli.Command{
 // Not with the Object.<init> hook, under which no method is account-neutral anyway.
 func readClassPath(c *cli.Context, run *countRun, srv *transformsvc.Server) error {
 	path, loader := c.String("class-path"), c.String("class-path-loader")
+	if f := c.String("class-path-file"); f != "" {
+		if path != "" {
+			return fmt.Errorf("--class-path and --class-path-file: give one")
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return fmt.Errorf("--class-path-file: %w", err)
+		}
+		path = string(b)
+	}
 	if path == "" {
 		return nil
 	}

@@ -307,16 +307,34 @@ public final class Agent {
      * JDK's classes are rewritten too, which the pass assumes they are not), and an attach,
      * where classes loaded before may be left as they are (not retransformable).
      */
-    private static ClassLoader classPathArgs(Options o, List<String> extra) {
+    private static ClassLoader classPathArgs(Options o, List<String> extra) throws IOException {
+        List<String> jvmOptions = jvmOptions();
         if (o.jdk || System.getProperty("java.system.class.loader") != null || !isEmpty(System.getProperty("jdk.module.path"))
-                || loadersAboveHoldJars()) {
+                || otherAgents(jvmOptions) || loadersAboveHoldJars(jvmOptions)) {
             return null;
         }
         String cp = System.getProperty("java.class.path");
         ClassLoader sys = ClassLoader.getSystemClassLoader();
         if (isEmpty(cp) || sys == null) return null;
-        extra.add("--class-path");
-        extra.add(cp);
+        // Made absolute as the loader makes them, against user.dir (which -Duser.dir may set
+        // apart from the working directory the service inherits); an empty entry is user.dir.
+        StringBuilder abs = new StringBuilder();
+        for (String e : cp.split(File.pathSeparator, -1)) {
+            if (abs.length() > 0) abs.append(File.pathSeparatorChar);
+            abs.append(new File(e.isEmpty() ? "." : e).getAbsolutePath());
+        }
+        if (abs.length() > MAX_ARG_CLASS_PATH) {
+            // One argument of a command is bounded (128 KiB on Linux): a longer class path
+            // goes through a file.
+            File f = File.createTempFile("heapledger-class-path-", ".txt");
+            f.deleteOnExit();
+            writeFile(f, abs.toString());
+            extra.add("--class-path-file");
+            extra.add(f.getPath());
+        } else {
+            extra.add("--class-path");
+            extra.add(abs.toString());
+        }
         extra.add("--class-path-loader");
         extra.add(loaderName(sys));
         return sys;
@@ -330,12 +348,11 @@ public final class Agent {
      * those loaders find (the JDK's runtime image has none): a jar without a manifest, or a
      * directory, there is not seen (docs/agent.md). Finding them opens the boot class path's
      * jars, a few milliseconds, so on Java 9 or later on Linux it is done only when the JVM's
-     * command line or its option variables name -Xbootclasspath/a, an agent jar or an
-     * argument file.
+     * options (jvmOptions) name -Xbootclasspath/a, another agent jar or an argument file.
      */
-    private static boolean loadersAboveHoldJars() {
+    private static boolean loadersAboveHoldJars(List<String> jvmOptions) {
         try {
-            if (hasModules() && !mayAppendBootPath()) return false;
+            if (hasModules() && jvmOptions != null && !mayAppendBootPath(jvmOptions)) return false;
             ClassLoader sys = ClassLoader.getSystemClassLoader();
             URL self = Agent.class.getResource("Agent.class");
             String own = self == null ? null : jarOf(self.toString());
@@ -351,27 +368,52 @@ public final class Agent {
         }
     }
 
+    /** The longest class path given to the service as an argument; a longer one goes in a file. */
+    private static final int MAX_ARG_CLASS_PATH = 32 * 1024;
+
     /**
-     * Whether the JVM's options may append to the boot class path: -Xbootclasspath/a, a
-     * -javaagent (its Boot-Class-Path; this agent's own is expected) besides this one, or an
-     * @argument file, on the command line (/proc/self/cmdline) or in JAVA_TOOL_OPTIONS or
-     * JDK_JAVA_OPTIONS. True when the command line cannot be read.
+     * The JVM's command line (/proc/self/cmdline, Linux) followed by the words of
+     * JAVA_TOOL_OPTIONS and JDK_JAVA_OPTIONS; null when the command line cannot be read.
      */
-    private static boolean mayAppendBootPath() {
-        StringBuilder opts = new StringBuilder();
-        for (String v : new String[] {System.getenv("JAVA_TOOL_OPTIONS"), System.getenv("JDK_JAVA_OPTIONS")}) {
-            if (v != null) opts.append(' ').append(v);
-        }
+    private static List<String> jvmOptions() {
         byte[] cmd;
         try {
             cmd = java.nio.file.Files.readAllBytes(new File("/proc/self/cmdline").toPath());
         } catch (Throwable e) {
-            return true;
+            return null;
         }
+        List<String> out = new ArrayList<String>(Arrays.asList(new String(cmd, StandardCharsets.UTF_8).split("\0")));
+        for (String v : new String[] {System.getenv("JAVA_TOOL_OPTIONS"), System.getenv("JDK_JAVA_OPTIONS")}) {
+            if (v != null) out.addAll(Arrays.asList(v.trim().split("\\s+")));
+        }
+        return out;
+    }
+
+    /**
+     * Whether the options name an agent besides this one that may change the classes it sees
+     * (a -javaagent, or a native -agentpath or -agentlib other than the debugger's jdwp): the
+     * JVM runs such an agent's transformer before this one's, so the class path's bytes need
+     * not be the classes defined. Not seen off Linux (docs/agent.md).
+     */
+    private static boolean otherAgents(List<String> jvmOptions) {
+        if (jvmOptions == null) return false;
+        int javaAgents = 0;
+        for (String a : jvmOptions) {
+            if (a.startsWith("-javaagent:")) javaAgents++;
+            if (a.startsWith("-agentpath:") || a.startsWith("-agentlib:") && !a.startsWith("-agentlib:jdwp")) return true;
+        }
+        return javaAgents > 1;
+    }
+
+    /**
+     * Whether the options may append to the boot class path: -Xbootclasspath/a, a -javaagent
+     * besides this one (its Boot-Class-Path) or an @argument file.
+     */
+    private static boolean mayAppendBootPath(List<String> jvmOptions) {
         int agents = 0;
-        for (String arg : (new String(cmd, StandardCharsets.UTF_8).replace('\0', ' ') + opts).split(" ")) {
-            if (arg.startsWith("-Xbootclasspath/a") || arg.startsWith("@")) return true;
-            if (arg.startsWith("-javaagent:") && ++agents > 1) return true;
+        for (String a : jvmOptions) {
+            if (a.startsWith("-Xbootclasspath/a") || a.startsWith("@")) return true;
+            if (a.startsWith("-javaagent:") && ++agents > 1) return true;
         }
         return false;
     }
