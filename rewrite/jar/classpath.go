@@ -94,10 +94,14 @@ func NewClassPath(path string, sep string) *ClassPath {
 		if err != nil {
 			break // the loader skips it; what it finds next is not known here
 		}
+		refs, ok := manifestClassPath(abs, h.manifest)
+		if !ok {
+			break // a manifest the JDK may refuse, and skip the jar: neither is known here
+		}
 		cp.jars, cp.heads = append(cp.jars, abs), append(cp.heads, h)
 		fmt.Fprintf(&id, "%s %d %x\n", abs, h.size, h.dirSum)
 		var named []entry
-		for _, p := range manifestClassPath(abs, h.manifest) {
+		for _, p := range refs {
 			named = append(named, entry{p, true})
 		}
 		queue = append(named, queue...)
@@ -108,32 +112,43 @@ func NewClassPath(path string, sep string) *ClassPath {
 }
 
 // manifestClassPath returns the files a jar's manifest's Class-Path names, resolved against
-// the jar as the JDK resolves them: relative URLs, or file URLs; others are ignored.
-func manifestClassPath(jarPath string, mf []byte) []string {
-	main := mf
-	for _, sep := range []string{"\r\n\r\n", "\n\n", "\r\r"} {
-		if i := strings.Index(string(main), sep); i >= 0 {
-			main = main[:i]
+// the jar as the JDK resolves them: relative URLs, or file URLs; others are ignored. As the
+// JDK's manifest reader, the main section ends at the first empty line and a Class-Path given
+// twice counts once, the last. ok is false when the main section has a line that reader
+// refuses (over 512 bytes, or a header without ": "): the JDK then skips the jar or its
+// Class-Path, by version, so what it searches is not known.
+func manifestClassPath(jarPath string, mf []byte) (refs []string, ok bool) {
+	var main []byte
+	for _, line := range splitLines(mf) {
+		text := strings.TrimRight(string(line), "\r\n")
+		if text == "" {
+			break
 		}
+		if len(line) > 512 || !strings.HasPrefix(text, " ") && !strings.Contains(text, ": ") {
+			return nil, false
+		}
+		main = append(main, line...)
+	}
+	value, named := "", false
+	for _, a := range parseSection(main) {
+		if strings.EqualFold(a.name, "Class-Path") {
+			value, named = a.value, true
+		}
+	}
+	if !named {
+		return nil, true
 	}
 	base := &url.URL{Scheme: "file", Path: filepath.ToSlash(jarPath)}
-	var out []string
-	for _, a := range parseSection(main) {
-		if !strings.EqualFold(a.name, "Class-Path") {
+	for _, ref := range strings.Fields(value) {
+		u, err := url.Parse(ref)
+		if err != nil || u.Scheme != "" && u.Scheme != "file" || u.Host != "" && u.Host != "localhost" {
 			continue
 		}
-		for _, ref := range strings.Fields(a.value) {
-			u, err := url.Parse(ref)
-			if err != nil || u.Scheme != "" && u.Scheme != "file" || u.Host != "" && u.Host != "localhost" {
-				continue
-			}
-			u.Host = ""
-			r := base.ResolveReference(u)
-			out = append(out, filepath.FromSlash(r.Path)) // a trailing slash stays: a directory for the loader
-
-		}
+		u.Host = ""
+		r := base.ResolveReference(u)
+		refs = append(refs, filepath.FromSlash(r.Path)) // a trailing slash stays: a directory for the loader
 	}
-	return out
+	return refs, true
 }
 
 // same reports whether the file at path is still the one h was read from, by size and

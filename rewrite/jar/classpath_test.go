@@ -59,7 +59,7 @@ func TestReadManifestEveryLayout(t *testing.T) {
 		if err != nil || string(got) != mf {
 			t.Errorf("%s: %q, %v", c.name, got, err)
 		}
-		if refs := manifestClassPath(p, got); len(refs) != 2 || refs[0] != filepath.Join(dir, "a.jar") || refs[1] != filepath.Join(dir, "b.jar") {
+		if refs, _ := manifestClassPath(p, got); len(refs) != 2 || refs[0] != filepath.Join(dir, "a.jar") || refs[1] != filepath.Join(dir, "b.jar") {
 			t.Errorf("%s: Class-Path %q", c.name, refs)
 		}
 	}
@@ -74,8 +74,31 @@ func TestReadManifestEveryLayout(t *testing.T) {
 	}
 }
 
+// TestManifestClassPathAsTheJDK: the main section ends at the first empty line, whatever ends
+// its lines; a Class-Path given twice counts once, the last; a line the JDK's reader refuses
+// leaves the jar's class path unknown.
+func TestManifestClassPathAsTheJDK(t *testing.T) {
+	for _, c := range []struct {
+		mf   string
+		want string
+		ok   bool
+	}{
+		{"Manifest-Version: 1.0\n\r\nClass-Path: per-entry.jar\n", "", true},
+		{"Manifest-Version: 1.0\r\n\r\nName: x\r\nClass-Path: per-entry.jar\r\n", "", true},
+		{"Class-Path: first.jar\nClass-Path: last.jar\n", "/j/last.jar", true},
+		{"Class-Path: a.jar\n b.jar\n", "/j/a.jarb.jar", true},
+		{"Class-Path:x.jar\n", "", false},
+		{"Manifest-Version: 1.0\nClass-Path: " + strings.Repeat("y", 600) + ".jar\n", "", false},
+	} {
+		got, ok := manifestClassPath("/j/m.jar", []byte(c.mf))
+		if strings.Join(got, " ") != c.want || ok != c.ok {
+			t.Errorf("%q: %q, %v; want %q, %v", c.mf, got, ok, c.want, c.ok)
+		}
+	}
+}
+
 func TestManifestClassPathURLs(t *testing.T) {
-	got := manifestClassPath("/opt/app/lib/main.jar", []byte("Class-Path: dep.jar ../other/o.jar /abs/x.jar file:/f/y.jar http://h/z.jar my%20lib.jar classes/\n"))
+	got, _ := manifestClassPath("/opt/app/lib/main.jar", []byte("Class-Path: dep.jar ../other/o.jar /abs/x.jar file:/f/y.jar http://h/z.jar my%20lib.jar classes/\n"))
 	want := []string{"/opt/app/lib/dep.jar", "/opt/app/other/o.jar", "/abs/x.jar", "/f/y.jar", "/opt/app/lib/my lib.jar", "/opt/app/lib/classes/"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("got %q\nwant %q", got, want)
@@ -165,7 +188,7 @@ func TestClassPathSymlinks(t *testing.T) {
 	if _, ok := cp2.Lookup("p/D"); ok {
 		t.Error("p/D found after the directory that ends the search")
 	}
-	if got := manifestClassPath("/x/a.jar", []byte("Class-Path: file://localhost/opt/l.jar file://elsewhere/opt/m.jar\n")); strings.Join(got, " ") != "/opt/l.jar" {
+	if got, _ := manifestClassPath("/x/a.jar", []byte("Class-Path: file://localhost/opt/l.jar file://elsewhere/opt/m.jar\n")); strings.Join(got, " ") != "/opt/l.jar" {
 		t.Errorf("file URLs with hosts: %q, want the localhost one only", got)
 	}
 }
@@ -224,4 +247,20 @@ func FuzzReadManifest(f *testing.F) {
 			return
 		}
 	})
+}
+
+// TestReadManifestOtherCase: as the JDK's JarFile, a manifest named in another case is the
+// jar's manifest when none has the exact name, and the exact name wins over it.
+func TestReadManifestOtherCase(t *testing.T) {
+	dir := t.TempDir()
+	lower := filepath.Join(dir, "lower.jar")
+	writeZip(t, lower, nil, zip.Deflate, "", "meta-inf/manifest.mf", "Class-Path: x.jar\n", "p/A.class", "a")
+	if got, err := readManifest(lower); err != nil || string(got) != "Class-Path: x.jar\n" {
+		t.Errorf("lower-case manifest: %q, %v", got, err)
+	}
+	both := filepath.Join(dir, "both.jar")
+	writeZip(t, both, nil, zip.Store, "", "Meta-Inf/Manifest.MF", "Class-Path: other.jar\n", manifestName, "Class-Path: exact.jar\n")
+	if got, err := readManifest(both); err != nil || string(got) != "Class-Path: exact.jar\n" {
+		t.Errorf("both names: %q, %v; want the exact name's", got, err)
+	}
 }

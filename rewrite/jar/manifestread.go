@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 )
 
 // The zip records readManifest reads, with the offsets of the fields it uses (APPNOTE.TXT
@@ -85,17 +86,24 @@ func readHead(path string) (jarHead, error) {
 	}
 	defer in.Close()
 	d := sha256.New()
-	h.manifest = nil
+	var exact, other *Entry
 	for _, e := range in.Entries {
 		fmt.Fprintf(d, "%q %d %d %08x\n", e.Name, e.Header.CompressedSize64, e.Header.UncompressedSize64, e.Header.CRC32)
-		if e.Name == manifestName && h.manifest == nil {
-			if h.manifest, err = e.ReadAll(Limits{MaxEntrySize: maxManifest, MaxRatio: DefaultLimits.MaxRatio}); err != nil {
-				return h, err
-			}
+		if e.Name == manifestName && exact == nil {
+			exact = e
+		} else if other == nil && strings.EqualFold(e.Name, manifestName) {
+			other = e // the JDK's JarFile falls back to such a name
 		}
 	}
 	d.Sum(h.dirSum[:0])
-	return h, nil
+	if exact == nil {
+		exact = other
+	}
+	h.manifest = nil
+	if exact != nil {
+		h.manifest, err = exact.ReadAll(Limits{MaxEntrySize: maxManifest, MaxRatio: DefaultLimits.MaxRatio})
+	}
+	return h, err
 }
 
 // manifestFast finds the manifest through the end record and the central directory, and
@@ -131,6 +139,7 @@ func manifestFast(r io.ReaderAt, size int64) ([]byte, [sha256.Size]byte, error) 
 		return nil, sum, err
 	}
 	sum = sha256.Sum256(dir)
+	var other []byte // the first record whose name is the manifest's in another case
 	for i := 0; i < n; i++ {
 		if len(dir) < dirLen || binary.LittleEndian.Uint32(dir) != dirSig {
 			return nil, sum, errSlowPath
@@ -139,11 +148,17 @@ func manifestFast(r io.ReaderAt, size int64) ([]byte, [sha256.Size]byte, error) 
 		if len(dir) < dirLen+nl+el+cl {
 			return nil, sum, errSlowPath
 		}
-		if string(dir[dirLen:dirLen+nl]) == manifestName {
+		if name := string(dir[dirLen : dirLen+nl]); name == manifestName {
 			mf, err := readStored(r, dir)
 			return mf, sum, err
+		} else if other == nil && strings.EqualFold(name, manifestName) {
+			other = dir
 		}
 		dir = dir[dirLen+nl+el+cl:]
+	}
+	if other != nil { // the JDK's JarFile falls back to such a name
+		mf, err := readStored(r, other)
+		return mf, sum, err
 	}
 	return nil, sum, nil
 }
