@@ -1,6 +1,7 @@
 package jar
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -91,6 +92,9 @@ func NewClassPath(path string, sep string) *ClassPath {
 			break // a directory (step 2)
 		}
 		h, err := readHead(abs)
+		if errors.Is(err, errClassFile) {
+			continue // the loader cannot open it as a jar, and skips it
+		}
 		if err != nil {
 			break // the loader skips it; what it finds next is not known here
 		}

@@ -249,6 +249,25 @@ func FuzzReadManifest(f *testing.F) {
 	})
 }
 
+// TestClassPathSkipsClassFiles: a class file given as an entry is skipped, as the JDK's loader
+// skips what it cannot open as a jar; the search goes on.
+func TestClassPathSkipsClassFiles(t *testing.T) {
+	dir := t.TempDir()
+	class := filepath.Join(dir, "A.class")
+	if err := os.WriteFile(class, []byte("\xca\xfe\xba\xbe\x00\x00\x00\x34"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	writeZip(t, filepath.Join(dir, "b.jar"), nil, zip.Deflate, "", "p/B.class", "b")
+	cp := NewClassPath(class+":"+filepath.Join(dir, "b.jar"), ":")
+	defer cp.Close()
+	if jars, err := cp.Jars(); err != nil || len(jars) != 1 || jars[0] != filepath.Join(dir, "b.jar") {
+		t.Errorf("jars %q, %v; want b.jar alone", jars, err)
+	}
+	if data, ok := cp.Lookup("p/B"); !ok || string(data) != "b" {
+		t.Errorf("p/B: %q, %v", data, ok)
+	}
+}
+
 // TestReadManifestOtherCase: as the JDK's JarFile, a manifest named in another case is the
 // jar's manifest when none has the exact name, and the exact name wins over it.
 func TestReadManifestOtherCase(t *testing.T) {

@@ -44,6 +44,10 @@ const (
 // archive, data before the archive, or anything it does not expect.
 var errSlowPath = errors.New("not a plain zip archive")
 
+// errClassFile says that a class path entry is a class file, which the JDK's loader cannot
+// open as a jar and skips (OpenInput would read it as a class).
+var errClassFile = errors.New("a class file, not a jar")
+
 // A jarHead is what a class path needs of a jar before reading its entries: its manifest (nil
 // when it has none), a digest of its central directory (every entry's name, sizes and CRC-32,
 // so it names the contents), and the file's size and modification time when it was read.
@@ -79,6 +83,10 @@ func readHead(path string) (jarHead, error) {
 	h.manifest, h.dirSum, err = manifestFast(f, st.Size())
 	if !errors.Is(err, errSlowPath) {
 		return h, err
+	}
+	var magic [4]byte
+	if n, _ := f.ReadAt(magic[:], 0); n == 4 && string(magic[:]) == "\xca\xfe\xba\xbe" {
+		return h, errClassFile
 	}
 	in, err := OpenInput(path)
 	if err != nil {
