@@ -307,7 +307,7 @@ public final class Agent {
      * JDK's classes are rewritten too, which the pass assumes they are not), and an attach,
      * where classes loaded before may be left as they are (not retransformable).
      */
-    private static ClassLoader classPathArgs(Options o, List<String> extra) throws IOException {
+    private static ClassLoader classPathArgs(Options o, List<String> extra) {
         List<String> jvmOptions = jvmOptions();
         if (o.jdk || System.getProperty("java.system.class.loader") != null || !isEmpty(System.getProperty("jdk.module.path"))
                 || otherAgents(jvmOptions) || loadersAboveHoldJars(jvmOptions)) {
@@ -325,12 +325,16 @@ public final class Agent {
         }
         if (abs.length() > MAX_ARG_CLASS_PATH) {
             // One argument of a command is bounded (128 KiB on Linux): a longer class path
-            // goes through a file.
-            File f = File.createTempFile("heapledger-class-path-", ".txt");
-            f.deleteOnExit();
-            writeFile(f, abs.toString());
-            extra.add("--class-path-file");
-            extra.add(f.getPath());
+            // goes through a file. One that cannot be written costs the input, not the agent.
+            try {
+                File f = File.createTempFile("heapledger-class-path-", ".txt");
+                f.deleteOnExit();
+                writeFile(f, abs.toString());
+                extra.add("--class-path-file");
+                extra.add(f.getPath());
+            } catch (IOException e) {
+                return null;
+            }
         } else {
             extra.add("--class-path");
             extra.add(abs.toString());
@@ -348,7 +352,7 @@ public final class Agent {
      * those loaders find (the JDK's runtime image has none): a jar without a manifest, or a
      * directory, there is not seen (docs/agent.md). Finding them opens the boot class path's
      * jars, a few milliseconds, so on Java 9 or later on Linux it is done only when the JVM's
-     * options (jvmOptions) name -Xbootclasspath/a, another agent jar or an argument file.
+     * options (jvmOptions) name -Xbootclasspath/a or an argument file.
      */
     private static boolean loadersAboveHoldJars(List<String> jvmOptions) {
         try {
@@ -406,14 +410,13 @@ public final class Agent {
     }
 
     /**
-     * Whether the options may append to the boot class path: -Xbootclasspath/a, a -javaagent
-     * besides this one (its Boot-Class-Path) or an @argument file.
+     * Whether the options may append to the boot class path: -Xbootclasspath/a or an
+     * @argument file (another agent's Boot-Class-Path: otherAgents has refused the class
+     * path by then).
      */
     private static boolean mayAppendBootPath(List<String> jvmOptions) {
-        int agents = 0;
         for (String a : jvmOptions) {
             if (a.startsWith("-Xbootclasspath/a") || a.startsWith("@")) return true;
-            if (a.startsWith("-javaagent:") && ++agents > 1) return true;
         }
         return false;
     }
