@@ -13,12 +13,15 @@
 // Code before super() is real: javac stores outer-this and captured variables first, Kotlin and
 // Scala null-check arguments and store fields, Java 25 allows statements there, and
 // hand-written bytecode may branch to different constructors. The analysis follows values, not
-// patterns: it runs the frame-free data flow of package frames, which tracks uninitializedThis
-// and uninitialized(new) through locals, the stack, branches, handlers and subroutines.
+// patterns: it runs a data flow of package frames, which tracks uninitializedThis and
+// uninitialized(new) through locals, the stack, branches, handlers and subroutines — one pass
+// over the compiler's frames where the method has them, inference where it has none. A method
+// without a `new` needs neither (initCallsWithoutNew).
 package ctormap
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/heapledger/heapledger/rewrite/classfile"
@@ -92,37 +95,27 @@ type Analysis struct {
 	beforeDone bool
 }
 
-// Analyze runs the constructor analysis over a decoded body. It does not use the body's stack
-// map frames, so it works the same for every class file version, including old code with jsr.
+// Analyze runs the constructor analysis over a decoded body. It works the same for every class
+// file version, including old code with jsr: the compiler's frames, when frames.Attach gave the
+// body them, only make it faster (follow).
 func Analyze(b *code.Body) (*Analysis, error) {
-	fa, err := frames.Infer(b)
-	if err != nil {
-		return nil, err
-	}
 	a := &Analysis{
 		Method:        b.Method,
 		IsConstructor: b.Method.Name == "<init>" && b.Method.Access&classfile.AccStatic == 0 && b.Method.Class != frames.ObjectClass,
+		body:          b,
 	}
-	w := walker{a: a, b: b, news: map[*code.Insn]*NewSite{}}
-	err = fa.Walk(w.visit)
-	fa.Release()
+	hasNew := false
+	for n := b.First(); n != nil && !hasNew; n = n.Next() {
+		hasNew = n.Op == code.NEW
+	}
+	var err error
+	if hasNew {
+		err = a.follow(b)
+	} else {
+		err = a.initCallsWithoutNew(b)
+	}
 	if err != nil {
 		return nil, err
-	}
-	// Walk visits the stretches of straight-line code in code order, so Calls and News are in
-	// code order already.
-	insns := 0
-	for n := b.First(); n != nil; n = n.Next() {
-		if !n.IsLabel() {
-			insns++
-		}
-	}
-	if w.reached < insns {
-		a.unreached = b.Unreached()
-	}
-	a.body = b
-	for _, n := range w.order {
-		a.News = append(a.News, *w.news[n])
 	}
 	for _, c := range a.Calls {
 		if !containsTarget(a.Targets, c.Target) {
@@ -142,6 +135,78 @@ func Analyze(b *code.Body) (*Analysis, error) {
 		}
 	}
 	return a, nil
+}
+
+// follow runs the data flow over b and gathers Calls, News, Allocs and what it did not reach.
+// A method with the compiler's frames is checked in one pass with them (frames.VisitReached);
+// one without, or whose frames that pass refuses, is inferred (frames.Infer), as old code with
+// jsr and the dead code some compilers leave under frames need.
+func (a *Analysis) follow(b *code.Body) error {
+	w := walker{a: a, b: b, news: map[*code.Insn]*NewSite{}}
+	if fm, ok := b.Frames.(*frames.Method); ok && fm.VisitReached(w.visit) == nil {
+		w.inCodeOrder()
+	} else {
+		a.Calls, a.Allocs = nil, nil
+		w = walker{a: a, b: b, news: map[*code.Insn]*NewSite{}}
+		fa, err := frames.Infer(b)
+		if err != nil {
+			return err
+		}
+		err = fa.Walk(w.visit)
+		fa.Release()
+		if err != nil {
+			return err
+		}
+		// Walk visits the stretches of straight-line code in code order, so Calls and News
+		// are in code order already.
+	}
+	insns := 0
+	for n := b.First(); n != nil; n = n.Next() {
+		if !n.IsLabel() {
+			insns++
+		}
+	}
+	if w.reached < insns {
+		a.unreached = b.Unreached()
+	}
+	for _, n := range w.order {
+		a.News = append(a.News, *w.news[n])
+	}
+	return nil
+}
+
+// initCallsWithoutNew gathers Calls of a method that has no `new`, without the data flow. The
+// only uninitialized value such a method can hold is a constructor's own `this`, and an
+// invokespecial <init> needs an uninitialized receiver (JVMS 4.10.1.9), so every reached one is
+// the super()/this() call of its path; a method that is no constructor has none. Most
+// constructors are like this (they store their arguments and call super()), and the count pass
+// asks about every constructor of an accounted class, whose switch goes right after that call.
+// Reached is what the data flow would reach: code.Body.Reach follows the same edges.
+func (a *Analysis) initCallsWithoutNew(b *code.Body) error {
+	live := b.Reach(nil)
+	for n := b.First(); n != nil; n = n.Next() {
+		if n.IsLabel() {
+			continue
+		}
+		if !live[n.Num()] {
+			if a.unreached == nil {
+				a.unreached = map[*code.Insn]bool{}
+			}
+			a.unreached[n] = true
+			continue
+		}
+		if n.Op != code.INVOKESPECIAL || !a.IsConstructor {
+			continue
+		}
+		owner, name, desc, err := b.Pool.MemberRef(n.Index)
+		if err != nil {
+			return b.Method.Errorf(n.Offset, "invokespecial: %w", err)
+		}
+		if name == "<init>" {
+			a.Calls = append(a.Calls, InitCall{Insn: n, Target: Target{Owner: owner, Desc: desc, Alternate: owner == b.Method.Class}})
+		}
+	}
+	return nil
 }
 
 func appendCall(cs []InitCall, c InitCall) []InitCall {
@@ -169,6 +234,18 @@ type walker struct {
 	news    map[*code.Insn]*NewSite
 	order   []*code.Insn
 	reached int
+}
+
+// inCodeOrder sorts what a visit in data-flow order gathered into code order, the order Walk
+// gathers it in: Calls, Allocs, the `new`s and each one's Inits.
+func (w *walker) inCodeOrder() {
+	byPos := func(x, y *code.Insn) int { return x.Num() - y.Num() }
+	slices.SortFunc(w.a.Calls, func(x, y InitCall) int { return byPos(x.Insn, y.Insn) })
+	slices.SortFunc(w.a.Allocs, func(x, y InitCall) int { return byPos(x.Insn, y.Insn) })
+	slices.SortFunc(w.order, byPos)
+	for _, site := range w.news {
+		slices.SortFunc(site.Inits, func(x, y InitCall) int { return byPos(x.Insn, y.Insn) })
+	}
 }
 
 func (w *walker) visit(in *code.Insn, before *frames.Frame) error {

@@ -1,11 +1,15 @@
 package ctormap
 
 import (
+	"fmt"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/heapledger/heapledger/internal/testjars"
 	"github.com/heapledger/heapledger/rewrite/classfile"
 	"github.com/heapledger/heapledger/rewrite/code"
+	"github.com/heapledger/heapledger/rewrite/frames"
 )
 
 // TestRealJars analyses every method of real jars: every constructor must have its
@@ -17,14 +21,7 @@ func TestRealJars(t *testing.T) {
 	for _, jar := range jars {
 		t.Run(jar, func(t *testing.T) {
 			var ctors, prologue, news, methods, old int
-			testjars.Each(t, jar, func(entry string, data []byte) {
-				if testjars.IsModuleInfo(entry) {
-					return
-				}
-				c, err := classfile.Parse(data)
-				if err != nil {
-					t.Fatalf("%s: %v", entry, err)
-				}
+			eachClass(t, jar, func(entry string, c *classfile.Class) {
 				if c.Major < 50 {
 					old++
 				}
@@ -66,4 +63,165 @@ func TestRealJars(t *testing.T) {
 			t.Logf("%s: %d methods (%d classes older than version 50), %d constructors each with one super()/this() target, %d with branches before it, %d new sites paired", jar, methods, old, ctors, prologue, news)
 		})
 	}
+}
+
+// TestWithoutNewAsTheDataFlow checks initCallsWithoutNew against the data flow it stands in
+// for, on every method without a `new` of real jars (old class files with jsr among them) and
+// of the hand-made constructors in testdata: the same super()/this() calls in the same order,
+// and the same unreached instructions.
+func TestWithoutNewAsTheDataFlow(t *testing.T) {
+	compared := 0
+	check := func(where string, c *classfile.Class) {
+		for _, m := range c.Methods {
+			b, err := DecodeMethod(c, m)
+			if err != nil || b == nil {
+				continue
+			}
+			hasNew := false
+			for n := b.First(); n != nil; n = n.Next() {
+				hasNew = hasNew || n.Op == code.NEW
+			}
+			if hasNew {
+				continue
+			}
+			fast := &Analysis{IsConstructor: b.Method.Name == "<init>" && b.Method.Access&classfile.AccStatic == 0 && b.Method.Class != "java/lang/Object"}
+			slow := &Analysis{IsConstructor: fast.IsConstructor}
+			if err := slow.follow(b); err != nil {
+				continue // what the data flow refuses is not compared
+			}
+			if err := fast.initCallsWithoutNew(b); err != nil {
+				t.Fatalf("%s: %s: %v", where, b.Method, err)
+			}
+			compared++
+			if len(fast.Calls) != len(slow.Calls) {
+				t.Fatalf("%s: %s: %d calls without the data flow, %d with it", where, b.Method, len(fast.Calls), len(slow.Calls))
+			}
+			for i := range fast.Calls {
+				if fast.Calls[i].Insn != slow.Calls[i].Insn || fast.Calls[i].Target != slow.Calls[i].Target {
+					t.Fatalf("%s: %s: call %d differs: %v against %v", where, b.Method, i, fast.Calls[i].Target, slow.Calls[i].Target)
+				}
+			}
+			if len(fast.unreached) != len(slow.unreached) {
+				t.Fatalf("%s: %s: %d unreached instructions without the data flow, %d with it", where, b.Method, len(fast.unreached), len(slow.unreached))
+			}
+			for n := range slow.unreached {
+				if !fast.unreached[n] {
+					t.Fatalf("%s: %s: offset %d unreached only by the data flow", where, b.Method, n.Offset)
+				}
+			}
+		}
+	}
+	for _, jar := range []string{"ecj.jar", "h2.jar", "xalan2.jar", "groovy-all.jar"} {
+		eachClass(t, jar, func(entry string, c *classfile.Class) { check(jar+" "+entry, c) })
+	}
+	// The hand-assembled constructors: different targets on different paths, branches and
+	// handlers before super(), chains of this().
+	dir := jasminClasses(t)
+	classes, _ := filepath.Glob(filepath.Join(dir, "*.class"))
+	for _, path := range classes {
+		check(filepath.Base(path), loadClass(t, path))
+	}
+	if compared == 0 {
+		t.Fatal("no method compared")
+	}
+	t.Logf("%d methods without new compared", compared)
+}
+
+// TestOnePassAsInference checks the one pass over the compiler's frames (frames.VisitReached)
+// against inference (frames.Infer) on every method of real jars: the same super()/this()
+// calls, `new`s, constructor pairings, allocations and unreached code, in the same order,
+// whichever path follow takes (a method the one pass refuses is inferred both times).
+func TestOnePassAsInference(t *testing.T) {
+	compared, onePass := 0, 0
+	for _, jar := range []string{"ecj.jar", "h2.jar", "guava.jar", "groovy-all.jar", "clojure-1.11.jar"} {
+		eachClass(t, jar, func(entry string, c *classfile.Class) {
+			for _, m := range c.Methods {
+				inferred, _, err := analyzeMethod(c, m, false)
+				if err != nil || inferred == "" {
+					continue
+				}
+				checked, ok, err := analyzeMethod(c, m, true)
+				if err != nil {
+					t.Fatalf("%s %s: with frames: %v", jar, entry, err)
+				}
+				if checked != inferred {
+					t.Fatalf("%s %s: with frames:\n%s\ninferred:\n%s", jar, entry, checked, inferred)
+				}
+				compared++
+				if ok {
+					onePass++
+				}
+			}
+		})
+	}
+	if onePass == 0 || onePass == compared {
+		t.Fatalf("%d of %d methods were checked in one pass: both paths must be compared", onePass, compared)
+	}
+	t.Logf("%d methods compared, %d of them checked in one pass", compared, onePass)
+}
+
+// analyzeMethod analyses one method, with its compiler frames attached or not, and describes
+// the result by offsets ("" for a method without code).
+// With frames it also says whether the one pass took them.
+func analyzeMethod(c *classfile.Class, m *classfile.Member, withFrames bool) (desc string, onePass bool, err error) {
+	b, err := DecodeMethod(c, m)
+	if err != nil || b == nil {
+		return "", false, err
+	}
+	if withFrames {
+		fm, err := frames.Attach(b)
+		if err != nil {
+			return "", false, err
+		}
+		onePass = fm.VisitReached(func(*code.Insn, *frames.Frame) error { return nil }) == nil
+	}
+	a, err := Analyze(b)
+	if err != nil {
+		return "", false, err
+	}
+	var out strings.Builder
+	fmt.Fprintf(&out, "%s\n", b.Method)
+	call := func(c InitCall) string {
+		s := fmt.Sprintf("%d %s", c.Insn.Offset, c.Target)
+		if c.New != nil {
+			s += fmt.Sprintf(" new@%d dup=%v", c.New.Offset, c.Dup)
+		}
+		return s
+	}
+	for _, c := range a.Calls {
+		fmt.Fprintf(&out, "call %s\n", call(c))
+	}
+	for _, n := range a.News {
+		fmt.Fprintf(&out, "new %d %s:", n.New.Offset, n.Class)
+		for _, c := range n.Inits {
+			fmt.Fprintf(&out, " [%s]", call(c))
+		}
+		out.WriteString("\n")
+	}
+	for _, c := range a.Allocs {
+		fmt.Fprintf(&out, "alloc %s\n", call(c))
+	}
+	for n := b.First(); n != nil; n = n.Next() {
+		if !n.IsLabel() && !a.Reached(n) {
+			fmt.Fprintf(&out, "unreached %d\n", n.Offset)
+		}
+	}
+	fmt.Fprintf(&out, "warning %q\n", a.Warning)
+	return out.String(), onePass, nil
+}
+
+// eachClass parses every class of a jar of the test corpus (module-info left out) and hands it
+// to fn.
+func eachClass(t *testing.T, jar string, fn func(entry string, c *classfile.Class)) {
+	t.Helper()
+	testjars.Each(t, jar, func(entry string, data []byte) {
+		if testjars.IsModuleInfo(entry) {
+			return
+		}
+		c, err := classfile.Parse(data)
+		if err != nil {
+			t.Fatalf("%s: %v", entry, err)
+		}
+		fn(entry, c)
+	})
 }

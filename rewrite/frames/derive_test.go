@@ -270,3 +270,39 @@ func TestOldCodeWithSubroutine(t *testing.T) {
 	_, err = m.EncodeFrames(b)
 	wantError(t, err, "offset 2 (jsr", "jsr in a class file that needs stack map frames")
 }
+
+// A handler's frame holds a local's type only where every covered state agrees: a store, and a
+// constructor call that initializes a copy held in a local, change it midway through the
+// covered code (the handler merges skip only states whose locals nothing changed).
+func TestHandlerSeesLocalsChangeMidway(t *testing.T) {
+	a := newAsm(t)
+	oh, ol := a.class("java/lang/Object")
+	ih, il := a.method("java/lang/Object", "<init>", "()V")
+	bc := []byte{
+		0x01, 0x4b, // 0 aconst_null; 1 astore_0: the int parameter becomes null
+		0xbb, oh, ol, 0x59, 0x4c, // 2 new Object; 5 dup; 6 astore_1: uninitialized(2) in local 1
+		0xb7, ih, il, // 7 invokespecial <init>: local 1 becomes Object
+		0xb1, // 10 return
+		0xbf, // 11 athrow
+	}
+	// Over the store alone, local 0 is int before it and null after.
+	b, m := a.body("p/C", "f", "(I)V", classfile.AccStatic, 2, bc, classfile.ExceptionEntry{StartPC: 0, EndPC: 2, HandlerPC: 11})
+	es, err := a.frames(b, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Entry{{11, Frame{Stack: []Type{obj("java/lang/Throwable")}}}}
+	if err := sameEntries(es, want); err != nil {
+		t.Error(err)
+	}
+
+	// Over the constructor call alone, local 1 is uninitialized(2) before it and Object after.
+	b, m = a.body("p/C", "f", "(I)V", classfile.AccStatic, 2, bc, classfile.ExceptionEntry{StartPC: 7, EndPC: 10, HandlerPC: 11})
+	if es, err = a.frames(b, m); err != nil {
+		t.Fatal(err)
+	}
+	want = []Entry{{11, Frame{Locals: []Type{NullType}, Stack: []Type{obj("java/lang/Throwable")}}}}
+	if err := sameEntries(es, want); err != nil {
+		t.Error(err)
+	}
+}

@@ -24,6 +24,7 @@ type head struct {
 	state   Frame // the merged incoming state of a derived head
 	visited bool
 	queued  bool
+	walked  bool // the engine walked from here (VisitReached's one pass walks each head once)
 	needed  bool // a frame must be written here (branch target, handler, after a jump)
 
 	// Why a frame is needed, for messages; the text is built only when one is printed.
@@ -41,6 +42,9 @@ type handlerSpan struct {
 	start, end int // instructions strictly between these label nodes are covered
 	head       *head
 	catch      Type
+	// merged is the engine's locals generation (engine.localsGen) this handler was last merged
+	// with: see walk.
+	merged uint64
 }
 
 // engine runs the data flow over one body. In strict mode (methods with frames) merges never
@@ -59,6 +63,7 @@ type engine struct {
 	origLocals                 int
 	work                       []*head
 	visit                      func(in *code.Insn, before *Frame) error
+	once                       bool   // VisitReached: a head walked twice is an error
 	slab                       []head // heads are handed out from here, a chunk at a time
 
 	// Scratch reused across the walks and merges of one run (and across runs, through the
@@ -264,7 +269,7 @@ func (e *engine) findHeads() error {
 						}
 						catch = ObjectType(name)
 					}
-					e.handlers = append(e.handlers, handlerSpan{s, end, h, catch})
+					e.handlers = append(e.handlers, handlerSpan{start: s, end: end, head: h, catch: catch})
 					continue
 				}
 			}
@@ -562,16 +567,7 @@ func (e *engine) mergeStack(a, b Type) (Type, error) {
 
 // run propagates states from the entry and from every compiler frame until nothing changes.
 func (e *engine) run() error {
-	if h := e.heads[0]; h != nil {
-		if err := e.merge(h, &e.initial, nil, e.nodes[0]); err != nil {
-			return err
-		}
-	} else if len(e.nodes) > 0 {
-		if err := e.walk(0, e.initial); err != nil {
-			return err
-		}
-	}
-	if err := e.drain(); err != nil {
+	if err := e.fromEntry(); err != nil {
 		return err
 	}
 	// Compiler frames that no path from the entry reaches start dead code, which the JVM
@@ -586,11 +582,29 @@ func (e *engine) run() error {
 	return e.drain()
 }
 
+// fromEntry propagates states from the method's start until nothing changes.
+func (e *engine) fromEntry() error {
+	if h := e.heads[0]; h != nil {
+		if err := e.merge(h, &e.initial, nil, e.nodes[0]); err != nil {
+			return err
+		}
+	} else if len(e.nodes) > 0 {
+		if err := e.walk(0, e.initial); err != nil {
+			return err
+		}
+	}
+	return e.drain()
+}
+
 func (e *engine) drain() error {
 	for len(e.work) > 0 {
 		h := e.work[len(e.work)-1]
 		e.work = e.work[:len(e.work)-1]
 		h.queued = false
+		if e.once && h.walked {
+			return errNotOnePass
+		}
+		h.walked = true
 		if err := e.walk(h.idx, h.frame(e.origLocals)); err != nil {
 			return err
 		}
@@ -617,6 +631,7 @@ func (e *engine) sortedHeads() []int {
 // The replayed state lives in e.cur, which the next walk overwrites: everything that keeps a
 // state (merge, Analysis.Before) copies it.
 func (e *engine) walk(start int, s Frame) error {
+	e.m.localsGen++ // new locals: no handler has seen them
 	e.cur.Locals = append(e.cur.Locals[:0], s.Locals...)
 	e.cur.Stack = append(e.cur.Stack[:0], s.Stack...)
 	f := &e.cur
@@ -632,10 +647,8 @@ func (e *engine) walk(start int, s Frame) error {
 			continue
 		}
 		covering := e.covering(i)
-		for _, k := range covering {
-			if err := e.merge(e.handlers[k].head, f, &e.handlers[k].catch, n); err != nil {
-				return err
-			}
+		if err := e.mergeHandlers(covering, f, n); err != nil {
+			return err
 		}
 		if e.visit != nil {
 			if err := e.visit(n, f); err != nil {
@@ -652,10 +665,8 @@ func (e *engine) walk(start int, s Frame) error {
 		if !code.EndsFlow(n.Op) {
 			// The JVM also checks handlers against the state after an instruction (a store
 			// inside a try block changes a local the handler may read).
-			for _, k := range covering {
-				if err := e.merge(e.handlers[k].head, f, &e.handlers[k].catch, n); err != nil {
-					return err
-				}
+			if err := e.mergeHandlers(covering, f, n); err != nil {
+				return err
 			}
 		}
 		switch {
@@ -695,6 +706,27 @@ func (e *engine) walk(start int, s Frame) error {
 		}
 	}
 	return fmt.Errorf("execution falls off the end of the code")
+}
+
+// mergeHandlers brings the state f at instruction from to the handlers that cover it. A
+// handler's incoming stack is the caught exception whatever f's, so only f's locals matter;
+// and a join is idempotent and only ever moves a head's state up, so merging the locals a
+// handler has already been merged with changes nothing, then or later. A walk changes its
+// locals only at stores and constructor calls, which bump the machine's localsGen; between
+// them the merges before and after each instruction are skipped. Without this, a handler a
+// pass adds over a whole body costs a comparison of every local at every instruction.
+func (e *engine) mergeHandlers(covering []int32, f *Frame, from *code.Insn) error {
+	for _, k := range covering {
+		hs := &e.handlers[k]
+		if hs.merged == e.m.localsGen {
+			continue
+		}
+		if err := e.merge(hs.head, f, &hs.catch, from); err != nil {
+			return err
+		}
+		hs.merged = e.m.localsGen
+	}
+	return nil
 }
 
 func (e *engine) mergeLabel(l *code.Label, f *Frame, from *code.Insn) error {

@@ -23,6 +23,10 @@ type machine struct {
 	strict bool
 	f      *Frame
 	args   []Type // scratch for the argument types of an invoke
+	// localsGen changes whenever an instruction may have changed a local's type (a store, a
+	// constructor call initializing copies held in locals); the engine's walk compares it to
+	// skip merges into handlers that would bring nothing new.
+	localsGen uint64
 }
 
 // memberDesc returns the descriptor of a field, method or invokedynamic operand and whether
@@ -202,6 +206,7 @@ func (m *machine) store(idx int, want Kind) error {
 		t = Type{Kind: want}
 	}
 	m.f.SetLocal(idx, t)
+	m.localsGen++
 	return nil
 }
 
@@ -685,5 +690,6 @@ func (m *machine) initialize(recv Type) error {
 			}
 		}
 	}
+	m.localsGen++
 	return nil
 }

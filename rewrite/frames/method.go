@@ -1,6 +1,7 @@
 package frames
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/heapledger/heapledger/rewrite/code"
@@ -123,9 +124,24 @@ func (m *Method) Initial() Frame { return m.initial }
 
 // engine builds a strict engine over the body as it is now and runs it to its fixed point.
 func (m *Method) engine() (*engine, error) {
+	e, err := m.fixedEngine()
+	if err != nil {
+		return nil, err
+	}
+	if err := e.run(); err != nil {
+		e.release()
+		return nil, err
+	}
+	return e, nil
+}
+
+// fixedEngine builds a strict engine over the body as it is now, with the compiler's frames on
+// their heads, not yet run.
+func (m *Method) fixedEngine() (*engine, error) {
 	e := newEngine(m.body, m.initial, true)
 	e.origLocals = m.origLocals
 	if err := e.findHeads(); err != nil {
+		e.release()
 		return nil, err
 	}
 	for _, ff := range m.fixed {
@@ -135,15 +151,42 @@ func (m *Method) engine() (*engine, error) {
 		}
 		h := e.headAt(i)
 		if h.fixed != nil && !h.fixed.Equal(ff.frame) {
+			e.release()
 			return nil, fmt.Errorf("frames at original offsets %d and %d now describe one position and differ", h.fixedAt, ff.label.Offset)
 		}
 		f := ff.frame
 		h.fixed, h.fixedAt = &f, ff.label.Offset
 	}
-	if err := e.run(); err != nil {
-		return nil, err
-	}
 	return e, nil
+}
+
+// errNotOnePass is VisitReached's refusal of a method it cannot check in one pass.
+var errNotOnePass = errors.New("a join without a compiler frame, or one walked twice")
+
+// VisitReached calls fn before every instruction that a path from the method's start reaches,
+// with the frame there, once each, in one pass over the code: at every join it takes the
+// compiler's frame as it is, as the JVM's type checker does (JVMS 4.10.1), where Analyze and
+// Infer find the frames by iterating to a fixed point and Walk then replays the code a second
+// time. Instructions come in the order the data flow meets them, not in code order. It fails,
+// possibly after visiting some, for a class file without frames, for code the type checker
+// would reject, and for a join the compiler's frames do not describe (code a pass inserted);
+// Infer is the way then. fn must not change the frame.
+func (m *Method) VisitReached(fn func(in *code.Insn, before *Frame) error) error {
+	if m.noFrames {
+		return ErrNoFrames
+	}
+	e, err := m.fixedEngine()
+	if err != nil {
+		return err
+	}
+	defer e.release()
+	for _, h := range e.heads {
+		if h != nil && h.fixed == nil {
+			return errNotOnePass
+		}
+	}
+	e.visit, e.once = fn, true
+	return e.fromEntry()
 }
 
 // Analyze computes the frames of the body as it is now, for a pass that needs to know the

@@ -77,7 +77,7 @@ func hasLoop(b *code.Body) bool {
 // so objects and arrays take Acct.count, which has no null case; fetchOwn, in an
 // account-neutral method with sites (neutral.go, rule 5), takes Acct.own, which leaves the
 // thread's account alone.
-func (e *countEditor) insertCount(cc *countClass, b *code.Body, s site, t, static int, fetch fetching, lines map[*code.Insn]int) error {
+func (e *countEditor) insertCount(cc *countClass, b *code.Body, s site, t, static int, fetch fetching, lines sourceLines) error {
 	id, err := nameSite(cc, b, s, lines)
 	if err != nil {
 		return err
@@ -137,9 +137,9 @@ func (e *countEditor) insertCount(cc *countClass, b *code.Body, s site, t, stati
 
 // nameSite gives site s a pool constant for its ID and notes it for the class's table
 // (finishClass), returning the constant.
-func nameSite(cc *countClass, b *code.Body, s site, lines map[*code.Insn]int) (uint16, error) {
+func nameSite(cc *countClass, b *code.Body, s site, lines sourceLines) (uint16, error) {
 	line := -1
-	if l, ok := lines[s.at]; ok {
+	if l, ok := lines.of(s.at); ok {
 		line = l
 	}
 	id, err := b.Pool.AddUniqueInteger()
@@ -225,31 +225,41 @@ func saveDims(b *code.Body, s site) ([]int, error) {
 	return locals, nil
 }
 
-// lineTable maps each instruction to its source line, from the LineNumberTable.
-func lineTable(b *code.Body) map[*code.Insn]int {
-	starts := map[*code.Label]int{}
+// sourceLines gives instructions their source lines from the LineNumberTable: an instruction's
+// line is that of the nearest line-start label before it. Only sites and a method's first line
+// are asked for, so a lookup walks back from the instruction instead of the table mapping every
+// instruction up front (a map of every instruction of every edited method was a measurable
+// share of the count pass). Labels a pass inserts start no line, so asking after an edit gives
+// what asking before it would have.
+type sourceLines map[*code.Label]int
+
+// lineTable reads the method's line-start labels; nil when it has none.
+func lineTable(b *code.Body) sourceLines {
+	var starts sourceLines
 	for _, a := range b.Attrs {
 		if a.Kind == code.AttrLineNumbers {
+			if starts == nil {
+				starts = make(sourceLines, len(a.Lines))
+			}
 			for _, ln := range a.Lines {
 				starts[ln.Start] = int(ln.Line)
 			}
 		}
 	}
-	if len(starts) == 0 {
-		return nil
+	return starts
+}
+
+// of is the source line of instruction n.
+func (s sourceLines) of(n *code.Insn) (int, bool) {
+	if len(s) == 0 {
+		return 0, false
 	}
-	out := map[*code.Insn]int{}
-	cur := -1
-	for n := b.First(); n != nil; n = n.Next() {
-		if n.IsLabel() {
-			if l, ok := starts[n.Label]; ok {
-				cur = l
+	for p := n.Prev(); p != nil; p = p.Prev() {
+		if p.IsLabel() {
+			if l, ok := s[p.Label]; ok {
+				return l, true
 			}
-			continue
-		}
-		if cur >= 0 {
-			out[n] = cur
 		}
 	}
-	return out
+	return 0, false
 }

@@ -25,11 +25,12 @@ import (
 
 func main() {
 	seconds := flag.Float64("seconds", 10, "length of the warm-up and of the measured period")
-	pass := flag.String("pass", "probe", "pass to run: probe, count (every class in an account) or identity")
+	pass := flag.String("pass", "probe", "pass to run: probe, count or identity")
+	accts := flag.String("accounts", "*", "the count pass's accounts (as rewrite --accounts): '*' puts every class in an account; package accounts are what users run, where methods switch")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the measured period to this file")
 	memprofile := flag.String("memprofile", "", "write an allocation profile (warm-up and measured period) to this file at the end")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: throughput [-seconds S] [-pass probe|count|identity] JAR...")
+		fmt.Fprintln(os.Stderr, "usage: throughput [-seconds S] [-pass probe|count|identity] [-accounts PATTERNS] JAR...")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -37,7 +38,7 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	newPass, err := passByName(*pass)
+	newPass, err := passByName(*pass, *accts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "throughput:", err)
 		os.Exit(2)
@@ -116,14 +117,14 @@ func writeHeapProfile(path string) error {
 }
 
 // passByName returns a constructor of the named pass.
-func passByName(name string) (func() transform.Class, error) {
+func passByName(name, patterns string) (func() transform.Class, error) {
 	switch name {
 	case "probe":
 		return passes.Probe, nil
 	case "identity":
 		return passes.Identity, nil
 	case "count":
-		set, err := accounts.Parse("*")
+		set, err := accounts.Parse(patterns)
 		if err != nil {
 			return nil, err
 		}
