@@ -58,6 +58,13 @@ echo "$ASM_TP" >&2
 # throughput is reported beside probe's so that the two are measured under the same load.
 HL_COUNT=$("$OUT/throughput" -seconds "$PERIOD" -pass count "${JARS[@]}")
 echo "$HL_COUNT" >&2
+# With package accounts, as users run it: every method of an accounted class that may change
+# the thread's account switches, so most methods are edited and get a handler.
+PKG_ACCOUNTS='org.*,com.*,net.*,clojure.*,groovy.*,groovyjarjarasm.*,groovyjarjarantlr.*'
+HL_ACCT=$("$OUT/throughput" -seconds "$PERIOD" -pass count -accounts "$PKG_ACCOUNTS" "${JARS[@]}")
+echo "$HL_ACCT" >&2
+acct_rate=$(sed -n 's/.* classes\/s=\([0-9]*\).*/\1/p' <<<"$HL_ACCT")
+acct_cpurate=$(sed -n 's/.*classes\/cpu-s=\([0-9]*\).*/\1/p' <<<"$HL_ACCT")
 count_rate=$(sed -n 's/.* classes\/s=\([0-9]*\).*/\1/p' <<<"$HL_COUNT")
 count_cpurate=$(sed -n 's/.*classes\/cpu-s=\([0-9]*\).*/\1/p' <<<"$HL_COUNT")
 hl_rate=$(sed -n 's/.* classes\/s=\([0-9]*\).*/\1/p' <<<"$HL_TP")
@@ -85,12 +92,15 @@ ratio() { awk "BEGIN { printf \"%.2f\", $1 / $2 }"; }
 tp_ratio=$(ratio "$hl_rate" "$asm_rate")
 count_ratio=$(ratio "$count_rate" "$asm_rate")
 countcpu_ratio=$(ratio "$count_cpurate" "$asm_cpurate")
+acct_ratio=$(ratio "$acct_rate" "$asm_rate")
+acctcpu_ratio=$(ratio "$acct_cpurate" "$asm_cpurate")
 tpcpu_ratio=$(ratio "$hl_cpurate" "$asm_cpurate")
 wall_ratio=$(ratio "$asm_wall" "$hl_wall")
 cpu_ratio=$(ratio "$asm_cpu" "$hl_cpu")
 printf 'single-thread classes/s: heapledger %s, ASM %s (heapledger/ASM = %s)\n' "$hl_rate" "$asm_rate" "$tp_ratio"
 printf 'single-thread classes per CPU-second: heapledger %s, ASM %s (heapledger/ASM = %s)\n' "$hl_cpurate" "$asm_cpurate" "$tpcpu_ratio"
 printf 'count pass, single-thread: classes/s %s, classes per CPU-second %s (count/ASM probe = %s; %s)\n' "$count_rate" "$count_cpurate" "$count_ratio" "$countcpu_ratio"
+printf 'count pass with package accounts, single-thread: classes/s %s, classes per CPU-second %s (count/ASM probe = %s; %s)\n' "$acct_rate" "$acct_cpurate" "$acct_ratio" "$acctcpu_ratio"
 printf 'end-to-end wall time: heapledger %.2fs, ASM %.2fs (ASM/heapledger = %s)\n' "$hl_wall" "$asm_wall" "$wall_ratio"
 printf 'end-to-end CPU time: heapledger %.2fs, ASM %.2fs (ASM/heapledger = %s)\n' "$hl_cpu" "$asm_cpu" "$cpu_ratio"
 
@@ -122,6 +132,7 @@ Corpus: ${#JARS[@]} jars of scripts/corpus-jars.txt, $CLASSES classes.
 | single-thread classes/s after ${PERIOD}s warm-up | $hl_rate | $asm_rate | heapledger/ASM = $tp_ratio |
 | the same, classes per CPU-second of the whole process | $hl_cpurate | $asm_cpurate | heapledger/ASM = $tpcpu_ratio |
 | count pass (\`--accounts '*'\`), single-thread classes/s; classes per CPU-second | $count_rate; $count_cpurate | ASM's probe pass: $asm_rate; $asm_cpurate | count/ASM probe = $count_ratio; $countcpu_ratio |
+| count pass with package accounts (\`--accounts '$PKG_ACCOUNTS'\`: methods switch), single-thread classes/s; classes per CPU-second | $acct_rate; $acct_cpurate | ASM's probe pass: $asm_rate; $asm_cpurate | count/ASM probe = $acct_ratio; $acctcpu_ratio |
 | end-to-end wall time, whole corpus (s) | $(printf %.2f "$hl_wall") | $(printf %.2f "$asm_wall") | ASM/heapledger = $wall_ratio |
 | end-to-end CPU time (user + sys), whole corpus (s) | $(printf %.2f "$hl_cpu") | $(printf %.2f "$asm_cpu") | ASM/heapledger = $cpu_ratio |
 
