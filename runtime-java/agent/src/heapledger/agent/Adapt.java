@@ -9,7 +9,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.locks.LockSupport;
 
+import heapledger.rt.AdaptTrigger;
 import heapledger.rt.Ledger;
 
 /**
@@ -20,8 +22,10 @@ import heapledger.rt.Ledger;
  * <ol>
  * <li>reads the chord counters' table lines the service sent (noteTable, on the loading thread,
  * only queues them);
- * <li>every interval, adds up each chord counter's count over all threads (Ledger.totals) and
- * groups the methods that counted by the class whose code counted (Ledger.countedBy);
+ * <li>every interval, and at once when a chord counter's count on some thread reaches N
+ * (AdaptTrigger, on the counting thread), adds up each chord counter's count over all threads
+ * (Ledger.totals) and groups the methods that counted by the class whose code counted
+ * (Ledger.countedBy);
  * <li>for a class whose chords counted N increments or more, writes its edge profile as snapshot
  * "edges" lines and retransforms it; the transformer, on this thread, sends the class with the
  * profile (profileFor), and the service plans it as --profile would, giving its sites the IDs
@@ -138,12 +142,19 @@ final class Adapt implements Runnable {
     public void run() {
         // Not one of the agent's threads for the transformer (Agent.ownThread): it must take
         // the class this thread retransforms. Its name keeps the runtime from counting it.
+        AdaptTrigger.wake(Thread.currentThread());
+        long interval = intervalMillis * 1000000L, gap = Math.min(interval, 1000000L);
+        long last = System.nanoTime();
         while (!stopped) {
             try {
-                Thread.sleep(intervalMillis);
+                // Woken by a counter at the threshold (AdaptTrigger) or after the interval; a
+                // look no sooner than gap after the last, so many counters reaching it at
+                // once cost one look, not one each.
+                LockSupport.parkNanos(this, interval);
+                for (long wait; (wait = last + gap - System.nanoTime()) > 0 && !stopped;) LockSupport.parkNanos(this, wait);
+                if (stopped || Thread.currentThread().isInterrupted()) return;
                 round();
-            } catch (InterruptedException e) {
-                return;
+                last = System.nanoTime();
             } catch (Throwable e) {
                 // A bug here must cost the adaptation, never the program.
                 fail(null, "internal error (" + e + ")");

@@ -50,6 +50,21 @@ public final class Acct {
      * only page() writes a page. With it the fast paths need no null test of the page, one
      * branch less at every site the JIT inlines them into.
      */
+    /**
+     * The agent's --adapt N (its config line, the property heapledger.adapt.after), 0 without
+     * it: a path counter whose count on a thread reaches it calls AdaptTrigger.reached. Counts
+     * start at 1, so without --adapt no count ever equals it.
+     */
+    static final long ADAPT_AFTER = adaptAfter();
+
+    private static long adaptAfter() {
+        try {
+            return Math.max(0L, Long.parseLong(System.getProperty("heapledger.adapt.after", "0").trim()));
+        } catch (RuntimeException e) {
+            return 0; // the agent says so when it reads the same property (Adapt.threshold)
+        }
+    }
+
     private static final long[] EMPTY = new long[TAG + 1];
     private static final long[][] NO_PAGES = {EMPTY};
 
@@ -552,7 +567,7 @@ public final class Acct {
         long[] p;
         int i = (id & PAGE_MASK) * SLOT;
         if (!(Budget.MAY_THROW && Budget.anyThrowing) && (p = pg[id >>> PAGE_BITS & pg.length - 1])[i] == owner(id, acct)) {
-            p[i + 1]++;
+            if (++p[i + 1] == ADAPT_AFTER) AdaptTrigger.reached();
             if (account >= 0 && a.account != account) a.account = account;
             return a;
         }
