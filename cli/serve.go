@@ -118,6 +118,7 @@ func readClassPath(c *cli.Context, run *countRun, srv *transformsvc.Server) erro
 	srv.ClassPath = jar.NewClassPath(path, string(os.PathListSeparator))
 	pass.SetInputs(srv.ClassPath.Lookup)
 	srv.ClassPathLoader, srv.ClassPathPass = loader, pass
+	srv.Log = os.Stderr // the JVM's: a class changed on its way from the class path is said there
 	return nil
 }
 

@@ -3,6 +3,7 @@ package jar
 import (
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -213,6 +214,20 @@ func (cp *ClassPath) Lookup(class string) ([]byte, bool) {
 	}
 	data, err := e.ReadAll(DefaultLimits)
 	return data, err == nil
+}
+
+// Holds reports whether the class path has a copy of an internal class name that the loader
+// finds (found, as Lookup), and whether that copy is exactly data (same), by its length and
+// CRC-32 as the jar's directory records them, so no entry is read. A class the JVM defines
+// with other bytes than its jar's was changed on the way (by another agent's transformer): the
+// copy the count pass reads of it is not the class that runs.
+func (cp *ClassPath) Holds(class string, data []byte) (found, same bool) {
+	<-cp.done
+	e := cp.byName[class]
+	if e == nil || cp.multi[class] {
+		return false, false
+	}
+	return true, e.Header.UncompressedSize64 == uint64(len(data)) && e.Header.CRC32 == crc32.ChecksumIEEE(data)
 }
 
 // Close releases the jars once they are open.

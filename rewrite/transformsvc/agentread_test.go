@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heapledger/heapledger/internal/filecache"
 	"github.com/heapledger/heapledger/internal/testjars"
 	"github.com/heapledger/heapledger/rewrite/accounts"
 	"github.com/heapledger/heapledger/rewrite/jar"
@@ -220,46 +221,20 @@ func TestNoOfferWithoutCacheOrWithAdapt(t *testing.T) {
 // others', and the two never share an entry.
 func TestClassPathLoaderReadsTheJar(t *testing.T) {
 	classes := realClasses(t, "ecj.jar", 60)
-	store := emptyStore(t)
-	s := countServer(t, store, "org.eclipse.jdt.internal.compiler.*")
-	cp := jar.NewClassPath(testjars.Path(t, "ecj.jar"), ":")
-	defer cp.Close()
-	pass, err := passes.Count(passes.CountOptions{Accounts: mustParse(t, "org.eclipse.jdt.internal.compiler.*"), Table: s.Table})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pass.SetInputs(cp.Lookup)
-	s.ClassPath, s.ClassPathLoader, s.ClassPathPass = cp, "sys", pass
+	s := classPathServer(t, emptyStore(t))
 	ss := startSession(t, s)
 	f := strings.Split(strings.SplitN(ss.hello.Messages, "\n", 2)[0], "\t")
 	if len(f) != 4 || f[0] != "cache" || f[2] == f[3] {
 		t.Fatalf("cache line %q: want the directory and two salt IDs", f)
 	}
-	ask := func(c testClass, loader string) *Response {
-		ss.next++
-		if err := WriteRequest(ss.reqW, &Request{ID: ss.next, Name: c.name, Loader: loader, Class: c.data}); err != nil {
-			t.Fatal(err)
-		}
-		resp, err := ReadResponse(ss.respR)
-		if err != nil || resp.Status == StatusFailed {
-			t.Fatalf("%s: %v %q", c.name, err, resp.Messages)
-		}
-		return resp
-	}
-	size := func(r *Response, c testClass) int {
-		if r.Status == StatusChanged {
-			return len(r.Class)
-		}
-		return len(c.data)
-	}
 	sys, other, smaller := 0, 0, 0
 	for _, c := range classes {
-		a, b := ask(c, "sys"), ask(c, "other@1")
+		a, b := ss.askClass(c, "sys"), ss.askClass(c, "other@1")
 		if a.Cached || b.Cached {
 			t.Errorf("%s: answered from the cache on its first request by each loader", c.name)
 		}
-		sys, other = sys+size(a, c), other+size(b, c)
-		if size(a, c) < size(b, c) {
+		sys, other = sys+answerSize(a, c), other+answerSize(b, c)
+		if answerSize(a, c) < answerSize(b, c) {
 			smaller++
 		}
 	}
@@ -268,6 +243,86 @@ func TestClassPathLoaderReadsTheJar(t *testing.T) {
 		t.Fatalf("no class came out smaller from the class path (%d bytes, %d without)", sys, other)
 	}
 	t.Logf("%d of %d classes smaller from the class path: %d bytes against %d", smaller, len(classes), sys, other)
+}
+
+// A class the system loader defines with other bytes than its jar's was changed by another
+// agent's transformer: the jar's copy, which the count pass read, is not the class that runs.
+// It is rewritten without the class path, and so is every class after it, each once said.
+func TestClassChangedOnTheWayDropsTheClassPath(t *testing.T) {
+	classes := realClasses(t, "ecj.jar", 60)
+	// Which classes the class path makes smaller, and their size without it.
+	ref := startSession(t, classPathServer(t, nil))
+	var shown []testClass
+	without := map[string]int{}
+	for _, c := range classes {
+		a, b := ref.askClass(c, "sys"), ref.askClass(c, "other@1")
+		if answerSize(a, c) < answerSize(b, c) {
+			shown = append(shown, c)
+			without[c.name] = answerSize(b, c)
+		}
+	}
+	ref.end()
+	if len(shown) < 2 {
+		t.Fatalf("%d classes come out smaller from the class path; the test needs 2", len(shown))
+	}
+	for _, store := range []*filecache.Cache{nil, emptyStore(t)} {
+		s := classPathServer(t, store)
+		var said strings.Builder
+		s.Log = &said
+		ss := startSession(t, s)
+		changed := testClass{shown[0].name, append([]byte(nil), shown[0].data...)}
+		changed.data[5]++ // the minor version: still a valid class, other bytes than the jar's
+		if r := ss.askClass(changed, "sys"); answerSize(r, changed) != without[changed.name] {
+			t.Errorf("cache %v: the changed class came out at %d bytes, %d without the class path", store != nil, answerSize(r, changed), without[changed.name])
+		}
+		for _, c := range shown[1:] {
+			if r := ss.askClass(c, "sys"); answerSize(r, c) != without[c.name] {
+				t.Errorf("cache %v: %s after the changed class: %d bytes, %d without the class path", store != nil, c.name, answerSize(r, c), without[c.name])
+			}
+		}
+		ss.end()
+		if n := strings.Count(said.String(), "other bytes than its class path jar's"); n != 1 || !strings.Contains(said.String(), strings.ReplaceAll(changed.name, "/", ".")) {
+			t.Errorf("cache %v: said %d times, want once naming the class:\n%s", store != nil, n, said.String())
+		}
+	}
+}
+
+// classPathServer is a count server with accounts on ecj's packages whose system loader,
+// "sys", finds ecj.jar on its class path.
+func classPathServer(t *testing.T, store *filecache.Cache) *Server {
+	t.Helper()
+	s := countServer(t, store, "org.eclipse.jdt.internal.compiler.*")
+	cp := jar.NewClassPath(testjars.Path(t, "ecj.jar"), ":")
+	t.Cleanup(func() { cp.Close() })
+	pass, err := passes.Count(passes.CountOptions{Accounts: mustParse(t, "org.eclipse.jdt.internal.compiler.*"), Table: s.Table})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pass.SetInputs(cp.Lookup)
+	s.ClassPath, s.ClassPathLoader, s.ClassPathPass = cp, "sys", pass
+	return s
+}
+
+// askClass sends class c as loader's and returns the answer, which must not be a failure.
+func (ss *session) askClass(c testClass, loader string) *Response {
+	ss.t.Helper()
+	ss.next++
+	if err := WriteRequest(ss.reqW, &Request{ID: ss.next, Name: c.name, Loader: loader, Class: c.data}); err != nil {
+		ss.t.Fatal(err)
+	}
+	resp, err := ReadResponse(ss.respR)
+	if err != nil || resp.Status == StatusFailed {
+		ss.t.Fatalf("%s: %v %q", c.name, err, resp.Messages)
+	}
+	return resp
+}
+
+// answerSize is the size of the class an answer gives: the rewritten one, or c unchanged.
+func answerSize(r *Response, c testClass) int {
+	if r.Status == StatusChanged {
+		return len(r.Class)
+	}
+	return len(c.data)
 }
 
 func mustParse(t *testing.T, patterns string) *accounts.Set {

@@ -78,6 +78,7 @@ type Server struct {
 	pending     *writeBehind  // entries to store, when Cache is set
 	writeWait   time.Duration // idleBeforeWrite, unless a test sets it
 	cacheWarned atomic.Bool
+	pathDropped atomic.Bool // changedOnTheWay: ClassPathPass is no longer used
 
 	mu   sync.Mutex // guards sent, and orders table lines before the responses that need them
 	sent int        // the sites named so far that were sent, or left out (Table.NamedSince)
@@ -291,21 +292,35 @@ func (s *Server) handle(req *Request) (resp *Response) {
 // stored. A damaged entry is a miss, and the stored result replaces it. A failure is not
 // stored: it is rare, and its message names this run's loader.
 func (s *Server) rewrite(req *Request) (res transform.Result, cached bool, err error) {
-	pass, salt := s.Pass, s.salt
-	if s.fromClassPath(req) {
-		pass, salt = s.ClassPathPass, *s.pathSalt
-	}
+	fromPath := s.fromClassPath(req)
 	if s.Cache == nil {
+		if fromPath && s.changedOnTheWay(req) {
+			fromPath = false
+		}
+		pass := s.Pass
+		if fromPath {
+			pass = s.ClassPathPass
+		}
 		res, err = pass.TransformClass(req.Name, req.Class)
 		return res, false, err
 	}
-	key := cacheKey(salt, req.Name, req.Class)
-	if b, ok := s.Cache.Get(key); ok {
-		if c, err := decodeCachedClass(b); err == nil && c.matches(req.Name, req.Class) {
-			res, err = c.replay(s.Table)
+	// An entry made by ClassPathPass was made from the jar's very bytes (the check below comes
+	// first), and an entry is replayed only for the class it was made from: a hit needs no
+	// check against the jar.
+	if res, ok, err := s.cached(req, fromPath); ok {
+		return res, true, err
+	}
+	if fromPath && s.changedOnTheWay(req) {
+		fromPath = false
+		if res, ok, err := s.cached(req, false); ok {
 			return res, true, err
 		}
 	}
+	pass, salt := s.Pass, s.salt
+	if fromPath {
+		pass, salt = s.ClassPathPass, *s.pathSalt
+	}
+	key := cacheKey(salt, req.Name, req.Class)
 	res, err = pass.TransformClass(req.Name, req.Class)
 	if err != nil {
 		return res, false, err
@@ -319,9 +334,47 @@ func (s *Server) rewrite(req *Request) (res transform.Result, cached bool, err e
 	return res, false, nil
 }
 
-// fromClassPath reports whether ClassPathPass rewrites the class of req.
+// cached answers req from the cache entry of the pass it would be rewritten by (ClassPathPass
+// when fromPath): ok when there is one, made from this very class.
+func (s *Server) cached(req *Request, fromPath bool) (res transform.Result, ok bool, err error) {
+	salt := s.salt
+	if fromPath {
+		salt = *s.pathSalt
+	}
+	b, hit := s.Cache.Get(cacheKey(salt, req.Name, req.Class))
+	if !hit {
+		return res, false, nil
+	}
+	c, derr := decodeCachedClass(b)
+	if derr != nil || !c.matches(req.Name, req.Class) {
+		return res, false, nil
+	}
+	res, err = c.replay(s.Table)
+	return res, true, err
+}
+
+// fromClassPath reports whether ClassPathPass rewrites the class of req: one the class path's
+// loader defines, while no class has come with other bytes than its jar's.
 func (s *Server) fromClassPath(req *Request) bool {
-	return s.pathSalt != nil && req.Loader == s.ClassPathLoader
+	return s.pathSalt != nil && req.Loader == s.ClassPathLoader && !s.pathDropped.Load()
+}
+
+// changedOnTheWay reports whether req's class is on the class path with other bytes than
+// those the JVM defines it with: another agent's transformer changed it before this one (one
+// the agent could not see on the command line, or one attached later). The count pass read
+// the jar's copy of it, for this class and for every class that calls it, so from here on the
+// class path is not read for any class (ClassPathPass is no longer used); classes rewritten
+// before keep what it made of them, and this is said once.
+func (s *Server) changedOnTheWay(req *Request) bool {
+	found, same := s.ClassPath.Holds(req.Name, req.Class)
+	if !found || same {
+		return false
+	}
+	if s.pathDropped.CompareAndSwap(false, true) && s.Log != nil {
+		fmt.Fprintf(s.Log, "heapledger serve: %s is defined with other bytes than its class path jar's (another agent changed it?): "+
+			"the class path is no longer read for the classes loaded from here on, and classes rewritten before may count differently from offline rewriting\n", strings.ReplaceAll(req.Name, "/", "."))
+	}
+	return true
 }
 
 // cacheWarning says the first thing that went wrong with the cache: the classes are rewritten
