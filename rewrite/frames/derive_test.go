@@ -306,3 +306,26 @@ func TestHandlerSeesLocalsChangeMidway(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// A handler that only a pass's code reaches (no compiler frame) is first given the state as it
+// comes, then joined: the frame written is the join, with no trailing Top, however many covered
+// instructions share the first state's locals. Here a long parameter's first half becomes an
+// int, and the second half's Top must not stay at the end of the frame.
+func TestDerivedHandlerFrameTrimmed(t *testing.T) {
+	a := newAsm(t)
+	bc := []byte{
+		0x03, 0x3b, // 0 iconst_0; 1 istore_0: local 0 int, local 1 Top
+		0x00, 0x00, // 2 nop; 3 nop: covered, the same locals before and after each
+		0xb1, // 4 return
+		0xbf, // 5 athrow
+	}
+	b, m := a.body("p/C", "f", "(J)V", classfile.AccStatic, 2, bc, classfile.ExceptionEntry{StartPC: 2, EndPC: 4, HandlerPC: 5})
+	es, err := a.frames(b, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Entry{{5, Frame{Locals: []Type{IntType}, Stack: []Type{obj("java/lang/Throwable")}}}}
+	if err := sameEntries(es, want); err != nil {
+		t.Error(err)
+	}
+}

@@ -715,16 +715,23 @@ func (e *engine) walk(start int, s Frame) error {
 // locals only at stores and constructor calls, which bump the machine's localsGen; between
 // them the merges before and after each instruction are skipped. Without this, a handler a
 // pass adds over a whole body costs a comparison of every local at every instruction.
+//
+// The first state a head without a compiler frame receives is stored as it comes, a trailing
+// Top included, and only a second merge joins it into the form every later one keeps: so a
+// merge counts as done only when the head had been reached before it.
 func (e *engine) mergeHandlers(covering []int32, f *Frame, from *code.Insn) error {
 	for _, k := range covering {
 		hs := &e.handlers[k]
 		if hs.merged == e.m.localsGen {
 			continue
 		}
+		reached := hs.head.visited
 		if err := e.merge(hs.head, f, &hs.catch, from); err != nil {
 			return err
 		}
-		hs.merged = e.m.localsGen
+		if reached {
+			hs.merged = e.m.localsGen
+		}
 	}
 	return nil
 }

@@ -147,6 +147,7 @@ func (m *Method) fixedEngine() (*engine, error) {
 	for _, ff := range m.fixed {
 		i, err := e.labelIndex(ff.label)
 		if err != nil {
+			e.release()
 			return nil, fmt.Errorf("frame at original offset %d: %w", ff.label.Offset, err)
 		}
 		h := e.headAt(i)
@@ -168,9 +169,10 @@ var errNotOnePass = errors.New("a join without a compiler frame, or one walked t
 // compiler's frame as it is, as the JVM's type checker does (JVMS 4.10.1), where Analyze and
 // Infer find the frames by iterating to a fixed point and Walk then replays the code a second
 // time. Instructions come in the order the data flow meets them, not in code order. It fails,
-// possibly after visiting some, for a class file without frames, for code the type checker
-// would reject, and for a join the compiler's frames do not describe (code a pass inserted);
-// Infer is the way then. fn must not change the frame.
+// possibly after visiting some, for a class file without frames, for code the strict machine
+// rejects, and for a join the compiler's frames do not describe (code a pass inserted);
+// Infer is the way then. The compiler's frames are taken as given, not checked against the
+// states that reach them, as the JVM's verifier would check them. fn must not change the frame.
 func (m *Method) VisitReached(fn func(in *code.Insn, before *Frame) error) error {
 	if m.noFrames {
 		return ErrNoFrames

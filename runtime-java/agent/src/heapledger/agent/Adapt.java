@@ -11,7 +11,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.locks.LockSupport;
 
-import heapledger.rt.AdaptTrigger;
+import heapledger.rt.Acct;
 import heapledger.rt.Ledger;
 
 /**
@@ -23,7 +23,7 @@ import heapledger.rt.Ledger;
  * <li>reads the chord counters' table lines the service sent (noteTable, on the loading thread,
  * only queues them);
  * <li>every interval, and at once when a chord counter's count on some thread reaches N
- * (AdaptTrigger, on the counting thread), adds up each chord counter's count over all threads
+ * (Acct.ADAPT_AFTER, on the counting thread), adds up each chord counter's count over all threads
  * (Ledger.totals) and groups the methods that counted by the class whose code counted
  * (Ledger.countedBy);
  * <li>for a class whose chords counted N increments or more, writes its edge profile as snapshot
@@ -100,10 +100,12 @@ final class Adapt implements Runnable {
         }
     }
 
+    /** Before the transformer is added: a counter at N wakes the thread from the first class on. */
     void start() {
         Thread t = new Thread(this, "heapledger-adapt");
         t.setDaemon(true);
         thread = t;
+        Acct.adaptWaiter(t);
         t.start();
     }
 
@@ -142,12 +144,13 @@ final class Adapt implements Runnable {
     public void run() {
         // Not one of the agent's threads for the transformer (Agent.ownThread): it must take
         // the class this thread retransforms. Its name keeps the runtime from counting it.
-        AdaptTrigger.wake(Thread.currentThread());
-        long interval = intervalMillis * 1000000L, gap = Math.min(interval, 1000000L);
+        // The interval in nanoseconds, at least the gap and at most a day (no overflow).
+        long gap = 1000000L;
+        long interval = Math.max(gap, Math.min(intervalMillis, 86400000L) * 1000000L);
         long last = System.nanoTime();
         while (!stopped) {
             try {
-                // Woken by a counter at the threshold (AdaptTrigger) or after the interval; a
+                // Woken by a counter at the threshold (Acct.adaptWaiter) or after the interval; a
                 // look no sooner than gap after the last, so many counters reaching it at
                 // once cost one look, not one each.
                 LockSupport.parkNanos(this, interval);

@@ -158,9 +158,9 @@ public final class Agent {
                 a.preload();
                 if ((o.jdk || o.objectInit) && hasModules()) a.readBootUnnamed();
                 if (o.objectInit) ObjectHook.engage(hookSites[0], hookSites[1]);
+                if (a.adapt != null) a.adapt.start();
                 inst.addTransformer(a.transformer, true);
                 active = a;
-                if (a.adapt != null) a.adapt.start();
                 Runtime.getRuntime().addShutdownHook(new Thread("heapledger-agent-exit") {
                     @Override
                     public void run() {

@@ -52,10 +52,16 @@ public final class Acct {
      */
     /**
      * The agent's --adapt N (its config line, the property heapledger.adapt.after), 0 without
-     * it: a path counter whose count on a thread reaches it calls AdaptTrigger.reached. Counts
-     * start at 1, so without --adapt no count ever equals it.
+     * it: a path counter whose count on a thread reaches it on path's fast path wakes the agent's
+     * re-instrumenting thread at once (adaptReached), instead of leaving its class profiling
+     * until that thread's next look. One counter at N means its class counted at least N
+     * increments, so the class is due; the looks remain for the rest (increments spread over
+     * counters or threads, counts kept apart in the thread's table). Counts start at 1, so
+     * without --adapt no count ever equals it.
      */
     static final long ADAPT_AFTER = adaptAfter();
+    /** The agent's re-instrumenting thread, which adaptReached wakes; null without the agent's --adapt. */
+    private static volatile Thread adaptWaiter;
 
     private static long adaptAfter() {
         try {
@@ -567,7 +573,7 @@ public final class Acct {
         long[] p;
         int i = (id & PAGE_MASK) * SLOT;
         if (!(Budget.MAY_THROW && Budget.anyThrowing) && (p = pg[id >>> PAGE_BITS & pg.length - 1])[i] == owner(id, acct)) {
-            if (++p[i + 1] == ADAPT_AFTER) AdaptTrigger.reached();
+            if (++p[i + 1] == ADAPT_AFTER) adaptReached();
             if (account >= 0 && a.account != account) a.account = account;
             return a;
         }
@@ -575,6 +581,24 @@ public final class Acct {
         // local, not yet moved past this counter, corrects exactly what ran.
         if (Budget.anyThrowing) Budget.enforce(acct);
         return pathSlow(a, account, acct, id, c);
+    }
+
+    /**
+     * The agent's (--adapt): names the thread adaptReached wakes, before any class can count.
+     * LockSupport is touched here, on the agent's thread, not first in the middle of a count.
+     */
+    public static void adaptWaiter(Thread t) {
+        java.util.concurrent.locks.LockSupport.unpark(null);
+        adaptWaiter = t;
+    }
+
+    private static void adaptReached() {
+        try {
+            Thread w = adaptWaiter;
+            if (w != null) java.util.concurrent.locks.LockSupport.unpark(w);
+        } catch (Throwable e) {
+            Ledger.drop(e);
+        }
     }
 
     /**
