@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/heapledger/heapledger/internal/testjars"
+	"github.com/heapledger/heapledger/internal/testjars/testclasses"
 	"github.com/heapledger/heapledger/rewrite/classfile"
 	"github.com/heapledger/heapledger/rewrite/code"
 	"github.com/heapledger/heapledger/rewrite/frames"
@@ -21,7 +21,7 @@ func TestRealJars(t *testing.T) {
 	for _, jar := range jars {
 		t.Run(jar, func(t *testing.T) {
 			var ctors, prologue, news, methods, old int
-			eachClass(t, jar, func(entry string, c *classfile.Class) {
+			testclasses.Each(t, jar, func(entry string, c *classfile.Class) {
 				if c.Major < 50 {
 					old++
 				}
@@ -112,7 +112,7 @@ func TestWithoutNewAsTheDataFlow(t *testing.T) {
 		}
 	}
 	for _, jar := range []string{"ecj.jar", "h2.jar", "xalan2.jar", "groovy-all.jar"} {
-		eachClass(t, jar, func(entry string, c *classfile.Class) { check(jar+" "+entry, c) })
+		testclasses.Each(t, jar, func(entry string, c *classfile.Class) { check(jar+" "+entry, c) })
 	}
 	// The hand-assembled constructors: different targets on different paths, branches and
 	// handlers before super(), chains of this().
@@ -134,7 +134,7 @@ func TestWithoutNewAsTheDataFlow(t *testing.T) {
 func TestOnePassAsInference(t *testing.T) {
 	compared, onePass := 0, 0
 	for _, jar := range []string{"ecj.jar", "h2.jar", "guava.jar", "groovy-all.jar", "clojure-1.11.jar"} {
-		eachClass(t, jar, func(entry string, c *classfile.Class) {
+		testclasses.Each(t, jar, func(entry string, c *classfile.Class) {
 			for _, m := range c.Methods {
 				inferred, _, err := analyzeMethod(c, m, false)
 				if err != nil || inferred == "" {
@@ -208,20 +208,4 @@ func analyzeMethod(c *classfile.Class, m *classfile.Member, withFrames bool) (de
 	}
 	fmt.Fprintf(&out, "warning %q\n", a.Warning)
 	return out.String(), onePass, nil
-}
-
-// eachClass parses every class of a jar of the test corpus (module-info left out) and hands it
-// to fn.
-func eachClass(t *testing.T, jar string, fn func(entry string, c *classfile.Class)) {
-	t.Helper()
-	testjars.Each(t, jar, func(entry string, data []byte) {
-		if testjars.IsModuleInfo(entry) {
-			return
-		}
-		c, err := classfile.Parse(data)
-		if err != nil {
-			t.Fatalf("%s: %v", entry, err)
-		}
-		fn(entry, c)
-	})
 }

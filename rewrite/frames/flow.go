@@ -42,8 +42,8 @@ type handlerSpan struct {
 	start, end int // instructions strictly between these label nodes are covered
 	head       *head
 	catch      Type
-	// merged is the engine's locals generation (engine.localsGen) this handler was last merged
-	// with: see walk.
+	// merged is the machine's locals generation (machine.localsGen) this handler was last
+	// merged with: see mergeHandlers.
 	merged uint64
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/heapledger/heapledger/internal/testjars/testclasses"
 	"github.com/heapledger/heapledger/rewrite/classfile"
 	"github.com/heapledger/heapledger/rewrite/code"
 )
@@ -69,7 +70,7 @@ func TestRealJarShift(t *testing.T) {
 	for _, jar := range []string{"guava.jar", "ecj.jar", "h2.jar", "byte-buddy.jar"} {
 		t.Run(jar, func(t *testing.T) {
 			var methods, frames, insns int
-			eachClass(t, jar, func(entry string, c *classfile.Class) {
+			testclasses.Each(t, jar, func(entry string, c *classfile.Class) {
 				if c.Major < 50 {
 					return
 				}

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/heapledger/heapledger/internal/testjars"
+	"github.com/heapledger/heapledger/internal/testjars/testclasses"
 	"github.com/heapledger/heapledger/rewrite/classfile"
 	"github.com/heapledger/heapledger/rewrite/code"
 )
@@ -12,22 +12,6 @@ import (
 // realJars are Debian jars built by javac (and ecj, for ecj itself), read by the round-trip and
 // interpreter tests.
 var realJars = []string{"guava.jar", "ecj.jar", "commons-lang3.jar", "jackson-databind.jar", "h2.jar", "byte-buddy.jar", "bcprov.jar", "icu4j.jar", "asm.jar", "sunflow.jar", "batik-all.jar", "lucene-core-4.10.4.jar", "xalan2.jar"}
-
-// eachClass calls fn with every parsed class of a Debian jar. A missing jar skips the test
-// outside CI and fails it in CI, where the real checks must run.
-func eachClass(t *testing.T, jar string, fn func(entry string, c *classfile.Class)) {
-	t.Helper()
-	testjars.Each(t, jar, func(entry string, data []byte) {
-		if testjars.IsModuleInfo(entry) {
-			return
-		}
-		c, err := classfile.Parse(data)
-		if err != nil {
-			t.Fatalf("%s!%s: %v", jar, entry, err)
-		}
-		fn(entry, c)
-	})
-}
 
 // jarMethod is a method of a real jar with its code, as the jar pipeline hands it to an edit.
 type jarMethod struct {
@@ -45,7 +29,7 @@ func methodOf(c *classfile.Class, m *classfile.Member) code.Method {
 // StackMapTable); a missing jar skips or fails as eachClass does.
 func jarMethods(t *testing.T, jar string, withFrames bool) []jarMethod {
 	var ms []jarMethod
-	eachClass(t, jar, func(_ string, c *classfile.Class) {
+	testclasses.Each(t, jar, func(_ string, c *classfile.Class) {
 		for _, m := range c.Methods {
 			cd, _, err := c.MethodCode(m)
 			if err != nil || cd == nil || withFrames && classfile.FindAttribute(cd.Attributes, "StackMapTable", c.Pool) == nil {
@@ -99,7 +83,7 @@ func TestRealJarRoundTrip(t *testing.T) {
 	for _, jar := range realJars {
 		t.Run(jar, func(t *testing.T) {
 			var tables, identical, frames int
-			eachClass(t, jar, func(entry string, c *classfile.Class) {
+			testclasses.Each(t, jar, func(entry string, c *classfile.Class) {
 				for _, m := range c.Methods {
 					code, smt, initial, ok := methodFrames(t, c, m)
 					if !ok {

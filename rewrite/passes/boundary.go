@@ -183,7 +183,7 @@ func (e *countEditor) countsSwitches(cc *countClass) bool {
 // switch was left out (leftOut) counts on entry that it ran without one. Together they say what
 // switching cost and what leaving switches out saved, in one run. The method's ID goes in
 // cc.switchID, which calling-context mode uses as its own (context.go, step 1).
-func (e *countEditor) switchCount(cc *countClass, b *code.Body, switching, leftOut bool, lines sourceLines) error {
+func (e *countEditor) switchCount(cc *countClass, b *code.Body, switching, leftOut bool, lines *sourceLines) error {
 	cc.switchID = 0
 	if !e.opt.CountSwitches || !switching && !leftOut {
 		return nil

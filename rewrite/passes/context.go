@@ -88,7 +88,7 @@ func (e *countEditor) editContext(cc *countClass, cm *commons.Method, sites []si
 
 // methodID adds the method's ID, a site of kind method, to the class's pending sites and
 // returns the pool constant finishClass puts it in.
-func (cc *countClass) methodID(b *code.Body, lines sourceLines) (uint16, error) {
+func (cc *countClass) methodID(b *code.Body, lines *sourceLines) (uint16, error) {
 	mid, err := b.Pool.AddUniqueInteger()
 	if err != nil {
 		return 0, b.Method.Errorf(-1, "method ID constant: %w", err)
@@ -121,7 +121,7 @@ func ownHandlers(cm *commons.Method) []*code.Label {
 }
 
 // firstLine is the source line of the method's first instruction that has one, -1 when none.
-func firstLine(b *code.Body, lines sourceLines) int {
+func firstLine(b *code.Body, lines *sourceLines) int {
 	cur := -1
 	for n := b.First(); n != nil; n = n.Next() {
 		if !n.IsLabel() {
@@ -130,7 +130,7 @@ func firstLine(b *code.Body, lines sourceLines) int {
 			}
 			continue
 		}
-		if l, ok := lines[n.Label]; ok {
+		if l, ok := lines.starts[n.Label]; ok {
 			cur = l
 		}
 	}

@@ -77,7 +77,7 @@ func hasLoop(b *code.Body) bool {
 // so objects and arrays take Acct.count, which has no null case; fetchOwn, in an
 // account-neutral method with sites (neutral.go, rule 5), takes Acct.own, which leaves the
 // thread's account alone.
-func (e *countEditor) insertCount(cc *countClass, b *code.Body, s site, t, static int, fetch fetching, lines sourceLines) error {
+func (e *countEditor) insertCount(cc *countClass, b *code.Body, s site, t, static int, fetch fetching, lines *sourceLines) error {
 	id, err := nameSite(cc, b, s, lines)
 	if err != nil {
 		return err
@@ -137,7 +137,7 @@ func (e *countEditor) insertCount(cc *countClass, b *code.Body, s site, t, stati
 
 // nameSite gives site s a pool constant for its ID and notes it for the class's table
 // (finishClass), returning the constant.
-func nameSite(cc *countClass, b *code.Body, s site, lines sourceLines) (uint16, error) {
+func nameSite(cc *countClass, b *code.Body, s site, lines *sourceLines) (uint16, error) {
 	line := -1
 	if l, ok := lines.of(s.at); ok {
 		line = l
@@ -229,37 +229,54 @@ func saveDims(b *code.Body, s site) ([]int, error) {
 // line is that of the nearest line-start label before it. Only sites and a method's first line
 // are asked for, so a lookup walks back from the instruction instead of the table mapping every
 // instruction up front (a map of every instruction of every edited method was a measurable
-// share of the count pass). Labels a pass inserts start no line, so asking after an edit gives
-// what asking before it would have.
-type sourceLines map[*code.Label]int
+// share of the count pass). Sites are asked for in code order, so the last answer is kept and a
+// walk back stops at it: without that, a long method with few line entries walked back over
+// the same code for every site. Labels a pass inserts start no line, and the instructions asked
+// about stay in the body, so asking after an edit gives what asking before it would have.
+type sourceLines struct {
+	starts map[*code.Label]int
+	last   *code.Insn // the instruction last asked about, nil before the first
+	line   int        // its answer
+	ok     bool
+}
 
-// lineTable reads the method's line-start labels; nil when it has none.
-func lineTable(b *code.Body) sourceLines {
-	var starts sourceLines
+// lineTable reads the method's line-start labels; without any, every lookup answers none.
+func lineTable(b *code.Body) *sourceLines {
+	s := &sourceLines{}
 	for _, a := range b.Attrs {
 		if a.Kind == code.AttrLineNumbers {
-			if starts == nil {
-				starts = make(sourceLines, len(a.Lines))
+			if s.starts == nil {
+				s.starts = make(map[*code.Label]int, len(a.Lines))
 			}
 			for _, ln := range a.Lines {
-				starts[ln.Start] = int(ln.Line)
+				s.starts[ln.Start] = int(ln.Line)
 			}
 		}
 	}
-	return starts
+	return s
 }
 
 // of is the source line of instruction n.
-func (s sourceLines) of(n *code.Insn) (int, bool) {
-	if len(s) == 0 {
+func (s *sourceLines) of(n *code.Insn) (int, bool) {
+	if len(s.starts) == 0 {
 		return 0, false
 	}
+	if n == s.last {
+		return s.line, s.ok
+	}
+	line, ok := 0, false
 	for p := n.Prev(); p != nil; p = p.Prev() {
 		if p.IsLabel() {
-			if l, ok := s[p.Label]; ok {
-				return l, true
+			if l, found := s.starts[p.Label]; found {
+				line, ok = l, true
+				break
 			}
 		}
+		if p == s.last { // after its own label's line, if it is one: that starts at it
+			line, ok = s.line, s.ok
+			break
+		}
 	}
-	return 0, false
+	s.last, s.line, s.ok = n, line, ok
+	return line, ok
 }

@@ -46,7 +46,7 @@ type pathCount struct {
 // per-site counting: when the pass does not count by paths or no site can be path-counted,
 // and, noted in cc.fallback for the rewrite's summary, when the class file is older than 49
 // (no class constants) or the method has no graph the counters can be placed on (fallback).
-func (e *countEditor) pathCounters(cc *countClass, cm *commons.Method, sites []site, t, static int, switchAccount bool, lines sourceLines) (*pathCount, error) {
+func (e *countEditor) pathCounters(cc *countClass, cm *commons.Method, sites []site, t, static int, switchAccount bool, lines *sourceLines) (*pathCount, error) {
 	b := cm.Body
 	if !e.opt.Paths {
 		return nil, nil

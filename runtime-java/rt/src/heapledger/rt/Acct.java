@@ -46,11 +46,6 @@ public final class Acct {
     /** The most pages a thread's directory holds: 64 KB of references. */
     static final int MAX_DIRECTORY = 1 << 14;
     /**
-     * Stands for a page not yet made: its owners are all 0, so no fast path ever matches it and
-     * only page() writes a page. With it the fast paths need no null test of the page, one
-     * branch less at every site the JIT inlines them into.
-     */
-    /**
      * The agent's --adapt N (its config line, the property heapledger.adapt.after), 0 without
      * it: a path counter whose count on a thread reaches it on path's fast path wakes the agent's
      * re-instrumenting thread at once (adaptReached), instead of leaving its class profiling
@@ -71,6 +66,11 @@ public final class Acct {
         }
     }
 
+    /**
+     * Stands for a page not yet made: its owners are all 0, so no fast path ever matches it and
+     * only page() writes a page. With it the fast paths need no null test of the page, one
+     * branch less at every site the JIT inlines them into.
+     */
     private static final long[] EMPTY = new long[TAG + 1];
     private static final long[][] NO_PAGES = {EMPTY};
 
