@@ -16,8 +16,9 @@ import (
 //     be analysed in (MinimumBudget), its objects estimated from the file's size; after pass 1 it
 //     checks again with the objects counted, before the long work;
 //  3. startBudget pages the analysis's big arrays (memory.Budget.Page) when the budget is below
-//     what the analysis takes with all of them in memory of their own (unboundedNeed), and
-//     gives Go's own heap its share of the budget (debug.SetMemoryLimit);
+//     what the analysis takes with all of them in memory of their own (unboundedNeed), in large
+//     pages where a cgroup's limit holds the budget (pagesFor), and gives Go's own heap its
+//     share of the budget (debug.SetMemoryLimit);
 //  4. the phases that may run work on both cores at once, holding more memory, are told the
 //     budget as their limit (leaks.Options.MemoryLimit), so that they do so only within it.
 //
@@ -134,9 +135,21 @@ func startBudget(mem *memory.Budget, budget, need int64) (undo func()) {
 	// structures, and the arrays' pages, outside it, take the other half.
 	limit := budget
 	if budget < need {
-		mem.Page()
+		cgroup, ok := memory.CgroupLimit()
+		mem.Page(pagesFor(budget, cgroup, ok))
 		limit = max(budget/2, budgetFixed)
 	}
 	prev := debug.SetMemoryLimit(limit)
 	return func() { debug.SetMemoryLimit(prev) }
+}
+
+// pagesFor says what pages the paged arrays of a budget take: large ones where the kernel holds
+// the budget, that is where the process's cgroup has a limit (cgroup, when limited) and the
+// budget is not below its default share of it; the pager then only tidies. A budget below that
+// is the pager's to hold, which base pages let it do (memory.Pages).
+func pagesFor(budget, cgroup int64, limited bool) memory.Pages {
+	if limited && budget >= int64(float64(cgroup)*defaultShare) {
+		return memory.LargePages
+	}
+	return memory.BasePages
 }

@@ -50,7 +50,7 @@ func pageEverything(t *testing.T, dir string) (paged func() (analyses, trims int
 		// A dump this small fits any budget the analysis takes: it would page nothing.
 		b := memory.New(1, dir)
 		b.PageFrom(4096)
-		b.Page()
+		b.Page(memory.BasePages)
 		made = append(made, b)
 		return b
 	}
@@ -184,6 +184,28 @@ func TestBudgetPagesBelowNeed(t *testing.T) {
 	if runtime.GOOS == "linux" {
 		if n, from := DefaultBudget(); n <= 0 || !strings.Contains(from, "%") {
 			t.Errorf("DefaultBudget() = %d, %q: want a share of the memory the process may use", n, from)
+		}
+	}
+}
+
+// Large pages only where a cgroup's limit holds the budget: the default share of it or more.
+func TestPagesFor(t *testing.T) {
+	const mb = 1 << 20
+	limit := int64(512 * mb)
+	share := int64(float64(limit) * defaultShare) // what DefaultBudget gives under 512 MB
+	for _, c := range []struct {
+		budget, cgroup int64
+		limited        bool
+		want           memory.Pages
+	}{
+		{share, 512 * mb, true, memory.LargePages},    // the default budget under a cgroup
+		{600 * mb, 512 * mb, true, memory.LargePages}, // over the limit: the kernel holds it at the limit
+		{200 * mb, 512 * mb, true, memory.BasePages},  // --max-memory below the cgroup's: the pager's
+		{460 * mb, 0, false, memory.BasePages},        // no cgroup limit: the pager's
+		{share - 1, 512 * mb, true, memory.BasePages}, // just under the share
+	} {
+		if got := pagesFor(c.budget, c.cgroup, c.limited); got != c.want {
+			t.Errorf("pagesFor(%d MB, cgroup %d MB, %v) = %d, want %d", c.budget/mb, c.cgroup/mb, c.limited, got, c.want)
 		}
 	}
 }

@@ -17,7 +17,7 @@ import (
 // cannot tell.
 func Available() (int64, string) {
 	avail, from := meminfoAvailable(), "the memory available"
-	if limit, ok := cgroupLimit(); ok && (avail <= 0 || limit < avail) {
+	if limit, ok := CgroupLimit(); ok && (avail <= 0 || limit < avail) {
 		avail, from = limit, "the cgroup's memory limit"
 	}
 	return max(avail, 0), from
@@ -42,8 +42,9 @@ func meminfoAvailable() int64 {
 	return 0
 }
 
-// cgroupLimit is the lowest memory limit set on the process's cgroup or those above it.
-func cgroupLimit() (int64, bool) {
+// CgroupLimit is the lowest memory limit set on the process's cgroup or those above it, in
+// bytes; false when none is set or it cannot be read.
+func CgroupLimit() (int64, bool) {
 	b, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
 		return 0, false

@@ -33,7 +33,7 @@ import (
 // Steps, each a function below:
 //  1. Budget.Page turns paging on for a budget and starts the pager (pager.run);
 //  2. Make and Reserve ask paged for an array of pagedMin bytes or more, which makes the file
-//     and maps it (mapArray, mapFile), or answers nil when that fails, and the array is made as
+//     and maps it in the budget's Pages (mapArray, mapFile, adviseLarge), or answers nil when that fails, and the array is made as
 //     usual; views of spilled columns are trimmed too while they are mapped (track);
 //  3. the pager reads the resident memory every pagerTick and, past three quarters of the
 //     budget, trims the arrays (pager.trim: unmapPages) and hands them to writeBacks;
@@ -48,6 +48,23 @@ const pagedMin = 1 << 20
 
 // pagerTick is how often the pager reads the resident memory.
 const pagerTick = 5 * time.Millisecond
+
+// Pages says what pages a budget's paged arrays are mapped in (Budget.Page).
+type Pages uint8
+
+const (
+	// BasePages maps paged arrays in the system's base pages (4 KB): a fault maps little, so
+	// the pager, reading the resident memory at intervals, holds a budget the kernel does not
+	// hold for it (no cgroup, or a budget below the cgroup's limit) to within a few faults.
+	BasePages Pages = iota
+	// LargePages asks the system for transparent huge pages (2 MB) on the arrays' files, where
+	// its file system can hold them: under a cgroup's limit, which the kernel holds itself, a
+	// phase reading an array larger than the memory left faults a page in per 2 MB read
+	// instead of per 4 KB, and reads it ahead as much. The kernel's cost per fault, not the
+	// disk, is what a budget's phases wait on. Faults bring in memory faster than the pager
+	// looks, so a budget that only the pager holds keeps BasePages.
+	LargePages
+)
 
 // pagedArray is one array's file and its mapping.
 type pagedArray struct {
@@ -68,13 +85,14 @@ type pager struct {
 	next   int          // where in order the next trim starts
 	stop   chan struct{}
 	exited chan struct{}
-	trims  int // how many times the pager found the budget passed
+	trims  int   // how many times the pager found the budget passed
+	pages  Pages // what pages arrays are mapped in
 }
 
-// Page has b's big arrays made from files from now on (see the top of this file), and a pager
-// keep the resident memory under b's limit. It does nothing for a budget without a limit, or
-// where the system cannot map files.
-func (b *Budget) Page() {
+// Page has b's big arrays made from files from now on (see the top of this file), mapped in
+// pages, and a pager keep the resident memory under b's limit. It does nothing for a budget
+// without a limit, or where the system cannot map files.
+func (b *Budget) Page(pages Pages) {
 	if b == nil || b.limit <= 0 || !canPage {
 		return
 	}
@@ -84,7 +102,7 @@ func (b *Budget) Page() {
 	if p.on {
 		return
 	}
-	p.on, p.stop, p.exited = true, make(chan struct{}), make(chan struct{})
+	p.on, p.stop, p.exited, p.pages = true, make(chan struct{}), make(chan struct{}), pages
 	go p.run(b.limit, p.stop, p.exited)
 }
 
@@ -146,6 +164,12 @@ func (b *Budget) mapArray(size uintptr) ([]byte, error) {
 		return nil, err
 	}
 	a.owned = true
+	b.paged.mu.Lock()
+	large := b.paged.pages == LargePages
+	b.paged.mu.Unlock()
+	if large {
+		adviseLarge(a)
+	}
 	b.paged.add(a)
 	return a.mem, nil
 }

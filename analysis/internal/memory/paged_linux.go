@@ -36,6 +36,15 @@ func mapFile(dir string, size uintptr) (pagedArray, error) {
 	return pagedArray{fd: fd, mem: m, addr: uintptr(unsafe.Pointer(unsafe.SliceData(m))), size: size}, nil
 }
 
+// adviseLarge asks for transparent huge pages on a's mapping (MADV_HUGEPAGE): the page cache
+// then reads the file ahead in 2 MB folios, which a fault maps whole where the mapping is
+// aligned (the kernel aligns mappings this large). A kernel or file system without them
+// ignores it.
+func adviseLarge(a pagedArray) {
+	const hugePage = 14 // MADV_HUGEPAGE
+	_, _, _ = syscall.Syscall(syscall.SYS_MADVISE, a.addr, a.size, hugePage)
+}
+
 // unmapPages ends the process's mapping of a's pages: they stop counting as its resident memory,
 // what was written in them stays in the page cache, and a later touch maps them again.
 func unmapPages(a pagedArray) {

@@ -11,6 +11,7 @@ func mapFile(dir string, size uintptr) (pagedArray, error) {
 	return pagedArray{}, errors.New("arrays in files are not supported on this system")
 }
 
+func adviseLarge(a pagedArray)               {}
 func unmapPages(a pagedArray)                {}
 func writeBack(a pagedArray)                 {}
 func freePages(a pagedArray, off, n uintptr) {}

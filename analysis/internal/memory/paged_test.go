@@ -4,18 +4,27 @@ package memory
 
 import (
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // pagedBudget returns a paging budget of limit bytes whose files go to a directory of the test's
 // own, and that directory.
 func pagedBudget(t *testing.T, limit int64) (*Budget, string) {
 	t.Helper()
+	return pagedBudgetIn(t, limit, BasePages)
+}
+
+// pagedBudgetIn is pagedBudget with its arrays mapped in pages.
+func pagedBudgetIn(t *testing.T, limit int64, pages Pages) (*Budget, string) {
+	t.Helper()
 	dir := t.TempDir()
 	b := New(limit, dir)
-	b.Page()
+	b.Page(pages)
 	t.Cleanup(b.Close)
 	if !b.Paging() {
 		t.Fatal("a budget with a limit does not page")
@@ -103,13 +112,13 @@ func TestPagedOnlyWhenAsked(t *testing.T) {
 	}
 	none := New(0, dir)
 	defer none.Close()
-	none.Page()
+	none.Page(BasePages)
 	if none.Paging() {
 		t.Error("a budget without a limit pages")
 	}
 	gone := New(1, dir+"/missing")
 	defer gone.Close()
-	gone.Page()
+	gone.Page(BasePages)
 	a := Make[uint32](gone, pagedMin)
 	a[len(a)-1] = 7
 	if n, _, err := gone.SpillFailures(); n != 1 || err == nil {
@@ -146,4 +155,60 @@ func TestSpilledViewTrimmed(t *testing.T) {
 	if left != 0 {
 		t.Errorf("%d mappings tracked after the view ended, want none", left)
 	}
+}
+
+// With LargePages a paged array's mapping carries the advice for huge pages (smaps' VmFlags
+// "hg"), and with BasePages it does not; either way the array reads back what was written
+// through the pager's trims.
+func TestPagedArrayPages(t *testing.T) {
+	for _, c := range []struct {
+		pages Pages
+		want  bool
+	}{{BasePages, false}, {LargePages, true}} {
+		b, _ := pagedBudgetIn(t, 1, c.pages)
+		a := Make[uint64](b, 1<<20) // 8 MB
+		for i := range a {
+			a[i] = uint64(i) * 0x9E3779B97F4A7C15
+		}
+		if got := advisedHuge(t, uintptr(unsafe.Pointer(unsafe.SliceData(a)))); got != c.want {
+			t.Errorf("pages %d: mapping advised for huge pages: %v, want %v", c.pages, got, c.want)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for b.Trims() < 2 && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		for i := range a {
+			if a[i] != uint64(i)*0x9E3779B97F4A7C15 {
+				t.Fatalf("pages %d: element %d reads %#x after %d trims", c.pages, i, a[i], b.Trims())
+			}
+		}
+	}
+}
+
+// advisedHuge reads whether the mapping starting at addr has the huge-page advice, from
+// /proc/self/smaps.
+func advisedHuge(t *testing.T, addr uintptr) bool {
+	t.Helper()
+	data, err := os.ReadFile("/proc/self/smaps")
+	if err != nil {
+		t.Skip("no /proc/self/smaps:", err)
+	}
+	in := false
+	for _, line := range strings.Split(string(data), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		if lo, hi, ok := strings.Cut(fields[0], "-"); ok && !strings.HasSuffix(fields[0], ":") {
+			start, err1 := strconv.ParseUint(lo, 16, 64)
+			end, err2 := strconv.ParseUint(hi, 16, 64)
+			in = err1 == nil && err2 == nil && uint64(addr) >= start && uint64(addr) < end
+			continue
+		}
+		if in && fields[0] == "VmFlags:" {
+			return slices.Contains(fields[1:], "hg")
+		}
+	}
+	t.Fatalf("no mapping at %#x in /proc/self/smaps", addr)
+	return false
 }
