@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/google/pprof v0.0.0-20261105003125-4bf881d7fb0b
+	github.com/klauspost/compress v1.20.4
 	github.com/urfave/cli/v2 v2.27.7
 	golang.org/x/sync v0.25.0
 )

@@ -194,6 +194,7 @@ func openZip(path string, r io.ReaderAt, size int64) (*Input, error) {
 		}
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	useInflater(zr)
 	in := &Input{Path: path, Comment: zr.Comment}
 	seen := make(map[string]bool, len(zr.File))
 	for _, zf := range zr.File {

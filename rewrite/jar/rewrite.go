@@ -23,7 +23,6 @@ package jar
 import (
 	"archive/zip"
 	"bytes"
-	"compress/flate"
 	"context"
 	"errors"
 	"fmt"
@@ -40,6 +39,7 @@ import (
 	"time"
 
 	"github.com/heapledger/heapledger/rewrite/transform"
+	"github.com/klauspost/compress/flate"
 )
 
 // Options tune a run. The zero value is usable.
