@@ -76,7 +76,9 @@ below what the analysis takes with every array in memory (about the dump's size)
 (the columns over the objects and the edges, and the phases' work arrays) are files in --temp-dir
 mapped into memory: the kernel writes their pages out and reads them back as the memory allows,
 and the analysis unmaps the oldest of them whenever its resident memory passes three quarters of
-the budget. Where a cgroup's limit holds the budget (the default under a cgroup), they are mapped
+the budget; it looks every 5 ms, so without a cgroup a phase faulting pages in fast may pass the
+budget for a moment, in those files' pages, which the kernel can take back when memory runs short.
+Where a cgroup's limit holds the budget (the default under a cgroup), they are mapped
 in 2 MB pages where the system has them, and the resident memory may pass the budget up to the
 cgroup's limit, which the kernel holds. The results are the same under any budget; the smaller it is against the dump, the
 more the pages go to disk and back, and the longer the analysis takes (docs/heapdump-benchmarks.md,
