@@ -26,6 +26,9 @@ type Pool struct {
 	recent []poolHit
 	scans  int
 	unique map[uint16]bool // AddUniqueInteger's entries, never shared by de-duplication
+	// members remembers the member references added (addMember): a pass calls the same few
+	// runtime methods at every site, and each reference is five constants to look up.
+	members map[memberKey]uint16
 
 	// strs holds the decoded string of each Utf8 constant asked for, by index, so that the
 	// same descriptor or class name asked for again (the data flow asks for the descriptor of
@@ -415,6 +418,13 @@ func (p *Pool) AddFieldref(owner, name, desc string) (uint16, error) {
 }
 
 func (p *Pool) addMember(tag uint8, owner, name, desc string) (uint16, error) {
+	k := memberKey{tag, owner, name, desc}
+	p.mu.Lock()
+	i, ok := p.members[k]
+	p.mu.Unlock()
+	if ok {
+		return i, nil
+	}
 	c, err := p.AddClass(owner)
 	if err != nil {
 		return 0, err
@@ -423,7 +433,23 @@ func (p *Pool) addMember(tag uint8, owner, name, desc string) (uint16, error) {
 	if err != nil {
 		return 0, err
 	}
-	return p.add(poolKey{tag: tag, a: c, b: nt})
+	i, err = p.add(poolKey{tag: tag, a: c, b: nt})
+	if err != nil {
+		return 0, err
+	}
+	p.mu.Lock()
+	if p.members == nil {
+		p.members = map[memberKey]uint16{}
+	}
+	p.members[k] = i
+	p.mu.Unlock()
+	return i, nil
+}
+
+// memberKey is a member reference as addMember is asked for it.
+type memberKey struct {
+	tag               uint8
+	owner, name, desc string
 }
 
 // TagName returns the JVMS name of a constant pool tag, for messages.

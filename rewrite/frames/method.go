@@ -44,6 +44,7 @@ type Method struct {
 	fixed      []fixedFrame
 	origLocals int
 	noFrames   bool
+	known      *Known // SetKnown
 }
 
 type fixedFrame struct {
@@ -223,6 +224,11 @@ func (m *Method) AppendFrames(dst []byte, b *code.Body) ([]byte, error) {
 	}
 	if b != m.body {
 		return nil, b.Method.Errorf(-1, "%w: frames attached to another body", ErrNoFrames)
+	}
+	if m.known != nil {
+		if out, ok := m.appendKnown(dst, b); ok {
+			return out, nil
+		}
 	}
 	e, err := m.engine()
 	if err != nil {

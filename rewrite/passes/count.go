@@ -10,6 +10,7 @@ import (
 	"github.com/heapledger/heapledger/rewrite/classfile"
 	"github.com/heapledger/heapledger/rewrite/code"
 	"github.com/heapledger/heapledger/rewrite/commons"
+	"github.com/heapledger/heapledger/rewrite/frames"
 	"github.com/heapledger/heapledger/rewrite/paths"
 	"github.com/heapledger/heapledger/rewrite/transform"
 )
@@ -89,7 +90,10 @@ type countEditor struct {
 	seen []string // classes prepared, for CountPass.Classes
 
 	opt CountOptions
-	ids []int // account ID in the table, by 1-based account of opt.Accounts
+	// dataFlow makes every edited method's frames come from the general data flow of package
+	// frames, never from the compiler's frames and the edits (knownFrames): for tests.
+	dataFlow bool
+	ids      []int // account ID in the table, by 1-based account of opt.Accounts
 	// allAccounted is set when the accounts include "*": then no rewritten class is
 	// unaccounted, nothing can inherit an account from its caller, and a method needs the
 	// account only for its own sites (docs/instrumentation.md, "Every class accounted").
@@ -142,6 +146,9 @@ type countClass struct {
 	// paths (nil when it does not, or paths were not asked for).
 	fallback *transform.Skip
 	finished bool // finishClass put the kept sites' IDs into the pool
+	// The frames' types of the thread's state and of the handler's exception, with their
+	// pool constants (knownFrames).
+	acctType, throwableType frames.Type
 }
 
 // pendingSite is a site inserted into the code, with the pool constant its ID goes in.
@@ -385,19 +392,62 @@ func (e *countEditor) editMethod(cf *classfile.Class, m *classfile.Member, cm *c
 			return err
 		}
 	}
-	if err := e.entry(cm, cc, t, eager, allAccounted, switchAccount, pc); err != nil {
+	w, err := e.entry(cm, cc, t, eager, allAccounted, switchAccount, pc)
+	if err != nil {
 		return err
 	}
 	if pc != nil {
 		// After the entry code, so no handler covers the local before it is set.
 		return pc.start()
 	}
+	e.knownFrames(cc, b, t, w, switchAccount && !allAccounted)
 	return nil
 }
 
+// knownFrames lets the frames of a method edited without path counters follow from the
+// compiler's (frames.Known) instead of a data flow: the edits add the thread's state t, assigned
+// first thing and an Acct or null everywhere after, and with an account switch the caller's
+// account, an int from the switch after super()/this() on, which the handler reads with t. The
+// copies of a multianewarray's dimensions (saveDims) live within one inserted sequence.
+func (e *countEditor) knownFrames(cc *countClass, b *code.Body, t int, w commons.Wrapped, switched bool) {
+	fm, ok := b.Frames.(*frames.Method)
+	if !ok || e.dataFlow {
+		return
+	}
+	// The types are resolved once for the class's methods: the frame writer would look each
+	// type of each frame up in the pool.
+	acct, ok := classType(b.Pool, &cc.acctType, AcctClass)
+	if !ok {
+		return // the data flow writes the frames, and meets the full pool itself
+	}
+	k := &frames.Known{Locals: []frames.KnownLocal{{Slot: t, Type: acct}}}
+	if switched {
+		if k.Throwable, ok = classType(b.Pool, &cc.throwableType, throwableClass); !ok {
+			return
+		}
+		k.Locals = append(k.Locals, frames.KnownLocal{Slot: cc.saved, Type: frames.IntType, AfterInit: true})
+		k.Handler, k.BeforeInit = w.Handler, w.BeforeInit
+	}
+	fm.SetKnown(k)
+}
+
+// classType returns the frame type of a class with its pool constant, kept in *known.
+func classType(pool *classfile.Pool, known *frames.Type, class string) (frames.Type, bool) {
+	if known.Index == 0 {
+		i, err := pool.AddClass(class)
+		if err != nil {
+			return frames.Type{}, false
+		}
+		*known = frames.Type{Kind: frames.Object, Class: class, Index: i}
+	}
+	return *known, true
+}
+
+const throwableClass = "java/lang/Throwable"
+
 // entry inserts what runs on entry (and, with an account switch, on every exit): the thread
 // state's fetch or its null, or the commons advice.
-func (e *countEditor) entry(cm *commons.Method, cc *countClass, t int, eager, allAccounted, switchAccount bool, pc *pathCount) error {
+func (e *countEditor) entry(cm *commons.Method, cc *countClass, t int, eager, allAccounted, switchAccount bool, pc *pathCount) (commons.Wrapped, error) {
 	b := cm.Body
 	if allAccounted {
 		// Lazy (most methods): t starts null and the first counting call the invocation
@@ -410,22 +460,22 @@ func (e *countEditor) entry(cm *commons.Method, cc *countClass, t int, eager, al
 		if eager {
 			init = b.Seq().InvokeStatic(LedgerClass, "current", "()"+acctDesc).Store(code.ASTORE, t)
 		}
-		return b.InsertAfter(nil, init)
+		return commons.Wrapped{}, b.InsertAfter(nil, init)
 	}
 	if !switchAccount {
 		s := b.Seq()
 		cc.t = t
 		cc.Prologue(s)
-		return b.InsertAfter(nil, s)
+		return commons.Wrapped{}, b.InsertAfter(nil, s)
 	}
 	// The account is saved and switched on entry — in a constructor right after super() or
 	// this() on each path, so allocations in super(...)'s arguments are charged to the caller
 	// (docs/instrumentation.md) — and restored on every exit, normal or exceptional.
 	cc.t, cc.saved = t, b.NewLocal(1)
 	cc.paths = pc
-	_, err := commons.Wrap(cm, cc)
+	w, err := commons.Wrap(cm, cc)
 	cc.paths = nil
-	return err
+	return w, err
 }
 
 // Prologue fetches the thread's state once at the very start, before any label at offset 0 (a

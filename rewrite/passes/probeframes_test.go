@@ -65,14 +65,7 @@ func TestProbeFramesMatchDataFlow(t *testing.T) {
 // all but the token; both verify, since every type is assignable to Top.
 func compareFrames(t *testing.T, name string, fast, flow []byte) {
 	t.Helper()
-	ca, err := classfile.Parse(fast)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cb, err := classfile.Parse(flow)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ca, cb := parseClass(t, fast), parseClass(t, flow)
 	for i, m := range ca.Methods {
 		id := name + " " + m.Name(ca.Pool) + m.Descriptor(ca.Pool)
 		codeA, _, err := ca.MethodCode(m)
