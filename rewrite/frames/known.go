@@ -3,6 +3,7 @@ package frames
 import (
 	"cmp"
 	"slices"
+	"sync"
 
 	"github.com/heapledger/heapledger/rewrite/code"
 )
@@ -65,8 +66,14 @@ func (m *Method) appendKnown(dst []byte, b *code.Body) (out []byte, ok bool) {
 	if k.Handler != nil {
 		n++
 	}
-	slots := make([]Type, width*n)
-	entries := make([]Entry, 0, n)
+	sc := knownScratchPool.Get().(*knownScratch)
+	defer sc.release()
+	if cap(sc.slots) < width*n {
+		sc.slots = make([]Type, width*n)
+	}
+	sc.slots = sc.slots[:width*n] // release clears what was used
+	slots := sc.slots
+	entries := sc.entries[:0]
 	last := -1
 	for _, ff := range m.fixed {
 		f := ff.frame
@@ -99,16 +106,38 @@ func (m *Method) appendKnown(dst []byte, b *code.Body) (out []byte, ok bool) {
 		if k.Handler.Pos() <= last {
 			return dst, false
 		}
-		entries = append(entries, Entry{Offset: k.Handler.Pos(), Frame: Frame{Locals: locals[:top], Stack: []Type{k.Throwable}}})
+		sc.stack[0] = k.Throwable
+		entries = append(entries, Entry{Offset: k.Handler.Pos(), Frame: Frame{Locals: locals[:top], Stack: sc.stack[:]}})
 	}
+	sc.entries = entries
 	if len(entries) == 0 {
 		return dst, true
 	}
-	data, err := AppendEncode(dst, entries, m.initial, b.Pool)
+	data, err := sc.coder.AppendEncode(dst, entries, m.initial, b.Pool)
 	if err != nil {
 		return dst, false
 	}
 	return data, true
+}
+
+// knownScratch is appendKnown's memory, kept for the next method: every edited method of a
+// pass that describes its edits has its frames written so.
+type knownScratch struct {
+	slots   []Type
+	entries []Entry
+	stack   [1]Type
+	coder   Coder
+}
+
+var knownScratchPool = sync.Pool{New: func() any { return new(knownScratch) }}
+
+func (sc *knownScratch) release() {
+	clear(sc.slots)
+	clear(sc.entries)
+	sc.entries = sc.entries[:0]
+	sc.stack[0] = Type{}
+	sc.coder.Reset()
+	knownScratchPool.Put(sc)
 }
 
 // describes reports whether every branch target and handler of b is a label one of the
