@@ -3,6 +3,7 @@ package frames
 import (
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/heapledger/heapledger/rewrite/code"
 )
@@ -45,6 +46,7 @@ type Method struct {
 	origLocals int
 	noFrames   bool
 	known      *Known // SetKnown
+	coder      *Coder // holds the memory of fixed (Attach, Release)
 }
 
 type fixedFrame struct {
@@ -77,7 +79,8 @@ func Attach(b *code.Body) (*Method, error) {
 	if err != nil {
 		return nil, b.Method.Errorf(-1, "%w: %w", ErrNoFrames, err)
 	}
-	m := &Method{body: b, initial: initial, origLocals: b.MaxLocals, noFrames: b.Method.Major < 50}
+	m := methodPool.Get().(*Method)
+	*m = Method{body: b, initial: initial, origLocals: b.MaxLocals, noFrames: b.Method.Major < 50, fixed: m.fixed[:0]}
 	if len(initial.Locals) > m.origLocals {
 		m.origLocals = len(initial.Locals)
 	}
@@ -94,8 +97,10 @@ func Attach(b *code.Body) (*Method, error) {
 	if raw == nil {
 		return m, nil
 	}
-	entries, err := Decode(raw, b.Pool, initial, Limits{CodeLength: b.CodeLen(), MaxLocals: b.MaxLocals, MaxStack: b.MaxStack})
+	m.coder = coderPool.Get().(*Coder)
+	entries, err := m.coder.Decode(raw, b.Pool, initial, Limits{CodeLength: b.CodeLen(), MaxLocals: b.MaxLocals, MaxStack: b.MaxStack})
 	if err != nil {
+		// m stays the body's FrameEncoder, which the body's Release gives back.
 		return nil, b.Method.Errorf(-1, "%w: %w", ErrNoFrames, err)
 	}
 	for _, en := range entries {
@@ -118,6 +123,25 @@ func Attach(b *code.Body) (*Method, error) {
 		m.fixed = append(m.fixed, fixedFrame{l, en.Frame})
 	}
 	return m, nil
+}
+
+// The memory the compiler's frames are decoded into (Attach), and the Method itself, go to the
+// next method: every method a pass edits has its frames attached.
+var (
+	coderPool  = sync.Pool{New: func() any { return new(Coder) }}
+	methodPool = sync.Pool{New: func() any { return new(Method) }}
+)
+
+// Release gives m and the memory of the compiler's frames to the next method Attach reads; m
+// must not be used afterwards. The body's Release calls it (code.Body.Release).
+func (m *Method) Release() {
+	if m.coder != nil {
+		m.coder.Reset()
+		coderPool.Put(m.coder)
+	}
+	clear(m.fixed)
+	*m = Method{fixed: m.fixed[:0]}
+	methodPool.Put(m)
 }
 
 // Initial is the method's implicit first frame.

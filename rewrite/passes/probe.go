@@ -27,7 +27,7 @@ func Probe() transform.Class { return &driver{name: "probe", ed: probeEditor{}} 
 
 type probeEditor struct {
 	// dataFlow makes every method's frames come from the general data flow of package frames,
-	// so tests can check the probe's own frame writer against it.
+	// so tests can check the frames the edits describe (frames.Known) against it.
 	dataFlow bool
 }
 
@@ -42,32 +42,13 @@ type probeRefs struct {
 	// probe's commons.Advice, and the class's methods are edited one after another.
 	token int
 
-	// classes caches the CONSTANT_Class index of class names met in initial frames (0: not in
-	// the pool), so frames that mention them are written without adding to the pool.
-	pool    *classfile.Pool
-	classes map[string]uint16
-}
-
-// classIndex returns the index of a CONSTANT_Class naming class, 0 when the pool has none.
-func (r *probeRefs) classIndex(class string) uint16 {
-	if i, ok := r.classes[class]; ok {
-		return i
-	}
-	var idx uint16
-	for i := 1; i < len(r.pool.Entries) && idx == 0; i++ {
-		e := &r.pool.Entries[i]
-		if e.Tag == classfile.TagClass {
-			if n := &r.pool.Entries[e.A]; n.Tag == classfile.TagUtf8 && string(n.Bytes) == class {
-				idx = uint16(i)
-			}
-		}
-	}
-	r.classes[class] = idx
-	return idx
+	// known describes the edits of the method being edited to its frames.
+	known frames.Known
+	local [1]frames.KnownLocal
 }
 
 func (probeEditor) prepareClass(cf *classfile.Class) (any, error) {
-	r := probeRefs{pool: cf.Pool, classes: map[string]uint16{cf.Name(): cf.ThisClass}}
+	var r probeRefs
 	var pr poolRefs
 	idx, err := pr.resolve(cf.Pool, []memberRef{
 		{ProbeClass, "enter", "()I"},
@@ -125,17 +106,25 @@ func (e probeEditor) editMethod(cf *classfile.Class, m *classfile.Member, cm *co
 		// look the name up through the pool's index.
 		b.Attrs = append(b.Attrs, &code.Attr{Kind: code.AttrStackMap, Name: r.stackMapName})
 	}
-	if !e.dataFlow {
-		if pf := newProbeFrames(b, r); pf != nil {
-			pf.token, pf.handler, pf.pre, pf.throwable = r.token, w.Handler, w.BeforeInit, r.throwable
-			b.Frames = pf
-			return nil
-		}
+	// Attaching after the edits is sound: the compiler's frames are keyed by original offsets
+	// to the decoded labels and instructions, which edits never move.
+	fm, err := frames.Attach(b)
+	if err != nil || e.dataFlow {
+		return err
 	}
-	// The general data flow. Attaching after the edits is sound: the compiler's frames are keyed
-	// by original offsets to the decoded labels and instructions, which edits never move.
-	_, err = frames.Attach(b)
-	return err
+	// The edits add the token, an int from the entry (after super()/this()) on, and the
+	// handler, which reads it alone: the frames follow from the compiler's (frames.Known).
+	// The description is the class's, reused method after method: the method is encoded
+	// before the next is edited.
+	r.local[0] = frames.KnownLocal{Slot: r.token, Type: frames.IntType, AfterInit: true}
+	r.known = frames.Known{
+		Locals:     r.local[:],
+		Handler:    w.Handler,
+		Throwable:  frames.Type{Kind: frames.Object, Class: "java/lang/Throwable", Index: r.throwable},
+		BeforeInit: w.BeforeInit,
+	}
+	fm.SetKnown(&r.known)
+	return nil
 }
 
 // Enter, Exit and Unwind make the refs the probe's commons.Advice: the token enter returns is
