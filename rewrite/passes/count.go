@@ -149,6 +149,9 @@ type countClass struct {
 	// The frames' types of the thread's state and of the handler's exception, with their
 	// pool constants (knownFrames).
 	acctType, throwableType frames.Type
+	// known describes the edits of the method being edited to its frames (knownFrames).
+	known frames.Known
+	local [2]frames.KnownLocal
 }
 
 // pendingSite is a site inserted into the code, with the pool constant its ID goes in.
@@ -420,15 +423,19 @@ func (e *countEditor) knownFrames(cc *countClass, b *code.Body, t int, w commons
 	if !ok {
 		return // the data flow writes the frames, and meets the full pool itself
 	}
-	k := &frames.Known{Locals: []frames.KnownLocal{{Slot: t, Type: acct}}}
+	// The description is the class's, reused method after method: the method is encoded
+	// before the next is edited.
+	cc.local[0] = frames.KnownLocal{Slot: t, Type: acct}
+	cc.known = frames.Known{Locals: cc.local[:1]}
 	if switched {
-		if k.Throwable, ok = classType(b.Pool, &cc.throwableType, throwableClass); !ok {
+		if cc.known.Throwable, ok = classType(b.Pool, &cc.throwableType, throwableClass); !ok {
 			return
 		}
-		k.Locals = append(k.Locals, frames.KnownLocal{Slot: cc.saved, Type: frames.IntType, AfterInit: true})
-		k.Handler, k.BeforeInit = w.Handler, w.BeforeInit
+		cc.local[1] = frames.KnownLocal{Slot: cc.saved, Type: frames.IntType, AfterInit: true}
+		cc.known.Locals = cc.local[:2]
+		cc.known.Handler, cc.known.BeforeInit = w.Handler, w.BeforeInit
 	}
-	fm.SetKnown(k)
+	fm.SetKnown(&cc.known)
 }
 
 // classType returns the frame type of a class with its pool constant, kept in *known.
