@@ -132,6 +132,10 @@ func (b *Body) placedNode(l *Label) bool {
 	return l != nil && l.node != nil && (l.node.prev != nil || l.node.next != nil || b.first == l.node)
 }
 
+// StackEffect returns how many operand stack slots n pops and pushes (a long or a double takes
+// two), for analyses that follow the stack's depth.
+func (b *Body) StackEffect(n *Insn) (pop, push int, err error) { return b.effect(n) }
+
 // effect returns how many stack slots n pops and pushes.
 func (b *Body) effect(n *Insn) (pop, push int, err error) {
 	op := n.Op

@@ -16,7 +16,9 @@
 // patterns: it runs a data flow of package frames, which tracks uninitializedThis and
 // uninitialized(new) through locals, the stack, branches, handlers and subroutines — one pass
 // over the compiler's frames where the method has them, inference where it has none. A method
-// without a `new` needs neither (initCallsWithoutNew).
+// without a `new` needs neither (initCallsWithoutNew), and one that is not a constructor and
+// makes its objects in straight-line code, as compilers do, is paired by following the stack's
+// slots alone (pairLinear); anything else in it goes to the data flow.
 package ctormap
 
 import (
@@ -110,7 +112,11 @@ func Analyze(b *code.Body) (*Analysis, error) {
 	}
 	var err error
 	if hasNew {
-		err = a.follow(b)
+		// Most methods make their objects in straight-line code, which needs no data flow;
+		// what that walk cannot follow, or finds wrong, the data flow does and reports.
+		if ok, lerr := a.pairLinear(b); !ok || lerr != nil {
+			err = a.follow(b)
+		}
 	} else {
 		err = a.initCallsWithoutNew(b)
 	}

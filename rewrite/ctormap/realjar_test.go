@@ -3,7 +3,6 @@ package ctormap
 import (
 	"fmt"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/heapledger/heapledger/internal/testjars/testclasses"
@@ -179,33 +178,5 @@ func analyzeMethod(c *classfile.Class, m *classfile.Member, withFrames bool) (de
 	if err != nil {
 		return "", false, err
 	}
-	var out strings.Builder
-	fmt.Fprintf(&out, "%s\n", b.Method)
-	call := func(c InitCall) string {
-		s := fmt.Sprintf("%d %s", c.Insn.Offset, c.Target)
-		if c.New != nil {
-			s += fmt.Sprintf(" new@%d dup=%v", c.New.Offset, c.Dup)
-		}
-		return s
-	}
-	for _, c := range a.Calls {
-		fmt.Fprintf(&out, "call %s\n", call(c))
-	}
-	for _, n := range a.News {
-		fmt.Fprintf(&out, "new %d %s:", n.New.Offset, n.Class)
-		for _, c := range n.Inits {
-			fmt.Fprintf(&out, " [%s]", call(c))
-		}
-		out.WriteString("\n")
-	}
-	for _, c := range a.Allocs {
-		fmt.Fprintf(&out, "alloc %s\n", call(c))
-	}
-	for n := b.First(); n != nil; n = n.Next() {
-		if !n.IsLabel() && !a.Reached(n) {
-			fmt.Fprintf(&out, "unreached %d\n", n.Offset)
-		}
-	}
-	fmt.Fprintf(&out, "warning %q\n", a.Warning)
-	return out.String(), onePass, nil
+	return fmt.Sprintf("%s\n", b.Method) + pairings(b, a), onePass, nil
 }

@@ -166,14 +166,30 @@ func (m *Method) describes(b *code.Body, k *Known) bool {
 	return true
 }
 
-// hasFrame reports whether a compiler frame is keyed to l; they are in the order of their
-// original offsets, which a decoded label keeps.
+// hasFrame reports whether a compiler frame is keyed to l.
 func (m *Method) hasFrame(l *code.Label) bool {
+	_, ok := m.frameAt(l)
+	return ok
+}
+
+// StackAt returns the operand stack of the compiler's frame at l (a long or a double in two
+// slots, the second Top), and whether there is one. It is m's: the caller must not change it.
+func (m *Method) StackAt(l *code.Label) ([]Type, bool) {
+	i, ok := m.frameAt(l)
+	if !ok {
+		return nil, false
+	}
+	return m.fixed[i].frame.Stack, true
+}
+
+// frameAt finds the compiler frame keyed to l; they are in the order of their original
+// offsets, which a decoded label keeps.
+func (m *Method) frameAt(l *code.Label) (int, bool) {
 	if l == nil || l.Offset < 0 {
-		return false
+		return 0, false
 	}
 	i, found := slices.BinarySearchFunc(m.fixed, l.Offset, func(f fixedFrame, off int) int { return cmp.Compare(f.label.Offset, off) })
-	return found && m.fixed[i].label == l
+	return i, found && m.fixed[i].label == l
 }
 
 // nextOf is the instruction a label stands before.
