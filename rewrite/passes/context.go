@@ -82,8 +82,19 @@ func (e *countEditor) editContext(cc *countClass, cm *commons.Method, sites []si
 		cc.t, cc.saved = a.t, b.NewLocal(1)
 	}
 	// 2, 3, 5.
-	_, err := commons.Wrap(cm, a)
-	return err
+	w, err := commons.Wrap(cm, a)
+	if err != nil {
+		return err
+	}
+	added := []addedLocal{{slot: a.t, class: AcctClass}, {slot: a.parent, class: ContextClass}}
+	if a.node >= 0 {
+		added = append(added, addedLocal{slot: a.node, class: ContextClass})
+	}
+	if switchAccount {
+		added = append(added, addedLocal{slot: cc.saved, afterInit: true})
+	}
+	e.knownFrames(cc, b, w, added...)
+	return nil
 }
 
 // methodID adds the method's ID, a site of kind method, to the class's pending sites and

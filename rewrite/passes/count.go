@@ -146,12 +146,12 @@ type countClass struct {
 	// paths (nil when it does not, or paths were not asked for).
 	fallback *transform.Skip
 	finished bool // finishClass put the kept sites' IDs into the pool
-	// The frames' types of the thread's state and of the handler's exception, with their
-	// pool constants (knownFrames).
-	acctType, throwableType frames.Type
+	// types holds the frames' types of the classes of added locals and of the handler's
+	// exception, with their pool constants (knownFrames).
+	types map[string]frames.Type
 	// known describes the edits of the method being edited to its frames (knownFrames).
 	known frames.Known
-	local [2]frames.KnownLocal
+	local [4]frames.KnownLocal
 }
 
 // pendingSite is a site inserted into the code, with the pool constant its ID goes in.
@@ -403,51 +403,70 @@ func (e *countEditor) editMethod(cf *classfile.Class, m *classfile.Member, cm *c
 		// After the entry code, so no handler covers the local before it is set.
 		return pc.start()
 	}
-	e.knownFrames(cc, b, t, w, switchAccount && !allAccounted)
+	added := []addedLocal{{slot: t, class: AcctClass}}
+	if switchAccount && !allAccounted {
+		added = append(added, addedLocal{slot: cc.saved, afterInit: true})
+	}
+	e.knownFrames(cc, b, w, added...)
 	return nil
 }
 
 // knownFrames lets the frames of a method edited without path counters follow from the
-// compiler's (frames.Known) instead of a data flow: the edits add the thread's state t, assigned
-// first thing and an Acct or null everywhere after, and with an account switch the caller's
-// account, an int from the switch after super()/this() on, which the handler reads with t. The
-// copies of a multianewarray's dimensions (saveDims) live within one inserted sequence.
-func (e *countEditor) knownFrames(cc *countClass, b *code.Body, t int, w commons.Wrapped, switched bool) {
+// compiler's (frames.Known) instead of a data flow. The edits add the thread's state, assigned
+// first thing and an Acct or null everywhere after; in calling-context mode the nodes entered
+// from and entered, assigned with it; with an account switch the caller's account, an int from
+// the switch after super()/this() on. The catch-all handler, when there is one, reads only
+// those. The copies of a multianewarray's dimensions (saveDims) live within one inserted
+// sequence and are left out.
+func (e *countEditor) knownFrames(cc *countClass, b *code.Body, w commons.Wrapped, added ...addedLocal) {
 	fm, ok := b.Frames.(*frames.Method)
-	if !ok || e.dataFlow {
+	if !ok || e.dataFlow || len(added) > len(cc.local) {
 		return
-	}
-	// The types are resolved once for the class's methods: the frame writer would look each
-	// type of each frame up in the pool.
-	acct, ok := classType(b.Pool, &cc.acctType, AcctClass)
-	if !ok {
-		return // the data flow writes the frames, and meets the full pool itself
 	}
 	// The description is the class's, reused method after method: the method is encoded
 	// before the next is edited.
-	cc.local[0] = frames.KnownLocal{Slot: t, Type: acct}
-	cc.known = frames.Known{Locals: cc.local[:1]}
-	if switched {
-		if cc.known.Throwable, ok = classType(b.Pool, &cc.throwableType, throwableClass); !ok {
+	cc.known = frames.Known{Locals: cc.local[:0], Handler: w.Handler, BeforeInit: w.BeforeInit}
+	for _, a := range added {
+		ty := frames.IntType
+		if a.class != "" {
+			if ty, ok = cc.classType(b.Pool, a.class); !ok {
+				return // the data flow writes the frames, and meets the full pool itself
+			}
+		}
+		cc.known.Locals = append(cc.known.Locals, frames.KnownLocal{Slot: a.slot, Type: ty, AfterInit: a.afterInit})
+	}
+	if w.Handler != nil {
+		if cc.known.Throwable, ok = cc.classType(b.Pool, throwableClass); !ok {
 			return
 		}
-		cc.local[1] = frames.KnownLocal{Slot: cc.saved, Type: frames.IntType, AfterInit: true}
-		cc.known.Locals = cc.local[:2]
-		cc.known.Handler, cc.known.BeforeInit = w.Handler, w.BeforeInit
 	}
 	fm.SetKnown(&cc.known)
 }
 
-// classType returns the frame type of a class with its pool constant, kept in *known.
-func classType(pool *classfile.Pool, known *frames.Type, class string) (frames.Type, bool) {
-	if known.Index == 0 {
-		i, err := pool.AddClass(class)
-		if err != nil {
-			return frames.Type{}, false
-		}
-		*known = frames.Type{Kind: frames.Object, Class: class, Index: i}
+// addedLocal is a local the count pass adds that frames must hold: a reference of class, or an
+// int when class is "", from the start or only after initialisation.
+type addedLocal struct {
+	slot      int
+	class     string
+	afterInit bool
+}
+
+// classType returns the frame type of a class with its pool constant, resolved once for the
+// class's methods: the frame writer would look it up in the pool at each frame.
+func (cc *countClass) classType(pool *classfile.Pool, class string) (frames.Type, bool) {
+	if t, ok := cc.types[class]; ok {
+		return t, true
 	}
-	return *known, true
+	i, err := pool.AddClass(class)
+	if err != nil {
+		return frames.Type{}, false
+	}
+	if cc.types == nil {
+		cc.types = map[string]frames.Type{}
+	}
+	t := frames.Type{Kind: frames.Object, Class: class, Index: i}
+	cc.types[class] = t
+	return t, true
 }
 
 const throwableClass = "java/lang/Throwable"

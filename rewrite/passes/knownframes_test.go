@@ -145,7 +145,7 @@ func methodFrames(t *testing.T, cf *classfile.Class, m *classfile.Member, c *cla
 // The count pass writes the frames of a method it edited without path counters from the
 // compiler's and its edits (knownFrames). Against the general data flow on every method of the
 // fixtures and two real jars, with package accounts (methods switch and get a handler), with
-// every class accounted, and with the Object.<init> hook's charges and counted switches, the
+// every class accounted, with the Object.<init> hook's charges, counted switches and calling contexts, the
 // code must be the same and the frames the same but where the shortcut's are wider and still
 // verify: Top for the handler's locals and the copies of a multianewarray's dimensions, the
 // state typed Acct where the data flow saw only null. Where it is narrower — an added local
@@ -172,20 +172,22 @@ func TestCountFramesMatchDataFlow(t *testing.T) {
 	classes = append(classes, jarClasses(t, "h2.jar")...)
 	patterns := "org.apache.commons.lang3.*,org.h2.*"
 	for _, c := range []struct {
-		patterns             string
-		objectInit, switches bool
+		patterns                       string
+		objectInit, switches, contexts bool
 	}{
-		{patterns, false, false},
-		{"*", false, false},
-		{"*", true, false},
-		{patterns, false, true},
+		{patterns, false, false, false},
+		{"*", false, false, false},
+		{"*", true, false, false},
+		{patterns, false, true, false},
+		{patterns, false, false, true},
+		{"*", false, false, true},
 	} {
 		set, err := accounts.Parse(c.patterns)
 		if err != nil {
 			t.Fatal(err)
 		}
 		mk := func(dataFlow bool) *CountPass {
-			p, err := Count(CountOptions{Accounts: set, Table: accounts.NewTable(set), ObjectInit: c.objectInit, CountSwitches: c.switches})
+			p, err := Count(CountOptions{Accounts: set, Table: accounts.NewTable(set), ObjectInit: c.objectInit, CountSwitches: c.switches, Contexts: c.contexts})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -207,8 +209,8 @@ func TestCountFramesMatchDataFlow(t *testing.T) {
 			}
 			compareCountFrames(t, cl, a.Data, b.Data, &st)
 		}
-		t.Logf("accounts %q object-init %v switches %v: %d classes the same, %d frames differ as allowed, %d locals typed in dead code",
-			c.patterns, c.objectInit, c.switches, st.same, st.wider, st.dead)
+		t.Logf("accounts %q object-init %v switches %v contexts %v: %d classes the same, %d frames differ as allowed, %d locals typed in dead code",
+			c.patterns, c.objectInit, c.switches, c.contexts, st.same, st.wider, st.dead)
 		if st.wider == 0 {
 			t.Errorf("accounts %q: no frame written by the shortcut differs from the data flow's: is it in use?", c.patterns)
 		}
