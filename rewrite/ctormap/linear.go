@@ -29,7 +29,7 @@ func (a *Analysis) pairLinear(b *code.Body) (bool, error) {
 		return false, nil
 	}
 	live := b.Reach(nil)
-	l := linear{a: a, b: b, fm: fm, known: true}
+	l := linear{b: b, fm: fm, known: true}
 	for n := b.First(); n != nil; n = n.Next() {
 		if n.IsLabel() {
 			if !l.frameStack(n.Label) {
@@ -62,7 +62,6 @@ func (a *Analysis) pairLinear(b *code.Body) (bool, error) {
 
 // linear is pairLinear's walk.
 type linear struct {
-	a      *Analysis
 	b      *code.Body
 	fm     *frames.Method
 	origin []*code.Insn // per stack slot: the `new` whose uninitialized object it holds, or nil

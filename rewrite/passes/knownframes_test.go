@@ -21,27 +21,12 @@ import (
 // a real jar. A frame the shortcut got wrong would differ here even where HotSpot happened not
 // to load the class.
 func TestProbeFramesMatchDataFlow(t *testing.T) {
-	classes := map[string][]byte{}
-	for _, set := range []*fixtures.Set{set17(t), set25(t)} {
-		err := filepath.Walk(set.ClassDir, func(p string, info os.FileInfo, err error) error {
-			if err != nil || info.IsDir() || !strings.HasSuffix(p, ".class") {
-				return err
-			}
-			data, err := os.ReadFile(p)
-			classes[set.Name+"/"+filepath.Base(p)] = data
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, c := range jarClasses(t, "commons-lang3.jar") {
-		classes[c.name] = c.data
-	}
+	classes := append(fixtureClasses(t), jarClasses(t, "commons-lang3.jar")...)
 	fast := Probe()
 	flow := &driver{name: "probe", ed: probeEditor{dataFlow: true}}
 	same := 0
-	for name, data := range classes {
+	for _, c := range classes {
+		name, data := c.name, c.data
 		a, err := fast.TransformClass(name, data)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -61,6 +46,9 @@ func TestProbeFramesMatchDataFlow(t *testing.T) {
 		compareFrames(t, name, a.Data, b.Data)
 	}
 	t.Logf("%d of %d classes byte-identical, the rest equal but for the handler's frame", same, len(classes))
+	if same == len(classes) {
+		t.Error("every class is the same with the data flow: are the probe's frames described (frames.Known)?")
+	}
 }
 
 // compareFrames checks two rewritten versions of a class that differ only in their frames: the
@@ -152,23 +140,7 @@ func methodFrames(t *testing.T, cf *classfile.Class, m *classfile.Member, c *cla
 // typed in a compiler frame of dead code, which the data flow leaves unreached — it is counted.
 func TestCountFramesMatchDataFlow(t *testing.T) {
 	// The fixtures are in the unnamed package, which only "*" accounts.
-	var classes []namedClass
-	for _, set := range []func(*testing.T) *fixtures.Set{set17, set25} {
-		dir := set(t).ClassDir
-		err := filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
-			if err != nil || info.IsDir() || !strings.HasSuffix(p, ".class") {
-				return err
-			}
-			data, err := os.ReadFile(p)
-			name := strings.TrimSuffix(filepath.ToSlash(strings.TrimPrefix(p, dir+string(filepath.Separator))), ".class")
-			classes = append(classes, namedClass{name, data})
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	classes = append(classes, jarClasses(t, "commons-lang3.jar")...)
+	classes := append(fixtureClasses(t), jarClasses(t, "commons-lang3.jar")...)
 	classes = append(classes, jarClasses(t, "h2.jar")...)
 	patterns := "org.apache.commons.lang3.*,org.h2.*"
 	for _, c := range []struct {
@@ -368,4 +340,26 @@ func constText(p *classfile.Pool, i uint16) string {
 		return fmt.Sprintf("%d(%d,%s)", e.Tag, e.A, constText(p, e.B))
 	}
 	return fmt.Sprintf("%d(%x)", e.Tag, e.Bytes)
+}
+
+// fixtureClasses reads the class files of the Java 17 and Java 25 fixtures, named by their
+// internal names.
+func fixtureClasses(t *testing.T) []namedClass {
+	t.Helper()
+	var out []namedClass
+	for _, set := range []*fixtures.Set{set17(t), set25(t)} {
+		err := filepath.Walk(set.ClassDir, func(p string, info os.FileInfo, err error) error {
+			if err != nil || info.IsDir() || !strings.HasSuffix(p, ".class") {
+				return err
+			}
+			data, err := os.ReadFile(p)
+			rel, _ := filepath.Rel(set.ClassDir, p)
+			out = append(out, namedClass{strings.TrimSuffix(filepath.ToSlash(rel), ".class"), data})
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
 }

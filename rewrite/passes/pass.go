@@ -48,13 +48,6 @@ type methodEditor interface {
 	editMethod(c *classfile.Class, m *classfile.Member, cm *commons.Method, state any) error
 }
 
-// framesWriter is implemented by editors that install their own code.FrameEncoder on every
-// body they edit (falling back to frames.Attach where they must), so the driver does not
-// decode the compiler's frames for them a second time.
-type framesWriter interface {
-	writesFrames()
-}
-
 // classFinisher is implemented by editors that take something in the class's turn (the count
 // pass reserves its allocation sites' IDs, transform.Turn), gather method by method what the
 // class needs once all its methods are edited, and finish the class with it.
@@ -274,12 +267,9 @@ func (d *driver) method(cf *classfile.Class, cname string, m *classfile.Member, 
 	// to the next method decoded.
 	defer b.Release()
 	// The compiler's frames are keyed to labels before any edit, so they move with their code.
-	// An editor that writes its method's frames itself attaches them only when it needs the
-	// general data flow.
-	if _, own := d.ed.(framesWriter); !own {
-		if _, err := frames.Attach(b); err != nil {
-			return skip(transform.SkipNoFrames, err)
-		}
+	// An editor whose edits change them in a known way describes them (frames.Known).
+	if _, err := frames.Attach(b); err != nil {
+		return skip(transform.SkipNoFrames, err)
 	}
 	cm.Reset(b)
 	if err := d.ed.editMethod(cf, m, cm, state); err != nil {

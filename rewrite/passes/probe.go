@@ -106,11 +106,9 @@ func (e probeEditor) editMethod(cf *classfile.Class, m *classfile.Member, cm *co
 		// look the name up through the pool's index.
 		b.Attrs = append(b.Attrs, &code.Attr{Kind: code.AttrStackMap, Name: r.stackMapName})
 	}
-	// Attaching after the edits is sound: the compiler's frames are keyed by original offsets
-	// to the decoded labels and instructions, which edits never move.
-	fm, err := frames.Attach(b)
-	if err != nil || e.dataFlow {
-		return err
+	fm, ok := b.Frames.(*frames.Method)
+	if !ok || e.dataFlow {
+		return nil
 	}
 	// The edits add the token, an int from the entry (after super()/this()) on, and the
 	// handler, which reads it alone: the frames follow from the compiler's (frames.Known).
@@ -132,8 +130,6 @@ func (e probeEditor) editMethod(cf *classfile.Class, m *classfile.Member, cm *co
 func (r *probeRefs) Enter(s *code.Seq)              { s.Insn(r.enter).Store(code.ISTORE, r.token) }
 func (r *probeRefs) Exit(s *code.Seq, _ *code.Insn) { s.Load(code.ILOAD, r.token).Insn(r.exit) }
 func (r *probeRefs) Unwind(s *code.Seq)             { s.Load(code.ILOAD, r.token).Insn(r.unwind) }
-
-func (probeEditor) writesFrames() {}
 
 func hasStackMap(b *code.Body) bool {
 	for _, a := range b.Attrs {
